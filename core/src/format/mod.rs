@@ -1,0 +1,168 @@
+//! The `.ember` blob: header layout, section table, and the postcard records of the metadata.
+//!
+//! `docs/format.md` describes every byte. This module is the single source of truth for it: the runtime
+//! reads it (`crate::model`) and the converter writes it (`write`, behind the `alloc` feature).
+
+use serde::{Deserialize, Serialize};
+
+use crate::op::OpKind;
+use crate::ops::MAX_RANK;
+
+#[cfg(feature = "alloc")]
+pub mod write;
+
+/// The first four bytes of every blob.
+pub const MAGIC: [u8; 4] = *b"EMBR";
+/// Format major version this runtime reads. A different major is rejected.
+pub const VERSION_MAJOR: u16 = 1;
+/// Format minor version this runtime writes. Minor versions only add optional data.
+pub const VERSION_MINOR: u16 = 0;
+/// Bytes in the fixed header.
+pub const HEADER_LEN: usize = 24;
+/// Bytes in one section-table entry.
+pub const SECTION_ENTRY_LEN: usize = 16;
+/// Most sections a blob may have.
+pub const MAX_SECTIONS: usize = 16;
+/// Alignment of the blob start, of the weights section, and of every weight and arena tensor.
+pub const ALIGN: usize = 16;
+/// Most inputs an op may have.
+pub const MAX_OP_INPUTS: usize = 16;
+/// Most graph inputs or outputs.
+pub const MAX_GRAPH_IO: usize = 16;
+
+/// What a section holds. Unknown kinds are skipped (a later minor version may add them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum SectionKind {
+    /// postcard [`ModelInfo`].
+    Info = 1,
+    /// Record table of [`TensorRecord`]s.
+    Tensors = 2,
+    /// Record table of [`OpRecord`]s, in execution order.
+    Ops = 3,
+    /// Raw weight bytes, each tensor 16-byte aligned.
+    Weights = 4,
+    /// Optional record table of names (`&str`): one per tensor, then one per op.
+    Names = 5,
+}
+
+/// Element type of a tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum DType {
+    /// 32-bit IEEE float.
+    F32,
+    /// 16-bit IEEE float (storage only for now).
+    F16,
+    /// Signed 8-bit integer (quantized).
+    I8,
+    /// Unsigned 8-bit integer.
+    U8,
+    /// Signed 32-bit integer (biases of quantized ops).
+    I32,
+    /// Signed 64-bit integer.
+    I64,
+}
+
+impl DType {
+    /// Bytes per element.
+    pub const fn size(self) -> usize {
+        match self {
+            DType::I8 | DType::U8 => 1,
+            DType::F16 => 2,
+            DType::F32 | DType::I32 => 4,
+            DType::I64 => 8,
+        }
+    }
+}
+
+/// Where a tensor's bytes live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Storage {
+    /// In the weights section, at this offset from the section start (read in place, never copied).
+    Weights {
+        /// Byte offset in the weights section.
+        offset: u32,
+    },
+    /// In the planned activation region of the arena, at this offset.
+    Arena {
+        /// Byte offset in the activation region.
+        offset: u32,
+    },
+}
+
+/// Per-tensor affine quantization: `real = scale * (q - zero_point)`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct QuantParams {
+    /// Scale.
+    pub scale: f32,
+    /// Zero point.
+    pub zero_point: i32,
+}
+
+/// Dimensions of a tensor, outermost first (NHWC for 4-D activations).
+pub type Dims = heapless::Vec<u32, MAX_RANK>;
+
+/// One entry of the tensor table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TensorRecord {
+    /// Element type.
+    pub dtype: DType,
+    /// Dimensions.
+    pub dims: Dims,
+    /// Where the bytes live.
+    pub storage: Storage,
+    /// Quantization, for quantized tensors.
+    pub quant: Option<QuantParams>,
+    /// Index of the first op that touches the tensor (its producer), or 0 for graph inputs and weights.
+    pub first_use: u32,
+    /// Index of the last op that reads it (`u32::MAX` for graph outputs, which live to the end).
+    pub last_use: u32,
+}
+
+/// One entry of the op table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpRecord {
+    /// What the op does, with all parameters resolved.
+    pub kind: OpKind,
+    /// Input tensor ids, in the op's order.
+    pub inputs: heapless::Vec<u32, MAX_OP_INPUTS>,
+    /// Output tensor id.
+    pub output: u32,
+}
+
+/// Arena sizes planned by the converter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct ArenaPlan {
+    /// Session state and per-op prepared data kept across runs.
+    pub persistent_bytes: u32,
+    /// Planned activations (all arena tensors, offsets relative to this region).
+    pub activation_bytes: u32,
+    /// Kernel temporaries; the largest any op asks for.
+    pub scratch_bytes: u32,
+    /// The planner's lower bound for activations: the largest sum of tensors live at one step.
+    pub lower_bound_bytes: u32,
+}
+
+/// The info section: graph-level facts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo<'a> {
+    /// Producer, e.g. `ember-convert 0.1.0`.
+    #[serde(borrow)]
+    pub producer: &'a str,
+    /// FNV-1a 64 hash of the source model file.
+    pub source_hash: u64,
+    /// Number of tensor records.
+    pub tensor_count: u32,
+    /// Number of op records.
+    pub op_count: u32,
+    /// Graph input tensor ids.
+    pub inputs: heapless::Vec<u32, MAX_GRAPH_IO>,
+    /// Graph output tensor ids.
+    pub outputs: heapless::Vec<u32, MAX_GRAPH_IO>,
+    /// Memory plan.
+    pub arena: ArenaPlan,
+}

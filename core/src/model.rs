@@ -1,0 +1,522 @@
+//! `Model::parse`: zero-copy, allocation-free reading and validation of a `.ember` blob.
+//!
+//! Everything the interpreter later trusts is checked here once: the header and CRC, section bounds, every
+//! record decodes, tensor ids, dtypes, byte sizes against the weights section and the arena plan, op arity,
+//! every op's shapes (through the op's own `validate`), and that no op writes over its own inputs. After a
+//! successful parse, running the model cannot index out of bounds.
+
+use crate::format::{
+    ArenaPlan, DType, ModelInfo, OpRecord, SectionKind, Storage, TensorRecord, ALIGN, HEADER_LEN,
+    MAGIC, MAX_SECTIONS, SECTION_ENTRY_LEN, VERSION_MAJOR,
+};
+use crate::op::OpKind;
+use crate::ops::{self, MAX_RANK};
+use crate::Error;
+
+/// A validated model over borrowed blob bytes. Parsing allocates nothing and copies no weights.
+#[derive(Clone, Debug)]
+pub struct Model<'b> {
+    blob: &'b [u8],
+    info: ModelInfo<'b>,
+    tensors: RecordTable<'b>,
+    ops: RecordTable<'b>,
+    names: Option<RecordTable<'b>>,
+    weights: &'b [u8],
+}
+
+/// A section laid out as `u32 count`, `count + 1` u32 offsets, then postcard records.
+#[derive(Clone, Copy, Debug)]
+struct RecordTable<'b> {
+    bytes: &'b [u8],
+    count: usize,
+}
+
+fn read_u16(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+fn read_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+impl<'b> RecordTable<'b> {
+    fn new(bytes: &'b [u8], kind: SectionKind) -> Result<Self, Error> {
+        let bad = |reason| Error::BadSection {
+            kind: kind as u32,
+            reason,
+        };
+        if bytes.len() < 4 {
+            return Err(bad("record table shorter than its count"));
+        }
+        let count = read_u32(bytes, 0) as usize;
+        // The offsets array must fit; this also bounds `count` by the section size.
+        let head = count
+            .checked_add(1)
+            .and_then(|n| n.checked_mul(4))
+            .and_then(|n| n.checked_add(4))
+            .ok_or(bad("record count overflows"))?;
+        if head > bytes.len() {
+            return Err(bad("record offsets run past the section"));
+        }
+        let mut prev = head;
+        for i in 0..=count {
+            let off = read_u32(bytes, 4 + 4 * i) as usize;
+            if (i == 0 && off != head) || off < prev || off > bytes.len() {
+                return Err(bad("record offsets are not increasing within the section"));
+            }
+            prev = off;
+        }
+        Ok(RecordTable { bytes, count })
+    }
+
+    /// Bytes of record `i`; the offsets were checked in `new`.
+    fn record(&self, i: usize) -> Option<&'b [u8]> {
+        if i >= self.count {
+            return None;
+        }
+        let start = read_u32(self.bytes, 4 + 4 * i) as usize;
+        let end = read_u32(self.bytes, 8 + 4 * i) as usize;
+        self.bytes.get(start..end)
+    }
+
+    fn decode<T: serde::Deserialize<'b>>(&self, i: usize) -> Option<T> {
+        let bytes = self.record(i)?;
+        // Trailing bytes are allowed: a later minor version may append optional fields.
+        postcard::take_from_bytes(bytes).ok().map(|(v, _)| v)
+    }
+}
+
+/// Byte size of a tensor, or `None` if it overflows `u32`.
+pub(crate) fn byte_size(dtype: DType, dims: &[u32]) -> Option<u32> {
+    let mut n = dtype.size() as u32;
+    for &d in dims {
+        n = n.checked_mul(d)?;
+    }
+    Some(n)
+}
+
+/// Dims as `usize`s on the stack, for kernels.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct UDims {
+    dims: [usize; MAX_RANK],
+    rank: usize,
+}
+
+impl UDims {
+    pub(crate) fn of(dims: &[u32]) -> Self {
+        let mut out = [0usize; MAX_RANK];
+        let rank = dims.len().min(MAX_RANK);
+        for (o, &d) in out.iter_mut().zip(dims.iter()) {
+            *o = d as usize;
+        }
+        UDims { dims: out, rank }
+    }
+
+    pub(crate) fn as_slice(&self) -> &[usize] {
+        &self.dims[..self.rank]
+    }
+}
+
+impl<'b> Model<'b> {
+    /// Parses and validates a blob. The blob must start on a 16-byte boundary (see `include_model!`).
+    pub fn parse(blob: &'b [u8]) -> Result<Self, Error> {
+        if blob.len() < HEADER_LEN {
+            return Err(Error::Truncated {
+                need: HEADER_LEN as u32,
+                have: blob.len() as u32,
+            });
+        }
+        if blob[0..4] != MAGIC {
+            return Err(Error::BadMagic);
+        }
+        let major = read_u16(blob, 4);
+        if major != VERSION_MAJOR {
+            return Err(Error::UnsupportedVersion {
+                found: major,
+                supported: VERSION_MAJOR,
+            });
+        }
+        let total = read_u32(blob, 12) as usize;
+        if total < HEADER_LEN || total > blob.len() {
+            return Err(Error::Truncated {
+                need: total as u32,
+                have: blob.len() as u32,
+            });
+        }
+        // Bytes past `total` (padding a linker added) are ignored.
+        let blob = &blob[..total];
+        let stored = read_u32(blob, 16);
+        let computed = crc32fast::hash(&blob[HEADER_LEN..]);
+        if stored != computed {
+            return Err(Error::ChecksumMismatch { stored, computed });
+        }
+        if !(blob.as_ptr() as usize).is_multiple_of(ALIGN) {
+            return Err(Error::MisalignedBlob {
+                align: ALIGN as u32,
+            });
+        }
+
+        let sections = Sections::read(blob)?;
+        let info_bytes = sections.require(SectionKind::Info)?;
+        let info: ModelInfo<'b> = postcard::take_from_bytes(info_bytes)
+            .map(|(v, _)| v)
+            .map_err(|_| Error::BadMetadata {
+                reason: "info section does not decode",
+            })?;
+        let tensors = RecordTable::new(
+            sections.require(SectionKind::Tensors)?,
+            SectionKind::Tensors,
+        )?;
+        let ops = RecordTable::new(sections.require(SectionKind::Ops)?, SectionKind::Ops)?;
+        let weights = sections.require(SectionKind::Weights)?;
+        let names = match sections.find(SectionKind::Names) {
+            Some(bytes) => Some(RecordTable::new(bytes, SectionKind::Names)?),
+            None => None,
+        };
+        let model = Model {
+            blob,
+            info,
+            tensors,
+            ops,
+            names,
+            weights,
+        };
+        model.validate()?;
+        Ok(model)
+    }
+
+    fn validate(&self) -> Result<(), Error> {
+        let info = &self.info;
+        if info.tensor_count as usize != self.tensors.count {
+            return Err(Error::BadMetadata {
+                reason: "tensor count differs from the tensor table",
+            });
+        }
+        if info.op_count as usize != self.ops.count {
+            return Err(Error::BadMetadata {
+                reason: "op count differs from the op table",
+            });
+        }
+        if let Some(names) = &self.names {
+            if names.count != self.tensors.count + self.ops.count {
+                return Err(Error::BadSection {
+                    kind: SectionKind::Names as u32,
+                    reason: "names table is not one name per tensor and per op",
+                });
+            }
+            for i in 0..names.count {
+                if names.decode::<&str>(i).is_none() {
+                    return Err(Error::BadSection {
+                        kind: SectionKind::Names as u32,
+                        reason: "a name does not decode as UTF-8",
+                    });
+                }
+            }
+        }
+        let plan = info.arena;
+        (plan.persistent_bytes as usize)
+            .checked_add(plan.activation_bytes as usize)
+            .and_then(|n| n.checked_add(plan.scratch_bytes as usize))
+            .and_then(|n| n.checked_add(3 * ALIGN))
+            .ok_or(Error::BadMetadata {
+                reason: "arena plan overflows the address space",
+            })?;
+        for i in 0..self.tensors.count {
+            self.validate_tensor(i)?;
+        }
+        for (list, what) in [
+            (&info.inputs, "graph input"),
+            (&info.outputs, "graph output"),
+        ] {
+            for &id in list.iter() {
+                let t = self.tensor(id as usize).ok_or(Error::BadMetadata {
+                    reason: "graph input or output id is out of range",
+                })?;
+                if !matches!(t.storage, Storage::Arena { .. }) || t.dtype != DType::F32 {
+                    let _ = what;
+                    return Err(Error::BadTensor {
+                        tensor: id,
+                        reason: "graph inputs and outputs must be f32 tensors in the arena",
+                    });
+                }
+            }
+        }
+        for i in 0..self.ops.count {
+            self.validate_op(i)?;
+        }
+        Ok(())
+    }
+
+    fn validate_tensor(&self, i: usize) -> Result<(), Error> {
+        let bad = |reason| Error::BadTensor {
+            tensor: i as u32,
+            reason,
+        };
+        let t: TensorRecord = self
+            .tensors
+            .decode(i)
+            .ok_or(bad("record does not decode"))?;
+        let size = byte_size(t.dtype, &t.dims).ok_or(bad("byte size overflows"))? as usize;
+        let (offset, region, what) = match t.storage {
+            Storage::Weights { offset } => (offset as usize, self.weights.len(), "weights section"),
+            Storage::Arena { offset } => (
+                offset as usize,
+                self.info.arena.activation_bytes as usize,
+                "planned activation region",
+            ),
+        };
+        if !offset.is_multiple_of(ALIGN) {
+            return Err(bad("offset is not 16-byte aligned"));
+        }
+        match offset.checked_add(size) {
+            Some(end) if end <= region => {}
+            _ => {
+                let _ = what;
+                return Err(bad(
+                    "bytes run past their region (weights section or activation plan)",
+                ));
+            }
+        }
+        if t.first_use > t.last_use {
+            return Err(bad("first use comes after last use"));
+        }
+        Ok(())
+    }
+
+    fn validate_op(&self, i: usize) -> Result<(), Error> {
+        let bad = |reason| Error::BadOp {
+            op: i as u32,
+            reason,
+        };
+        let op: OpRecord = self.ops.decode(i).ok_or(bad("record does not decode"))?;
+        let (min, max) = op.kind.arity();
+        if op.inputs.len() < min || op.inputs.len() > max {
+            return Err(bad("wrong number of inputs for this op"));
+        }
+        let out = self
+            .tensor(op.output as usize)
+            .ok_or(bad("output tensor id is out of range"))?;
+        let out_range = match out.storage {
+            Storage::Arena { offset } => arena_range(offset, &out),
+            Storage::Weights { .. } => return Err(bad("output is a weight tensor")),
+        };
+        let mut dims: heapless::Vec<UDims, { crate::format::MAX_OP_INPUTS }> = heapless::Vec::new();
+        for &id in op.inputs.iter() {
+            let t = self
+                .tensor(id as usize)
+                .ok_or(bad("input tensor id is out of range"))?;
+            if t.dtype != DType::F32 {
+                return Err(bad("this runtime runs f32 ops only; input is not f32"));
+            }
+            if let Storage::Arena { offset } = t.storage {
+                let r = arena_range(offset, &t);
+                let identical_alias = matches!(op.kind, OpKind::Reshape) && r == out_range;
+                if r.0 < out_range.1 && out_range.0 < r.1 && !identical_alias {
+                    return Err(bad("output overlaps an input in the arena"));
+                }
+            }
+            // Capacity equals MAX_OP_INPUTS, which bounds `op.inputs`.
+            let _ = dims.push(UDims::of(&t.dims));
+        }
+        if out.dtype != DType::F32 {
+            return Err(bad("this runtime runs f32 ops only; output is not f32"));
+        }
+        let y = UDims::of(&out.dims);
+        let d = |k: usize| dims.get(k).map(|u| u.as_slice());
+        let x = d(0).ok_or(bad("missing input"))?;
+        let checked = match &op.kind {
+            OpKind::Conv2d(p) => {
+                ops::nn::conv::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
+            }
+            OpKind::FullyConnected(p) => {
+                ops::nn::fully_connected::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
+            }
+            OpKind::MatMul(p) => ops::nn::matmul::validate(p, x, d(1).unwrap_or(&[]), y.as_slice()),
+            OpKind::Binary(p) => {
+                ops::math::binary::validate(p, x, d(1).unwrap_or(&[]), y.as_slice())
+            }
+            OpKind::Unary(p) => ops::math::unary::validate(p, x, y.as_slice()),
+            OpKind::Softmax(p) => ops::nn::softmax::validate(p, x, y.as_slice()),
+            OpKind::MaxPool2d(p) => ops::pool::max_pool::validate(p, x, y.as_slice()),
+            OpKind::AvgPool2d(p) => ops::pool::avg_pool::validate(p, x, y.as_slice()),
+            OpKind::GlobalAvgPool => ops::pool::global_avg_pool::validate(x, y.as_slice()),
+            OpKind::Concat(p) => {
+                let mut xs: heapless::Vec<&[usize], { crate::format::MAX_OP_INPUTS }> =
+                    heapless::Vec::new();
+                for u in dims.iter() {
+                    let _ = xs.push(u.as_slice());
+                }
+                ops::array::concat::validate(p, &xs, y.as_slice())
+            }
+            OpKind::Transpose(p) => ops::array::transpose::validate(p, x, y.as_slice()),
+            OpKind::Pad(p) => ops::array::pad::validate(p, x, y.as_slice()),
+            OpKind::Reshape => ops::array::reshape::validate(x, y.as_slice()),
+        };
+        checked.map_err(|e| match e {
+            Error::Shape { reason } => bad(reason),
+            other => other,
+        })
+    }
+
+    /// Tensor record `i`, decoded (`None` if out of range).
+    pub fn tensor(&self, i: usize) -> Option<TensorRecord> {
+        self.tensors.decode(i)
+    }
+
+    /// Op record `i` in execution order, decoded (`None` if out of range).
+    pub fn op(&self, i: usize) -> Option<OpRecord> {
+        self.ops.decode(i)
+    }
+
+    /// Number of tensors.
+    pub fn tensor_count(&self) -> usize {
+        self.tensors.count
+    }
+
+    /// Number of ops.
+    pub fn op_count(&self) -> usize {
+        self.ops.count
+    }
+
+    /// Name of tensor `i`, if the blob kept names.
+    pub fn tensor_name(&self, i: usize) -> Option<&'b str> {
+        self.names.as_ref()?.decode(i)
+    }
+
+    /// Name of op `i` (the source node's name), if the blob kept names.
+    pub fn op_name(&self, i: usize) -> Option<&'b str> {
+        self.names.as_ref()?.decode(self.tensors.count + i)
+    }
+
+    /// Graph-level facts: producer, inputs, outputs, memory plan.
+    pub fn info(&self) -> &ModelInfo<'b> {
+        &self.info
+    }
+
+    /// Graph input tensor ids.
+    pub fn inputs(&self) -> &[u32] {
+        &self.info.inputs
+    }
+
+    /// Graph output tensor ids.
+    pub fn outputs(&self) -> &[u32] {
+        &self.info.outputs
+    }
+
+    /// The memory plan written by the converter.
+    pub fn plan(&self) -> ArenaPlan {
+        self.info.arena
+    }
+
+    /// Arena bytes a session needs when the arena starts on a 16-byte boundary: persistent, activation
+    /// and scratch regions, each rounded up to 16.
+    pub fn arena_bytes(&self) -> usize {
+        let p = self.info.arena;
+        round_up(p.persistent_bytes as usize)
+            + round_up(p.activation_bytes as usize)
+            + round_up(p.scratch_bytes as usize)
+    }
+
+    /// Size of the whole blob in bytes.
+    pub fn blob_bytes(&self) -> usize {
+        self.blob.len()
+    }
+
+    /// Size of the weights section in bytes.
+    pub fn weights_bytes(&self) -> usize {
+        self.weights.len()
+    }
+
+    /// The weights section (read in place by kernels).
+    pub(crate) fn weights(&self) -> &'b [u8] {
+        self.weights
+    }
+}
+
+/// `(start, end)` of an arena tensor; sizes were validated to fit.
+pub(crate) fn arena_range(offset: u32, t: &TensorRecord) -> (usize, usize) {
+    let size = byte_size(t.dtype, &t.dims).unwrap_or(0) as usize;
+    (offset as usize, offset as usize + size)
+}
+
+pub(crate) fn round_up(n: usize) -> usize {
+    n.div_ceil(ALIGN) * ALIGN
+}
+
+/// The section table, read and checked.
+struct Sections<'b> {
+    blob: &'b [u8],
+    entries: [(u32, usize, usize); MAX_SECTIONS],
+    count: usize,
+}
+
+impl<'b> Sections<'b> {
+    fn read(blob: &'b [u8]) -> Result<Self, Error> {
+        let count = read_u16(blob, 20) as usize;
+        if count > MAX_SECTIONS {
+            return Err(Error::BadSection {
+                kind: 0,
+                reason: "more sections than the format allows",
+            });
+        }
+        let table_end = HEADER_LEN + count * SECTION_ENTRY_LEN;
+        if table_end > blob.len() {
+            return Err(Error::Truncated {
+                need: table_end as u32,
+                have: blob.len() as u32,
+            });
+        }
+        let mut entries = [(0u32, 0usize, 0usize); MAX_SECTIONS];
+        for (i, e) in entries.iter_mut().enumerate().take(count) {
+            let at = HEADER_LEN + i * SECTION_ENTRY_LEN;
+            let kind = read_u32(blob, at);
+            let offset = read_u32(blob, at + 4) as usize;
+            let len = read_u32(blob, at + 8) as usize;
+            let bad = |reason| Error::BadSection { kind, reason };
+            if !offset.is_multiple_of(ALIGN) {
+                return Err(bad("section is not 16-byte aligned"));
+            }
+            if offset < table_end || offset.checked_add(len).is_none_or(|end| end > blob.len()) {
+                return Err(bad("section lies outside the blob"));
+            }
+            *e = (kind, offset, len);
+        }
+        for i in 0..count {
+            for j in 0..i {
+                let (ka, oa, la) = entries[i];
+                let (kb, ob, lb) = entries[j];
+                if ka == kb {
+                    return Err(Error::BadSection {
+                        kind: ka,
+                        reason: "section appears twice",
+                    });
+                }
+                if oa < ob + lb && ob < oa + la {
+                    return Err(Error::BadSection {
+                        kind: ka,
+                        reason: "sections overlap",
+                    });
+                }
+            }
+        }
+        Ok(Sections {
+            blob,
+            entries,
+            count,
+        })
+    }
+
+    fn find(&self, kind: SectionKind) -> Option<&'b [u8]> {
+        self.entries[..self.count]
+            .iter()
+            .find(|e| e.0 == kind as u32)
+            .and_then(|&(_, o, l)| self.blob.get(o..o + l))
+    }
+
+    fn require(&self, kind: SectionKind) -> Result<&'b [u8], Error> {
+        self.find(kind).ok_or(Error::BadSection {
+            kind: kind as u32,
+            reason: "required section is missing",
+        })
+    }
+}

@@ -1,0 +1,64 @@
+//! Concatenation along one axis.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ops::shape::{check_dims, ensure};
+use crate::ops::{In, Out};
+use crate::Error;
+
+/// Parameters of a concatenation.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct ConcatParams {
+    /// The axis to join along (non-negative).
+    pub axis: u8,
+}
+
+/// Checks that every input has `y`'s rank and dims except along `axis`, and that the sizes along `axis`
+/// add up to `y`'s. At least one input.
+pub fn validate(p: &ConcatParams, xs: &[&[usize]], y: &[usize]) -> Result<(), Error> {
+    check_dims(y)?;
+    ensure(!xs.is_empty(), "concat has no inputs")?;
+    let axis = usize::from(p.axis);
+    ensure(axis < y.len(), "concat axis is not below the rank")?;
+    let mut total = 0usize;
+    for x in xs {
+        ensure(x.len() == y.len(), "concat input rank differs from output")?;
+        let off_axis_equal = x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .all(|(i, (dx, dy))| i == axis || dx == dy);
+        ensure(
+            off_axis_equal,
+            "concat input dims differ from output's off the axis",
+        )?;
+        total = total.checked_add(x[axis]).ok_or(Error::Shape {
+            reason: "concat sizes along the axis overflow usize",
+        })?;
+    }
+    ensure(
+        total == y[axis],
+        "concat input sizes along the axis do not add up to the output's",
+    )
+}
+
+/// Writes the inputs one after the other along `axis`.
+///
+/// Seen as `[outer, size_i * inner]`, each input contributes one contiguous run per outer index.
+pub fn concat(p: &ConcatParams, xs: &[In<'_>], y: Out<'_>) {
+    let axis = usize::from(p.axis);
+    if y.data.is_empty() {
+        return;
+    }
+    let inner: usize = y.dims[axis + 1..].iter().product();
+    let outer: usize = y.dims[..axis].iter().product();
+    let mut dst = 0;
+    for o in 0..outer {
+        for x in xs {
+            let run = x.dims[axis] * inner;
+            y.data[dst..][..run].copy_from_slice(&x.data[o * run..][..run]);
+            dst += run;
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! Constant padding.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ops::shape::{check_dims, checked_sum3, ensure, for_each_offset, row_major_strides};
+use crate::ops::{In, Out, MAX_RANK};
+use crate::Error;
+
+/// Parameters of a constant pad: `before[i]` and `after[i]` elements added on axis `i` (first `rank`
+/// entries count).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct PadParams {
+    /// Elements added before each axis.
+    pub before: [u32; MAX_RANK],
+    /// Elements added after each axis.
+    pub after: [u32; MAX_RANK],
+    /// The fill value.
+    pub value: f32,
+}
+
+/// Checks `y[i] == before[i] + x[i] + after[i]` for every axis (entries past the rank are ignored).
+pub fn validate(p: &PadParams, x: &[usize], y: &[usize]) -> Result<(), Error> {
+    check_dims(x)?;
+    check_dims(y)?;
+    ensure(y.len() == x.len(), "pad output rank differs from input")?;
+    for (i, (&dx, &dy)) in x.iter().zip(y).enumerate() {
+        let want = checked_sum3(dx, p.before[i] as usize, p.after[i] as usize)?;
+        ensure(dy == want, "pad output dims are not before + input + after")?;
+    }
+    Ok(())
+}
+
+/// Copies `x` into the middle of `y` and fills the border with `value`.
+///
+/// Fills all of `y`, then copies each row (last axis) of `x` to its place.
+pub fn pad(p: &PadParams, x: In<'_>, y: Out<'_>) {
+    y.data.fill(p.value);
+    if x.data.is_empty() {
+        return;
+    }
+    let rank = x.dims.len();
+    if rank == 0 {
+        y.data.copy_from_slice(x.data);
+        return;
+    }
+    let y_strides = row_major_strides(y.dims);
+    let corner: usize = (0..rank).map(|i| p.before[i] as usize * y_strides[i]).sum();
+    let row_len = x.dims[rank - 1];
+    let mut rows = x.data.chunks_exact(row_len);
+    for_each_offset(&x.dims[..rank - 1], &[y_strides], |[offset]| {
+        if let Some(row) = rows.next() {
+            y.data[corner + offset..][..row_len].copy_from_slice(row);
+        }
+    });
+}

@@ -1,0 +1,72 @@
+//! Permutation of dimensions.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ops::shape::{check_dims, ensure, for_each_offset, row_major_strides};
+use crate::ops::{In, Out, MAX_RANK};
+use crate::Error;
+
+/// Parameters of a transpose: output dim `i` is input dim `perm[i]` (only the first `rank` entries count).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct TransposeParams {
+    /// The permutation.
+    pub perm: [u8; MAX_RANK],
+}
+
+/// Checks that the first `x.len()` entries of `perm` are a permutation and that `y[i] == x[perm[i]]`.
+pub fn validate(p: &TransposeParams, x: &[usize], y: &[usize]) -> Result<(), Error> {
+    check_dims(x)?;
+    let rank = x.len();
+    ensure(y.len() == rank, "transpose output rank differs from input")?;
+    let mut seen = [false; MAX_RANK];
+    for &axis in &p.perm[..rank] {
+        let axis = usize::from(axis);
+        ensure(
+            axis < rank && !seen[axis],
+            "transpose perm is not a permutation of the axes",
+        )?;
+        seen[axis] = true;
+    }
+    let permuted = y
+        .iter()
+        .zip(&p.perm[..rank])
+        .all(|(&dy, &axis)| dy == x[usize::from(axis)]);
+    ensure(
+        permuted,
+        "transpose output dims are not the input's permuted",
+    )
+}
+
+/// `y[i0, i1, ...] = x[...]` with the axes permuted.
+///
+/// Walks `y` in order, reading `x` with its strides permuted (`y` axis `i` steps by `x`'s stride of axis
+/// `perm[i]`).
+pub fn transpose(p: &TransposeParams, x: In<'_>, y: Out<'_>) {
+    let rank = x.dims.len();
+    let perm = &p.perm[..rank];
+    let identity = perm.iter().enumerate().all(|(i, &a)| usize::from(a) == i);
+    if identity {
+        y.data.copy_from_slice(x.data);
+        return;
+    }
+    if y.data.is_empty() {
+        return;
+    }
+    // rank >= 2 here: ranks 0 and 1 only have the identity.
+    let x_strides = row_major_strides(x.dims);
+    let mut strides = [0; MAX_RANK];
+    for (s, &axis) in strides.iter_mut().zip(perm) {
+        *s = x_strides[usize::from(axis)];
+    }
+    let row_len = y.dims[rank - 1];
+    let step = strides[rank - 1];
+    let mut rows = y.data.chunks_exact_mut(row_len);
+    for_each_offset(&y.dims[..rank - 1], &[strides], |[start]| {
+        if let Some(row) = rows.next() {
+            for (i, out) in row.iter_mut().enumerate() {
+                *out = x.data[start + i * step];
+            }
+        }
+    });
+}

@@ -1,0 +1,83 @@
+//! Fully connected layer (ONNX Gemm with a constant weight): `y = act(x * W^T + b)`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ops::math::activation::Activation;
+use crate::ops::shape::{check_dims, dot, ensure};
+use crate::ops::{In, Out};
+use crate::Error;
+
+/// Parameters of a fully connected layer. Weights are `[OUT, IN]` (row-major, one row per output).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct FullyConnectedParams {
+    /// Activation applied to each output.
+    pub act: Activation,
+}
+
+/// Checks the shapes: `x` `[..., IN]` (rank >= 1; leading dims are batch), `w` `[OUT, IN]`, `b` `[OUT]` if
+/// present, `y` `[..., OUT]` with the same leading dims as `x`.
+pub fn validate(
+    _p: &FullyConnectedParams,
+    x: &[usize],
+    w: &[usize],
+    b: Option<&[usize]>,
+    y: &[usize],
+) -> Result<(), Error> {
+    check_dims(x)?;
+    check_dims(w)?;
+    check_dims(y)?;
+    ensure(w.len() == 2, "fully connected weights are not [OUT, IN]")?;
+    let (out_features, in_features) = (w[0], w[1]);
+    let Some((&x_last, x_lead)) = x.split_last() else {
+        return Err(Error::Shape {
+            reason: "fully connected input has rank 0",
+        });
+    };
+    ensure(
+        x_last == in_features,
+        "fully connected input's last dim differs from weights' IN",
+    )?;
+    if let Some(b) = b {
+        ensure(
+            b.len() == 1 && b[0] == out_features,
+            "fully connected bias is not [OUT]",
+        )?;
+    }
+    let Some((&y_last, y_lead)) = y.split_last() else {
+        return Err(Error::Shape {
+            reason: "fully connected output has rank 0",
+        });
+    };
+    ensure(
+        y_lead == x_lead,
+        "fully connected output's leading dims differ from input's",
+    )?;
+    ensure(
+        y_last == out_features,
+        "fully connected output's last dim differs from weights' OUT",
+    )
+}
+
+/// `y[r, o] = act(sum_i x[r, i] * w[o, i] + b[o])` for every row `r` of `x`.
+pub fn fully_connected(
+    p: &FullyConnectedParams,
+    x: In<'_>,
+    w: In<'_>,
+    b: Option<&[f32]>,
+    y: Out<'_>,
+) {
+    let in_features = w.dims[1];
+    let out_features = w.dims[0];
+    if y.data.is_empty() {
+        return;
+    }
+    for (r, y_row) in y.data.chunks_exact_mut(out_features).enumerate() {
+        let x_row = &x.data[r * in_features..][..in_features];
+        for (o, out) in y_row.iter_mut().enumerate() {
+            let w_row = &w.data[o * in_features..][..in_features];
+            let bias = b.map_or(0.0, |b| b[o]);
+            *out = p.act.apply(dot(x_row, w_row) + bias);
+        }
+    }
+}

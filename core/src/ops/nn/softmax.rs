@@ -1,0 +1,60 @@
+//! Softmax along one axis, computed stably (the maximum is subtracted first).
+
+use serde::{Deserialize, Serialize};
+
+use crate::ops::shape::{check_dims, ensure};
+use crate::ops::{In, Out};
+use crate::Error;
+
+/// Parameters of a softmax.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct SoftmaxParams {
+    /// The axis to normalize over (already resolved to a non-negative index).
+    pub axis: u8,
+}
+
+/// Checks `axis < rank` and that `y` has the shape of `x`.
+pub fn validate(p: &SoftmaxParams, x: &[usize], y: &[usize]) -> Result<(), Error> {
+    check_dims(x)?;
+    ensure(
+        usize::from(p.axis) < x.len(),
+        "softmax axis is not below the rank",
+    )?;
+    ensure(x == y, "softmax output shape differs from input")
+}
+
+/// `y = exp(x - max) / sum(exp(x - max))` along `axis`.
+///
+/// The tensor is seen as `[outer, len, inner]` with `len` the axis; each of the `outer * inner` lanes is
+/// read with a step of `inner` (contiguous when the axis is the last one).
+pub fn softmax(p: &SoftmaxParams, x: In<'_>, y: Out<'_>) {
+    let axis = usize::from(p.axis);
+    let len = x.dims[axis];
+    let inner: usize = x.dims[axis + 1..].iter().product();
+    if y.data.is_empty() {
+        return;
+    }
+    let block = len * inner;
+    for (x_block, y_block) in x
+        .data
+        .chunks_exact(block)
+        .zip(y.data.chunks_exact_mut(block))
+    {
+        for lane in 0..inner {
+            let xs = || x_block[lane..].iter().step_by(inner);
+            let max = xs().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+            let mut sum = 0.0;
+            for (out, &v) in y_block[lane..].iter_mut().step_by(inner).zip(xs()) {
+                let e = libm::expf(v - max);
+                *out = e;
+                sum += e;
+            }
+            // sum >= 1 (the maximum contributes exp(0)) unless the lane holds NaN or infinities.
+            let scale = 1.0 / sum;
+            for out in y_block[lane..].iter_mut().step_by(inner) {
+                *out *= scale;
+            }
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! 2-D max pooling, NHWC.
+
+use crate::ops::pool::{pool2d, validate_window, Pool2dParams};
+use crate::ops::{In, Out};
+use crate::Error;
+
+/// Checks `x` `[N, H, W, C]`, `y` `[N, OH, OW, C]` with `OH = (H + pad_top + pad_bottom - KH) / stride_h + 1`
+/// (floor; likewise OW), window and strides non-zero, and every window overlapping at least one valid cell.
+pub fn validate(p: &Pool2dParams, x: &[usize], y: &[usize]) -> Result<(), Error> {
+    validate_window(p, x, y)
+}
+
+/// `y` = maximum over each window (padding never wins).
+pub fn max_pool(p: &Pool2dParams, x: In<'_>, y: Out<'_>) {
+    pool2d(p, x, y, f32::NEG_INFINITY, f32::max, |_, _| {});
+}

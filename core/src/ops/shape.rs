@@ -1,0 +1,135 @@
+//! Shape arithmetic shared by the reference kernels: the checks every `validate` starts with, numpy
+//! broadcasting, row-major strides, and an odometer that walks several tensors in step without dividing.
+
+use crate::ops::MAX_RANK;
+use crate::Error;
+
+/// `Ok(())` when `cond` holds, else a shape error saying `reason`.
+pub(crate) fn ensure(cond: bool, reason: &'static str) -> Result<(), Error> {
+    if cond {
+        Ok(())
+    } else {
+        Err(Error::Shape { reason })
+    }
+}
+
+/// Checks what every kernel relies on for any tensor: rank at most [`MAX_RANK`], and the product of its
+/// non-zero dims fits in `usize`. The second makes every partial product of the dims, and every offset of
+/// an in-bounds index, fit too, even when a zero dim leaves the tensor empty.
+pub(crate) fn check_dims(dims: &[usize]) -> Result<(), Error> {
+    ensure(dims.len() <= MAX_RANK, "tensor rank is above 6 (MAX_RANK)")?;
+    let product = dims
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d.max(1)));
+    ensure(product.is_some(), "tensor dims overflow usize")
+}
+
+/// `a + b + c`, or a shape error when that overflows.
+pub(crate) fn checked_sum3(a: usize, b: usize, c: usize) -> Result<usize, Error> {
+    a.checked_add(b)
+        .and_then(|s| s.checked_add(c))
+        .ok_or(Error::Shape {
+            reason: "padded size overflows usize",
+        })
+}
+
+/// Checks that `a` and `b` broadcast (numpy rules: right-aligned, a dim of 1 stretches) to exactly `y`.
+pub(crate) fn check_broadcast(a: &[usize], b: &[usize], y: &[usize]) -> Result<(), Error> {
+    ensure(
+        y.len() == a.len().max(b.len()),
+        "output rank is not the larger input rank",
+    )?;
+    let ones = core::iter::repeat(&1usize);
+    let a_dims = a.iter().rev().chain(ones.clone());
+    let b_dims = b.iter().rev().chain(ones);
+    for ((&dy, &da), &db) in y.iter().rev().zip(a_dims).zip(b_dims) {
+        let want = if da == db || db == 1 {
+            da
+        } else if da == 1 {
+            db
+        } else {
+            return Err(Error::Shape {
+                reason: "input dims do not broadcast (differ and neither is 1)",
+            });
+        };
+        ensure(
+            dy == want,
+            "output dims are not the broadcast of the inputs",
+        )?;
+    }
+    Ok(())
+}
+
+/// `dims` right-aligned in the first `rank` entries, with leading 1s (numpy broadcasting).
+/// Needs `dims.len() <= rank <= MAX_RANK`.
+pub(crate) fn right_align(dims: &[usize], rank: usize) -> [usize; MAX_RANK] {
+    let mut out = [1; MAX_RANK];
+    out[rank - dims.len()..rank].copy_from_slice(dims);
+    out
+}
+
+/// Row-major strides of `dims` (`dims.len() <= MAX_RANK`), in the first `dims.len()` entries.
+pub(crate) fn row_major_strides(dims: &[usize]) -> [usize; MAX_RANK] {
+    let mut strides = [0; MAX_RANK];
+    let mut step = 1usize;
+    for (s, &d) in strides.iter_mut().zip(dims).rev() {
+        *s = step;
+        step *= d;
+    }
+    strides
+}
+
+/// Row-major strides of `dims`, with 0 on axes of size 1: walking a larger (broadcast) shape with them
+/// repeats the elements along those axes.
+pub(crate) fn broadcast_strides(dims: &[usize]) -> [usize; MAX_RANK] {
+    let mut strides = row_major_strides(dims);
+    for (s, &d) in strides.iter_mut().zip(dims) {
+        if d == 1 {
+            *s = 0;
+        }
+    }
+    strides
+}
+
+/// Calls `f` once per index of `dims` (`dims.len() <= MAX_RANK`), in row-major order, with, for each of
+/// `K` tensors, the offset `sum(index[d] * strides[k][d])`. Calls nothing when a dim is zero, and once
+/// (with offsets 0) when `dims` is empty.
+pub(crate) fn for_each_offset<const K: usize>(
+    dims: &[usize],
+    strides: &[[usize; MAX_RANK]; K],
+    mut f: impl FnMut([usize; K]),
+) {
+    if dims.contains(&0) {
+        return;
+    }
+    let mut index = [0usize; MAX_RANK];
+    let mut offsets = [0usize; K];
+    loop {
+        f(offsets);
+        // Advance the odometer: bump the last axis, carrying into earlier ones.
+        let mut axis = dims.len();
+        loop {
+            if axis == 0 {
+                return;
+            }
+            axis -= 1;
+            index[axis] += 1;
+            if index[axis] < dims[axis] {
+                for (o, s) in offsets.iter_mut().zip(strides) {
+                    *o += s[axis];
+                }
+                break;
+            }
+            for (o, s) in offsets.iter_mut().zip(strides) {
+                *o -= s[axis] * (dims[axis] - 1);
+            }
+            index[axis] = 0;
+        }
+    }
+}
+
+/// Sum of `a[i] * b[i]` over the shorter length, accumulated in order.
+#[inline]
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).fold(0.0, |acc, (&u, &v)| acc + u * v)
+}

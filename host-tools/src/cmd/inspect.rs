@@ -1,0 +1,102 @@
+//! `ember inspect`: what a blob holds.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use ember_core::format::Storage;
+
+use super::{parse, read_blob, shape_str};
+
+pub fn run(path: &Path) -> Result<ExitCode> {
+    let blob = read_blob(path)?;
+    let model = parse(&blob, path)?;
+    let info = model.info();
+    let plan = model.plan();
+    println!("{}", path.display());
+    println!("  producer      {}", info.producer);
+    println!(
+        "  blob          {} bytes (weights {} bytes)",
+        model.blob_bytes(),
+        model.weights_bytes()
+    );
+    println!(
+        "  arena         {} bytes: persistent {}, activations {} (lower bound {}), scratch {}",
+        model.arena_bytes(),
+        plan.persistent_bytes,
+        plan.activation_bytes,
+        plan.lower_bound_bytes,
+        plan.scratch_bytes
+    );
+    let name = |i: usize| {
+        model
+            .tensor_name(i)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("t{i}"))
+    };
+    let dims = |i: usize| {
+        model
+            .tensor(i)
+            .map(|t| shape_str(&t.dims))
+            .unwrap_or_default()
+    };
+    for (what, ids) in [("input ", model.inputs()), ("output", model.outputs())] {
+        for &id in ids {
+            println!(
+                "  {what}        {} {} f32",
+                name(id as usize),
+                dims(id as usize)
+            );
+        }
+    }
+    println!();
+    println!(
+        "  {:>3}  {:<18} {:<16} {:<10} {}",
+        "#", "node", "op", "kernel", "inputs -> output"
+    );
+    for i in 0..model.op_count() {
+        let Some(op) = model.op(i) else { continue };
+        let ins: Vec<String> = op
+            .inputs
+            .iter()
+            .map(|&t| format!("{}{}", name(t as usize), dims(t as usize)))
+            .collect();
+        println!(
+            "  {:>3}  {:<18} {:<16} {:<10} {} -> {}{}",
+            i,
+            model.op_name(i).unwrap_or("-"),
+            op.kind.name(),
+            ember_core::REFERENCE.name,
+            ins.join(", "),
+            name(op.output as usize),
+            dims(op.output as usize)
+        );
+    }
+    println!();
+    println!(
+        "  {:>3}  {:<20} {:<16} {:<5} {:<22} {}",
+        "#", "tensor", "shape", "dtype", "storage", "live ops"
+    );
+    for i in 0..model.tensor_count() {
+        let Some(t) = model.tensor(i) else { continue };
+        let storage = match t.storage {
+            Storage::Weights { offset } => format!("weights @{offset}"),
+            Storage::Arena { offset } => format!("arena @{offset}"),
+        };
+        let live = match t.storage {
+            Storage::Weights { .. } => "-".to_string(),
+            Storage::Arena { .. } if t.last_use == u32::MAX => format!("{}..end", t.first_use),
+            Storage::Arena { .. } => format!("{}..{}", t.first_use, t.last_use),
+        };
+        println!(
+            "  {:>3}  {:<20} {:<16} {:<5} {:<22} {}",
+            i,
+            name(i),
+            shape_str(&t.dims),
+            format!("{:?}", t.dtype).to_lowercase(),
+            storage,
+            live
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,56 @@
+//! One module per subcommand.
+
+pub mod convert;
+pub mod demo;
+pub mod inspect;
+pub mod run;
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use ember_core::{AlignedBuf, Model};
+
+/// Reads a blob from disk into a 16-byte-aligned buffer.
+pub fn read_blob(path: &Path) -> Result<AlignedBuf> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(AlignedBuf::from_bytes(&bytes))
+}
+
+/// Parses a blob, naming the file in the error.
+pub fn parse<'b>(blob: &'b AlignedBuf, path: &Path) -> Result<Model<'b>> {
+    Model::parse(blob.as_bytes()).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// A spinner on stderr for steps that may take more than a second (hidden when stderr is not a terminal).
+pub fn spinner(msg: &str) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::new_spinner();
+    pb.set_message(msg.to_string());
+    pb.enable_steady_tick(std::time::Duration::from_millis(100));
+    pb
+}
+
+/// A progress bar over `n` steps.
+pub fn progress(n: u64, msg: &str) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::new(n);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({eta})")
+    {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.set_message(msg.to_string());
+    pb
+}
+
+/// Formats a shape as `[1, 3, 8, 8]`.
+pub fn shape_str<T: std::fmt::Display>(dims: &[T]) -> String {
+    let parts: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// Splits `NAME=value` into `(Some(NAME), value)`, or `(None, value)` when there is no `=`.
+pub fn split_named(arg: &str) -> (Option<&str>, &str) {
+    match arg.split_once('=') {
+        Some((name, value)) if !name.is_empty() => (Some(name), value),
+        _ => (None, arg),
+    }
+}

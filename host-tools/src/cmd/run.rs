@@ -1,0 +1,268 @@
+//! `ember run`: run a blob on the host CPU with `.npy` inputs, optionally checking against expected outputs.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context, Result};
+use ember_core::{AlignedBuf, Model, Session};
+
+use super::{parse, read_blob, shape_str, split_named};
+use crate::npy;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The .ember blob.
+    pub model: PathBuf,
+    /// An input as x.npy (in graph-input order) or NAME=x.npy (repeatable). float32, the input's exact shape.
+    #[arg(long = "input", value_name = "[NAME=]FILE", required = true)]
+    pub inputs: Vec<String>,
+    /// Expected output as y.npy or NAME=y.npy (repeatable); a mismatch exits non-zero.
+    #[arg(long = "expect", value_name = "[NAME=]FILE")]
+    pub expects: Vec<String>,
+    /// Absolute tolerance for --expect.
+    #[arg(long, default_value_t = 1e-4)]
+    pub atol: f32,
+    /// Relative tolerance for --expect (times |expected|, added to atol).
+    #[arg(long, default_value_t = 0.0)]
+    pub rtol: f32,
+    /// Write an output as y.npy or NAME=y.npy (repeatable).
+    #[arg(long = "output", value_name = "[NAME=]FILE")]
+    pub outputs: Vec<String>,
+    /// Run this many times and report the median latency.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
+}
+
+/// Resolves `[NAME=]FILE` arguments against a list of graph tensors (`ids`): named ones by name, unnamed
+/// ones in order. Returns `(position in ids, file)`.
+fn bind<'a>(
+    model: &Model<'_>,
+    ids: &[u32],
+    args: &'a [String],
+    what: &str,
+) -> Result<Vec<(usize, &'a str)>> {
+    let names: Vec<String> = ids
+        .iter()
+        .enumerate()
+        .map(|(k, &id)| {
+            model
+                .tensor_name(id as usize)
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("{what}{k}"))
+        })
+        .collect();
+    let mut next = 0;
+    let mut bound = Vec::new();
+    for arg in args {
+        let (name, file) = split_named(arg);
+        let pos = match name {
+            Some(name) => names.iter().position(|n| n == name).ok_or_else(|| {
+                anyhow!(
+                    "the model has no {what} named {name:?}; its {what}s are: {}",
+                    names.join(", ")
+                )
+            })?,
+            None => {
+                let p = next;
+                next += 1;
+                if p >= ids.len() {
+                    bail!(
+                        "more {what} files than the model has {what}s ({}: {})",
+                        ids.len(),
+                        names.join(", ")
+                    );
+                }
+                p
+            }
+        };
+        if bound.iter().any(|&(p, _)| p == pos) {
+            bail!("{what} {:?} is given twice", names[pos]);
+        }
+        bound.push((pos, file));
+    }
+    Ok(bound)
+}
+
+fn io_name(model: &Model<'_>, id: u32, fallback: &str) -> String {
+    model
+        .tensor_name(id as usize)
+        .map(str::to_string)
+        .unwrap_or_else(|| fallback.to_string())
+}
+
+pub fn run(args: &Args) -> Result<ExitCode> {
+    let blob = read_blob(&args.model)?;
+    let model = parse(&blob, &args.model)?;
+    let mut arena = AlignedBuf::zeroed(model.arena_bytes());
+    let mut session = Session::new(&model, arena.as_mut_bytes())?;
+
+    let inputs = bind(&model, model.inputs(), &args.inputs, "input")?;
+    if inputs.len() != model.inputs().len() {
+        let missing: Vec<String> = (0..model.inputs().len())
+            .filter(|p| !inputs.iter().any(|(q, _)| q == p))
+            .map(|p| io_name(&model, model.inputs()[p], &format!("input{p}")))
+            .collect();
+        bail!(
+            "no file given for input(s) {}; pass --input NAME=x.npy",
+            missing.join(", ")
+        );
+    }
+    for &(pos, file) in &inputs {
+        let name = io_name(&model, model.inputs()[pos], &format!("input{pos}"));
+        let arr = npy::read_f32(Path::new(file)).with_context(|| format!("input {name:?}"))?;
+        let mut t = session.input(pos)?;
+        let want: Vec<usize> = t.dims().iter().map(|&d| d as usize).collect();
+        if arr.shape != want {
+            let hint = if arr.shape.len() == want.len() && arr.shape[1..] == want[1..] {
+                format!(
+                    "; to run a batch of {}, convert with --shape {name}={}",
+                    arr.shape[0],
+                    arr.shape
+                        .iter()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                )
+            } else {
+                String::new()
+            };
+            bail!(
+                "input {name:?}: the model expects shape {} float32, {file} has shape {}{hint}",
+                shape_str(&want),
+                shape_str(&arr.shape)
+            );
+        }
+        t.write_f32(&arr.data)?;
+    }
+
+    let mut times = Vec::with_capacity(args.repeat.max(1));
+    for _ in 0..args.repeat.max(1) {
+        let start = Instant::now();
+        session.run()?;
+        times.push(start.elapsed());
+    }
+    times.sort();
+    let median = times[times.len() / 2];
+
+    for (pos, &id) in model.outputs().iter().enumerate() {
+        let out = session.output(pos)?;
+        let values = out.as_f32()?;
+        let name = io_name(&model, id, &format!("output{pos}"));
+        println!("output {name:?} {} f32:", shape_str(out.dims()));
+        print_values(values, out.dims());
+    }
+    println!(
+        "time: {:.1} us (median of {} run{}), arena {} bytes, reference kernels",
+        median.as_secs_f64() * 1e6,
+        times.len(),
+        if times.len() == 1 { "" } else { "s" },
+        session.memory_report().used_bytes
+    );
+
+    for (pos, file) in bind(&model, model.outputs(), &args.outputs, "output")? {
+        let out = session.output(pos)?;
+        let dims: Vec<usize> = out.dims().iter().map(|&d| d as usize).collect();
+        npy::write_f32(Path::new(file), &dims, out.as_f32()?)?;
+        println!("wrote {file}");
+    }
+
+    let mut ok = true;
+    for (pos, file) in bind(&model, model.outputs(), &args.expects, "output")? {
+        let name = io_name(&model, model.outputs()[pos], &format!("output{pos}"));
+        let out = session.output(pos)?;
+        let got = out.as_f32()?;
+        let dims: Vec<usize> = out.dims().iter().map(|&d| d as usize).collect();
+        let want =
+            npy::read_f32(Path::new(file)).with_context(|| format!("expected output {name:?}"))?;
+        if want.shape != dims {
+            bail!(
+                "expected output {name:?}: the model produces shape {}, {file} has shape {}",
+                shape_str(&dims),
+                shape_str(&want.shape)
+            );
+        }
+        let cmp = compare(got, &want.data, args.atol, args.rtol);
+        println!(
+            "expect {name:?}: max |diff| {:.3e} at index {}, {} of {} values outside atol {:e} + rtol {:e}: {}",
+            cmp.max_diff,
+            cmp.max_at,
+            cmp.mismatches,
+            got.len(),
+            args.atol,
+            args.rtol,
+            if cmp.mismatches == 0 { "ok" } else { "MISMATCH" }
+        );
+        ok &= cmp.mismatches == 0;
+    }
+    if !ok {
+        eprintln!("error: outputs differ from the expected values beyond the tolerance");
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Result of comparing outputs with expectations.
+pub struct Comparison {
+    pub max_diff: f32,
+    pub max_at: usize,
+    pub mismatches: usize,
+}
+
+/// Compares element-wise: a value matches if `|got - want| <= atol + rtol * |want|`, or both are NaN, or
+/// both are the same infinity.
+pub fn compare(got: &[f32], want: &[f32], atol: f32, rtol: f32) -> Comparison {
+    let mut c = Comparison {
+        max_diff: 0.0,
+        max_at: 0,
+        mismatches: 0,
+    };
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let same = (g.is_nan() && w.is_nan()) || g == w;
+        let diff = if same { 0.0 } else { (g - w).abs() };
+        let diff = if diff.is_nan() { f32::INFINITY } else { diff };
+        if diff > c.max_diff {
+            c.max_diff = diff;
+            c.max_at = i;
+        }
+        if diff > atol + rtol * w.abs() {
+            c.mismatches += 1;
+        }
+    }
+    c
+}
+
+/// Prints small outputs whole; for a 2-D output also the arg-max of each row.
+fn print_values(values: &[f32], dims: &[u32]) {
+    let shown: Vec<String> = values.iter().take(20).map(|v| format!("{v:.6}")).collect();
+    let more = if values.len() > 20 {
+        format!(" ... ({} values)", values.len())
+    } else {
+        String::new()
+    };
+    println!("  [{}]{more}", shown.join(", "));
+    if dims.len() == 2 && dims[1] > 1 {
+        let cols = dims[1] as usize;
+        let top: Vec<String> = values
+            .chunks(cols)
+            .take(20)
+            .map(|row| argmax(row).to_string())
+            .collect();
+        println!(
+            "  argmax per row: [{}]{}",
+            top.join(", "),
+            if dims[0] > 20 { " ..." } else { "" }
+        );
+    }
+}
+
+/// Index of the largest value (the first on ties).
+pub fn argmax(row: &[f32]) -> usize {
+    let mut best = 0;
+    for (i, &v) in row.iter().enumerate() {
+        if v > row[best] {
+            best = i;
+        }
+    }
+    best
+}

@@ -1,0 +1,54 @@
+//! `ember`: the command-line face of Ember. Converts models to `.ember` blobs, inspects them, runs them on
+//! the host CPU against expected outputs, and demonstrates the whole path on the bundled digits model.
+
+mod cmd;
+mod npy;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "ember",
+    version,
+    about = "Ember: convert, inspect and run models for MCUs and edge devices"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Convert an ONNX model into an .ember blob.
+    Convert(cmd::convert::Args),
+    /// Show a blob's ops, tensors, shapes and memory plan.
+    Inspect {
+        /// The .ember blob.
+        model: PathBuf,
+    },
+    /// Run a blob on the host CPU, optionally checking the outputs.
+    Run(cmd::run::Args),
+    /// Convert the bundled digits CNN, run it on the held-out images, and report accuracy, memory, latency.
+    Demo(cmd::demo::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Convert(args) => cmd::convert::run(&args),
+        Command::Inspect { model } => cmd::inspect::run(&model),
+        Command::Run(args) => cmd::run::run(&args),
+        Command::Demo(args) => cmd::demo::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            // One readable paragraph: the error and its causes, no backtrace.
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
