@@ -146,7 +146,7 @@ impl<'b> Model<'b> {
         // Bytes past `total` (padding a linker added) are ignored.
         let blob = &blob[..total];
         let stored = read_u32(blob, 16);
-        let computed = crc32fast::hash(&blob[HEADER_LEN..]);
+        let computed = crate::format::CRC32.checksum(&blob[HEADER_LEN..]);
         if stored != computed {
             return Err(Error::ChecksumMismatch { stored, computed });
         }

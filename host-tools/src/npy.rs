@@ -37,15 +37,6 @@ pub fn read_f32(path: &Path) -> Result<Array> {
     Ok(Array { shape, data })
 }
 
-/// Reads an integer `.npy` file (labels) as i64.
-pub fn read_i64(path: &Path) -> Result<Vec<i64>> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let npy = NpyFile::new(&bytes[..])
-        .with_context(|| format!("{} is not a valid .npy file", path.display()))?;
-    npy.into_vec::<i64>()
-        .with_context(|| format!("{} does not hold int64 values", path.display()))
-}
-
 /// Parses a float32 `.npy` held in memory (the demo's bundled data).
 pub fn parse_f32(bytes: &[u8], what: &str) -> Result<Array> {
     let npy = NpyFile::new(bytes).with_context(|| format!("{what} is not a valid .npy file"))?;

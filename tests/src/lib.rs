@@ -4,12 +4,15 @@ use std::path::{Path, PathBuf};
 
 /// The repository's `tests/models/<name>` folder.
 pub fn model_dir(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("models").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("models")
+        .join(name)
 }
 
 /// Reads a float32 `.npy` file as `(shape, data)`.
 pub fn read_npy_f32(path: &Path) -> (Vec<usize>, Vec<f32>) {
-    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let bytes =
+        std::fs::read(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let npy = npyz::NpyFile::new(&bytes[..]).expect("valid .npy");
     let shape = npy.shape().iter().map(|&d| d as usize).collect();
     (shape, npy.into_vec().expect("float32 data"))
@@ -18,9 +21,13 @@ pub fn read_npy_f32(path: &Path) -> (Vec<usize>, Vec<f32>) {
 /// Converts `tests/models/<name>/model.onnx` with the given input shapes.
 pub fn convert_model(name: &str, shapes: &[(&str, &[usize])]) -> Vec<u8> {
     let path = model_dir(name).join("model.onnx");
-    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let bytes =
+        std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let opts = ember_convert::ConvertOptions {
-        shapes: shapes.iter().map(|(n, d)| (n.to_string(), d.to_vec())).collect(),
+        shapes: shapes
+            .iter()
+            .map(|(n, d)| (n.to_string(), d.to_vec()))
+            .collect(),
         keep_names: true,
     };
     ember_convert::convert(&bytes, &opts)

@@ -64,15 +64,20 @@ fn every_truncation_is_an_error() {
     for len in 0..blob.len() {
         let outcome = catch_unwind(AssertUnwindSafe(|| exercise(&blob[..len], &x)))
             .unwrap_or_else(|_| panic!("truncation to {len} bytes panicked"));
-        assert_eq!(outcome, Outcome::ParseError, "truncation to {len} bytes was accepted");
+        assert_eq!(
+            outcome,
+            Outcome::ParseError,
+            "truncation to {len} bytes was accepted"
+        );
         // With the CRC fixed up for the shorter length (and the declared length patched), the structure
         // itself must still be rejected or run safely.
         if len >= HEADER_LEN {
             let mut cut = blob[..len].to_vec();
             cut[12..16].copy_from_slice(&(len as u32).to_le_bytes());
             fix_crc(&mut cut);
-            catch_unwind(AssertUnwindSafe(|| exercise(&cut, &x)))
-                .unwrap_or_else(|_| panic!("truncation to {len} bytes with a fixed header panicked"));
+            catch_unwind(AssertUnwindSafe(|| exercise(&cut, &x))).unwrap_or_else(|_| {
+                panic!("truncation to {len} bytes with a fixed header panicked")
+            });
         }
     }
 }
@@ -125,7 +130,10 @@ fn ten_thousand_byte_and_bit_mutations_never_panic() {
         "12000 mutations: {} parse errors, {} session errors, {} run errors, {} ran",
         counts[0], counts[1], counts[2], counts[3]
     );
-    assert!(panics.is_empty(), "mutations that panicked (iteration, offset, new byte): {panics:?}");
+    assert!(
+        panics.is_empty(),
+        "mutations that panicked (iteration, offset, new byte): {panics:?}"
+    );
     // The structural checks must be doing the work (the CRC was fixed up): most mutations of metadata
     // bytes are rejected, while mutations of weights still run.
     assert!(counts[0] > 0 && counts[3] > 0, "{counts:?}");
@@ -137,7 +145,10 @@ fn checksum_catches_an_unfixed_mutation() {
     let last = blob.len() - 1;
     blob[last] ^= 0xFF;
     let buf = AlignedBuf::from_bytes(&blob);
-    assert!(matches!(Model::parse(buf.as_bytes()), Err(Error::ChecksumMismatch { .. })));
+    assert!(matches!(
+        Model::parse(buf.as_bytes()),
+        Err(Error::ChecksumMismatch { .. })
+    ));
 }
 
 #[test]
@@ -147,7 +158,13 @@ fn a_future_major_version_is_rejected_clearly() {
     fix_crc(&mut blob);
     let buf = AlignedBuf::from_bytes(&blob);
     let err = Model::parse(buf.as_bytes()).unwrap_err();
-    assert_eq!(err, Error::UnsupportedVersion { found: 2, supported: 1 });
+    assert_eq!(
+        err,
+        Error::UnsupportedVersion {
+            found: 2,
+            supported: 1
+        }
+    );
     assert!(err.to_string().contains("version 2"), "{err}");
 }
 
@@ -169,14 +186,31 @@ fn an_arena_one_byte_short_reports_the_exact_need() {
     let plan = model.plan();
     // The need is the sum of the three planned regions, each rounded to 16 bytes, and nothing else.
     let round = |n: u32| (n as usize).div_ceil(16) * 16;
-    assert_eq!(need, round(plan.persistent_bytes) + round(plan.activation_bytes) + round(plan.scratch_bytes));
+    assert_eq!(
+        need,
+        round(plan.persistent_bytes) + round(plan.activation_bytes) + round(plan.scratch_bytes)
+    );
     let mut arena = AlignedBuf::zeroed(need - 1);
     let err = Session::new(&model, arena.as_mut_bytes()).err().unwrap();
-    assert_eq!(err, Error::ArenaTooSmall { need, have: need - 1 });
+    assert_eq!(
+        err,
+        Error::ArenaTooSmall {
+            need,
+            have: need - 1
+        }
+    );
     let mut arena = AlignedBuf::zeroed(need);
     assert!(Session::new(&model, arena.as_mut_bytes()).is_ok());
     // A misaligned arena needs the padding on top, and says so.
     let mut arena = AlignedBuf::zeroed(need + 16);
-    let err = Session::new(&model, &mut arena.as_mut_bytes()[1..need + 1]).err().unwrap();
-    assert_eq!(err, Error::ArenaTooSmall { need: need + 15, have: need });
+    let err = Session::new(&model, &mut arena.as_mut_bytes()[1..need + 1])
+        .err()
+        .unwrap();
+    assert_eq!(
+        err,
+        Error::ArenaTooSmall {
+            need: need + 15,
+            have: need
+        }
+    );
 }

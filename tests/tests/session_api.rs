@@ -15,7 +15,14 @@ fn dims(d: &[u32]) -> Dims {
 }
 
 fn tensor(d: &[u32], storage: Storage, first_use: u32, last_use: u32) -> TensorRecord {
-    TensorRecord { dtype: DType::F32, dims: dims(d), storage, quant: None, first_use, last_use }
+    TensorRecord {
+        dtype: DType::F32,
+        dims: dims(d),
+        storage,
+        quant: None,
+        first_use,
+        last_use,
+    }
 }
 
 const W: [f32; 6] = [1.0, -1.0, 0.5, 2.0, 0.0, -3.0]; // [OUT=3, IN=2]
@@ -32,20 +39,26 @@ fn small_blob() -> Vec<u8> {
         weights.extend_from_slice(&v.to_le_bytes());
     }
     let tensors = [
-        tensor(&[1, 2], Storage::Arena { offset: 0 }, 0, 0),          // 0: x
-        tensor(&[3, 2], Storage::Weights { offset: 0 }, 0, 0),        // 1: w
-        tensor(&[3], Storage::Weights { offset: 32 }, 0, 0),          // 2: b
-        tensor(&[1, 3], Storage::Arena { offset: 16 }, 0, 1),         // 3: h
-        tensor(&[3], Storage::Arena { offset: 16 }, 1, 2),            // 4: r (alias of h)
-        tensor(&[3], Storage::Arena { offset: 0 }, 2, u32::MAX),      // 5: y
+        tensor(&[1, 2], Storage::Arena { offset: 0 }, 0, 0), // 0: x
+        tensor(&[3, 2], Storage::Weights { offset: 0 }, 0, 0), // 1: w
+        tensor(&[3], Storage::Weights { offset: 32 }, 0, 0), // 2: b
+        tensor(&[1, 3], Storage::Arena { offset: 16 }, 0, 1), // 3: h
+        tensor(&[3], Storage::Arena { offset: 16 }, 1, 2),   // 4: r (alias of h)
+        tensor(&[3], Storage::Arena { offset: 0 }, 2, u32::MAX), // 5: y
     ];
     let ops = [
         OpRecord {
-            kind: OpKind::FullyConnected(FullyConnectedParams { act: Activation::Relu }),
+            kind: OpKind::FullyConnected(FullyConnectedParams {
+                act: Activation::Relu,
+            }),
             inputs: heapless::Vec::from_slice(&[0, 1, 2]).unwrap(),
             output: 3,
         },
-        OpRecord { kind: OpKind::Reshape, inputs: heapless::Vec::from_slice(&[3]).unwrap(), output: 4 },
+        OpRecord {
+            kind: OpKind::Reshape,
+            inputs: heapless::Vec::from_slice(&[3]).unwrap(),
+            output: 4,
+        },
         OpRecord {
             kind: OpKind::Softmax(SoftmaxParams { axis: 0 }),
             inputs: heapless::Vec::from_slice(&[4]).unwrap(),
@@ -59,11 +72,22 @@ fn small_blob() -> Vec<u8> {
         op_count: ops.len() as u32,
         inputs: heapless::Vec::from_slice(&[0]).unwrap(),
         outputs: heapless::Vec::from_slice(&[5]).unwrap(),
-        arena: ArenaPlan { persistent_bytes: 0, activation_bytes: 32, scratch_bytes: 0, lower_bound_bytes: 20 },
+        arena: ArenaPlan {
+            persistent_bytes: 0,
+            activation_bytes: 32,
+            scratch_bytes: 0,
+            lower_bound_bytes: 20,
+        },
     };
     let names = ["x", "w", "b", "h", "r", "y", "fc", "reshape", "softmax"];
-    write_blob(&BlobParts { info: &info, tensors: &tensors, ops: &ops, weights: &weights, names: Some(&names) })
-        .unwrap()
+    write_blob(&BlobParts {
+        info: &info,
+        tensors: &tensors,
+        ops: &ops,
+        weights: &weights,
+        names: Some(&names),
+    })
+    .unwrap()
 }
 
 /// The expected output, from the definitions: relu(W x + b), then softmax in f64.
@@ -94,7 +118,10 @@ fn runs_and_matches_the_definition() {
         let y = s.output(0).unwrap().as_f32().unwrap().to_vec();
         let want = expected(x);
         for k in 0..3 {
-            assert!((y[k] - want[k]).abs() < 1e-6, "x={x:?}: got {y:?}, want {want:?}");
+            assert!(
+                (y[k] - want[k]).abs() < 1e-6,
+                "x={x:?}: got {y:?}, want {want:?}"
+            );
         }
     }
 }
@@ -106,8 +133,18 @@ fn memory_report_accounts_for_the_arena() {
     let mut arena = AlignedBuf::zeroed(100);
     let mut s = Session::new(&model, arena.as_mut_bytes()).unwrap();
     let before = s.memory_report();
-    assert_eq!((before.arena_bytes, before.used_bytes, before.planned_bytes), (100, 32, 32));
-    assert_eq!((before.peak_bytes, before.lower_bound_bytes, before.scratch_bytes), (0, 20, 0));
+    assert_eq!(
+        (before.arena_bytes, before.used_bytes, before.planned_bytes),
+        (100, 32, 32)
+    );
+    assert_eq!(
+        (
+            before.peak_bytes,
+            before.lower_bound_bytes,
+            before.scratch_bytes
+        ),
+        (0, 20, 0)
+    );
     s.input(0).unwrap().write_f32(&[1.0, 1.0]).unwrap();
     s.run().unwrap();
     // The highest byte touched: h/r end at 16 + 12 = 28.
@@ -135,7 +172,10 @@ fn run_profiled_reports_every_op_in_order() {
     let mut s = Session::new(&model, arena.as_mut_bytes()).unwrap();
     let clock = FakeClock(Cell::new(0));
     let mut seen = Vec::new();
-    s.run_profiled(&clock, &mut |e| seen.push((e.index, e.op, e.kernels, e.ticks))).unwrap();
+    s.run_profiled(&clock, &mut |e| {
+        seen.push((e.index, e.op, e.kernels, e.ticks))
+    })
+    .unwrap();
     assert_eq!(
         seen,
         vec![
@@ -152,9 +192,21 @@ fn io_errors_name_what_is_wrong() {
     let model = Model::parse(blob.as_bytes()).unwrap();
     let mut arena = AlignedBuf::zeroed(model.arena_bytes());
     let mut s = Session::new(&model, arena.as_mut_bytes()).unwrap();
-    assert_eq!(s.input(0).unwrap().write_f32(&[1.0; 3]).unwrap_err(), Error::WrongLength { expected: 2, got: 3 });
-    assert_eq!(s.input(1).err().unwrap(), Error::NoSuchTensor { index: 1, count: 1 });
-    assert_eq!(s.output(3).err().unwrap(), Error::NoSuchTensor { index: 3, count: 1 });
+    assert_eq!(
+        s.input(0).unwrap().write_f32(&[1.0; 3]).unwrap_err(),
+        Error::WrongLength {
+            expected: 2,
+            got: 3
+        }
+    );
+    assert_eq!(
+        s.input(1).err().unwrap(),
+        Error::NoSuchTensor { index: 1, count: 1 }
+    );
+    assert_eq!(
+        s.output(3).err().unwrap(),
+        Error::NoSuchTensor { index: 3, count: 1 }
+    );
     assert_eq!(s.input(0).unwrap().dims(), &[1, 2]);
 }
 
@@ -171,10 +223,19 @@ fn a_partially_overlapping_output_is_rejected_at_parse() {
     moved.storage = Storage::Arena { offset: 0 };
     let replacement = postcard::to_allocvec(&moved).unwrap();
     assert_eq!(encoded.len(), replacement.len());
-    let at = bytes.windows(encoded.len()).position(|w| w == encoded.as_slice()).unwrap();
+    let at = bytes
+        .windows(encoded.len())
+        .position(|w| w == encoded.as_slice())
+        .unwrap();
     bytes[at..at + encoded.len()].copy_from_slice(&replacement);
     ember_core::format::write::fix_crc(&mut bytes);
     let blob = AlignedBuf::from_bytes(&bytes);
     let err = Model::parse(blob.as_bytes()).unwrap_err();
-    assert_eq!(err, Error::BadOp { op: 0, reason: "output overlaps an input in the arena" });
+    assert_eq!(
+        err,
+        Error::BadOp {
+            op: 0,
+            reason: "output overlaps an input in the arena"
+        }
+    );
 }

@@ -3,6 +3,8 @@
 //! - `ci`: everything CI checks, installing what it needs first (rustup targets, a Python venv under
 //!   `target/venv` for the golden-data check). Fails on the first failing step.
 
+mod firmware;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -81,7 +83,8 @@ impl Steps {
         eprintln!("\n==> {name}");
         let t = Instant::now();
         f().with_context(|| format!("step `{name}`"))?;
-        self.done.push((name.to_string(), t.elapsed().as_secs_f64()));
+        self.done
+            .push((name.to_string(), t.elapsed().as_secs_f64()));
         Ok(())
     }
 }
@@ -95,11 +98,20 @@ fn ci() -> Result<()> {
         run("rustup", &args)?;
         run("rustup", &["component", "add", "rustfmt", "clippy"])
     })?;
-    s.step("format", || run("cargo", &["fmt", "--all", "--", "--check"]))?;
+    s.step("format", || {
+        run("cargo", &["fmt", "--all", "--", "--check"])
+    })?;
     s.step("clippy", || {
         run(
             "cargo",
-            &["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"],
+            &[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ],
         )
     })?;
     s.step("ember-core for bare-metal targets (no_std, no alloc)", || {
@@ -120,8 +132,16 @@ fn ci() -> Result<()> {
         eprintln!("ember-core's normal dependencies (all build for thumbv6m-none-eabi, which has no std):\n{tree}");
         Ok(())
     })?;
-    s.step("tests", || run("cargo", &["test", "--workspace", "--all-targets"]))?;
-    s.step("doc tests", || run("cargo", &["test", "--workspace", "--doc"]))?;
+    s.step(
+        "firmware under QEMU (mps2-an386) matches onnxruntime",
+        || firmware::qemu_check(&root()),
+    )?;
+    s.step("tests", || {
+        run("cargo", &["test", "--workspace", "--all-targets"])
+    })?;
+    s.step("doc tests", || {
+        run("cargo", &["test", "--workspace", "--doc"])
+    })?;
     s.step("golden data reproduces with onnxruntime", || {
         let py = venv()?;
         run(
@@ -130,7 +150,10 @@ fn ci() -> Result<()> {
         )
     })?;
     s.step("README command 1: the demo", || {
-        run("cargo", &["run", "--release", "-p", "ember-cli", "--", "demo"])
+        run(
+            "cargo",
+            &["run", "--release", "-p", "ember-cli", "--", "demo"],
+        )
     })?;
 
     eprintln!("\nci summary:");
@@ -159,7 +182,18 @@ fn venv() -> Result<PathBuf> {
     let dir_s = dir.to_str().context("target path is not UTF-8")?;
     run("python3", &["-m", "venv", dir_s])?;
     let py = python.to_str().context("venv path is not UTF-8")?;
-    run(py, &["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", "tests/requirements.txt"])?;
+    run(
+        py,
+        &[
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+            "tests/requirements.txt",
+        ],
+    )?;
     std::fs::write(&stamp, wanted)?;
     Ok(python)
 }

@@ -21,6 +21,11 @@ pub const VERSION_MINOR: u16 = 0;
 pub const HEADER_LEN: usize = 24;
 /// Bytes in one section-table entry.
 pub const SECTION_ENTRY_LEN: usize = 16;
+/// CRC-32 (IEEE 802.3, the same as zlib's `crc32`) over the blob after the header. A one-slice table
+/// (1 KiB of flash) rather than the 16 KiB sliced tables of faster implementations: MCUs pay for flash.
+pub const CRC32: crc::Crc<u32, crc::Table<1>> =
+    crc::Crc::<u32, crc::Table<1>>::new(&crc::CRC_32_ISO_HDLC);
+
 /// Most sections a blob may have.
 pub const MAX_SECTIONS: usize = 16;
 /// Alignment of the blob start, of the weights section, and of every weight and arena tensor.

@@ -107,7 +107,7 @@ pub fn write_blob(parts: &BlobParts<'_>) -> Result<Vec<u8>, WriteError> {
     blob[6..8].copy_from_slice(&VERSION_MINOR.to_le_bytes());
     blob[12..16].copy_from_slice(&u32_of(total)?.to_le_bytes());
     blob[20..22].copy_from_slice(&(sections.len() as u16).to_le_bytes());
-    let crc = crc32fast::hash(&blob[HEADER_LEN..]);
+    let crc = super::CRC32.checksum(&blob[HEADER_LEN..]);
     blob[16..20].copy_from_slice(&crc.to_le_bytes());
     Ok(blob)
 }
@@ -116,7 +116,7 @@ pub fn write_blob(parts: &BlobParts<'_>) -> Result<Vec<u8>, WriteError> {
 /// the structural validation is exercised rather than the checksum).
 pub fn fix_crc(blob: &mut [u8]) {
     if blob.len() >= HEADER_LEN {
-        let crc = crc32fast::hash(&blob[HEADER_LEN..]);
+        let crc = super::CRC32.checksum(&blob[HEADER_LEN..]);
         blob[16..20].copy_from_slice(&crc.to_le_bytes());
     }
 }

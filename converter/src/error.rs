@@ -1,0 +1,102 @@
+//! The converter's one error type. Every message names what it is about (node, op type, opset, input,
+//! tensor) and, where there is one, what the user can do.
+
+/// Why a model could not be converted.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConvertError {
+    /// The bytes are not a decodable ONNX `ModelProto`.
+    #[error("not a valid ONNX model: {reason}")]
+    Decode {
+        /// The protobuf decoder's complaint.
+        reason: String,
+    },
+    /// The model as a whole is unusable (no graph, no default-domain opset, ...).
+    #[error("unsupported model: {reason}")]
+    Model {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A node uses an op Ember does not support.
+    #[error(
+        "node \"{node}\" (op {op}, opset {opset}): op {op} of domain \"{domain}\" is not supported \
+         by Ember; supported ops (default domain): {supported}"
+    )]
+    UnsupportedOp {
+        /// Node name.
+        node: String,
+        /// ONNX op type.
+        op: String,
+        /// Op domain (`""` is the default ONNX domain).
+        domain: String,
+        /// Opset of that domain imported by the model (0 when none).
+        opset: i64,
+        /// Comma-separated list of the supported ops.
+        supported: String,
+    },
+    /// A node's attributes, inputs or shapes cannot be converted.
+    #[error("node \"{node}\" (op {op}, opset {opset}): {reason}")]
+    Node {
+        /// Node name.
+        node: String,
+        /// ONNX op type.
+        op: String,
+        /// Default-domain opset of the model.
+        opset: i64,
+        /// What is wrong and, where possible, what to do.
+        reason: String,
+    },
+    /// A graph input cannot be given a static shape, or a `--shape` override does not fit it.
+    #[error("input \"{name}\": {reason}")]
+    Input {
+        /// Graph input name (or the name given in the override).
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A graph output cannot be produced by the blob.
+    #[error("output \"{name}\": {reason}")]
+    Output {
+        /// Graph output name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An initializer or constant cannot be read.
+    #[error("tensor \"{name}\": {reason}")]
+    Tensor {
+        /// Tensor name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The converted model exceeds a fixed limit of the blob format (rank, op inputs, graph inputs,
+    /// 4 GiB offsets).
+    #[error("the model exceeds a limit of the Ember format: {reason}")]
+    Limit {
+        /// Which limit.
+        reason: String,
+    },
+    /// The converter broke one of its own invariants; this is a bug in the converter.
+    #[error("internal converter error (please report it with the model): {reason}")]
+    Internal {
+        /// The broken invariant.
+        reason: String,
+    },
+}
+
+impl ConvertError {
+    /// Shorthand for [`ConvertError::Internal`].
+    pub(crate) fn internal(reason: impl Into<String>) -> Self {
+        ConvertError::Internal {
+            reason: reason.into(),
+        }
+    }
+
+    /// Shorthand for [`ConvertError::Limit`].
+    pub(crate) fn limit(reason: impl Into<String>) -> Self {
+        ConvertError::Limit {
+            reason: reason.into(),
+        }
+    }
+}

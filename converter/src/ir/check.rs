@@ -1,0 +1,74 @@
+//! The graph consistency check run after import and after every pass.
+
+use std::collections::HashSet;
+
+use super::{DType, Graph, TensorId, TensorLayout};
+
+impl Graph {
+    /// Verifies the IR's invariants: every node reads only graph inputs, constants and outputs of
+    /// earlier nodes; every tensor has at most one producer; node outputs are f32 activations; each
+    /// output shape is what the op infers from its input shapes; graph outputs are defined.
+    pub fn check(&self) -> Result<(), String> {
+        let in_range = |id: TensorId| id.0 < self.tensors.len();
+        let mut defined: HashSet<TensorId> = HashSet::new();
+        for &i in &self.inputs {
+            if !in_range(i) || self.is_const(i) {
+                return Err(format!("graph input {i:?} is not an activation"));
+            }
+            defined.insert(i);
+        }
+        for (id, t) in self.tensors.iter().enumerate() {
+            if t.data.is_some() {
+                defined.insert(TensorId(id));
+            }
+            if t.layout == TensorLayout::Nhwc && t.shape.len() != 4 {
+                return Err(format!(
+                    "tensor {} is NHWC but has rank {}",
+                    t.name,
+                    t.shape.len()
+                ));
+            }
+        }
+        for n in &self.nodes {
+            let mut shapes = Vec::with_capacity(n.inputs.len());
+            for &i in &n.inputs {
+                if !in_range(i) || !defined.contains(&i) {
+                    return Err(format!("node {} reads {i:?} before it is defined", n.name));
+                }
+                shapes.push(self.tensor(i).shape.as_slice());
+            }
+            if !in_range(n.output) || defined.contains(&n.output) {
+                return Err(format!(
+                    "node {} writes {:?}, which is already defined",
+                    n.name, n.output
+                ));
+            }
+            let out = self.tensor(n.output);
+            if out.dtype != DType::F32 {
+                return Err(format!(
+                    "node {} writes a non-f32 tensor {}",
+                    n.name, out.name
+                ));
+            }
+            let inferred =
+                n.op.infer(&shapes)
+                    .map_err(|e| format!("node {}: {e}", n.name))?;
+            if inferred != out.shape {
+                return Err(format!(
+                    "node {} ({}) infers {inferred:?} but its output {} is {:?}",
+                    n.name,
+                    n.op.name(),
+                    out.name,
+                    out.shape
+                ));
+            }
+            defined.insert(n.output);
+        }
+        for &o in &self.outputs {
+            if !in_range(o) || !defined.contains(&o) {
+                return Err(format!("graph output {o:?} is never defined"));
+            }
+        }
+        Ok(())
+    }
+}

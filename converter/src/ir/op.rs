@@ -1,0 +1,323 @@
+//! The IR's op enum and its shape inference. Parameters are resolved (no defaults, no negative axes),
+//! and are expressed against the stored dims of the tensors: a spatial op carries the layout it reads.
+
+use ember_core::ops::math::activation::Activation;
+use ember_core::ops::math::binary::BinaryOp;
+use ember_core::ops::math::unary::UnaryOp;
+
+use super::shape::{broadcast, numel, permute, window_out};
+
+/// Data layout of a spatial op's 4-D input and output (and of a convolution's weights: OIHW for
+/// `Nchw`, OHWI for `Nhwc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpatialLayout {
+    /// ONNX's layout, as imported.
+    Nchw,
+    /// Ember's layout, after the layout pass.
+    Nhwc,
+}
+
+/// A 2-D convolution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Conv2d {
+    /// `[h, w]`.
+    pub strides: [usize; 2],
+    /// `[h, w]`.
+    pub dilations: [usize; 2],
+    /// `[top, left, bottom, right]`.
+    pub pads: [usize; 4],
+    /// Groups (input and output channels are multiples of it).
+    pub groups: usize,
+    /// Fused activation.
+    pub act: Activation,
+    /// Layout of input, weights and output.
+    pub layout: SpatialLayout,
+}
+
+/// A 2-D max or average pooling window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pool2d {
+    /// `[h, w]`.
+    pub kernel: [usize; 2],
+    /// `[h, w]`.
+    pub strides: [usize; 2],
+    /// `[top, left, bottom, right]`.
+    pub pads: [usize; 4],
+    /// Average pooling counts padded cells.
+    pub count_include_pad: bool,
+    /// Layout of input and output.
+    pub layout: SpatialLayout,
+}
+
+/// What a node computes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// Inputs `x, w[, b]`.
+    Conv2d(Conv2d),
+    /// `y = act(x W^T + b)`; inputs `x [..., IN], w [OUT, IN][, b [OUT]]`.
+    FullyConnected {
+        /// Fused activation.
+        act: Activation,
+    },
+    /// Batched matrix multiply of two operands of rank >= 2.
+    MatMul,
+    /// Broadcasting element-wise binary op.
+    Binary {
+        /// The function.
+        op: BinaryOp,
+        /// Fused activation.
+        act: Activation,
+    },
+    /// Element-wise unary op.
+    Unary(UnaryOp),
+    /// Softmax along one axis.
+    Softmax {
+        /// The axis.
+        axis: usize,
+    },
+    /// Max pooling.
+    MaxPool(Pool2d),
+    /// Average pooling.
+    AvgPool(Pool2d),
+    /// Mean over the spatial dims.
+    GlobalAvgPool {
+        /// Layout of input and output.
+        layout: SpatialLayout,
+    },
+    /// Concatenation along one axis.
+    Concat {
+        /// The axis.
+        axis: usize,
+    },
+    /// Permutation of dims.
+    Transpose {
+        /// Output dim `i` is input dim `perm[i]`.
+        perm: Vec<usize>,
+    },
+    /// Constant padding.
+    Pad {
+        /// Elements added before each axis.
+        before: Vec<usize>,
+        /// Elements added after each axis.
+        after: Vec<usize>,
+        /// Fill value.
+        value: f32,
+    },
+    /// Same elements, new dims (also Flatten, Identity, and transposes of size-1 dims).
+    Reshape {
+        /// Output dims.
+        shape: Vec<usize>,
+    },
+}
+
+impl Op {
+    /// Short name for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Conv2d(_) => "Conv2d",
+            Op::FullyConnected { .. } => "FullyConnected",
+            Op::MatMul => "MatMul",
+            Op::Binary { .. } => "Binary",
+            Op::Unary(_) => "Unary",
+            Op::Softmax { .. } => "Softmax",
+            Op::MaxPool(_) => "MaxPool2d",
+            Op::AvgPool(_) => "AvgPool2d",
+            Op::GlobalAvgPool { .. } => "GlobalAvgPool",
+            Op::Concat { .. } => "Concat",
+            Op::Transpose { .. } => "Transpose",
+            Op::Pad { .. } => "Pad",
+            Op::Reshape { .. } => "Reshape",
+        }
+    }
+
+    /// The fused activation, for ops that have one.
+    pub fn activation_mut(&mut self) -> Option<&mut Activation> {
+        match self {
+            Op::Conv2d(c) => Some(&mut c.act),
+            Op::FullyConnected { act } | Op::Binary { act, .. } => Some(act),
+            _ => None,
+        }
+    }
+
+    /// The output dims for these input dims, or why they do not fit the op.
+    pub fn infer(&self, x: &[&[usize]]) -> Result<Vec<usize>, String> {
+        let arity = |lo: usize, hi: usize| {
+            if x.len() < lo || x.len() > hi {
+                Err(format!("expects {lo} to {hi} inputs, got {}", x.len()))
+            } else {
+                Ok(())
+            }
+        };
+        match self {
+            Op::Conv2d(c) => {
+                arity(2, 3)?;
+                infer_conv(c, x[0], x[1], x.get(2).copied())
+            }
+            Op::FullyConnected { .. } => {
+                arity(2, 3)?;
+                let (xs, w) = (x[0], x[1]);
+                let inner = *xs.last().ok_or("the input must have rank >= 1")?;
+                if w.len() != 2 || w[1] != inner {
+                    return Err(format!(
+                        "weights {w:?} do not fit input {xs:?} (expected [OUT, {inner}])"
+                    ));
+                }
+                if let Some(b) = x.get(2) {
+                    if **b != [w[0]] {
+                        return Err(format!("bias {b:?} must be [{}]", w[0]));
+                    }
+                }
+                let mut y = xs.to_vec();
+                *y.last_mut().ok_or("the input must have rank >= 1")? = w[0];
+                Ok(y)
+            }
+            Op::MatMul => {
+                arity(2, 2)?;
+                let (a, b) = (x[0], x[1]);
+                if a.len() < 2 || b.len() < 2 {
+                    return Err(format!("operands {a:?} and {b:?} must have rank >= 2"));
+                }
+                let (m, k) = (a[a.len() - 2], a[a.len() - 1]);
+                let (k2, n) = (b[b.len() - 2], b[b.len() - 1]);
+                if k != k2 {
+                    return Err(format!("inner dims of {a:?} and {b:?} differ"));
+                }
+                let mut y = broadcast(&a[..a.len() - 2], &b[..b.len() - 2])?;
+                y.extend([m, n]);
+                Ok(y)
+            }
+            Op::Binary { .. } => {
+                arity(2, 2)?;
+                broadcast(x[0], x[1])
+            }
+            Op::Unary(_) => {
+                arity(1, 1)?;
+                Ok(x[0].to_vec())
+            }
+            Op::Softmax { axis } => {
+                arity(1, 1)?;
+                if *axis >= x[0].len() {
+                    return Err(format!("axis {axis} is out of range for {:?}", x[0]));
+                }
+                Ok(x[0].to_vec())
+            }
+            Op::MaxPool(p) | Op::AvgPool(p) => {
+                arity(1, 1)?;
+                infer_pool(p, x[0])
+            }
+            Op::GlobalAvgPool { layout } => {
+                arity(1, 1)?;
+                match (x[0], layout) {
+                    ([n, c, _, _], SpatialLayout::Nchw) => Ok(vec![*n, *c, 1, 1]),
+                    ([n, _, _, c], SpatialLayout::Nhwc) => Ok(vec![*n, 1, 1, *c]),
+                    (s, _) => Err(format!("input {s:?} must have rank 4")),
+                }
+            }
+            Op::Concat { axis } => {
+                arity(1, usize::MAX)?;
+                let first = x[0];
+                if *axis >= first.len() {
+                    return Err(format!("axis {axis} is out of range for {first:?}"));
+                }
+                let mut y = first.to_vec();
+                y[*axis] = 0;
+                for s in x {
+                    let same_rank = s.len() == first.len();
+                    if !same_rank || (0..s.len()).any(|i| i != *axis && s[i] != first[i]) {
+                        return Err(format!(
+                            "input {s:?} does not match {first:?} outside axis {axis}"
+                        ));
+                    }
+                    y[*axis] = y[*axis].checked_add(s[*axis]).ok_or("size overflows")?;
+                }
+                Ok(y)
+            }
+            Op::Transpose { perm } => {
+                arity(1, 1)?;
+                permute(x[0], perm)
+            }
+            Op::Pad { before, after, .. } => {
+                arity(1, 1)?;
+                let s = x[0];
+                if before.len() != s.len() || after.len() != s.len() {
+                    return Err(format!("pads do not match rank {}", s.len()));
+                }
+                (0..s.len())
+                    .map(|i| {
+                        s[i].checked_add(before[i])
+                            .and_then(|v| v.checked_add(after[i]))
+                            .ok_or_else(|| "padded size overflows".to_string())
+                    })
+                    .collect()
+            }
+            Op::Reshape { shape } => {
+                arity(1, 1)?;
+                if numel(x[0])? != numel(shape)? {
+                    return Err(format!(
+                        "cannot reshape {:?} to {shape:?}: element counts differ",
+                        x[0]
+                    ));
+                }
+                Ok(shape.clone())
+            }
+        }
+    }
+}
+
+fn infer_conv(
+    c: &Conv2d,
+    x: &[usize],
+    w: &[usize],
+    b: Option<&[usize]>,
+) -> Result<Vec<usize>, String> {
+    let (n, ch, h, wd) = match (x, c.layout) {
+        ([n, ch, h, wd], SpatialLayout::Nchw) => (*n, *ch, *h, *wd),
+        ([n, h, wd, ch], SpatialLayout::Nhwc) => (*n, *ch, *h, *wd),
+        _ => return Err(format!("input {x:?} must have rank 4")),
+    };
+    let (m, wc, kh, kw) = match (w, c.layout) {
+        ([m, wc, kh, kw], SpatialLayout::Nchw) => (*m, *wc, *kh, *kw),
+        ([m, kh, kw, wc], SpatialLayout::Nhwc) => (*m, *wc, *kh, *kw),
+        _ => return Err(format!("weights {w:?} must have rank 4")),
+    };
+    let g = c.groups;
+    if g == 0 || ch % g != 0 || m % g != 0 || ch / g != wc {
+        return Err(format!(
+            "input channels {ch}, output channels {m}, weight channels {wc} and group {g} do not fit \
+             (need channels = weight channels x group, both channel counts multiples of group)"
+        ));
+    }
+    if let Some(b) = b {
+        if b != [m] {
+            return Err(format!("bias {b:?} must be [{m}]"));
+        }
+    }
+    let [pt, pl, pb, pr] = c.pads;
+    let oh = window_out(h, kh, c.strides[0], c.dilations[0], pt, pb)?;
+    let ow = window_out(wd, kw, c.strides[1], c.dilations[1], pl, pr)?;
+    Ok(match c.layout {
+        SpatialLayout::Nchw => vec![n, m, oh, ow],
+        SpatialLayout::Nhwc => vec![n, oh, ow, m],
+    })
+}
+
+fn infer_pool(p: &Pool2d, x: &[usize]) -> Result<Vec<usize>, String> {
+    let (n, c, h, w) = match (x, p.layout) {
+        ([n, c, h, w], SpatialLayout::Nchw) => (*n, *c, *h, *w),
+        ([n, h, w, c], SpatialLayout::Nhwc) => (*n, *c, *h, *w),
+        _ => return Err(format!("input {x:?} must have rank 4")),
+    };
+    let [pt, pl, pb, pr] = p.pads;
+    if pt >= p.kernel[0] || pb >= p.kernel[0] || pl >= p.kernel[1] || pr >= p.kernel[1] {
+        return Err(format!(
+            "pads {:?} must be smaller than the window {:?}",
+            p.pads, p.kernel
+        ));
+    }
+    let oh = window_out(h, p.kernel[0], p.strides[0], 1, pt, pb)?;
+    let ow = window_out(w, p.kernel[1], p.strides[1], 1, pl, pr)?;
+    Ok(match p.layout {
+        SpatialLayout::Nchw => vec![n, c, oh, ow],
+        SpatialLayout::Nhwc => vec![n, oh, ow, c],
+    })
+}

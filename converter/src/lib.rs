@@ -1,0 +1,160 @@
+//! # ember-convert
+//!
+//! Ember's host-side converter: it turns an ONNX model into a `.ember` blob that `ember-core` runs.
+//!
+//! The pipeline, one module per step:
+//! 1. [`onnx`]: decode the protobuf (hand-written `prost` messages), give every input a static shape,
+//!    and import each node into the graph IR ([`ir`]), inferring shapes as it goes;
+//! 2. [`passes`]: remove identities, fuse activations, move spatial ops to NHWC, simplify transposes
+//!    and reshapes, drop dead nodes;
+//! 3. [`lower`]: map to the blob's closed op set, lay out the weights, and plan the activation arena
+//!    ([`plan`]);
+//! 4. write the blob with `ember_core::format::write::write_blob`.
+//!
+//! ```no_run
+//! let onnx = std::fs::read("model.onnx").unwrap();
+//! let out = ember_convert::convert(&onnx, &ember_convert::ConvertOptions::default()).unwrap();
+//! println!("arena {} bytes", out.report.arena.activation_bytes);
+//! std::fs::write("model.ember", &out.blob).unwrap();
+//! ```
+#![warn(missing_docs)]
+
+mod error;
+pub mod ir;
+pub mod lower;
+pub mod onnx;
+pub mod passes;
+pub mod plan;
+
+use ember_core::format::write::{write_blob, BlobParts};
+use ember_core::format::{ArenaPlan, ModelInfo};
+
+pub use error::ConvertError;
+
+/// Options of a conversion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConvertOptions {
+    /// Static shapes for graph inputs (`--shape NAME=d0,d1,...`): each fixes every dim of the named
+    /// input and must have its rank.
+    pub shapes: Vec<(String, Vec<usize>)>,
+    /// Write the optional names table (tensor names, then node names) into the blob.
+    pub keep_names: bool,
+}
+
+impl Default for ConvertOptions {
+    fn default() -> Self {
+        ConvertOptions {
+            shapes: Vec::new(),
+            keep_names: true,
+        }
+    }
+}
+
+impl ConvertOptions {
+    /// Parses a `--shape` argument, `NAME=d0,d1,...` (e.g. `input=360,1,8,8`).
+    pub fn parse_shape(arg: &str) -> Result<(String, Vec<usize>), String> {
+        let (name, dims) = arg
+            .rsplit_once('=')
+            .ok_or_else(|| format!("--shape {arg}: expected NAME=d0,d1,..."))?;
+        let dims = dims
+            .split(',')
+            .map(|d| d.trim().parse::<usize>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| format!("--shape {arg}: dims must be non-negative integers"))?;
+        Ok((name.to_string(), dims))
+    }
+}
+
+/// What a conversion produced, besides the blob.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConvertReport {
+    /// Things the user should know: defaults taken (e.g. a dynamic batch set to 1), values ignored.
+    pub notices: Vec<String>,
+    /// The memory plan written into the blob.
+    pub arena: ArenaPlan,
+    /// Size of the blob.
+    pub blob_bytes: usize,
+    /// Size of the weights section (with alignment padding).
+    pub weights_bytes: usize,
+    /// Every op of the blob in execution order: (node name, Ember op name). Fused nodes are named
+    /// `producer+activation`; nodes the converter adds are named after the tensor or node they serve.
+    pub ops: Vec<(String, &'static str)>,
+    /// Graph inputs with their (static, ONNX-layout) shapes.
+    pub inputs: Vec<(String, Vec<usize>)>,
+    /// Graph outputs with their (ONNX-layout) shapes.
+    pub outputs: Vec<(String, Vec<usize>)>,
+}
+
+/// A converted model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Converted {
+    /// The `.ember` blob.
+    pub blob: Vec<u8>,
+    /// What was done.
+    pub report: ConvertReport,
+}
+
+/// The producer string written into every blob.
+pub const PRODUCER: &str = concat!("ember-convert ", env!("CARGO_PKG_VERSION"));
+
+/// Converts an ONNX model (the bytes of an `.onnx` file) into a blob.
+pub fn convert(onnx_bytes: &[u8], opts: &ConvertOptions) -> Result<Converted, ConvertError> {
+    let mut notices = Vec::new();
+    let mut graph = onnx::import(onnx_bytes, opts, &mut notices)?;
+    passes::run(&mut graph)?;
+    let lowered = lower::lower(&graph)?;
+
+    let io = |ids: &[ir::TensorId]| -> Vec<(String, Vec<usize>)> {
+        ids.iter()
+            .map(|&t| (graph.tensor(t).name.clone(), graph.tensor(t).shape.clone()))
+            .collect()
+    };
+    let count = |n: usize| u32::try_from(n).map_err(|_| ConvertError::limit("too many records"));
+    let info = ModelInfo {
+        producer: PRODUCER,
+        source_hash: fnv1a64(onnx_bytes),
+        tensor_count: count(lowered.tensors.len())?,
+        op_count: count(lowered.ops.len())?,
+        // `lower` checked that there are at most MAX_GRAPH_IO of each, so these collects fit.
+        inputs: lowered.inputs.iter().copied().collect(),
+        outputs: lowered.outputs.iter().copied().collect(),
+        arena: lowered.arena,
+    };
+    let names: Vec<&str> = lowered
+        .tensor_names
+        .iter()
+        .chain(&lowered.op_names)
+        .map(String::as_str)
+        .collect();
+    let blob = write_blob(&BlobParts {
+        info: &info,
+        tensors: &lowered.tensors,
+        ops: &lowered.ops,
+        weights: &lowered.weights,
+        names: opts.keep_names.then_some(names.as_slice()),
+    })
+    .map_err(|e| ConvertError::limit(format!("writing the blob: {e}")))?;
+
+    let report = ConvertReport {
+        notices,
+        arena: lowered.arena,
+        blob_bytes: blob.len(),
+        weights_bytes: lowered.weights.len(),
+        ops: lowered
+            .op_names
+            .iter()
+            .zip(&lowered.ops)
+            .map(|(n, op)| (n.clone(), op.kind.name()))
+            .collect(),
+        inputs: io(&graph.inputs),
+        outputs: io(&graph.outputs),
+    };
+    Ok(Converted { blob, report })
+}
+
+/// FNV-1a, 64-bit: the source-model hash recorded in the blob.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}

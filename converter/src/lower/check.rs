@@ -1,0 +1,105 @@
+//! Checks of the lowered records, run on every conversion (they are cheap): every weight lies inside
+//! the weights section and is aligned; no op's output bytes overlap the arena bytes of one of its
+//! inputs, except a Reshape whose output aliases its input exactly; and every op passes the runtime
+//! kernel's own `validate`, so a blob the converter writes is one `Model::parse` accepts.
+
+use ember_core::format::{Storage, TensorRecord, ALIGN};
+use ember_core::ops;
+use ember_core::OpKind;
+
+use super::Lowered;
+use crate::ConvertError;
+
+fn bytes(t: &TensorRecord) -> usize {
+    t.dims.iter().map(|&d| d as usize).product::<usize>() * t.dtype.size()
+}
+
+/// Runs the checks; a failure is a converter bug, reported as [`ConvertError::Internal`].
+pub fn check(l: &Lowered) -> Result<(), ConvertError> {
+    for (i, t) in l.tensors.iter().enumerate() {
+        if let Storage::Weights { offset } = t.storage {
+            let (start, end) = (offset as usize, offset as usize + bytes(t));
+            if !start.is_multiple_of(ALIGN) || end > l.weights.len() {
+                return Err(ConvertError::internal(format!(
+                    "weight tensor {i} ({}) at [{start}, {end}) is misaligned or outside the {} \
+                     weight bytes",
+                    l.tensor_names[i],
+                    l.weights.len()
+                )));
+            }
+        }
+    }
+    let range = |id: u32| match l.tensors[id as usize].storage {
+        Storage::Arena { offset } => {
+            let start = offset as usize;
+            Some((start, start + bytes(&l.tensors[id as usize])))
+        }
+        Storage::Weights { .. } => None,
+    };
+    for (step, op) in l.ops.iter().enumerate() {
+        validate_op(l, step)?;
+        let Some((os, oe)) = range(op.output) else {
+            return Err(ConvertError::internal(format!(
+                "op {step} ({}) writes into the weights",
+                l.op_names[step]
+            )));
+        };
+        for &input in &op.inputs {
+            let Some((is, ie)) = range(input) else {
+                continue;
+            };
+            let alias = matches!(op.kind, OpKind::Reshape) && (is, ie) == (os, oe);
+            if !alias && is < oe && os < ie {
+                return Err(ConvertError::internal(format!(
+                    "op {step} ({}) writes [{os}, {oe}) over its input {} at [{is}, {ie})",
+                    l.op_names[step], l.tensor_names[input as usize]
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs the kernel's shape check of op `step`.
+fn validate_op(l: &Lowered, step: usize) -> Result<(), ConvertError> {
+    let op = &l.ops[step];
+    let dims = |id: u32| -> Vec<usize> {
+        l.tensors[id as usize]
+            .dims
+            .iter()
+            .map(|&d| d as usize)
+            .collect()
+    };
+    let xs: Vec<Vec<usize>> = op.inputs.iter().map(|&i| dims(i)).collect();
+    let y = dims(op.output);
+    let (x, w, b) = (
+        xs.first().map_or(&[][..], Vec::as_slice),
+        xs.get(1).map_or(&[][..], Vec::as_slice),
+        xs.get(2).map(Vec::as_slice),
+    );
+    let checked = match &op.kind {
+        OpKind::Conv2d(p) => ops::nn::conv::validate(p, x, w, b, &y),
+        OpKind::FullyConnected(p) => ops::nn::fully_connected::validate(p, x, w, b, &y),
+        OpKind::MatMul(p) => ops::nn::matmul::validate(p, x, w, &y),
+        OpKind::Binary(p) => ops::math::binary::validate(p, x, w, &y),
+        OpKind::Unary(p) => ops::math::unary::validate(p, x, &y),
+        OpKind::Softmax(p) => ops::nn::softmax::validate(p, x, &y),
+        OpKind::MaxPool2d(p) => ops::pool::max_pool::validate(p, x, &y),
+        OpKind::AvgPool2d(p) => ops::pool::avg_pool::validate(p, x, &y),
+        OpKind::GlobalAvgPool => ops::pool::global_avg_pool::validate(x, &y),
+        OpKind::Concat(p) => {
+            let all: Vec<&[usize]> = xs.iter().map(Vec::as_slice).collect();
+            ops::array::concat::validate(p, &all, &y)
+        }
+        OpKind::Transpose(p) => ops::array::transpose::validate(p, x, &y),
+        OpKind::Pad(p) => ops::array::pad::validate(p, x, &y),
+        OpKind::Reshape => ops::array::reshape::validate(x, &y),
+    };
+    checked.map_err(|e| {
+        ConvertError::internal(format!(
+            "op {step} ({}, {}) fails the runtime's shape check: {e}",
+            l.op_names[step],
+            op.kind.name()
+        ))
+    })
+}

@@ -1,0 +1,238 @@
+//! Lowering: the IR graph (after the passes, in Ember's layout) to the blob's records. Picks the
+//! tensors the ops use, lays out the weights section (f32 little-endian, 16-byte aligned), plans the
+//! activation arena ([`memory`]), fills every record, and checks the result (the `check` module).
+
+mod check;
+pub mod memory;
+mod ops;
+
+use std::collections::HashMap;
+
+use ember_core::format::{ArenaPlan, Dims, OpRecord, Storage, TensorRecord, MAX_GRAPH_IO};
+use ember_core::DType;
+
+use crate::ir::{ConstData, Graph, Op, TensorId};
+use crate::plan::align_up;
+use crate::ConvertError;
+use memory::ArenaTensor;
+
+/// Everything the blob holds, ready for `write_blob`.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    /// Tensor table.
+    pub tensors: Vec<TensorRecord>,
+    /// Ops in execution order.
+    pub ops: Vec<OpRecord>,
+    /// Weights section.
+    pub weights: Vec<u8>,
+    /// Tensor names (same order as `tensors`).
+    pub tensor_names: Vec<String>,
+    /// Op (node) names (same order as `ops`).
+    pub op_names: Vec<String>,
+    /// Graph input tensor ids.
+    pub inputs: Vec<u32>,
+    /// Graph output tensor ids.
+    pub outputs: Vec<u32>,
+    /// Memory plan.
+    pub arena: ArenaPlan,
+}
+
+/// Lowers the graph.
+pub fn lower(g: &Graph) -> Result<Lowered, ConvertError> {
+    for &o in &g.outputs {
+        if g.is_const(o) {
+            return Err(ConvertError::Output {
+                name: g.tensor(o).name.clone(),
+                reason: "is a constant (computed at conversion time); Ember needs every output to \
+                         be computed by an op"
+                    .into(),
+            });
+        }
+    }
+    if g.inputs.len() > MAX_GRAPH_IO || g.outputs.len() > MAX_GRAPH_IO {
+        return Err(ConvertError::limit(format!(
+            "{} inputs and {} outputs; at most {MAX_GRAPH_IO} of each",
+            g.inputs.len(),
+            g.outputs.len()
+        )));
+    }
+
+    // Record ids: graph inputs first, then tensors in order of first use.
+    let mut ids: HashMap<TensorId, u32> = HashMap::new();
+    let mut order: Vec<TensorId> = Vec::new();
+    let mut record = |t: TensorId, ids: &mut HashMap<TensorId, u32>| -> Result<u32, ConvertError> {
+        if let Some(&r) = ids.get(&t) {
+            return Ok(r);
+        }
+        let r = u32::try_from(order.len()).map_err(|_| ConvertError::limit("too many tensors"))?;
+        ids.insert(t, r);
+        order.push(t);
+        Ok(r)
+    };
+    for &t in &g.inputs {
+        record(t, &mut ids)?;
+    }
+    let mut op_records = Vec::with_capacity(g.nodes.len());
+    for n in &g.nodes {
+        let kind = ops::lower_op(n)?;
+        let mut inputs = heapless::Vec::new();
+        for &i in &n.inputs {
+            let r = record(i, &mut ids)?;
+            inputs.push(r).map_err(|_| {
+                ConvertError::limit(format!(
+                    "node \"{}\" has {} inputs; at most {}",
+                    n.name,
+                    n.inputs.len(),
+                    ember_core::format::MAX_OP_INPUTS
+                ))
+            })?;
+        }
+        let output = record(n.output, &mut ids)?;
+        op_records.push(OpRecord {
+            kind,
+            inputs,
+            output,
+        });
+    }
+    for &t in &g.outputs {
+        record(t, &mut ids)?;
+    }
+
+    // Lifetimes in op steps.
+    let n_ops = g.nodes.len();
+    let mut first = vec![0usize; order.len()];
+    let mut last = vec![0usize; order.len()];
+    for (step, op) in op_records.iter().enumerate() {
+        first[op.output as usize] = step;
+        last[op.output as usize] = last[op.output as usize].max(step);
+        for &i in &op.inputs {
+            last[i as usize] = step;
+        }
+    }
+    let is_output = |t: TensorId| g.outputs.contains(&t);
+
+    // Weights and arena tensors.
+    let mut weights: Vec<u8> = Vec::new();
+    let mut storage = Vec::with_capacity(order.len());
+    let mut arena_tensors: Vec<ArenaTensor> = Vec::new();
+    let mut arena_index: HashMap<u32, usize> = HashMap::new();
+    for (r, &t) in order.iter().enumerate() {
+        let tensor = g.tensor(t);
+        let numel = crate::ir::shape::numel(&tensor.shape).map_err(ConvertError::limit)?;
+        if numel == 0 {
+            return Err(ConvertError::Tensor {
+                name: tensor.name.clone(),
+                reason: format!(
+                    "has shape {:?} with no elements, which Ember does not support",
+                    tensor.shape
+                ),
+            });
+        }
+        match &tensor.data {
+            Some(ConstData::F32(v)) => {
+                let offset = u32::try_from(weights.len())
+                    .map_err(|_| ConvertError::limit("the weights exceed 4 GiB"))?;
+                for x in v {
+                    weights.extend_from_slice(&x.to_le_bytes());
+                }
+                weights.resize(align_up(weights.len()), 0);
+                storage.push(Some(Storage::Weights { offset }));
+            }
+            Some(ConstData::I64(_)) => {
+                return Err(ConvertError::internal(format!(
+                    "integer constant {} is read by an op",
+                    tensor.name
+                )))
+            }
+            None => {
+                storage.push(None);
+                arena_index.insert(r as u32, arena_tensors.len());
+                arena_tensors.push(ArenaTensor {
+                    bytes: align_up(numel.saturating_mul(4)),
+                    first_use: first[r],
+                    last_use: if is_output(t) { n_ops } else { last[r] },
+                    is_input: g.is_input(t),
+                    is_output: is_output(t),
+                });
+            }
+        }
+    }
+    let reshapes: Vec<(usize, usize)> = g
+        .nodes
+        .iter()
+        .zip(&op_records)
+        .filter(|(n, _)| matches!(n.op, Op::Reshape { .. }))
+        .filter_map(|(_, op)| {
+            let x = *arena_index.get(op.inputs.first()?)?;
+            Some((x, *arena_index.get(&op.output)?))
+        })
+        .collect();
+    let plan = memory::plan(&arena_tensors, &reshapes)?;
+
+    let mut tensors = Vec::with_capacity(order.len());
+    for (r, &t) in order.iter().enumerate() {
+        let tensor = g.tensor(t);
+        let mut dims = Dims::new();
+        for &d in &tensor.shape {
+            let d = u32::try_from(d)
+                .map_err(|_| ConvertError::limit(format!("dim {d} of {}", tensor.name)))?;
+            dims.push(d).map_err(|_| {
+                ConvertError::limit(format!(
+                    "tensor \"{}\" has rank {}; at most {}",
+                    tensor.name,
+                    tensor.shape.len(),
+                    ember_core::ops::MAX_RANK
+                ))
+            })?;
+        }
+        let storage = match storage[r] {
+            Some(s) => s,
+            None => {
+                // Every tensor without storage was given an arena index above.
+                let offset = plan.offsets[arena_index[&(r as u32)]];
+                Storage::Arena {
+                    offset: u32::try_from(offset)
+                        .map_err(|_| ConvertError::limit("the arena exceeds 4 GiB"))?,
+                }
+            }
+        };
+        let is_weight = matches!(storage, Storage::Weights { .. });
+        tensors.push(TensorRecord {
+            dtype: DType::F32,
+            dims,
+            storage,
+            quant: None,
+            first_use: if is_weight || g.is_input(t) {
+                0
+            } else {
+                first[r] as u32
+            },
+            last_use: if is_output(t) {
+                u32::MAX
+            } else {
+                last[r] as u32
+            },
+        });
+    }
+    let u32_of =
+        |n: usize| u32::try_from(n).map_err(|_| ConvertError::limit("the arena exceeds 4 GiB"));
+    let arena = ArenaPlan {
+        persistent_bytes: 0,
+        activation_bytes: u32_of(plan.total)?,
+        scratch_bytes: 0,
+        lower_bound_bytes: u32_of(plan.lower_bound)?,
+    };
+    // Every graph input and output was given a record id above.
+    let lowered = Lowered {
+        inputs: g.inputs.iter().map(|t| ids[t]).collect(),
+        outputs: g.outputs.iter().map(|t| ids[t]).collect(),
+        tensor_names: order.iter().map(|&t| g.tensor(t).name.clone()).collect(),
+        op_names: g.nodes.iter().map(|n| n.name.clone()).collect(),
+        tensors,
+        ops: op_records,
+        weights,
+        arena,
+    };
+    check::check(&lowered)?;
+    Ok(lowered)
+}

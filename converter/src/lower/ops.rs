@@ -1,0 +1,118 @@
+//! IR ops to the blob's closed [`OpKind`] enum, with parameters narrowed to the blob's integer widths.
+
+use ember_core::ops::array::{concat::ConcatParams, pad::PadParams, transpose::TransposeParams};
+use ember_core::ops::math::{binary::BinaryParams, unary::UnaryParams};
+use ember_core::ops::nn::{
+    conv::Conv2dParams, fully_connected::FullyConnectedParams, matmul::MatMulParams,
+    softmax::SoftmaxParams,
+};
+use ember_core::ops::pool::Pool2dParams;
+use ember_core::ops::MAX_RANK;
+use ember_core::OpKind;
+
+use crate::ir::{Node, Op, Pool2d, SpatialLayout};
+use crate::ConvertError;
+
+/// The blob op for an IR node (which must be in Ember's layout).
+pub fn lower_op(n: &Node) -> Result<OpKind, ConvertError> {
+    let too_big = |what: &str, v: usize, max: usize| {
+        ConvertError::limit(format!(
+            "node \"{}\": {what} {v} exceeds Ember's maximum {max}",
+            n.name
+        ))
+    };
+    let u16_of =
+        |what: &str, v: usize| u16::try_from(v).map_err(|_| too_big(what, v, u16::MAX.into()));
+    let u8_of =
+        |what: &str, v: usize| u8::try_from(v).map_err(|_| too_big(what, v, u8::MAX.into()));
+    let nhwc = |layout: SpatialLayout| {
+        if layout == SpatialLayout::Nhwc {
+            Ok(())
+        } else {
+            Err(ConvertError::internal(format!(
+                "node \"{}\" reached lowering in NCHW layout",
+                n.name
+            )))
+        }
+    };
+    let pool = |p: &Pool2d| -> Result<Pool2dParams, ConvertError> {
+        nhwc(p.layout)?;
+        Ok(Pool2dParams {
+            kernel_h: u16_of("kernel height", p.kernel[0])?,
+            kernel_w: u16_of("kernel width", p.kernel[1])?,
+            stride_h: u16_of("stride", p.strides[0])?,
+            stride_w: u16_of("stride", p.strides[1])?,
+            pad_top: u16_of("padding", p.pads[0])?,
+            pad_left: u16_of("padding", p.pads[1])?,
+            pad_bottom: u16_of("padding", p.pads[2])?,
+            pad_right: u16_of("padding", p.pads[3])?,
+            count_include_pad: p.count_include_pad,
+        })
+    };
+    Ok(match &n.op {
+        Op::Conv2d(c) => {
+            nhwc(c.layout)?;
+            OpKind::Conv2d(Conv2dParams {
+                stride_h: u16_of("stride", c.strides[0])?,
+                stride_w: u16_of("stride", c.strides[1])?,
+                dilation_h: u16_of("dilation", c.dilations[0])?,
+                dilation_w: u16_of("dilation", c.dilations[1])?,
+                pad_top: u16_of("padding", c.pads[0])?,
+                pad_left: u16_of("padding", c.pads[1])?,
+                pad_bottom: u16_of("padding", c.pads[2])?,
+                pad_right: u16_of("padding", c.pads[3])?,
+                groups: u16_of("group", c.groups)?,
+                act: c.act,
+            })
+        }
+        Op::FullyConnected { act } => OpKind::FullyConnected(FullyConnectedParams { act: *act }),
+        Op::MatMul => OpKind::MatMul(MatMulParams {}),
+        Op::Binary { op, act } => OpKind::Binary(BinaryParams { op: *op, act: *act }),
+        Op::Unary(op) => OpKind::Unary(UnaryParams { op: *op }),
+        Op::Softmax { axis } => OpKind::Softmax(SoftmaxParams {
+            axis: u8_of("axis", *axis)?,
+        }),
+        Op::MaxPool(p) => OpKind::MaxPool2d(pool(p)?),
+        Op::AvgPool(p) => OpKind::AvgPool2d(pool(p)?),
+        Op::GlobalAvgPool { layout } => {
+            nhwc(*layout)?;
+            OpKind::GlobalAvgPool
+        }
+        Op::Concat { axis } => OpKind::Concat(ConcatParams {
+            axis: u8_of("axis", *axis)?,
+        }),
+        Op::Transpose { perm } => {
+            if perm.len() > MAX_RANK {
+                return Err(too_big("rank", perm.len(), MAX_RANK));
+            }
+            // Entries past the rank do not count; they are filled with the identity.
+            let mut p: [u8; MAX_RANK] = core::array::from_fn(|i| i as u8);
+            for (slot, &v) in p.iter_mut().zip(perm) {
+                *slot = u8_of("axis", v)?;
+            }
+            OpKind::Transpose(TransposeParams { perm: p })
+        }
+        Op::Pad {
+            before,
+            after,
+            value,
+        } => {
+            if before.len() > MAX_RANK {
+                return Err(too_big("rank", before.len(), MAX_RANK));
+            }
+            let mut params = PadParams {
+                before: [0; MAX_RANK],
+                after: [0; MAX_RANK],
+                value: *value,
+            };
+            for i in 0..before.len() {
+                params.before[i] = u32::try_from(before[i])
+                    .map_err(|_| too_big("padding", before[i], u32::MAX as usize))?;
+                params.after[i] = u32::try_from(after[i])
+                    .map_err(|_| too_big("padding", after[i], u32::MAX as usize))?;
+            }
+            OpKind::Pad(params)
+        }
+        Op::Reshape { .. } => OpKind::Reshape,
+    })
+}

@@ -1,0 +1,117 @@
+//! Static shapes for graph inputs: `--shape` overrides first, then a dynamic leading (batch) dim
+//! defaults to 1 with a notice; any other dynamic dim is an error that says how to fix it.
+
+use crate::onnx::proto::{data_type, DimensionValue, TypeValue, ValueInfoProto};
+use crate::ConvertError;
+
+/// The static shape of graph input `vi`, given the user's override for it, if any.
+pub fn input_shape(
+    vi: &ValueInfoProto,
+    over: Option<&[usize]>,
+    notices: &mut Vec<String>,
+) -> Result<Vec<usize>, ConvertError> {
+    let name = vi.name.as_str();
+    let err = |reason: String| ConvertError::Input {
+        name: name.to_string(),
+        reason,
+    };
+    let Some(TypeValue::TensorType(tt)) = vi.r#type.as_ref().and_then(|t| t.value.as_ref()) else {
+        return Err(err(
+            "is not a tensor (sequences, maps and optionals are not supported)".into(),
+        ));
+    };
+    if tt.elem_type != data_type::FLOAT {
+        return Err(err(format!(
+            "has element type {}; Ember's graph inputs are FLOAT",
+            data_type::name(tt.elem_type)
+        )));
+    }
+    if let Some(o) = over {
+        if o.contains(&0) {
+            return Err(err(format!(
+                "the override --shape {name}={} contains a 0",
+                join(o)
+            )));
+        }
+    }
+    let Some(shape) = tt.shape.as_ref() else {
+        return match over {
+            Some(o) => Ok(o.to_vec()),
+            None => Err(err(format!(
+                "the model does not give its rank or dims; give them with --shape {name}=d0,d1,..."
+            ))),
+        };
+    };
+    // Each dim: Ok(size) when static, Err(label) when dynamic.
+    let dims: Vec<Result<usize, String>> = shape
+        .dim
+        .iter()
+        .map(|d| match &d.value {
+            Some(DimensionValue::DimValue(v)) if *v > 0 => {
+                usize::try_from(*v).map_err(|_| format!("{v}"))
+            }
+            Some(DimensionValue::DimValue(v)) => Err(format!("{v}")),
+            Some(DimensionValue::DimParam(p)) => Err(p.clone()),
+            None => Err("?".to_string()),
+        })
+        .collect();
+    let template = || {
+        dims.iter()
+            .map(|d| match d {
+                Ok(v) => v.to_string(),
+                Err(_) => "?".to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    if let Some(o) = over {
+        if o.len() != dims.len() {
+            return Err(err(format!(
+                "the override --shape {name}={} has rank {}, but the input has rank {} ([{}])",
+                join(o),
+                o.len(),
+                dims.len(),
+                template()
+            )));
+        }
+        for (i, (d, &v)) in dims.iter().zip(o).enumerate() {
+            if let Ok(fixed) = d {
+                if *fixed != v {
+                    return Err(err(format!(
+                        "the override --shape {name}={} sets dimension {i} to {v}, but the model fixes \
+                         it to {fixed}",
+                        join(o)
+                    )));
+                }
+            }
+        }
+        return Ok(o.to_vec());
+    }
+    let mut out = Vec::with_capacity(dims.len());
+    for (i, d) in dims.iter().enumerate() {
+        match d {
+            Ok(v) => out.push(*v),
+            Err(label) if i == 0 => {
+                notices.push(format!(
+                    "input \"{name}\": dynamic batch dimension {label} set to 1 (use --shape {name}=...)"
+                ));
+                out.push(1);
+            }
+            Err(label) => {
+                return Err(err(format!(
+                    "dimension {i} ({label}) is dynamic; only a leading batch dimension defaults to 1. \
+                     Give the whole shape with --shape {name}={}",
+                    template()
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn join(dims: &[usize]) -> String {
+    dims.iter()
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}

@@ -1,0 +1,348 @@
+//! The importer's state, and [`NodeCtx`]: what an op importer sees of the node it converts. It reads
+//! attributes and constant inputs with checked types, emits IR nodes (inferring their shapes), and
+//! turns every problem into a [`ConvertError::Node`] naming the node, op type and opset.
+
+use std::collections::HashMap;
+
+use crate::ir::fold::fold;
+use crate::ir::{ConstData, Graph, Node, Op, TensorId};
+use crate::onnx::proto::{attribute_type, AttributeProto, NodeProto};
+use crate::onnx::tensor::read_tensor;
+use crate::ConvertError;
+
+/// Everything the import has built so far.
+pub struct Importer {
+    /// The graph being built.
+    pub graph: Graph,
+    /// ONNX value name to tensor.
+    pub values: HashMap<String, TensorId>,
+    /// ONNX value names that exist but cannot be used, with the reason (e.g. Dropout's mask).
+    pub unavailable: HashMap<String, String>,
+    /// Notices for the report.
+    pub notices: Vec<String>,
+}
+
+/// One ONNX node being imported.
+pub struct NodeCtx<'a> {
+    /// The import state.
+    pub imp: &'a mut Importer,
+    /// The node.
+    pub node: &'a NodeProto,
+    /// The node's name, or `<op_type>_<index>` when it has none.
+    pub name: String,
+    /// Default-domain opset of the model.
+    pub opset: i64,
+}
+
+impl NodeCtx<'_> {
+    /// An error about this node.
+    pub fn err(&self, reason: impl Into<String>) -> ConvertError {
+        ConvertError::Node {
+            node: self.name.clone(),
+            op: self.node.op_type.clone(),
+            opset: self.opset,
+            reason: reason.into(),
+        }
+    }
+
+    /// The graph.
+    pub fn graph(&self) -> &Graph {
+        &self.imp.graph
+    }
+
+    /// Input `i`, if present (omitted optional inputs have an empty name or are missing).
+    pub fn opt_input(&self, i: usize) -> Result<Option<TensorId>, ConvertError> {
+        let Some(name) = self.node.input.get(i).filter(|n| !n.is_empty()) else {
+            return Ok(None);
+        };
+        if let Some(&id) = self.imp.values.get(name) {
+            return Ok(Some(id));
+        }
+        Err(match self.imp.unavailable.get(name) {
+            Some(why) => self.err(format!("input {i} (\"{name}\") {why}")),
+            None => self.err(format!(
+                "input {i} (\"{name}\") is not a graph input, an initializer, or the output of an \
+                 earlier node (missing initializer, or nodes not in topological order)"
+            )),
+        })
+    }
+
+    /// Input `i`, which the op requires.
+    pub fn input(&self, i: usize, what: &str) -> Result<TensorId, ConvertError> {
+        self.opt_input(i)?
+            .ok_or_else(|| self.err(format!("input {i} ({what}) is required but missing")))
+    }
+
+    /// Dims of a tensor.
+    pub fn shape(&self, id: TensorId) -> Vec<usize> {
+        self.imp.graph.tensor(id).shape.clone()
+    }
+
+    /// f32 data of input `id`, if it is an f32 constant.
+    pub fn const_f32(&self, id: TensorId) -> Option<&[f32]> {
+        self.imp.graph.const_f32(id)
+    }
+
+    /// Data of a constant integer input (shape, pads, axes).
+    pub fn const_ints(&self, id: TensorId, what: &str) -> Result<Vec<i64>, ConvertError> {
+        let t = self.imp.graph.tensor(id);
+        match &t.data {
+            Some(ConstData::I64(v)) => Ok(v.clone()),
+            Some(ConstData::F32(_)) => Err(self.err(format!(
+                "{what} (\"{}\") must be an INT64 tensor, found FLOAT",
+                t.name
+            ))),
+            None => Err(self.err(format!(
+                "{what} (\"{}\") must be a constant (an initializer or a Constant node); Ember \
+                 resolves it at conversion time",
+                t.name
+            ))),
+        }
+    }
+
+    /// A constant scalar f32 input (one element of any rank).
+    pub fn const_scalar(&self, id: TensorId, what: &str) -> Result<f32, ConvertError> {
+        let t = self.imp.graph.tensor(id);
+        match self.const_f32(id) {
+            Some([v]) => Ok(*v),
+            Some(v) => Err(self.err(format!(
+                "{what} (\"{}\") must hold one value, it holds {}",
+                t.name,
+                v.len()
+            ))),
+            None => Err(self.err(format!(
+                "{what} (\"{}\") must be a constant FLOAT scalar",
+                t.name
+            ))),
+        }
+    }
+
+    /// Rejects extra outputs beyond the first (marks used ones as unavailable with `why`).
+    pub fn extra_outputs_unavailable(&mut self, why: &str) {
+        for name in self.node.output.iter().skip(1).filter(|n| !n.is_empty()) {
+            let reason = format!("is output of node \"{}\", {why}", self.name);
+            self.imp.unavailable.insert(name.clone(), reason);
+        }
+    }
+
+    fn output_name(&self) -> Result<&str, ConvertError> {
+        let name = self
+            .node
+            .output
+            .first()
+            .filter(|n| !n.is_empty())
+            .ok_or_else(|| self.err("the node has no output"))?;
+        if self.imp.values.contains_key(name) {
+            return Err(self.err(format!(
+                "output \"{name}\" is already defined by an earlier node"
+            )));
+        }
+        Ok(name)
+    }
+
+    /// Binds the node's (first) output name to an existing tensor.
+    pub fn bind_output(&mut self, id: TensorId) -> Result<(), ConvertError> {
+        let name = self.output_name()?.to_string();
+        self.imp.values.insert(name, id);
+        Ok(())
+    }
+
+    /// Adds a node computing the node's output (or, for a Reshape or Transpose of a constant, the
+    /// folded constant).
+    pub fn emit(&mut self, op: Op, inputs: Vec<TensorId>) -> Result<TensorId, ConvertError> {
+        let out_name = self.output_name()?.to_string();
+        let node_name = self.name.clone();
+        let id = self.add_node(&node_name, &out_name, op, inputs)?;
+        self.imp.values.insert(out_name, id);
+        Ok(id)
+    }
+
+    /// Adds a node computing an intermediate value (`suffix` names it after the node).
+    pub fn emit_tmp(
+        &mut self,
+        suffix: &str,
+        op: Op,
+        inputs: Vec<TensorId>,
+    ) -> Result<TensorId, ConvertError> {
+        let name = format!("{}.{suffix}", self.name);
+        self.add_node(&name, &name, op, inputs)
+    }
+
+    /// Makes `id`, the last value of a node that was imported as several IR nodes, the node's output:
+    /// binds the ONNX output name to it, and gives it and its producer the ONNX names.
+    pub fn finish(&mut self, id: TensorId) -> Result<(), ConvertError> {
+        let out_name = self.output_name()?.to_string();
+        let g = &mut self.imp.graph;
+        if let Some(n) = g.nodes.iter_mut().rev().find(|n| n.output == id) {
+            n.name = self.name.clone();
+        }
+        if !g.is_const(id) && !g.is_input(id) && g.producer(id).is_some() {
+            g.rename(id, &out_name);
+        }
+        self.imp.values.insert(out_name, id);
+        Ok(())
+    }
+
+    /// Adds a constant named after the node.
+    pub fn add_constant(&mut self, suffix: &str, shape: Vec<usize>, data: ConstData) -> TensorId {
+        let name = format!("{}.{suffix}", self.name);
+        self.imp.graph.add_constant(&name, shape, data)
+    }
+
+    fn add_node(
+        &mut self,
+        node_name: &str,
+        out_name: &str,
+        op: Op,
+        inputs: Vec<TensorId>,
+    ) -> Result<TensorId, ConvertError> {
+        let g = &self.imp.graph;
+        if let [x] = inputs.as_slice() {
+            let t = g.tensor(*x);
+            if let Some(d) = &t.data {
+                // Inferring first also checks what `fold` relies on (a valid permutation).
+                let shape = op.infer(&[&t.shape]).map_err(|e| self.err(e))?;
+                if let Some(data) = fold(&op, d, &t.shape) {
+                    return Ok(self.imp.graph.add_constant(out_name, shape, data));
+                }
+            }
+        }
+        if let Some(&i) = inputs
+            .iter()
+            .find(|&&i| g.tensor(i).dtype != crate::ir::DType::F32)
+        {
+            return Err(self.err(format!(
+                "input \"{}\" is an integer tensor; Ember computes in FLOAT only",
+                g.tensor(i).name
+            )));
+        }
+        let shapes: Vec<&[usize]> = inputs
+            .iter()
+            .map(|&i| g.tensor(i).shape.as_slice())
+            .collect();
+        let shape = op.infer(&shapes).map_err(|e| self.err(e))?;
+        let out = self.imp.graph.add_activation(out_name, shape);
+        self.imp.graph.nodes.push(Node {
+            name: node_name.to_string(),
+            onnx_op: self.node.op_type.clone(),
+            op,
+            inputs,
+            output: out,
+        });
+        Ok(out)
+    }
+
+    fn attr(&self, name: &str) -> Result<Option<&AttributeProto>, ConvertError> {
+        let Some(a) = self.node.attribute.iter().find(|a| a.name == name) else {
+            return Ok(None);
+        };
+        if !a.ref_attr_name.is_empty() {
+            return Err(self.err(format!(
+                "attribute {name} refers to a function attribute ({}), which is not supported",
+                a.ref_attr_name
+            )));
+        }
+        Ok(Some(a))
+    }
+
+    fn typed_attr(
+        &self,
+        name: &str,
+        want: i32,
+        want_name: &str,
+        present: impl Fn(&AttributeProto) -> bool,
+    ) -> Result<Option<&AttributeProto>, ConvertError> {
+        let Some(a) = self.attr(name)? else {
+            return Ok(None);
+        };
+        let ok = if a.r#type == attribute_type::UNDEFINED {
+            present(a)
+        } else {
+            a.r#type == want
+        };
+        if ok {
+            Ok(Some(a))
+        } else {
+            Err(self.err(format!(
+                "attribute {name} must be of type {want_name} (found type {})",
+                a.r#type
+            )))
+        }
+    }
+
+    /// An INT attribute.
+    pub fn attr_int(&self, name: &str) -> Result<Option<i64>, ConvertError> {
+        Ok(self
+            .typed_attr(name, attribute_type::INT, "INT", |a| a.i.is_some())?
+            .map(|a| a.i.unwrap_or(0)))
+    }
+
+    /// An INTS attribute.
+    pub fn attr_ints(&self, name: &str) -> Result<Option<Vec<i64>>, ConvertError> {
+        Ok(self
+            .typed_attr(name, attribute_type::INTS, "INTS", |a| !a.ints.is_empty())?
+            .map(|a| a.ints.clone()))
+    }
+
+    /// A FLOAT attribute.
+    pub fn attr_float(&self, name: &str) -> Result<Option<f32>, ConvertError> {
+        Ok(self
+            .typed_attr(name, attribute_type::FLOAT, "FLOAT", |a| a.f.is_some())?
+            .map(|a| a.f.unwrap_or(0.0)))
+    }
+
+    /// A FLOATS attribute.
+    pub fn attr_floats(&self, name: &str) -> Result<Option<Vec<f32>>, ConvertError> {
+        Ok(self
+            .typed_attr(name, attribute_type::FLOATS, "FLOATS", |a| {
+                !a.floats.is_empty()
+            })?
+            .map(|a| a.floats.clone()))
+    }
+
+    /// A STRING attribute, as UTF-8.
+    pub fn attr_string(&self, name: &str) -> Result<Option<String>, ConvertError> {
+        let Some(a) = self.typed_attr(name, attribute_type::STRING, "STRING", |a| a.s.is_some())?
+        else {
+            return Ok(None);
+        };
+        String::from_utf8(a.s.clone().unwrap_or_default())
+            .map(Some)
+            .map_err(|_| self.err(format!("attribute {name} is not valid UTF-8")))
+    }
+
+    /// A TENSOR attribute, read as constant data.
+    pub fn attr_tensor(&self, name: &str) -> Result<Option<(Vec<usize>, ConstData)>, ConvertError> {
+        let Some(a) = self.typed_attr(name, attribute_type::TENSOR, "TENSOR", |a| a.t.is_some())?
+        else {
+            return Ok(None);
+        };
+        let t =
+            a.t.as_ref()
+                .ok_or_else(|| self.err(format!("attribute {name} holds no tensor")))?;
+        read_tensor(t, &format!("{}.{name}", self.name)).map(Some)
+    }
+
+    /// True if the attribute is present at all.
+    pub fn has_attr(&self, name: &str) -> bool {
+        self.node.attribute.iter().any(|a| a.name == name)
+    }
+
+    /// An INTS attribute converted to sizes (each must be >= `min`).
+    pub fn attr_sizes(&self, name: &str, min: i64) -> Result<Option<Vec<usize>>, ConvertError> {
+        let Some(v) = self.attr_ints(name)? else {
+            return Ok(None);
+        };
+        v.iter()
+            .map(|&x| {
+                if x < min {
+                    Err(self.err(format!("attribute {name}={v:?}: values must be >= {min}")))
+                } else {
+                    usize::try_from(x)
+                        .map_err(|_| self.err(format!("attribute {name}={v:?} is out of range")))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+}

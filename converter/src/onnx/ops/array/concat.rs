@@ -1,0 +1,25 @@
+//! ONNX `Concat` along one axis.
+
+use crate::ir::shape::resolve_axis;
+use crate::ir::Op;
+use crate::onnx::node::NodeCtx;
+use crate::ConvertError;
+
+/// Imports `Concat`.
+pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
+    let n = ctx.node.input.len();
+    if n == 0 {
+        return Err(ctx.err("Concat needs at least one input"));
+    }
+    let inputs = (0..n)
+        .map(|i| ctx.input(i, "inputs"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let rank = ctx.shape(inputs[0]).len();
+    let axis_attr = ctx
+        .attr_int("axis")?
+        .ok_or_else(|| ctx.err("attribute axis is required"))?;
+    let axis =
+        resolve_axis(axis_attr, rank).map_err(|e| ctx.err(format!("attribute axis: {e}")))?;
+    ctx.emit(Op::Concat { axis }, inputs)?;
+    Ok(())
+}

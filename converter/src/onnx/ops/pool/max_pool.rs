@@ -1,0 +1,21 @@
+//! ONNX `MaxPool` (2-D) to [`Op::MaxPool`]. The optional `Indices` output is not supported.
+
+use crate::ir::Op;
+use crate::onnx::node::NodeCtx;
+use crate::onnx::ops::pool::window_of;
+use crate::ConvertError;
+
+/// Imports `MaxPool`.
+pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
+    let x = ctx.input(0, "X")?;
+    let order = ctx.attr_int("storage_order")?.unwrap_or(0);
+    if order != 0 {
+        return Err(ctx.err(format!(
+            "attribute storage_order={order} is not supported (only row-major, 0)"
+        )));
+    }
+    let p = window_of(ctx, &ctx.shape(x), false)?;
+    ctx.extra_outputs_unavailable("the Indices output of MaxPool, which Ember does not compute");
+    ctx.emit(Op::MaxPool(p), vec![x])?;
+    Ok(())
+}

@@ -1,0 +1,208 @@
+//! Moves the graph to Ember's layout: 4-D activations of spatial ops (Conv, pooling) are NHWC, and
+//! convolution weights OHWI.
+//!
+//! Walking the nodes in order, the pass tracks whether each 4-D activation is held in ONNX's layout
+//! (NCHW) or as NHWC:
+//! - Conv2d, MaxPool, AvgPool and GlobalAvgPool read NHWC (a Transpose `[0, 2, 3, 1]` is inserted in
+//!   front of an NCHW input) and write NHWC; weights are permuted OIHW -> OHWI at conversion time.
+//! - Unary ops write the layout they read.
+//! - A binary op of two NHWC activations stays NHWC (an operand that already has an NHWC copy counts
+//!   as NHWC); one of an NHWC activation and a constant of rank <= 4 stays NHWC with the constant
+//!   permuted (after padding its shape to rank 4).
+//! - Every other op (Flatten, Reshape, Softmax, Concat, Transpose, Pad, Gemm, MatMul, and binary ops
+//!   of mixed layouts) reads ONNX's layout: a Transpose `[0, 3, 1, 2]` is inserted in front of an
+//!   NHWC input.
+//!
+//! Not done here (a later step): pushing transposes through layout-sensitive ops into their weights,
+//! e.g. permuting a Gemm's weight rows so that a Flatten after NHWC pooling needs no Transpose. Until
+//! then such a Flatten costs one runtime Transpose back to NCHW.
+//!
+//! Graph inputs and outputs keep ONNX's layout and shape. Conversions are shared: each tensor is
+//! transposed at most once per direction. The tidy-up passes later turn transposes of size-1 dims
+//! into free reshapes and cancel back-to-back pairs.
+
+use std::collections::HashMap;
+
+use crate::ir::fold::transpose;
+use crate::ir::{ConstData, Graph, Node, Op, SpatialLayout, TensorId, TensorLayout};
+use crate::ConvertError;
+
+const TO_NHWC: [usize; 4] = [0, 2, 3, 1];
+const TO_NCHW: [usize; 4] = [0, 3, 1, 2];
+
+#[derive(Default)]
+struct Conversions {
+    nhwc: HashMap<TensorId, TensorId>,
+    onnx: HashMap<TensorId, TensorId>,
+}
+
+/// Runs the pass once (it is not meant to be iterated).
+pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
+    let nodes = std::mem::take(&mut g.nodes);
+    let mut conv = Conversions::default();
+    for mut node in nodes {
+        let layout = match &mut node.op {
+            Op::Conv2d(c) => {
+                c.layout = SpatialLayout::Nhwc;
+                node.inputs[0] = conv.nhwc(g, node.inputs[0])?;
+                node.inputs[1] = conv.nhwc(g, node.inputs[1])?;
+                TensorLayout::Nhwc
+            }
+            Op::MaxPool(p) | Op::AvgPool(p) => {
+                p.layout = SpatialLayout::Nhwc;
+                node.inputs[0] = conv.nhwc(g, node.inputs[0])?;
+                TensorLayout::Nhwc
+            }
+            Op::GlobalAvgPool { layout } => {
+                *layout = SpatialLayout::Nhwc;
+                node.inputs[0] = conv.nhwc(g, node.inputs[0])?;
+                TensorLayout::Nhwc
+            }
+            Op::Unary(_) => g.tensor(node.inputs[0]).layout,
+            Op::Binary { .. } => binary(g, &mut conv, &mut node)?,
+            _ => {
+                for i in 0..node.inputs.len() {
+                    node.inputs[i] = conv.onnx(g, node.inputs[i])?;
+                }
+                TensorLayout::Onnx
+            }
+        };
+        let shapes: Vec<&[usize]> = node
+            .inputs
+            .iter()
+            .map(|&i| g.tensor(i).shape.as_slice())
+            .collect();
+        let shape = node
+            .op
+            .infer(&shapes)
+            .map_err(|e| ConvertError::internal(format!("layout of node {}: {e}", node.name)))?;
+        let out = g.tensor_mut(node.output);
+        out.shape = shape;
+        out.layout = layout;
+        g.nodes.push(node);
+    }
+    for i in 0..g.outputs.len() {
+        let o = g.outputs[i];
+        if g.tensor(o).layout == TensorLayout::Nhwc {
+            let t = conv.onnx(g, o)?;
+            let name = g.tensor(o).name.clone();
+            g.swap_names(o, t);
+            g.rename(o, &format!("{name}.nhwc"));
+            g.outputs[i] = t;
+        }
+    }
+    Ok(true)
+}
+
+/// Chooses the layout of a binary op and converts its inputs to it.
+fn binary(
+    g: &mut Graph,
+    conv: &mut Conversions,
+    node: &mut Node,
+) -> Result<TensorLayout, ConvertError> {
+    let (a, b) = (node.inputs[0], node.inputs[1]);
+    // NHWC already, or available as NHWC without a new transpose.
+    let nhwc = |t: TensorId| {
+        !g.is_const(t) && (g.tensor(t).layout == TensorLayout::Nhwc || conv.nhwc.contains_key(&t))
+    };
+    let small_const = |t: TensorId| g.is_const(t) && g.tensor(t).shape.len() <= 4;
+    let keep_nhwc =
+        (nhwc(a) && nhwc(b)) || (nhwc(a) && small_const(b)) || (small_const(a) && nhwc(b));
+    for i in 0..2 {
+        node.inputs[i] = if keep_nhwc {
+            conv.nhwc(g, node.inputs[i])?
+        } else {
+            conv.onnx(g, node.inputs[i])?
+        };
+    }
+    Ok(if keep_nhwc {
+        TensorLayout::Nhwc
+    } else {
+        TensorLayout::Onnx
+    })
+}
+
+impl Conversions {
+    /// `t` as NHWC: itself if it already is, a permuted copy for a constant (padded to rank 4 first),
+    /// or the output of an inserted Transpose.
+    fn nhwc(&mut self, g: &mut Graph, t: TensorId) -> Result<TensorId, ConvertError> {
+        if g.tensor(t).layout == TensorLayout::Nhwc {
+            return Ok(t);
+        }
+        if let Some(&done) = self.nhwc.get(&t) {
+            return Ok(done);
+        }
+        let tensor = g.tensor(t).clone();
+        let name = format!("{}.nhwc", tensor.name);
+        let rank = tensor.shape.len();
+        if rank > 4 {
+            return Err(ConvertError::internal(format!(
+                "tensor {} of rank {rank} cannot be NHWC",
+                tensor.name
+            )));
+        }
+        let mut dims = vec![1; 4 - rank];
+        dims.extend(&tensor.shape);
+        let shape: Vec<usize> = TO_NHWC.iter().map(|&p| dims[p]).collect();
+        let id = match &tensor.data {
+            Some(ConstData::F32(v)) => {
+                let data = ConstData::F32(transpose(v, &dims, &TO_NHWC));
+                let id = g.add_constant(&name, shape, data);
+                g.tensor_mut(id).layout = TensorLayout::Nhwc;
+                id
+            }
+            Some(ConstData::I64(_)) => {
+                return Err(ConvertError::internal(format!(
+                    "integer constant {} reached the layout pass",
+                    tensor.name
+                )))
+            }
+            None if rank == 4 => {
+                let id = g.add_activation(&name, shape);
+                g.tensor_mut(id).layout = TensorLayout::Nhwc;
+                g.nodes.push(Node {
+                    name: format!("{}.to_nhwc", tensor.name),
+                    onnx_op: "Transpose".into(),
+                    op: Op::Transpose {
+                        perm: TO_NHWC.to_vec(),
+                    },
+                    inputs: vec![t],
+                    output: id,
+                });
+                id
+            }
+            None => {
+                return Err(ConvertError::internal(format!(
+                    "activation {} of rank {rank} cannot be NHWC",
+                    tensor.name
+                )))
+            }
+        };
+        self.nhwc.insert(t, id);
+        Ok(id)
+    }
+
+    /// `t` in ONNX's layout: itself if it already is, or the output of an inserted Transpose.
+    fn onnx(&mut self, g: &mut Graph, t: TensorId) -> Result<TensorId, ConvertError> {
+        if g.tensor(t).layout == TensorLayout::Onnx {
+            return Ok(t);
+        }
+        if let Some(&done) = self.onnx.get(&t) {
+            return Ok(done);
+        }
+        let tensor = g.tensor(t).clone();
+        let shape: Vec<usize> = TO_NCHW.iter().map(|&p| tensor.shape[p]).collect();
+        let id = g.add_activation(&format!("{}.nchw", tensor.name), shape);
+        g.nodes.push(Node {
+            name: format!("{}.to_nchw", tensor.name),
+            onnx_op: "Transpose".into(),
+            op: Op::Transpose {
+                perm: TO_NCHW.to_vec(),
+            },
+            inputs: vec![t],
+            output: id,
+        });
+        self.onnx.insert(t, id);
+        Ok(id)
+    }
+}

@@ -1,0 +1,131 @@
+//! End to end on `tests/models/digits`: convert the ONNX model, run the blob through an ember-core
+//! `Session`, and compare with the onnxruntime goldens (batch 1, and all 360 images at once with
+//! `--shape input=360,1,8,8`).
+
+use std::path::PathBuf;
+
+use ember_convert::{convert, ConvertOptions, Converted};
+
+const TOLERANCE: f32 = 1e-4;
+
+fn model_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/models/digits")
+}
+
+fn read_npy(name: &str) -> (Vec<usize>, Vec<f32>) {
+    let bytes = std::fs::read(model_dir().join(name)).expect("golden file is in the repository");
+    let npy = npyz::NpyFile::new(&bytes[..]).expect("golden file is a valid .npy");
+    let shape = npy.shape().iter().map(|&d| d as usize).collect();
+    (shape, npy.into_vec::<f32>().expect("golden file holds f32"))
+}
+
+fn onnx_bytes() -> Vec<u8> {
+    std::fs::read(model_dir().join("model.onnx")).expect("model.onnx is in the repository")
+}
+
+/// Runs a converted blob on `x` and returns output 0.
+fn run(converted: &Converted, x: &[f32]) -> Vec<f32> {
+    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
+    let model = ember_core::Model::parse(blob.as_bytes()).expect("the blob parses");
+    let mut arena = ember_core::AlignedBuf::zeroed(model.arena_bytes());
+    let mut s = ember_core::Session::new(&model, arena.as_mut_bytes()).expect("session opens");
+    s.input(0).unwrap().write_f32(x).unwrap();
+    s.run().expect("the model runs");
+    s.output(0).unwrap().as_f32().unwrap().to_vec()
+}
+
+fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn batch_one_matches_onnxruntime() {
+    let converted = convert(&onnx_bytes(), &ConvertOptions::default()).unwrap();
+    let r = &converted.report;
+    assert_eq!(r.inputs, vec![("input".to_string(), vec![1, 1, 8, 8])]);
+    assert_eq!(r.outputs, vec![("probs".to_string(), vec![1, 10])]);
+    assert!(
+        r.notices
+            .iter()
+            .any(|n| n.contains("dynamic batch dimension N set to 1")),
+        "{:?}",
+        r.notices
+    );
+    assert!(r.arena.activation_bytes >= r.arena.lower_bound_bytes);
+    assert_eq!(r.blob_bytes, converted.blob.len());
+
+    let (xs, x) = read_npy("x1.npy");
+    let (ys, y) = read_npy("y1.npy");
+    assert_eq!((xs, ys), (vec![1, 1, 8, 8], vec![1, 10]));
+    let got = run(&converted, &x);
+    let diff = max_abs_diff(&got, &y);
+    println!(
+        "digits batch 1: max |ember - onnxruntime| = {diff:.3e}, arena {} bytes (lower bound {}), \
+         blob {} bytes, weights {} bytes, {} ops",
+        r.arena.activation_bytes,
+        r.arena.lower_bound_bytes,
+        r.blob_bytes,
+        r.weights_bytes,
+        r.ops.len()
+    );
+    assert!(diff <= TOLERANCE, "max abs diff {diff}");
+}
+
+#[test]
+fn full_test_set_with_shape_override_matches_onnxruntime() {
+    let opts = ConvertOptions {
+        shapes: vec![("input".into(), vec![360, 1, 8, 8])],
+        ..ConvertOptions::default()
+    };
+    let converted = convert(&onnx_bytes(), &opts).unwrap();
+    let r = &converted.report;
+    assert!(r.notices.is_empty(), "{:?}", r.notices);
+    assert_eq!(r.outputs, vec![("probs".to_string(), vec![360, 10])]);
+
+    let (_, x) = read_npy("x.npy");
+    let (ys, y) = read_npy("y.npy");
+    assert_eq!(ys, vec![360, 10]);
+    let got = run(&converted, &x);
+    let diff = max_abs_diff(&got, &y);
+    println!(
+        "digits batch 360: max |ember - onnxruntime| = {diff:.3e}, arena {} bytes (lower bound {}), \
+         blob {} bytes",
+        r.arena.activation_bytes, r.arena.lower_bound_bytes, r.blob_bytes
+    );
+    assert!(diff <= TOLERANCE, "max abs diff {diff}");
+}
+
+#[test]
+fn names_table_is_optional() {
+    let with = convert(&onnx_bytes(), &ConvertOptions::default()).unwrap();
+    let without = convert(
+        &onnx_bytes(),
+        &ConvertOptions {
+            keep_names: false,
+            ..ConvertOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(without.blob.len() < with.blob.len());
+    let blob = ember_core::AlignedBuf::from_bytes(&with.blob);
+    let model = ember_core::Model::parse(blob.as_bytes()).unwrap();
+    assert_eq!(model.tensor_name(0), Some("input"));
+    let names: Vec<&str> = (0..model.op_count())
+        .filter_map(|i| model.op_name(i))
+        .collect();
+    assert!(names.contains(&"conv1+relu1"), "{names:?}");
+    let blob = ember_core::AlignedBuf::from_bytes(&without.blob);
+    let model = ember_core::Model::parse(blob.as_bytes()).unwrap();
+    assert_eq!(model.tensor_name(0), None);
+}
+
+#[test]
+fn conversion_is_deterministic() {
+    let a = convert(&onnx_bytes(), &ConvertOptions::default()).unwrap();
+    let b = convert(&onnx_bytes(), &ConvertOptions::default()).unwrap();
+    assert_eq!(a.blob, b.blob);
+}

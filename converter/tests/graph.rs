@@ -1,0 +1,326 @@
+//! Graph plumbing on small hand-made models: identities, aliases and copies, constants, fusion,
+//! and the errors of things the blob cannot express.
+
+mod common;
+
+use common::*;
+use ember_convert::{convert, ConvertError, ConvertOptions, Converted};
+use ember_core::format::Storage;
+
+fn conv(bytes: &[u8]) -> Converted {
+    convert(bytes, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs a converted model with one input and one output.
+fn run(c: &Converted, x: &[f32]) -> Vec<f32> {
+    let blob = ember_core::AlignedBuf::from_bytes(&c.blob);
+    let model = ember_core::Model::parse(blob.as_bytes()).unwrap();
+    let mut arena = ember_core::AlignedBuf::zeroed(model.arena_bytes());
+    let mut s = ember_core::Session::new(&model, arena.as_mut_bytes()).unwrap();
+    s.input(0).unwrap().write_f32(x).unwrap();
+    s.run().unwrap();
+    s.output(0).unwrap().as_f32().unwrap().to_vec()
+}
+
+/// Storage of the input and output of op `i`.
+fn op_storage(c: &Converted, i: usize) -> (Storage, Storage) {
+    let blob = ember_core::AlignedBuf::from_bytes(&c.blob);
+    let model = ember_core::Model::parse(blob.as_bytes()).unwrap();
+    let op = model.op(i).unwrap();
+    let x = model.tensor(op.inputs[0] as usize).unwrap().storage;
+    let y = model.tensor(op.output as usize).unwrap().storage;
+    (x, y)
+}
+
+fn ops_of(c: &Converted) -> Vec<&'static str> {
+    c.report.ops.iter().map(|(_, o)| *o).collect()
+}
+
+#[test]
+fn graph_output_never_aliases_a_graph_input() {
+    for op in ["Identity", "Flatten"] {
+        let m = model(
+            13,
+            vec![node(op, "n", &["x"], &["y"], vec![])],
+            vec![fixed("x", &[2, 3])],
+            vec![unshaped("y")],
+            vec![],
+        );
+        let c = conv(&m);
+        assert_eq!(ops_of(&c), ["Reshape"], "{op}");
+        let (x, y) = op_storage(&c, 0);
+        assert_ne!(x, y, "{op}: the output must be a copy");
+        let input = pseudo_random(6, 3);
+        assert_eq!(run(&c, &input), input);
+    }
+}
+
+#[test]
+fn reshape_chains_collapse_into_one_alias() {
+    let m = model(
+        13,
+        vec![
+            node("Relu", "r1", &["x"], &["r"], vec![]),
+            node("Reshape", "rs1", &["r", "s1"], &["a"], vec![]),
+            node("Flatten", "fl", &["a"], &["b"], vec![attr_i("axis", 2)]),
+            node("Identity", "id", &["b"], &["c"], vec![]),
+            node("Sigmoid", "sg", &["c"], &["y"], vec![]),
+        ],
+        vec![fixed("x", &[2, 3, 4])],
+        vec![unshaped("y")],
+        vec![ints("s1", &[4, 3, 2])],
+    );
+    let c = conv(&m);
+    assert_eq!(ops_of(&c), ["Relu", "Reshape", "Sigmoid"]);
+    assert_eq!(c.report.outputs[0].1, vec![12, 2]);
+    let (x, y) = op_storage(&c, 1);
+    assert_eq!(x, y, "the reshape is an alias");
+    let input = pseudo_random(24, 5);
+    let want: Vec<f32> = input
+        .iter()
+        .map(|&v| 1.0 / (1.0 + (-v.max(0.0)).exp()))
+        .collect();
+    let got = run(&c, &input);
+    assert!(got.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-6));
+}
+
+#[test]
+fn constant_nodes_feed_shapes_and_operands() {
+    let tensor = ember_convert::onnx::proto::AttributeProto {
+        name: "value".into(),
+        r#type: ember_convert::onnx::proto::attribute_type::TENSOR,
+        t: Some(floats("", &[], &[2.0])),
+        ..Default::default()
+    };
+    let m = model(
+        13,
+        vec![
+            node(
+                "Constant",
+                "shape",
+                &[],
+                &["s"],
+                vec![attr_ints("value_ints", &[3, -1])],
+            ),
+            node("Constant", "k", &[], &["k"], vec![tensor]),
+            node("Reshape", "rs", &["x", "s"], &["r"], vec![]),
+            node("Mul", "mul", &["r", "k"], &["y"], vec![]),
+        ],
+        vec![fixed("x", &[6])],
+        vec![unshaped("y")],
+        vec![],
+    );
+    let c = conv(&m);
+    assert_eq!(c.report.outputs[0].1, vec![3, 2]);
+    let input = pseudo_random(6, 9);
+    let got = run(&c, &input);
+    assert_eq!(got, input.iter().map(|v| v * 2.0).collect::<Vec<_>>());
+}
+
+#[test]
+fn activation_is_not_fused_into_a_shared_producer() {
+    let m = model(
+        13,
+        vec![
+            node("Add", "add", &["x", "x"], &["a"], vec![]),
+            node("Relu", "relu", &["a"], &["r"], vec![]),
+            node("Mul", "mul", &["a", "r"], &["y"], vec![]),
+        ],
+        vec![fixed("x", &[4])],
+        vec![unshaped("y")],
+        vec![],
+    );
+    let c = conv(&m);
+    assert_eq!(ops_of(&c), ["Add", "Relu", "Mul"]);
+    let single = model(
+        13,
+        vec![
+            node("Add", "add", &["x", "x"], &["a"], vec![]),
+            node("Relu", "relu", &["a"], &["y"], vec![]),
+        ],
+        vec![fixed("x", &[4])],
+        vec![unshaped("y")],
+        vec![],
+    );
+    let c = conv(&single);
+    assert_eq!(c.report.ops, vec![("add+relu".to_string(), "Add")]);
+    assert_eq!(run(&c, &[-1.0, 0.5, 2.0, -0.25]), [0.0, 1.0, 4.0, 0.0]);
+}
+
+#[test]
+fn integer_tensor_as_operand_is_an_error() {
+    let m = model(
+        13,
+        vec![node("Add", "add_int", &["x", "k"], &["y"], vec![])],
+        vec![fixed("x", &[2])],
+        vec![unshaped("y")],
+        vec![ints("k", &[1, 2])],
+    );
+    let msg = convert(&m, &ConvertOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("node \"add_int\" (op Add, opset 13): input \"k\" is an integer tensor"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn constant_graph_output_is_an_error() {
+    let m = model(
+        13,
+        vec![node("Identity", "id", &["k"], &["y"], vec![])],
+        vec![fixed("x", &[2])],
+        vec![unshaped("y")],
+        vec![floats("k", &[2], &[1.0, 2.0])],
+    );
+    let e = convert(&m, &ConvertOptions::default()).unwrap_err();
+    assert!(
+        matches!(&e, ConvertError::Output { name, .. } if name == "k"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn secondary_outputs_cannot_be_used() {
+    let m = model(
+        13,
+        vec![
+            node("Dropout", "drop", &["x"], &["d", "mask"], vec![]),
+            node("Add", "add", &["d", "mask"], &["y"], vec![]),
+        ],
+        vec![fixed("x", &[2])],
+        vec![unshaped("y")],
+        vec![],
+    );
+    let msg = convert(&m, &ConvertOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("input 1 (\"mask\") is output of node \"drop\", the Dropout mask"),
+        "{msg}"
+    );
+    // Unused, it is fine.
+    let m = model(
+        13,
+        vec![node("Dropout", "drop", &["x"], &["y", "mask"], vec![])],
+        vec![fixed("x", &[2])],
+        vec![unshaped("y")],
+        vec![],
+    );
+    assert!(convert(&m, &ConvertOptions::default()).is_ok());
+}
+
+#[test]
+fn shape_errors_name_the_node() {
+    let m = model(
+        13,
+        vec![node("Conv", "conv1d", &["x", "w"], &["y"], vec![])],
+        vec![fixed("x", &[1, 2, 9])],
+        vec![unshaped("y")],
+        vec![floats("w", &[3, 2, 3], &[0.5; 18])],
+    );
+    let msg = convert(&m, &ConvertOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("only 2-D convolution"), "{msg}");
+    let m = model(
+        13,
+        vec![node("Gemm", "g", &["x", "w"], &["y"], vec![])],
+        vec![fixed("x", &[1, 2, 3])],
+        vec![unshaped("y")],
+        vec![floats("w", &[3, 2], &[0.5; 6])],
+    );
+    let msg = convert(&m, &ConvertOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("node \"g\" (op Gemm, opset 13): A [1, 2, 3] and B [3, 2] must both be 2-D"),
+        "{msg}"
+    );
+    let m = model(
+        13,
+        vec![node("Add", "add", &["x", "k"], &["y"], vec![])],
+        vec![fixed("x", &[2, 3])],
+        vec![unshaped("y")],
+        vec![floats("k", &[2], &[1.0, 2.0])],
+    );
+    let msg = convert(&m, &ConvertOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("do not broadcast"), "{msg}");
+}
+
+#[test]
+fn unused_input_still_gets_a_buffer() {
+    let m = model(
+        13,
+        vec![node("Relu", "r", &["x"], &["y"], vec![])],
+        vec![fixed("x", &[2]), fixed("unused", &[3])],
+        vec![unshaped("y")],
+        vec![],
+    );
+    let c = conv(&m);
+    assert_eq!(c.report.inputs.len(), 2);
+    assert_eq!(run(&c, &[-1.0, 1.0]), [0.0, 1.0]);
+}
+
+#[test]
+fn parse_shape_argument() {
+    assert_eq!(
+        ConvertOptions::parse_shape("input=360,1,8,8"),
+        Ok(("input".into(), vec![360, 1, 8, 8]))
+    );
+    assert!(ConvertOptions::parse_shape("input").is_err());
+    assert!(ConvertOptions::parse_shape("input=1,x").is_err());
+}
+
+#[test]
+fn cnn_tail_after_global_pool_needs_no_transpose() {
+    let m = model(
+        13,
+        vec![
+            node(
+                "Conv",
+                "conv",
+                &["x", "w"],
+                &["c"],
+                vec![attr_ints("pads", &[1, 1, 1, 1])],
+            ),
+            node("Relu", "relu", &["c"], &["r"], vec![]),
+            node("GlobalAveragePool", "gap", &["r"], &["g"], vec![]),
+            node("Flatten", "flat", &["g"], &["f"], vec![]),
+            node(
+                "Gemm",
+                "fc",
+                &["f", "fw", "fb"],
+                &["y"],
+                vec![attr_i("transB", 1)],
+            ),
+        ],
+        vec![fixed("x", &[1, 3, 6, 6])],
+        vec![unshaped("y")],
+        vec![
+            floats("w", &[4, 3, 3, 3], &pseudo_random(108, 1)),
+            floats("fw", &[2, 4], &pseudo_random(8, 2)),
+            floats("fb", &[2], &[0.5, -0.5]),
+        ],
+    );
+    let c = conv(&m);
+    assert_eq!(
+        c.report
+            .ops
+            .iter()
+            .map(|(n, o)| (n.as_str(), *o))
+            .collect::<Vec<_>>(),
+        [
+            ("x.to_nhwc", "Transpose"),
+            ("conv+relu", "Conv2d"),
+            ("gap", "GlobalAvgPool"),
+            // The NHWC -> NCHW transpose of [1, 1, 1, 4] became a reshape, merged into Flatten's.
+            ("flat", "Reshape"),
+            ("fc", "FullyConnected"),
+        ]
+    );
+    assert_eq!(c.report.outputs[0].1, vec![1, 2]);
+}

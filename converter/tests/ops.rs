@@ -1,0 +1,129 @@
+//! Op coverage against onnxruntime: the small models of `tests/models/ops/` (made by `make.py` there)
+//! are converted, run through an ember-core `Session`, and compared with the goldens. Structural
+//! checks pin what the layout and clean-up passes should produce.
+
+use std::path::PathBuf;
+
+use ember_convert::{convert, ConvertOptions, Converted};
+
+const TOLERANCE: f32 = 1e-4;
+
+fn case_path(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/models/ops")
+        .join(file)
+}
+
+fn read_npy(file: &str) -> (Vec<usize>, Vec<f32>) {
+    let bytes = std::fs::read(case_path(file)).expect("golden file is in the repository");
+    let npy = npyz::NpyFile::new(&bytes[..]).expect("golden file is a valid .npy");
+    let shape = npy.shape().iter().map(|&d| d as usize).collect();
+    (shape, npy.into_vec::<f32>().expect("golden file holds f32"))
+}
+
+fn convert_case(case: &str) -> Converted {
+    let bytes =
+        std::fs::read(case_path(&format!("{case}.onnx"))).expect("model is in the repository");
+    convert(&bytes, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{case}: {e}"))
+}
+
+/// Converts a case, runs it on its golden input, and checks its golden output.
+fn check_case(case: &str) -> Converted {
+    let converted = convert_case(case);
+    let (xs, x) = read_npy(&format!("{case}.x.npy"));
+    let (ys, y) = read_npy(&format!("{case}.y.npy"));
+    assert_eq!(converted.report.inputs[0].1, xs, "{case}: input shape");
+    assert_eq!(converted.report.outputs[0].1, ys, "{case}: output shape");
+
+    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
+    let model = ember_core::Model::parse(blob.as_bytes()).unwrap_or_else(|e| panic!("{case}: {e}"));
+    let mut arena = ember_core::AlignedBuf::zeroed(model.arena_bytes());
+    let mut s = ember_core::Session::new(&model, arena.as_mut_bytes()).unwrap();
+    s.input(0).unwrap().write_f32(&x).unwrap();
+    s.run().unwrap_or_else(|e| panic!("{case}: {e}"));
+    let got = s.output(0).unwrap().as_f32().unwrap();
+    let diff = got
+        .iter()
+        .zip(&y)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
+    println!("{case}: max |ember - onnxruntime| = {diff:.3e}");
+    assert!(diff <= TOLERANCE, "{case}: max abs diff {diff}");
+    converted
+}
+
+fn op_names(c: &Converted) -> Vec<&'static str> {
+    c.report.ops.iter().map(|(_, op)| *op).collect()
+}
+
+#[test]
+fn conv_variants() {
+    let c = check_case("conv_variants");
+    // Clip(0, 6) and the general Clip are fused; NCHW in and out costs one transpose each way.
+    assert_eq!(
+        op_names(&c),
+        [
+            "Transpose",
+            "Conv2d",
+            "Conv2d",
+            "Conv2d(grouped)",
+            "Conv2d(grouped)",
+            "Conv2d",
+            "Transpose"
+        ]
+    );
+    assert!(c.report.ops.iter().any(|(n, _)| n == "c4+relu6"));
+}
+
+#[test]
+fn pools() {
+    check_case("pools");
+}
+
+#[test]
+fn gemm_variants() {
+    let c = check_case("gemm_variants");
+    // Transpose followed by Gemm(transA=1) cancels; [0, 2, 1] of [2, 1, 2] is a reshape.
+    let transposes = op_names(&c).iter().filter(|&&o| o == "Transpose").count();
+    assert_eq!(transposes, 1, "{:?}", c.report.ops);
+}
+
+#[test]
+fn layout_mix() {
+    check_case("layout_mix");
+}
+
+#[test]
+fn old_opset_forms() {
+    let c = check_case("old_opset");
+    // Dropout and Identity are gone; Softmax with axis 1 of rank 3 is reshaped around.
+    assert_eq!(
+        op_names(&c),
+        ["Clip", "Pad", "Reshape", "Softmax", "Reshape", "Softmax"]
+    );
+}
+
+#[test]
+fn conv_output_keeps_onnx_layout() {
+    let c = check_case("conv_output");
+    assert_eq!(c.report.outputs, vec![("y".to_string(), vec![1, 3, 3, 3])]);
+}
+
+#[test]
+fn single_channel_input_transpose_is_a_free_reshape() {
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/models/digits/model.onnx"
+    ))
+    .unwrap();
+    let c = convert(&bytes, &ConvertOptions::default()).unwrap();
+    assert_eq!(c.report.ops[0], ("input.to_nhwc".to_string(), "Reshape"));
+    let blob = ember_core::AlignedBuf::from_bytes(&c.blob);
+    let model = ember_core::Model::parse(blob.as_bytes()).unwrap();
+    let op = model.op(0).unwrap();
+    let (x, y) = (
+        model.tensor(op.inputs[0] as usize).unwrap(),
+        model.tensor(op.output as usize).unwrap(),
+    );
+    assert_eq!(x.storage, y.storage, "the reshape aliases the graph input");
+}
