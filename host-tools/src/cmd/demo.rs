@@ -74,7 +74,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let pb = super::progress(n as u64, "running");
     let (mut ember_ok, mut ort_ok, mut agree, mut max_diff) = (0, 0, 0, 0.0f32);
     let mut times = Vec::with_capacity(n);
-    for i in 0..n {
+    for (i, &label) in labels.iter().enumerate() {
         session
             .input(0)?
             .write_f32(&images.data[i * pixels..(i + 1) * pixels])?;
@@ -84,8 +84,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         let probs = session.output(0)?.as_f32()?;
         let want = &golden.data[i * classes..(i + 1) * classes];
         let (ours, theirs) = (argmax(probs), argmax(want));
-        ember_ok += usize::from(ours as i64 == labels[i]);
-        ort_ok += usize::from(theirs as i64 == labels[i]);
+        ember_ok += usize::from(ours as i64 == label);
+        ort_ok += usize::from(theirs as i64 == label);
         agree += usize::from(ours == theirs);
         max_diff = max_diff.max(compare(probs, want, 0.0, 0.0).max_diff);
         pb.inc(1);

@@ -51,8 +51,8 @@ pub fn run(path: &Path) -> Result<ExitCode> {
     }
     println!();
     println!(
-        "  {:>3}  {:<18} {:<16} {:<10} {}",
-        "#", "node", "op", "kernel", "inputs -> output"
+        "  {:>3}  {:<18} {:<16} {:<10} inputs -> output",
+        "#", "node", "op", "kernel"
     );
     for i in 0..model.op_count() {
         let Some(op) = model.op(i) else { continue };
@@ -74,8 +74,8 @@ pub fn run(path: &Path) -> Result<ExitCode> {
     }
     println!();
     println!(
-        "  {:>3}  {:<20} {:<16} {:<5} {:<22} {}",
-        "#", "tensor", "shape", "dtype", "storage", "live ops"
+        "  {:>3}  {:<20} {:<16} {:<5} {:<22} live ops",
+        "#", "tensor", "shape", "dtype", "storage"
     );
     for i in 0..model.tensor_count() {
         let Some(t) = model.tensor(i) else { continue };
