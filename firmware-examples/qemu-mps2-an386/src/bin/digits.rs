@@ -167,8 +167,9 @@ fn SysTick() {
     SYSTICK_WRAPS.fetch_add(1, Ordering::Relaxed);
 }
 
-/// Without this handler a fault would hang QEMU; report it and fail instead. (`cortex-m-rt` requires the
-/// `unsafe fn` signature; the body does nothing unsafe.)
+/// Without this handler a fault would hang QEMU; report it and fail instead.
+// SAFETY: `cortex-m-rt` requires the HardFault handler to be declared `unsafe fn`; the body only reads the
+// stacked frame it is handed and exits through semihosting, with no raw pointer or other unsafe operation.
 #[exception]
 unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
     hprintln!("hard fault at pc={:#010x}", frame.pc());
