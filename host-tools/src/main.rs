@@ -31,6 +31,8 @@ enum Command {
     },
     /// Run a blob on the host CPU, optionally checking the outputs.
     Run(cmd::run::Args),
+    /// Measure latency and memory of a model on the host CPU.
+    Bench(cmd::bench::Args),
     /// Convert the bundled digits CNN, run it on the held-out images, and report accuracy, memory, latency.
     Demo(cmd::demo::Args),
 }
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
         Command::Convert(args) => cmd::convert::run(&args),
         Command::Inspect { model } => cmd::inspect::run(&model),
         Command::Run(args) => cmd::run::run(&args),
+        Command::Bench(args) => cmd::bench::run(&args),
         Command::Demo(args) => cmd::demo::run(&args),
     };
     match result {

@@ -3,6 +3,7 @@
 //! - `ci`: everything CI checks, installing what it needs first (rustup targets, a Python venv under
 //!   `target/venv` for the golden-data check). Fails on the first failing step.
 
+mod bench;
 mod firmware;
 
 use std::path::{Path, PathBuf};
@@ -25,8 +26,9 @@ fn main() {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("venv") => venv().map(|_| ()),
+        Some("bench") => venv().and_then(|py| bench::run(&root(), &py)),
         _ => {
-            eprintln!("usage: cargo xtask <ci|venv>\n  ci    run every check CI runs\n  venv  create target/venv with the pinned Python test packages");
+            eprintln!("usage: cargo xtask <ci|bench|venv>\n  ci     run every check CI runs\n  bench  Ember next to onnxruntime on the bundled models (writes target/bench/report.md)\n  venv   create target/venv with the pinned Python test packages");
             std::process::exit(2);
         }
     };

@@ -1,0 +1,209 @@
+//! `ember bench`: latency and memory of one model on the host CPU, for humans or (with `--json`) for
+//! `cargo xtask bench`, which puts the figures next to onnxruntime's.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use ember_convert::{convert, ConvertOptions};
+use ember_core::{AlignedBuf, Model, Session};
+
+use super::convert::parse_shape;
+use super::{parse, shape_str, split_named};
+use crate::npy;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// An .ember blob, or an .onnx model (converted in memory first).
+    pub model: PathBuf,
+    /// An input as x.npy or NAME=x.npy (repeatable); without one, deterministic values in [0, 1).
+    #[arg(long = "input", value_name = "[NAME=]FILE")]
+    pub inputs: Vec<String>,
+    /// For an .onnx model: fix an input's dims, as NAME=1,3,48,192 (repeatable). Defaults to the shapes
+    /// of the --input files.
+    #[arg(long = "shape", value_name = "NAME=DIMS")]
+    pub shapes: Vec<String>,
+    /// Timed runs (the median is reported).
+    #[arg(long, default_value_t = 200)]
+    pub repeat: usize,
+    /// Untimed runs first.
+    #[arg(long, default_value_t = 20)]
+    pub warmup: usize,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(serde::Serialize)]
+struct Figures {
+    model: String,
+    runs: usize,
+    median_us: f64,
+    p90_us: f64,
+    min_us: f64,
+    ops: usize,
+    arena_bytes: usize,
+    activation_bytes: u32,
+    lower_bound_bytes: u32,
+    scratch_bytes: u32,
+    persistent_bytes: u32,
+    blob_bytes: usize,
+    weights_bytes: usize,
+}
+
+pub fn run(args: &Args) -> Result<ExitCode> {
+    let mut files: Vec<(Option<String>, npy::Array)> = Vec::new();
+    for arg in &args.inputs {
+        let (name, file) = split_named(arg);
+        files.push((name.map(str::to_string), npy::read_f32(Path::new(file))?));
+    }
+    let bytes = std::fs::read(&args.model)
+        .with_context(|| format!("cannot read {}", args.model.display()))?;
+    let is_onnx = args.model.extension().is_some_and(|e| e == "onnx");
+    let blob = if is_onnx {
+        let mut shapes = args
+            .shapes
+            .iter()
+            .map(|s| parse_shape(s))
+            .collect::<Result<Vec<_>>>()?;
+        if shapes.is_empty() && !files.is_empty() {
+            // A first conversion with default shapes tells the input names.
+            let probe = convert(
+                &bytes,
+                &ConvertOptions {
+                    shapes: vec![],
+                    keep_names: true,
+                },
+            )
+            .with_context(|| format!("cannot convert {}", args.model.display()))?;
+            let names: Vec<String> = probe.report.inputs.iter().map(|(n, _)| n.clone()).collect();
+            for (k, (name, arr)) in files.iter().enumerate() {
+                let name = name.clone().or_else(|| names.get(k).cloned());
+                if let Some(name) = name {
+                    shapes.push((name, arr.shape.clone()));
+                }
+            }
+        }
+        let opts = ConvertOptions {
+            shapes,
+            keep_names: true,
+        };
+        let converted = convert(&bytes, &opts)
+            .with_context(|| format!("cannot convert {}", args.model.display()))?;
+        AlignedBuf::from_bytes(&converted.blob)
+    } else {
+        AlignedBuf::from_bytes(&bytes)
+    };
+    let model = parse(&blob, &args.model)?;
+    let mut arena = AlignedBuf::zeroed(model.arena_bytes());
+    let mut session = Session::new(&model, arena.as_mut_bytes())?;
+    fill_inputs(&model, &mut session, &files)?;
+
+    for _ in 0..args.warmup {
+        session.run()?;
+    }
+    let mut times: Vec<Duration> = Vec::with_capacity(args.repeat.max(1));
+    for _ in 0..args.repeat.max(1) {
+        let t = Instant::now();
+        session.run()?;
+        times.push(t.elapsed());
+    }
+    times.sort();
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let plan = model.plan();
+    let f = Figures {
+        model: args.model.display().to_string(),
+        runs: times.len(),
+        median_us: us(times[times.len() / 2]),
+        p90_us: us(times[times.len() * 9 / 10]),
+        min_us: us(times[0]),
+        ops: model.op_count(),
+        arena_bytes: model.arena_bytes(),
+        activation_bytes: plan.activation_bytes,
+        lower_bound_bytes: plan.lower_bound_bytes,
+        scratch_bytes: plan.scratch_bytes,
+        persistent_bytes: plan.persistent_bytes,
+        blob_bytes: model.blob_bytes(),
+        weights_bytes: model.weights_bytes(),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&f)?);
+    } else {
+        println!("{}", f.model);
+        println!(
+            "  latency  median {:.1} us, p90 {:.1} us, min {:.1} us ({} runs after {} warm-up, reference kernels)",
+            f.median_us, f.p90_us, f.min_us, f.runs, args.warmup
+        );
+        println!(
+            "  memory   arena {} bytes: activations {} (lower bound {}), scratch {}, persistent {}",
+            f.arena_bytes,
+            f.activation_bytes,
+            f.lower_bound_bytes,
+            f.scratch_bytes,
+            f.persistent_bytes
+        );
+        println!(
+            "  model    blob {} bytes, weights {} bytes, {} ops",
+            f.blob_bytes, f.weights_bytes, f.ops
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the given files into the inputs (by name, else in order), and deterministic values in [0, 1)
+/// into inputs without a file.
+fn fill_inputs(
+    model: &Model<'_>,
+    session: &mut Session<'_>,
+    files: &[(Option<String>, npy::Array)],
+) -> Result<()> {
+    let mut next = 0;
+    let mut given: Vec<Option<&npy::Array>> = vec![None; model.inputs().len()];
+    for (name, arr) in files {
+        let pos = match name {
+            Some(n) => model
+                .inputs()
+                .iter()
+                .position(|&id| model.tensor_name(id as usize) == Some(n.as_str()))
+                .with_context(|| format!("the model has no input named {n:?}"))?,
+            None => {
+                next += 1;
+                next - 1
+            }
+        };
+        match given.get_mut(pos) {
+            Some(slot) => *slot = Some(arr),
+            None => bail!(
+                "more input files than the model has inputs ({})",
+                model.inputs().len()
+            ),
+        }
+    }
+    let mut state = 0x2545_F491_u32;
+    for (pos, arr) in given.into_iter().enumerate() {
+        let mut t = session.input(pos)?;
+        match arr {
+            Some(arr) => {
+                let want: Vec<usize> = t.dims().iter().map(|&d| d as usize).collect();
+                if arr.shape != want {
+                    bail!(
+                        "input {pos}: the model expects shape {}, the file has {}",
+                        shape_str(&want),
+                        shape_str(&arr.shape)
+                    );
+                }
+                t.write_f32(&arr.data)?;
+            }
+            None => {
+                for v in t.as_f32_mut()? {
+                    state ^= state << 13;
+                    state ^= state >> 17;
+                    state ^= state << 5;
+                    *v = (state >> 8) as f32 / (1u32 << 24) as f32;
+                }
+            }
+        }
+    }
+    Ok(())
+}
