@@ -2,6 +2,7 @@
 //! the host CPU against expected outputs, and demonstrates the whole path on the bundled digits model.
 
 mod cmd;
+mod emit;
 mod npy;
 
 use std::path::PathBuf;

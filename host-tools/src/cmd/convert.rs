@@ -19,6 +19,27 @@ pub struct Args {
     /// Leave tensor and node names out of the blob (smaller; `inspect` then shows indices only).
     #[arg(long)]
     pub strip_names: bool,
+    /// What to write: the blob; a Rust module (`-o model.rs`, with `model.ember` beside it and
+    /// `ARENA_BYTES`); or an ELF object (`-o model.o`, with a linker fragment `model.x` and Rust glue `model.rs`).
+    #[arg(long, value_enum, default_value_t = Emit::Blob)]
+    pub emit: Emit,
+    /// Target of `--emit object`: thumbv6m, thumbv7m, thumbv7em (hard float), thumbv8m.main, riscv32imac, ...
+    #[arg(long, default_value = "thumbv7em")]
+    pub target_arch: String,
+    /// Symbol of the blob in `--emit object`.
+    #[arg(long, default_value = "ember_model")]
+    pub symbol: String,
+}
+
+/// Output forms of `ember convert`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Emit {
+    /// The .ember blob.
+    Blob,
+    /// A Rust module that embeds the blob, with `ARENA_BYTES`.
+    Rust,
+    /// An ELF relocatable object with a `.ember.model` section, a linker fragment and Rust glue.
+    Object,
 }
 
 pub fn parse_shape(arg: &str) -> Result<(String, Vec<usize>)> {
@@ -58,20 +79,68 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     for notice in &converted.report.notices {
         eprintln!("notice: {notice}");
     }
-    // Write to a temporary name first so that a failure never leaves a partial blob behind.
-    let tmp = args.output.with_extension("ember.tmp");
-    std::fs::write(&tmp, &converted.blob)
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &args.output)
-        .with_context(|| format!("cannot write {}", args.output.display()))?;
     let r = &converted.report;
+    let arena_bytes = ember_core::AlignedBuf::from_bytes(&converted.blob);
+    let arena_bytes = ember_core::Model::parse(arena_bytes.as_bytes())
+        .map(|m| m.arena_bytes())
+        .map_err(|e| anyhow::anyhow!("the converted blob does not parse: {e}"))?;
+    let source = args.model.display().to_string();
+    let sibling = |ext: &str| args.output.with_extension(ext);
+    let file_name = |p: &std::path::Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    match args.emit {
+        Emit::Blob => write_atomically(&args.output, &converted.blob)?,
+        Emit::Rust => {
+            let blob_path = sibling("ember");
+            if blob_path == args.output {
+                bail!("--emit rust writes a Rust module: name it model.rs (the blob goes beside it as model.ember)");
+            }
+            write_atomically(&blob_path, &converted.blob)?;
+            let module = crate::emit::rust_module(
+                &file_name(&blob_path),
+                &source,
+                arena_bytes,
+                converted.blob.len(),
+            );
+            write_atomically(&args.output, module.as_bytes())?;
+            println!("wrote {}", blob_path.display());
+        }
+        Emit::Object => {
+            let object = crate::emit::elf_object(&converted.blob, &args.target_arch, &args.symbol)?;
+            let (script, glue) = (sibling("x"), sibling("rs"));
+            if script == args.output || glue == args.output {
+                bail!("--emit object writes an object file: name it model.o (model.x and model.rs go beside it)");
+            }
+            write_atomically(&args.output, &object)?;
+            write_atomically(
+                &script,
+                crate::emit::linker_fragment(&file_name(&args.output)).as_bytes(),
+            )?;
+            let glue_text =
+                crate::emit::object_glue(&source, &args.symbol, arena_bytes, converted.blob.len());
+            write_atomically(&glue, glue_text.as_bytes())?;
+            println!("wrote {} and {}", script.display(), glue.display());
+        }
+    }
     println!(
         "wrote {} ({} bytes: {} ops, weights {} bytes, arena {} bytes)",
         args.output.display(),
         r.blob_bytes,
         r.ops.len(),
         r.weights_bytes,
-        r.arena.persistent_bytes + r.arena.activation_bytes + r.arena.scratch_bytes,
+        arena_bytes,
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes to a temporary name first, so that a failure never leaves a partial file behind.
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    crate::emit::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }
