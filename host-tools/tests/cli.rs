@@ -276,3 +276,27 @@ fn write_npy_f32(path: &Path, shape: &[usize], values: &[f32]) {
     let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
     std::fs::write(path, npy_bytes("<f4", shape, &data)).unwrap();
 }
+
+#[test]
+fn repeated_runs_and_the_profile_keep_the_outputs_right() {
+    // A run consumes its inputs (later ops reuse their bytes); `--repeat` must rewrite them each time.
+    let dir = scratch_dir("repeat");
+    let blob = dir.join("d.ember");
+    assert!(ember(&["convert", &model("digits/model.onnx"), "-o", blob.to_str().unwrap()]).status.success());
+    let out = ember(&[
+        "run",
+        blob.to_str().unwrap(),
+        "--input",
+        &model("digits/x1.npy"),
+        "--expect",
+        &model("digits/y1.npy"),
+        "--repeat",
+        "3",
+        "--profile",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let t = text(&out);
+    for needle in ["profile", "conv1+relu1", "Conv2d", "softmax", "%"] {
+        assert!(t.contains(needle), "profile lacks {needle:?}:\n{t}");
+    }
+}

@@ -98,13 +98,15 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let model = parse(&blob, &args.model)?;
     let mut arena = AlignedBuf::zeroed(model.arena_bytes());
     let mut session = Session::new(&model, arena.as_mut_bytes())?;
-    fill_inputs(&model, &mut session, &files)?;
-
+    // Graph inputs are consumed by a run (later ops may reuse their bytes): write them before every run,
+    // outside the timed region.
     for _ in 0..args.warmup {
+        fill_inputs(&model, &mut session, &files)?;
         session.run()?;
     }
     let mut times: Vec<Duration> = Vec::with_capacity(args.repeat.max(1));
     for _ in 0..args.repeat.max(1) {
+        fill_inputs(&model, &mut session, &files)?;
         let t = Instant::now();
         session.run()?;
         times.push(t.elapsed());

@@ -32,6 +32,9 @@ pub struct Args {
     /// Run this many times and report the median latency.
     #[arg(long, default_value_t = 1)]
     pub repeat: usize,
+    /// Print each op's time (median over the runs) and share of the total.
+    #[arg(long)]
+    pub profile: bool,
 }
 
 /// Resolves `[NAME=]FILE` arguments against a list of graph tensors (`ids`): named ones by name, unnamed
@@ -108,6 +111,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             missing.join(", ")
         );
     }
+    // Graph inputs are consumed by a run (later ops may reuse their arena bytes), so they are written
+    // again before every run.
+    let mut loaded: Vec<(usize, Vec<f32>)> = Vec::new();
     for &(pos, file) in &inputs {
         let name = io_name(&model, model.inputs()[pos], &format!("input{pos}"));
         let arr = npy::read_f32(Path::new(file)).with_context(|| format!("input {name:?}"))?;
@@ -134,16 +140,33 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             );
         }
         t.write_f32(&arr.data)?;
+        loaded.push((pos, arr.data));
     }
 
     let mut times = Vec::with_capacity(args.repeat.max(1));
+    let clock = ember_core::StdClock::default();
+    let mut per_op: Vec<Vec<u64>> = vec![Vec::new(); model.op_count()];
     for _ in 0..args.repeat.max(1) {
+        for (pos, data) in &loaded {
+            session.input(*pos)?.write_f32(data)?;
+        }
         let start = Instant::now();
-        session.run()?;
+        if args.profile {
+            session.run_profiled(&clock, &mut |e| {
+                if let Some(v) = per_op.get_mut(e.index) {
+                    v.push(e.ticks);
+                }
+            })?;
+        } else {
+            session.run()?;
+        }
         times.push(start.elapsed());
     }
     times.sort();
     let median = times[times.len() / 2];
+    if args.profile {
+        print_profile(&model, &mut per_op);
+    }
 
     for (pos, &id) in model.outputs().iter().enumerate() {
         let out = session.output(pos)?;
@@ -200,6 +223,34 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints one line per op: its median time over the runs (nanosecond ticks) and its share of the sum.
+fn print_profile(model: &Model<'_>, per_op: &mut [Vec<u64>]) {
+    let medians: Vec<u64> = per_op
+        .iter_mut()
+        .map(|v| {
+            v.sort_unstable();
+            v.get(v.len() / 2).copied().unwrap_or(0)
+        })
+        .collect();
+    let total: u64 = medians.iter().sum::<u64>().max(1);
+    println!("profile (median per op, reference kernels):");
+    println!(
+        "  {:>3}  {:<24} {:<16} {:>10} {:>6}",
+        "#", "node", "op", "us", "%"
+    );
+    for (i, &ns) in medians.iter().enumerate() {
+        let op = model.op(i).map(|o| o.kind.name()).unwrap_or("?");
+        println!(
+            "  {:>3}  {:<24} {:<16} {:>10.2} {:>5.1}%",
+            i,
+            model.op_name(i).unwrap_or("-"),
+            op,
+            ns as f64 / 1e3,
+            100.0 * ns as f64 / total as f64
+        );
+    }
 }
 
 /// Result of comparing outputs with expectations.
