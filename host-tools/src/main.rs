@@ -34,6 +34,10 @@ enum Command {
     Run(cmd::run::Args),
     /// Measure latency and memory of a model on the host CPU.
     Bench(cmd::bench::Args),
+    /// Flash firmware onto a board through a debug probe (or check it with --dry-run).
+    Flash(cmd::flash::Args),
+    /// List attached debug probes.
+    Probes,
     /// Convert the bundled digits CNN, run it on the held-out images, and report accuracy, memory, latency.
     Demo(cmd::demo::Args),
 }
@@ -46,6 +50,8 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::run(&args),
         Command::Bench(args) => cmd::bench::run(&args),
         Command::Demo(args) => cmd::demo::run(&args),
+        Command::Flash(args) => cmd::flash::run(&args),
+        Command::Probes => cmd::flash::list_probes(),
     };
     match result {
         Ok(code) => code,

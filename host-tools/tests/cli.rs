@@ -282,7 +282,14 @@ fn repeated_runs_and_the_profile_keep_the_outputs_right() {
     // A run consumes its inputs (later ops reuse their bytes); `--repeat` must rewrite them each time.
     let dir = scratch_dir("repeat");
     let blob = dir.join("d.ember");
-    assert!(ember(&["convert", &model("digits/model.onnx"), "-o", blob.to_str().unwrap()]).status.success());
+    assert!(ember(&[
+        "convert",
+        &model("digits/model.onnx"),
+        "-o",
+        blob.to_str().unwrap()
+    ])
+    .status
+    .success());
     let out = ember(&[
         "run",
         blob.to_str().unwrap(),

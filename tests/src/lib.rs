@@ -34,3 +34,5 @@ pub fn convert_model(name: &str, shapes: &[(&str, &[usize])]) -> Vec<u8> {
         .unwrap_or_else(|e| panic!("cannot convert {}: {e}", path.display()))
         .blob
 }
+
+pub mod conformance;

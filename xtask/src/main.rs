@@ -4,6 +4,8 @@
 //!   `target/venv` for the golden-data check). Fails on the first failing step.
 
 mod bench;
+mod boards;
+mod conformance;
 mod firmware;
 
 use std::path::{Path, PathBuf};
@@ -26,9 +28,16 @@ fn main() {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("venv") => venv().map(|_| ()),
+        Some("firmware") => firmware::qemu_check(&root()).and_then(|()| {
+            let mps2 = root().join(
+                "firmware-examples/qemu-mps2-an386/target/thumbv7em-none-eabihf/release/digits",
+            );
+            boards::check(&root(), &mps2)
+        }),
+        Some("conformance") => venv().and_then(|_| conformance::run(&root(), &args[1..])),
         Some("bench") => venv().and_then(|py| bench::run(&root(), &py)),
         _ => {
-            eprintln!("usage: cargo xtask <ci|bench|venv>\n  ci     run every check CI runs\n  bench  Ember next to onnxruntime on the bundled models (writes target/bench/report.md)\n  venv   create target/venv with the pinned Python test packages");
+            eprintln!("usage: cargo xtask <ci|firmware|conformance|bench|venv>\n  ci     run every check CI runs\n  firmware  build every firmware example, run the QEMU ones, dry-run ember flash on the board ones\n  conformance  ONNX node tests through Ember (--regen rewrites tests/conformance/node.txt)\n  bench  Ember next to onnxruntime on the bundled models (writes target/bench/report.md)\n  venv   create target/venv with the pinned Python test packages");
             std::process::exit(2);
         }
     };
@@ -100,6 +109,10 @@ fn ci() -> Result<()> {
         run("rustup", &args)?;
         run("rustup", &["component", "add", "rustfmt", "clippy"])
     })?;
+    // The Python venv (onnx's node tests, onnxruntime) comes first: the test suite reads from it.
+    s.step("python venv with the pinned test packages", || {
+        venv().map(|_| ())
+    })?;
     s.step("format", || {
         run("cargo", &["fmt", "--all", "--", "--check"])
     })?;
@@ -134,9 +147,17 @@ fn ci() -> Result<()> {
         eprintln!("ember-core's normal dependencies (all build for thumbv6m-none-eabi, which has no std):\n{tree}");
         Ok(())
     })?;
+    s.step("firmware under QEMU matches onnxruntime", || {
+        firmware::qemu_check(&root())
+    })?;
     s.step(
-        "firmware under QEMU (mps2-an386) matches onnxruntime",
-        || firmware::qemu_check(&root()),
+        "real-board firmware builds and fits its chip (ember flash --dry-run)",
+        || {
+            let mps2 = root().join(
+                "firmware-examples/qemu-mps2-an386/target/thumbv7em-none-eabihf/release/digits",
+            );
+            boards::check(&root(), &mps2)
+        },
     )?;
     s.step("tests", || {
         run("cargo", &["test", "--workspace", "--all-targets"])
@@ -150,6 +171,9 @@ fn ci() -> Result<()> {
             py.to_str().context("venv path is not UTF-8")?,
             &["tests/models/check_goldens.py"],
         )
+    })?;
+    s.step("ONNX node-test conformance (allow-list, no panics)", || {
+        conformance::ci_check(&root())
     })?;
     s.step("README command 1: the demo", || {
         run(

@@ -1,0 +1,410 @@
+//! One node-test case: read `model.onnx` and `test_data_set_0/{input,output}_*.pb`, fold the
+//! non-float inputs into the model as initializers, convert, run, and compare.
+//!
+//! Float32 inputs stay runtime inputs, their shapes fixed from the test data. INT64, INT32 and BOOL
+//! inputs (shapes, axes, indices, masks) become initializers, so the converter sees them as the
+//! constants they are in a deployed model (tract's harness does the same with input facts). Any other
+//! input or output element type is reported as unsupported: the runtime is f32-only.
+//!
+//! Many node tests feed weights as graph inputs (Conv's `W`, Clip's `min`, Pad's `value`), which
+//! Ember wants as constants. A case whose config names its runtime inputs (`input=x`) folds every other
+//! float input too. A case without that flag first runs with every float input at run time; if the
+//! conversion fails (other than on an unknown op) and there are several float inputs, it is retried
+//! with only the first one at run time; a pass that way reports the flag it needed (`--regen` writes
+//! it into the manifest), and a failure reports the retry's outcome, marked `(with input=x)`.
+
+use std::path::Path;
+
+use ember_convert::onnx::proto::{data_type, ModelProto, NodeProto, TensorProto, TypeValue};
+use ember_convert::{ConvertError, ConvertOptions};
+use prost::Message;
+
+use super::compare::{compare, Tolerance};
+use super::{CaseConfig, Outcome};
+
+/// The most arena bytes a case may ask for; a larger plan is reported as an error instead of
+/// aborting the whole run on a failed allocation.
+const MAX_ARENA_BYTES: usize = 1 << 30;
+
+/// What running one case found, besides its outcome: the op types of its nodes (for the op table).
+pub struct CaseRun {
+    /// Op type of every node of the model, in order (empty if the model could not be read).
+    pub node_ops: Vec<String>,
+    /// The verdict.
+    pub outcome: Outcome,
+    /// The manifest flag the case needed to pass (`input=x`), when the retry found it.
+    pub needed_flag: Option<String>,
+}
+
+/// How far an attempt got, for the retry decision.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Stopped before the converter was called (test data, dtypes).
+    Prepare,
+    /// The converter returned an error.
+    Convert,
+    /// Converted; the outcome is the runtime's or the comparison's.
+    Ran,
+}
+
+/// The test data of one case.
+struct TestData {
+    inputs: Vec<TensorProto>,
+    outputs: Vec<TensorProto>,
+}
+
+/// Runs the case in folder `dir` with `cfg`. Never panics on its own account; the converter or the
+/// runtime may, which the caller catches.
+pub fn run_case(dir: &Path, cfg: &CaseConfig) -> CaseRun {
+    let mut node_ops = Vec::new();
+    let mut stage = Stage::Prepare;
+    let mut floats = Vec::new();
+    let first = attempt(
+        dir,
+        cfg.tol,
+        cfg.inputs.as_deref(),
+        &mut node_ops,
+        &mut stage,
+        &mut floats,
+    );
+    let first = first.unwrap_or_else(|o| o);
+    // An op the converter does not know stays unknown with constant weights: no retry.
+    let unknown_op = matches!(&first, Outcome::Unsupported(m) if m.starts_with("op "));
+    if cfg.inputs.is_some() || stage != Stage::Convert || floats.len() < 2 || unknown_op {
+        return CaseRun {
+            node_ops,
+            outcome: first,
+            needed_flag: None,
+        };
+    }
+    let only = vec![floats[0].clone()];
+    let flag = format!("input={}", only[0]);
+    let (mut ops2, mut stage2, mut floats2) = (Vec::new(), Stage::Prepare, Vec::new());
+    let retry = attempt(
+        dir,
+        cfg.tol,
+        Some(&only),
+        &mut ops2,
+        &mut stage2,
+        &mut floats2,
+    )
+    .unwrap_or_else(|o| o);
+    let outcome = match retry {
+        Outcome::Pass => {
+            return CaseRun {
+                node_ops,
+                outcome: Outcome::Pass,
+                needed_flag: Some(flag),
+            }
+        }
+        Outcome::Fail(m) => Outcome::Fail(format!("(with {flag}) {m}")),
+        Outcome::Unsupported(m) => Outcome::Unsupported(format!("(with {flag}) {m}")),
+        Outcome::Error(m) => Outcome::Error(format!("(with {flag}) {m}")),
+        Outcome::Panic(m) => Outcome::Panic(m),
+    };
+    CaseRun {
+        node_ops,
+        outcome,
+        needed_flag: None,
+    }
+}
+
+/// One conversion and run. `runtime_inputs`: the float inputs to keep at run time (`None`: all).
+/// `floats` receives the names of the float inputs; `stage` how far it got.
+fn attempt(
+    dir: &Path,
+    tol: Tolerance,
+    runtime_inputs: Option<&[String]>,
+    node_ops: &mut Vec<String>,
+    stage: &mut Stage,
+    floats: &mut Vec<String>,
+) -> Result<Outcome, Outcome> {
+    let bytes = std::fs::read(dir.join("model.onnx"))
+        .map_err(|e| Outcome::Error(format!("cannot read model.onnx: {e}")))?;
+    let mut model = ModelProto::decode(&bytes[..])
+        .map_err(|e| Outcome::Error(format!("model.onnx does not decode: {e}")))?;
+    let graph = model
+        .graph
+        .as_mut()
+        .ok_or_else(|| Outcome::Error("model.onnx holds no graph".into()))?;
+    node_ops.extend(graph.node.iter().map(|n: &NodeProto| n.op_type.clone()));
+    for (what, vi) in graph
+        .input
+        .iter()
+        .map(|v| ("input", v))
+        .chain(graph.output.iter().map(|v| ("output", v)))
+    {
+        if !matches!(
+            vi.r#type.as_ref().and_then(|t| t.value.as_ref()),
+            Some(TypeValue::TensorType(_))
+        ) {
+            return Err(Outcome::Unsupported(format!(
+                "dtype: {what} \"{}\" is not a tensor (sequence, optional or map)",
+                vi.name
+            )));
+        }
+    }
+    let data = read_test_data(&dir.join("test_data_set_0"))?;
+
+    // Graph inputs that are not initializers, bound to the test inputs by position.
+    let initialized: std::collections::HashSet<&str> =
+        graph.initializer.iter().map(|t| t.name.as_str()).collect();
+    let runtime: Vec<String> = graph
+        .input
+        .iter()
+        .map(|vi| vi.name.clone())
+        .filter(|n| !initialized.contains(n.as_str()))
+        .collect();
+    if runtime.len() != data.inputs.len() {
+        return Err(Outcome::Error(format!(
+            "the graph has {} inputs but the test data {}",
+            runtime.len(),
+            data.inputs.len()
+        )));
+    }
+    if graph.output.len() != data.outputs.len() {
+        return Err(Outcome::Error(format!(
+            "the graph has {} outputs but the test data {}",
+            graph.output.len(),
+            data.outputs.len()
+        )));
+    }
+    for (vi, t) in graph.output.iter().zip(&data.outputs) {
+        if t.data_type != data_type::FLOAT {
+            return Err(Outcome::Unsupported(format!(
+                "dtype: output \"{}\" is {}",
+                vi.name,
+                data_type::name(t.data_type)
+            )));
+        }
+    }
+
+    let mut feeds: Vec<(String, Vec<usize>, Vec<f32>)> = Vec::new();
+    let mut folded: Vec<TensorProto> = Vec::new();
+    for (name, t) in runtime.iter().zip(&data.inputs) {
+        match t.data_type {
+            data_type::FLOAT if runtime_inputs.is_some_and(|r| !r.contains(name)) => {
+                floats.push(name.clone());
+                let mut c = t.clone();
+                c.name = name.clone();
+                folded.push(c);
+            }
+            data_type::FLOAT => {
+                floats.push(name.clone());
+                let dims = dims_of(t).map_err(Outcome::Error)?;
+                if dims.contains(&0) {
+                    return Err(Outcome::Unsupported(format!(
+                        "empty tensor: input \"{name}\" has dims {dims:?}"
+                    )));
+                }
+                let values = f32_values(t).map_err(Outcome::Error)?;
+                feeds.push((name.clone(), dims, values));
+            }
+            data_type::INT64 | data_type::INT32 | data_type::BOOL => {
+                let mut c = t.clone();
+                c.name = name.clone();
+                folded.push(c);
+            }
+            other => {
+                return Err(Outcome::Unsupported(format!(
+                    "dtype: input \"{name}\" is {}",
+                    data_type::name(other)
+                )))
+            }
+        }
+    }
+    if let Some(r) = runtime_inputs {
+        if let Some(n) = r.iter().find(|n| !floats.contains(n)) {
+            return Err(Outcome::Error(format!(
+                "flag input={}: the case has no float input \"{n}\" (it has {floats:?})",
+                r.join(",")
+            )));
+        }
+    }
+    let folded_names: Vec<String> = folded.iter().map(|t| t.name.clone()).collect();
+    graph.input.retain(|vi| !folded_names.contains(&vi.name));
+    graph.initializer.extend(folded);
+    let output_names: Vec<String> = graph.output.iter().map(|vi| vi.name.clone()).collect();
+    let edited = model.encode_to_vec();
+
+    let opts = ConvertOptions {
+        shapes: feeds
+            .iter()
+            .map(|(n, d, _)| (n.clone(), d.clone()))
+            .collect(),
+        keep_names: true,
+    };
+    *stage = Stage::Convert;
+    let converted = ember_convert::convert(&edited, &opts).map_err(classify)?;
+    *stage = Stage::Ran;
+
+    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
+    let runtime_err = |what: &str, e: ember_core::Error| Outcome::Error(format!("{what}: {e}"));
+    let m = ember_core::Model::parse(blob.as_bytes()).map_err(|e| runtime_err("parse", e))?;
+    if m.arena_bytes() > MAX_ARENA_BYTES {
+        return Err(Outcome::Error(format!(
+            "the plan asks for a {} byte arena",
+            m.arena_bytes()
+        )));
+    }
+    let mut arena = ember_core::AlignedBuf::zeroed(m.arena_bytes());
+    let mut s = ember_core::Session::new(&m, arena.as_mut_bytes())
+        .map_err(|e| runtime_err("session", e))?;
+    if converted.report.inputs.len() != feeds.len() {
+        return Err(Outcome::Error(format!(
+            "the blob has {} inputs, the case feeds {}",
+            converted.report.inputs.len(),
+            feeds.len()
+        )));
+    }
+    for (i, (name, _)) in converted.report.inputs.iter().enumerate() {
+        let (_, _, values) = feeds
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .ok_or_else(|| Outcome::Error(format!("blob input \"{name}\" is not a test input")))?;
+        s.input(i)
+            .and_then(|mut t| t.write_f32(values))
+            .map_err(|e| runtime_err(&format!("input \"{name}\""), e))?;
+    }
+    s.run().map_err(|e| runtime_err("run", e))?;
+
+    if converted.report.outputs.len() != output_names.len() {
+        return Err(Outcome::Error(format!(
+            "the blob has {} outputs, the graph {}",
+            converted.report.outputs.len(),
+            output_names.len()
+        )));
+    }
+    let mut worst: Option<String> = None;
+    for (k, (name, _)) in converted.report.outputs.iter().enumerate() {
+        let j = output_names.iter().position(|n| n == name).ok_or_else(|| {
+            Outcome::Error(format!("blob output \"{name}\" is not a graph output"))
+        })?;
+        let expected = &data.outputs[j];
+        let want_dims = dims_of(expected).map_err(Outcome::Error)?;
+        let want = f32_values(expected).map_err(Outcome::Error)?;
+        let out = s
+            .output(k)
+            .map_err(|e| runtime_err(&format!("output \"{name}\""), e))?;
+        let got_dims: Vec<usize> = out.dims().iter().map(|&d| d as usize).collect();
+        if got_dims != want_dims {
+            return Ok(Outcome::Fail(format!(
+                "output \"{name}\": shape {got_dims:?}, expected {want_dims:?}"
+            )));
+        }
+        let got = out
+            .as_f32()
+            .map_err(|e| runtime_err(&format!("output \"{name}\""), e))?;
+        if let Err(d) = compare(got, &want, tol) {
+            worst.get_or_insert(format!("output \"{name}\": {d}"));
+        }
+    }
+    Ok(match worst {
+        Some(w) => Outcome::Fail(w),
+        None => Outcome::Pass,
+    })
+}
+
+/// Reads `input_<i>.pb` and `output_<i>.pb`, i = 0, 1, ... until one is missing.
+fn read_test_data(dir: &Path) -> Result<TestData, Outcome> {
+    let read = |prefix: &str| -> Result<Vec<TensorProto>, Outcome> {
+        let mut v = Vec::new();
+        loop {
+            let p = dir.join(format!("{prefix}_{}.pb", v.len()));
+            if !p.exists() {
+                return Ok(v);
+            }
+            let bytes = std::fs::read(&p)
+                .map_err(|e| Outcome::Error(format!("cannot read {}: {e}", p.display())))?;
+            // Sequences, optionals and maps are stored as other messages; they decode as a tensor
+            // with no data, which the dtype checks then reject.
+            let t = TensorProto::decode(&bytes[..]).map_err(|e| {
+                Outcome::Unsupported(format!("dtype: {prefix}_{} is not a tensor ({e})", v.len()))
+            })?;
+            v.push(t);
+        }
+    };
+    Ok(TestData {
+        inputs: read("input")?,
+        outputs: read("output")?,
+    })
+}
+
+fn dims_of(t: &TensorProto) -> Result<Vec<usize>, String> {
+    let dims: Vec<usize> = t
+        .dims
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| format!("tensor \"{}\" has dim {d}", t.name)))
+        .collect::<Result<_, _>>()?;
+    dims.iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| format!("tensor \"{}\": dims {dims:?} overflow", t.name))?;
+    Ok(dims)
+}
+
+/// The elements of a FLOAT tensor proto (raw little-endian bytes or `float_data`).
+fn f32_values(t: &TensorProto) -> Result<Vec<f32>, String> {
+    let n: usize = dims_of(t)?.iter().product();
+    let values: Vec<f32> = if t.raw_data.is_empty() {
+        t.float_data.clone()
+    } else {
+        t.raw_data
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect()
+    };
+    if values.len() != n {
+        return Err(format!(
+            "tensor \"{}\": dims {:?} need {n} values, the data holds {}",
+            t.name,
+            t.dims,
+            values.len()
+        ));
+    }
+    Ok(values)
+}
+
+/// Sorts a conversion error into "unsupported" (the converter declined an op, attribute or type)
+/// and "error" (anything else).
+fn classify(e: ConvertError) -> Outcome {
+    let msg = e.to_string();
+    match &e {
+        ConvertError::UnsupportedOp { op, domain, .. } => {
+            let d = if domain.is_empty() {
+                String::new()
+            } else {
+                format!("{domain}.")
+            };
+            Outcome::Unsupported(format!("op {d}{op}"))
+        }
+        ConvertError::Model { reason } if reason.contains("imports no opset of the default") => {
+            Outcome::Unsupported(msg)
+        }
+        ConvertError::Node { reason, .. }
+        | ConvertError::Input { reason, .. }
+        | ConvertError::Output { reason, .. }
+        | ConvertError::Tensor { reason, .. }
+            if declines(reason) =>
+        {
+            Outcome::Unsupported(msg)
+        }
+        _ => Outcome::Error(msg),
+    }
+}
+
+/// True for the converter's ways of saying "I do not support this" (attribute, mode, rank, element
+/// type).
+fn declines(reason: &str) -> bool {
+    const PHRASES: [&str; 8] = [
+        "not supported",
+        "unsupported",
+        "does not support",
+        "element type",
+        "graph inputs are float",
+        "float only",
+        "only supports",
+        "is not implemented",
+    ];
+    let r = reason.to_ascii_lowercase();
+    PHRASES.iter().any(|p| r.contains(p)) || (r.contains("only") && r.contains("supported"))
+}
