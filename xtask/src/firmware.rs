@@ -1,9 +1,12 @@
-//! Firmware under QEMU: builds `firmware-examples/qemu-mps2-an386` (the digits CNN on a Cortex-M4F), runs
-//! it on QEMU's `mps2-an386` board, and checks every prediction against onnxruntime's on the host.
+//! Firmware under QEMU: builds every QEMU firmware example in `firmware-examples/` (the digits CNN on
+//! Cortex-M4F, Cortex-M7, Cortex-M3 and RV32IMAC), runs each on its emulated board, and checks every
+//! prediction against onnxruntime's on the host.
 //!
-//! QEMU is installed when missing: `apt-get install qemu-system-arm`, or, where that can't install (see
+//! The boards are one table, [`BOARDS`]; a new QEMU example is a new row. QEMU is installed when missing:
+//! `apt-get install qemu-system-arm` (or `qemu-system-misc` for RISC-V), or, where that can't install (see
 //! `shared/TOOLCHAIN.md`), Debian's packages unpacked under `target/qemu/`.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,56 +14,217 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
-use object::{Object, ObjectSection};
+use object::{Object, ObjectSection, SectionKind};
 
-/// The firmware crate, relative to the repository root.
-const FIRMWARE_DIR: &str = "firmware-examples/qemu-mps2-an386";
-/// Its target triple (Cortex-M4F, hard float).
-const FIRMWARE_TARGET: &str = "thumbv7em-none-eabihf";
-/// The demo binary.
+mod install;
+use install::{find_or_install_qemu, qemu_version};
+
+/// A firmware example and the emulated board that runs it.
+struct Board {
+    /// Short name in the report (the QEMU machine, or the machine and CPU where one ELF runs on two).
+    name: &'static str,
+    /// What the board emulates, in words.
+    core: &'static str,
+    /// The firmware crate, relative to the repository root.
+    dir: &'static str,
+    /// Its target triple (also set in the crate's `.cargo/config.toml`).
+    target: &'static str,
+    /// The QEMU system emulator.
+    qemu: Qemu,
+    /// `-M`.
+    machine: &'static str,
+    /// `-cpu`, where the machine's default is not the one the ELF is built for.
+    cpu: Option<&'static str>,
+    /// Further QEMU arguments.
+    extra_args: &'static [&'static str],
+    /// The board's RAM, to print what share the firmware uses.
+    ram_bytes: u64,
+}
+
+/// Every QEMU example `cargo xtask ci` builds, runs and checks. The commands match each crate's
+/// `.cargo/config.toml` runner.
+const BOARDS: &[Board] = &[
+    Board {
+        name: "mps2-an386",
+        core: "Cortex-M4F",
+        dir: "firmware-examples/qemu-mps2-an386",
+        target: "thumbv7em-none-eabihf",
+        qemu: Qemu::Arm,
+        machine: "mps2-an386",
+        cpu: Some("cortex-m4"),
+        extra_args: &[],
+        ram_bytes: 4 << 20,
+    },
+    // The same ELF: the AN500 image has the AN386's memory map, with a Cortex-M7.
+    Board {
+        name: "mps2-an500",
+        core: "Cortex-M7, running the mps2-an386 ELF",
+        dir: "firmware-examples/qemu-mps2-an386",
+        target: "thumbv7em-none-eabihf",
+        qemu: Qemu::Arm,
+        machine: "mps2-an500",
+        cpu: Some("cortex-m7"),
+        extra_args: &[],
+        ram_bytes: 4 << 20,
+    },
+    Board {
+        name: "lm3s6965evb",
+        core: "Cortex-M3, 64 KiB RAM, soft float",
+        dir: "firmware-examples/qemu-lm3s6965",
+        target: "thumbv7m-none-eabi",
+        qemu: Qemu::Arm,
+        machine: "lm3s6965evb",
+        cpu: Some("cortex-m3"),
+        extra_args: &[],
+        ram_bytes: 64 << 10,
+    },
+    Board {
+        name: "riscv32-virt",
+        core: "RV32IMAC, soft float",
+        dir: "firmware-examples/qemu-riscv32-virt",
+        target: "riscv32imac-unknown-none-elf",
+        qemu: Qemu::Riscv32,
+        machine: "virt",
+        cpu: None,
+        // No OpenSBI: the ELF starts in machine mode at 0x8000_0000.
+        extra_args: &["-bios", "none"],
+        ram_bytes: 16 << 20,
+    },
+];
+
+/// A QEMU system emulator and the Debian package that ships it.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Qemu {
+    Arm,
+    Riscv32,
+}
+
+impl Qemu {
+    fn binary(self) -> &'static str {
+        match self {
+            Qemu::Arm => "qemu-system-arm",
+            Qemu::Riscv32 => "qemu-system-riscv32",
+        }
+    }
+
+    fn package(self) -> &'static str {
+        match self {
+            Qemu::Arm => "qemu-system-arm",
+            Qemu::Riscv32 => "qemu-system-misc",
+        }
+    }
+}
+
+/// The demo binary in every crate.
 const FIRMWARE_BIN: &str = "digits";
 /// The model and its golden data, relative to the repository root.
 const DIGITS_DIR: &str = "tests/models/digits";
-/// A run takes about a second; a fault or a lost exit would otherwise hang QEMU forever.
+/// A run takes seconds; a fault or a lost exit would otherwise hang QEMU forever.
 const QEMU_TIMEOUT: Duration = Duration::from_secs(60);
-/// `-icount shift=N`: one instruction every 2^N ns of virtual time, so that the firmware's SysTick
-/// profile depends on the instructions executed only, and repeats exactly from run to run.
+/// `-icount shift=N`: one instruction every 2^N ns of virtual time, so that the firmware's timer profile
+/// depends on the instructions executed only, and repeats exactly from run to run.
 const ICOUNT_SHIFT: u32 = 6;
-/// Debian packages that hold `qemu-system-arm`, for the unpack-under-`target/` fallback.
-const QEMU_DEBS: &[&str] = &["qemu-system-arm", "qemu-system-common", "qemu-system-data"];
-/// Shared libraries the unpacked `qemu-system-arm` 7.2 needs (Debian 12 package names).
-const QEMU_LIBS: &[&str] = &[
-    "libfdt1",
-    "libcapstone4",
-    "libpmem1",
-    "librdmacm1",
-    "libibverbs1",
-    "libslirp0",
-    "libvdeplug2",
-];
 
-/// Builds the QEMU firmware, runs it, and fails unless it exits 0 and agrees with onnxruntime on every
-/// image; prints accuracy, agreement, arena use, the per-op profile, section sizes and QEMU's wall time.
+/// The host's view of the test images: onnxruntime's top-1 classes and the labels.
+struct HostResults {
+    top1: Vec<usize>,
+    labels: Vec<i64>,
+}
+
+/// One board's run, as the summary prints it.
+struct BoardResult {
+    name: &'static str,
+    images: usize,
+    agree: usize,
+    correct: usize,
+    arena_bytes: Option<u64>,
+    sections: Sections,
+    wall: Duration,
+}
+
+/// Builds every QEMU firmware example, runs each board, and fails unless every run exits 0 within the
+/// timeout and agrees with onnxruntime on every image it classified; prints per board accuracy,
+/// agreement, arena use, the per-op profile, section sizes and QEMU's wall time, then a summary table.
 pub fn qemu_check(root: &Path) -> Result<()> {
-    let firmware = root.join(FIRMWARE_DIR);
-    let target_dir = firmware.join("target");
-    fs::create_dir_all(&target_dir)
-        .with_context(|| format!("cannot create {}", target_dir.display()))?;
+    let mut qemus = BTreeMap::new();
+    for board in BOARDS {
+        if let Entry::Vacant(e) = qemus.entry(board.qemu) {
+            let path = find_or_install_qemu(root, board.qemu)?;
+            eprintln!("qemu: {} ({})", path.display(), qemu_version(&path)?);
+            e.insert(path);
+        }
+    }
 
-    let qemu = find_or_install_qemu(root)?;
-    eprintln!("qemu: {} ({})", qemu.display(), qemu_version(&qemu)?);
-
+    let mut targets: Vec<&str> = BOARDS.iter().map(|b| b.target).collect();
+    targets.sort_unstable();
+    targets.dedup();
     run(Command::new("rustup")
-        .args(["target", "add", FIRMWARE_TARGET])
+        .args(["target", "add"])
+        .args(&targets)
         .current_dir(root))?;
 
-    let model = target_dir.join("digits.ember");
+    // Convert the model once; every crate reads it from its own `target/digits.ember` (where `build.rs`
+    // looks by default, so that `cargo run --release` in the crate works afterwards too).
+    let model = root.join("target/firmware/digits.ember");
+    fs::create_dir_all(root.join("target/firmware"))?;
     run(Command::new("cargo")
         .args(["run", "--quiet", "-p", "ember-cli", "--", "convert"])
         .arg(Path::new(DIGITS_DIR).join("model.onnx"))
         .arg("-o")
         .arg(&model)
         .current_dir(root))?;
+
+    let host = HostResults::load(&root.join(DIGITS_DIR))?;
+
+    // Build (and lint) each crate once, however many boards run its ELF.
+    let mut built: BTreeMap<&str, PathBuf> = BTreeMap::new();
+    let mut results = Vec::new();
+    let mut failures = Vec::new();
+    for board in BOARDS {
+        let elf = match built.get(board.dir) {
+            Some(elf) => elf.clone(),
+            None => {
+                let elf = build_firmware(root, board, &model)?;
+                built.insert(board.dir, elf.clone());
+                elf
+            }
+        };
+        match run_board(root, board, &qemus[&board.qemu], &elf, &host) {
+            Ok(result) => results.push(result),
+            Err(e) => {
+                eprintln!("FAILED on {}: {e:#}", board.name);
+                failures.push(format!("{}: {e:#}", board.name));
+            }
+        }
+    }
+
+    print_summary(&results);
+    if !failures.is_empty() {
+        bail!(
+            "{} of {} QEMU boards failed:\n{}",
+            failures.len(),
+            BOARDS.len(),
+            failures.join("\n")
+        );
+    }
+    eprintln!("firmware check passed on {} QEMU boards", BOARDS.len());
+    Ok(())
+}
+
+/// Builds the board's crate in release mode with the converted model, checks it with clippy, and returns
+/// the ELF's path.
+fn build_firmware(root: &Path, board: &Board, model: &Path) -> Result<PathBuf> {
+    let firmware = root.join(board.dir);
+    let target_dir = firmware.join("target");
+    fs::create_dir_all(&target_dir)
+        .with_context(|| format!("cannot create {}", target_dir.display()))?;
+    // Copied only when it changed, so that an unchanged model does not rerun `build.rs`.
+    let crate_model = target_dir.join("digits.ember");
+    let blob = fs::read(model).with_context(|| format!("cannot read {}", model.display()))?;
+    if fs::read(&crate_model).ok().as_ref() != Some(&blob) {
+        fs::write(&crate_model, &blob)
+            .with_context(|| format!("cannot write {}", crate_model.display()))?;
+    }
 
     // The firmware's own `.cargo/config.toml` sets the target and the linker script; a RUSTFLAGS from the
     // environment would replace its rustflags (and drop `-Tlink.x`), so it is cleared here.
@@ -69,7 +233,7 @@ pub fn qemu_check(root: &Path) -> Result<()> {
         cmd.args(args)
             .current_dir(&firmware)
             .env("CARGO_TARGET_DIR", &target_dir)
-            .env("EMBER_DIGITS_MODEL", &model)
+            .env("EMBER_DIGITS_MODEL", &crate_model)
             .env_remove("RUSTFLAGS")
             .env_remove("CARGO_ENCODED_RUSTFLAGS")
             .env_remove("CARGO_BUILD_TARGET");
@@ -90,14 +254,26 @@ pub fn qemu_check(root: &Path) -> Result<()> {
         "-D",
         "warnings",
     ]))?;
-    let elf = target_dir
-        .join(FIRMWARE_TARGET)
+    Ok(target_dir
+        .join(board.target)
         .join("release")
-        .join(FIRMWARE_BIN);
+        .join(FIRMWARE_BIN))
+}
 
-    // Run it, with the output going to a file (QEMU spins forever if a pipe's reader goes away).
-    let log = target_dir.join("digits.qemu.log");
-    let (status, wall) = run_qemu(&qemu, &elf, &log)?;
+/// Runs the ELF on the board, checks its output against the host's, and prints what it measured.
+fn run_board(
+    root: &Path,
+    board: &Board,
+    qemu: &Path,
+    elf: &Path,
+    host: &HostResults,
+) -> Result<BoardResult> {
+    // Output goes to a file: QEMU spins forever if a pipe's reader goes away.
+    let log = root
+        .join(board.dir)
+        .join("target")
+        .join(format!("{FIRMWARE_BIN}.{}.qemu.log", board.name));
+    let (status, wall) = run_qemu(qemu, board, elf, &log)?;
     let text =
         fs::read_to_string(&log).with_context(|| format!("cannot read {}", log.display()))?;
     let fail = |why: String| -> anyhow::Error {
@@ -114,45 +290,23 @@ pub fn qemu_check(root: &Path) -> Result<()> {
     }
     let report = Report::parse(&text).map_err(|e| fail(format!("{e:#}")))?;
 
-    // Compare with onnxruntime's outputs and the labels.
-    let digits = root.join(DIGITS_DIR);
-    let (shape, scores) = read_npy::<f32>(&digits.join("y.npy"))?;
-    ensure!(
-        shape.len() == 2 && shape[1] > 0,
-        "y.npy: expected [N, classes], got {shape:?}"
-    );
-    let host: Vec<usize> = scores.chunks_exact(shape[1]).map(top1).collect();
-    let (_, labels) = read_npy::<i64>(&digits.join("labels.npy"))?;
-    let n = report.predictions.len();
-    ensure!(
-        n == host.len() && n == labels.len(),
-        "the firmware classified {n} images, but y.npy has {} and labels.npy {}",
-        host.len(),
-        labels.len()
-    );
-    let disagree: Vec<usize> = (0..n)
-        .filter(|&i| report.predictions[i] != host[i])
-        .collect();
-    let correct = (0..n)
-        .filter(|&i| report.predictions[i] as i64 == labels[i])
-        .count();
-    let host_correct = (0..n).filter(|&i| host[i] as i64 == labels[i]).count();
-    ensure!(
-        report.accuracy == (correct, n),
-        "the firmware reports accuracy {}/{}, but its predictions give {correct}/{n}",
-        report.accuracy.0,
-        report.accuracy.1
-    );
+    let c = host.compare(&report).map_err(|e| fail(format!("{e:#}")))?;
+    let n = c.images;
 
-    eprintln!("\nfirmware {FIRMWARE_BIN} on QEMU mps2-an386 (Cortex-M4F), `-icount shift={ICOUNT_SHIFT}`:");
+    eprintln!(
+        "\nfirmware {FIRMWARE_BIN} on QEMU {} ({}), `-icount shift={ICOUNT_SHIFT}`:",
+        board.name, board.core
+    );
     eprintln!("  QEMU wall time   {:.2} s", wall.as_secs_f64());
     eprintln!(
-        "  accuracy         {correct}/{n} = {:.2}% (onnxruntime on the host: {host_correct}/{n})",
-        100.0 * correct as f64 / n as f64
+        "  accuracy         {}/{n} = {:.2}% (onnxruntime on the host: {}/{n})",
+        c.correct,
+        100.0 * c.correct as f64 / n as f64,
+        c.host_correct
     );
     eprintln!(
         "  agreement        {}/{n} top-1 predictions equal onnxruntime's",
-        n - disagree.len()
+        n - c.disagree.len()
     );
     for key in [
         "arena_bytes",
@@ -167,28 +321,137 @@ pub fn qemu_check(root: &Path) -> Result<()> {
             eprintln!("  arena {key:<18} {v:>8}");
         }
     }
-    print_sections(&elf)?;
-    print_profile(&report);
-
-    if !disagree.is_empty() {
-        let shown: Vec<String> = disagree
-            .iter()
-            .take(10)
-            .map(|&i| {
-                format!(
-                    "image {i}: firmware {} vs onnxruntime {}",
-                    report.predictions[i], host[i]
-                )
-            })
-            .collect();
-        bail!(
-            "{} of {n} firmware predictions differ from onnxruntime's: {}",
-            disagree.len(),
-            shown.join("; ")
+    let sections = Sections::read(elf)?;
+    sections.print();
+    let static_ram = sections.data + sections.bss;
+    if let Some(&peak) = report.stack.get("peak_bytes") {
+        eprintln!(
+            "  RAM              static {static_ram} + stack peak {peak} (arena included) = {} bytes, {:.1}% of the board's {} KiB",
+            static_ram + peak,
+            100.0 * (static_ram + peak) as f64 / board.ram_bytes as f64,
+            board.ram_bytes >> 10
         );
     }
-    eprintln!("firmware check passed: QEMU output in {}", log.display());
-    Ok(())
+    print_profile(&report);
+
+    c.agrees().map_err(|e| fail(format!("{e:#}")))?;
+    eprintln!("  QEMU output in {}", log.display());
+    Ok(BoardResult {
+        name: board.name,
+        images: n,
+        agree: n - c.disagree.len(),
+        correct: c.correct,
+        arena_bytes: report.memory.get("arena_bytes").copied(),
+        sections,
+        wall,
+    })
+}
+
+impl HostResults {
+    fn load(digits: &Path) -> Result<Self> {
+        let (shape, scores) = read_npy::<f32>(&digits.join("y.npy"))?;
+        ensure!(
+            shape.len() == 2 && shape[1] > 0,
+            "y.npy: expected [N, classes], got {shape:?}"
+        );
+        let top1: Vec<usize> = scores.chunks_exact(shape[1]).map(top1).collect();
+        let (_, labels) = read_npy::<i64>(&digits.join("labels.npy"))?;
+        ensure!(
+            top1.len() == labels.len(),
+            "y.npy has {} rows but labels.npy {} labels",
+            top1.len(),
+            labels.len()
+        );
+        Ok(HostResults { top1, labels })
+    }
+}
+
+/// A firmware run's predictions against the host's, on the images the firmware carries (the first
+/// `images` of the test set).
+struct Comparison {
+    images: usize,
+    /// Images whose top-1 class differs from onnxruntime's.
+    disagree: Vec<(usize, usize, usize)>,
+    /// Images the firmware classified right.
+    correct: usize,
+    /// Of the same images, those onnxruntime classified right.
+    host_correct: usize,
+}
+
+impl HostResults {
+    /// Compares the firmware's predictions with onnxruntime's and the labels; fails if the firmware
+    /// classified more images than the test set has, or if its own accuracy line does not add up.
+    fn compare(&self, report: &Report) -> Result<Comparison> {
+        let n = report.predictions.len();
+        ensure!(
+            n <= self.top1.len(),
+            "the firmware classified {n} images, but y.npy has only {}",
+            self.top1.len()
+        );
+        let ours = &report.predictions;
+        let disagree = (0..n)
+            .filter(|&i| ours[i] != self.top1[i])
+            .map(|i| (i, ours[i], self.top1[i]))
+            .collect();
+        let right = |p: &[usize]| (0..n).filter(|&i| p[i] as i64 == self.labels[i]).count();
+        let (correct, host_correct) = (right(ours), right(&self.top1));
+        ensure!(
+            report.accuracy == (correct, n),
+            "the firmware reports accuracy {}/{}, but its predictions give {correct}/{n}",
+            report.accuracy.0,
+            report.accuracy.1
+        );
+        Ok(Comparison {
+            images: n,
+            disagree,
+            correct,
+            host_correct,
+        })
+    }
+}
+
+impl Comparison {
+    /// Fails unless every top-1 prediction equals onnxruntime's, naming the first ten that differ.
+    fn agrees(&self) -> Result<()> {
+        if self.disagree.is_empty() {
+            return Ok(());
+        }
+        let shown: Vec<String> = self
+            .disagree
+            .iter()
+            .take(10)
+            .map(|(i, ours, host)| format!("image {i}: firmware {ours} vs onnxruntime {host}"))
+            .collect();
+        bail!(
+            "{} of {} firmware predictions differ from onnxruntime's: {}",
+            self.disagree.len(),
+            self.images,
+            shown.join("; ")
+        )
+    }
+}
+
+/// One line per board: the figures CI compares across boards at a glance.
+fn print_summary(results: &[BoardResult]) {
+    eprintln!("\nQEMU firmware summary (digits CNN, f32):");
+    eprintln!(
+        "  {:<13} {:>9} {:>9} {:>6} {:>7} {:>8} {:>6} {:>6} {:>7}",
+        "board", "agree", "accuracy", "arena", ".text", ".rodata", ".data", ".bss", "wall s"
+    );
+    for r in results {
+        eprintln!(
+            "  {:<13} {:>9} {:>9} {:>6} {:>7} {:>8} {:>6} {:>6} {:>7.2}",
+            r.name,
+            format!("{}/{}", r.agree, r.images),
+            format!("{}/{}", r.correct, r.images),
+            r.arena_bytes.map_or("?".to_string(), |a| a.to_string()),
+            r.sections.text,
+            r.sections.rodata,
+            r.sections.data,
+            r.sections.bss,
+            r.wall.as_secs_f64()
+        );
+    }
 }
 
 /// What the firmware printed (see the `//!` block of `src/bin/digits.rs` for the line format).
@@ -196,6 +459,8 @@ struct Report {
     predictions: Vec<usize>,
     accuracy: (usize, usize),
     memory: BTreeMap<String, u64>,
+    /// `stack peak_bytes=.. size_bytes=..`, from the firmware examples that measure their stack.
+    stack: BTreeMap<String, u64>,
     /// (op index, op name, ticks) for the first image.
     ops: Vec<(usize, String, u64)>,
     /// (images, ticks, ticks per second) for classifying every image.
@@ -209,6 +474,7 @@ impl Report {
             predictions: Vec::new(),
             accuracy: (0, 0),
             memory: BTreeMap::new(),
+            stack: BTreeMap::new(),
             ops: Vec::new(),
             inference: None,
         };
@@ -229,6 +495,7 @@ impl Report {
                     accuracy = Some((a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?));
                 }
                 ["memory", fields @ ..] => report.memory = key_values(fields).ok_or_else(bad)?,
+                ["stack", fields @ ..] => report.stack = key_values(fields).ok_or_else(bad)?,
                 ["op", index, name, ticks] => {
                     let ticks = ticks.strip_prefix("ticks=").ok_or_else(bad)?;
                     report.ops.push((
@@ -284,7 +551,7 @@ fn top1(scores: &[f32]) -> usize {
     best
 }
 
-/// Prints the per-op SysTick profile of the first image, with the instruction count it implies.
+/// Prints the per-op timer profile of the first image (SysTick on Arm, `mtime` on RISC-V), with the instruction count it implies.
 fn print_profile(report: &Report) {
     let Some((images, ticks, tps)) = report.inference else {
         return;
@@ -292,7 +559,7 @@ fn print_profile(report: &Report) {
     // With -icount shift=N an instruction takes 2^N ns, so a tick is 1e9 / (tps * 2^N) instructions.
     let insns = |t: u64| t as f64 * 1e9 / (tps as f64 * f64::from(1u32 << ICOUNT_SHIFT));
     eprintln!(
-        "  inference        {images} images in {ticks} SysTick ticks at {tps} Hz: {:.0} ticks, ~{:.0} instructions per image",
+        "  inference        {images} images in {ticks} timer ticks at {tps} Hz: {:.0} ticks, ~{:.0} instructions per image",
         ticks as f64 / images as f64,
         insns(ticks) / images as f64
     );
@@ -302,37 +569,71 @@ fn print_profile(report: &Report) {
     }
 }
 
-/// Prints the ELF's section sizes and what they take of flash and RAM.
-fn print_sections(elf: &Path) -> Result<()> {
-    let bytes = fs::read(elf).with_context(|| format!("cannot read {}", elf.display()))?;
-    let file = object::File::parse(&*bytes)
-        .with_context(|| format!("{} is not an ELF file", elf.display()))?;
-    let size = |name: &str| file.section_by_name(name).map_or(0, |s| s.size());
-    let (vectors, text, rodata, data, bss) = (
-        size(".vector_table"),
-        size(".text"),
-        size(".rodata"),
-        size(".data"),
-        size(".bss"),
-    );
-    eprintln!(
-        "  sections         .vector_table {vectors}  .text {text}  .rodata {rodata}  .data {data}  .bss {bss} bytes"
-    );
-    eprintln!(
-        "  flash {} bytes (vectors + .text + .rodata + .data), static RAM {} bytes (.data + .bss; the arena is on the stack)",
-        vectors + text + rodata + data,
-        data + bss
-    );
-    Ok(())
+/// Section sizes of a firmware ELF, in bytes.
+struct Sections {
+    text: u64,
+    rodata: u64,
+    data: u64,
+    bss: u64,
+    /// Everything the board stores (code, read-only data and `.data`'s initial values, vector tables):
+    /// the flash a board with flash needs, the RAM image `-kernel` loads on the RISC-V `virt` machine.
+    image: u64,
 }
 
-/// Runs the firmware under QEMU with its output in `log`; returns the exit code (`None` on timeout) and
-/// the wall time.
-fn run_qemu(qemu: &Path, elf: &Path, log: &Path) -> Result<(Option<i32>, Duration)> {
+impl Sections {
+    fn read(elf: &Path) -> Result<Self> {
+        let bytes = fs::read(elf).with_context(|| format!("cannot read {}", elf.display()))?;
+        let file = object::File::parse(&*bytes)
+            .with_context(|| format!("{} is not an ELF file", elf.display()))?;
+        let size = |name: &str| file.section_by_name(name).map_or(0, |s| s.size());
+        let image = file
+            .sections()
+            .filter(|s| {
+                matches!(
+                    s.kind(),
+                    SectionKind::Text
+                        | SectionKind::Data
+                        | SectionKind::ReadOnlyData
+                        | SectionKind::ReadOnlyString
+                        | SectionKind::ReadOnlyDataWithRel
+                )
+            })
+            .map(|s| s.size())
+            .sum();
+        Ok(Sections {
+            text: size(".text"),
+            rodata: size(".rodata"),
+            data: size(".data"),
+            bss: size(".bss") + size(".uninit"),
+            image,
+        })
+    }
+
+    fn print(&self) {
+        eprintln!(
+            "  sections         .text {}  .rodata {}  .data {}  .bss {} bytes",
+            self.text, self.rodata, self.data, self.bss
+        );
+        eprintln!(
+            "  image {} bytes (code, read-only data, .data's initial values), static RAM {} bytes (.data + .bss; the arena is on the stack)",
+            self.image,
+            self.data + self.bss
+        );
+    }
+}
+
+/// Runs the firmware on the board under QEMU with its output in `log`; returns the exit code (`None` on
+/// timeout) and the wall time.
+fn run_qemu(qemu: &Path, board: &Board, elf: &Path, log: &Path) -> Result<(Option<i32>, Duration)> {
     let out = fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
     let err = out.try_clone()?;
     let mut cmd = Command::new(qemu);
-    cmd.args(["-M", "mps2-an386", "-cpu", "cortex-m4", "-nographic"])
+    cmd.args(["-M", board.machine]);
+    if let Some(cpu) = board.cpu {
+        cmd.args(["-cpu", cpu]);
+    }
+    cmd.args(board.extra_args)
+        .arg("-nographic")
         .args(["-semihosting-config", "enable=on,target=native"])
         .args(["-icount", &format!("shift={ICOUNT_SHIFT}")])
         .arg("-kernel")
@@ -357,121 +658,6 @@ fn run_qemu(qemu: &Path, elf: &Path, log: &Path) -> Result<(Option<i32>, Duratio
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-}
-
-/// `qemu-system-arm` from PATH, or from `target/qemu/`, or installed now.
-fn find_or_install_qemu(root: &Path) -> Result<PathBuf> {
-    let unpacked_dir = root.join("target").join("qemu");
-    let unpacked = unpacked_dir.join("usr/bin/qemu-system-arm");
-    for candidate in [PathBuf::from("qemu-system-arm"), unpacked.clone()] {
-        if qemu_version(&candidate).is_ok() {
-            return Ok(candidate);
-        }
-    }
-
-    eprintln!("qemu-system-arm not found: installing it");
-    // `--no-remove`: never make room by removing a system package (on the image TOOLCHAIN.md describes,
-    // apt would remove a newer qemu-utils from backports to install Debian's QEMU 7.2).
-    if apt_get(&[
-        "install",
-        "-y",
-        "--no-install-recommends",
-        "--no-remove",
-        "qemu-system-arm",
-    ])
-    .is_ok()
-        && qemu_version(Path::new("qemu-system-arm")).is_ok()
-    {
-        return Ok(PathBuf::from("qemu-system-arm"));
-    }
-
-    // Fallback: unpack Debian's packages under target/qemu (works where the package can't be installed
-    // because of conflicting system packages, e.g. a newer qemu-utils from backports).
-    eprintln!(
-        "apt-get install failed; unpacking the QEMU packages into {}",
-        unpacked_dir.display()
-    );
-    let debs = unpacked_dir.join("debs");
-    fs::create_dir_all(&debs)?;
-    let mut download = vec!["download"];
-    download.extend_from_slice(QEMU_DEBS);
-    apt_get_in(&download, &debs)?;
-    let mut libs = vec!["install", "-y", "--no-install-recommends", "--no-remove"];
-    libs.extend_from_slice(QEMU_LIBS);
-    apt_get(&libs)?;
-    for entry in fs::read_dir(&debs)? {
-        let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "deb") {
-            run(Command::new("dpkg").arg("-x").arg(&path).arg(&unpacked_dir))?;
-        }
-    }
-    if let Err(e) = qemu_version(&unpacked) {
-        let missing = Command::new("ldd").arg(&unpacked).output().map(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .filter(|l| l.contains("not found"))
-                .map(str::trim)
-                .collect::<Vec<_>>()
-                .join(", ")
-        });
-        bail!(
-            "the unpacked {} does not run ({e:#}); missing libraries: {}",
-            unpacked.display(),
-            missing.unwrap_or_default()
-        );
-    }
-    Ok(unpacked)
-}
-
-/// The first line of `qemu --version`.
-fn qemu_version(qemu: &Path) -> Result<String> {
-    let out = Command::new(qemu)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .with_context(|| format!("cannot run {}", qemu.display()))?;
-    ensure!(
-        out.status.success(),
-        "{} --version failed: {}",
-        qemu.display(),
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .next()
-        .unwrap_or("")
-        .to_string())
-}
-
-fn apt_get(args: &[&str]) -> Result<()> {
-    apt_get_in(args, Path::new("."))
-}
-
-/// Runs `apt-get` (through `sudo -n` when not root); on failure runs `apt-get update` once and retries.
-fn apt_get_in(args: &[&str], dir: &Path) -> Result<()> {
-    let attempt = |args: &[&str]| {
-        let root = Command::new("id")
-            .arg("-u")
-            .output()
-            .is_ok_and(|o| o.stdout.starts_with(b"0"));
-        let mut cmd = if root {
-            Command::new("apt-get")
-        } else {
-            let mut sudo = Command::new("sudo");
-            sudo.args(["-n", "apt-get"]);
-            sudo
-        };
-        cmd.args(args)
-            .current_dir(dir)
-            .env("DEBIAN_FRONTEND", "noninteractive");
-        run(&mut cmd)
-    };
-    if attempt(args).is_ok() {
-        return Ok(());
-    }
-    eprintln!("retrying after `apt-get update`");
-    attempt(&["update"])?;
-    attempt(args)
 }
 
 /// Runs `cmd`, echoing it; fails if it exits non-zero.
@@ -506,3 +692,6 @@ fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
+
+#[cfg(test)]
+mod tests;

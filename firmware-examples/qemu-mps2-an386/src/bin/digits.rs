@@ -2,7 +2,11 @@
 //!
 //! `cargo xtask ci` runs it and checks every prediction against onnxruntime's. `cargo run` needs
 //! `qemu-system-arm` on PATH (`cargo xtask` unpacks one into `../../target/qemu/usr/bin` where apt can't
-//! install it) and the converted model in `target/digits.ember` (see `build.rs`).
+//! install it) and the converted model in `target/digits.ember` (see `../ember-firmware-build`).
+//!
+//! The same ELF runs on QEMU's `mps2-an500` (a Cortex-M7 with the AN386's memory map), which CI checks too:
+//! `qemu-system-arm -M mps2-an500 -cpu cortex-m7 -nographic -semihosting-config enable=on,target=native
+//! -icount shift=6 -kernel target/thumbv7em-none-eabihf/release/digits`.
 //!
 //! The output has one fact per line, which `cargo xtask` parses:
 //!

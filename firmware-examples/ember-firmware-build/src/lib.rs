@@ -1,0 +1,159 @@
+//! Build-script support shared by the firmware examples in `firmware-examples/`: each example's `build.rs`
+//! calls [`link_memory_x`] and [`embed_digits`], which write into `OUT_DIR`:
+//!
+//! - `memory.x`, copied from the crate's folder, for the runtime crate's `link.x` (`cortex-m-rt`, `riscv-rt`);
+//! - `digits.ember`, copied from `EMBER_DIGITS_MODEL` (default `target/digits.ember`, which `cargo xtask`
+//!   writes), checked with `Model::parse`, and its arena size as the `const ARENA_BYTES` in `model.rs`;
+//! - `images.rs`: the first `image_count` digits test images and labels from
+//!   `tests/models/digits/{x,labels}.npy`, as `IMAGES: [[f32; 64]; N]` and `LABELS: [u8; N]`.
+//!
+//! Errors are messages for the person running the build, who may not have converted the model yet.
+
+use std::env;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Pixels per image (1 x 8 x 8).
+const PIXELS: usize = 64;
+
+/// The firmware crate's folder (`CARGO_MANIFEST_DIR`) and the build's `OUT_DIR`.
+fn dirs() -> Result<(PathBuf, PathBuf), String> {
+    let manifest =
+        env::var("CARGO_MANIFEST_DIR").map_err(|e| format!("CARGO_MANIFEST_DIR: {e}"))?;
+    let out = env::var("OUT_DIR").map_err(|e| format!("OUT_DIR: {e}"))?;
+    Ok((PathBuf::from(manifest), PathBuf::from(out)))
+}
+
+/// Copies the crate's `memory.x` into `OUT_DIR` and puts `OUT_DIR` on the linker's search path.
+pub fn link_memory_x() -> Result<(), String> {
+    let (manifest, out) = dirs()?;
+    fs::copy(manifest.join("memory.x"), out.join("memory.x"))
+        .map_err(|e| format!("memory.x: {e}"))?;
+    println!("cargo:rustc-link-search={}", out.display());
+    println!("cargo:rerun-if-changed=memory.x");
+    Ok(())
+}
+
+/// Embeds the digits model (`digits.ember`, `model.rs`) and its first `image_count` test images
+/// (`images.rs`) in `OUT_DIR`; returns the model's arena bytes.
+pub fn embed_digits(image_count: usize) -> Result<usize, String> {
+    let (manifest, out) = dirs()?;
+    let data = manifest.join("../../tests/models/digits");
+
+    // The model.
+    println!("cargo:rerun-if-env-changed=EMBER_DIGITS_MODEL");
+    let model_path = env::var_os("EMBER_DIGITS_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| manifest.join("target/digits.ember"));
+    println!("cargo:rerun-if-changed={}", model_path.display());
+    let blob = fs::read(&model_path).map_err(|e| {
+        format!(
+            "cannot read the model {} ({e}).\n  Make it with `cargo xtask` from the repository root, or by hand:\n  \
+             cargo run -p ember-cli -- convert tests/models/digits/model.onnx -o {}",
+            model_path.display(),
+            model_path.display()
+        )
+    })?;
+    let aligned = ember_core::AlignedBuf::from_bytes(&blob);
+    let model = ember_core::Model::parse(aligned.as_bytes())
+        .map_err(|e| format!("{} is not a valid Ember blob: {e}", model_path.display()))?;
+    fs::write(out.join("digits.ember"), &blob).map_err(|e| e.to_string())?;
+    let arena_bytes = model.arena_bytes() + 15;
+    let model_rs = format!(
+        "/// Arena bytes the model plans, plus up to 15 bytes to align the arena's start.\n\
+         pub const ARENA_BYTES: usize = {arena_bytes};\n"
+    );
+    fs::write(out.join("model.rs"), model_rs).map_err(|e| e.to_string())?;
+
+    // The test images and labels.
+    let (x_shape, x) = read_npy(&data.join("x.npy"), "<f4")?;
+    let (l_shape, labels) = read_npy(&data.join("labels.npy"), "<i8")?;
+    if x_shape.len() != 4
+        || x_shape[1..] != [1, 8, 8]
+        || x_shape[0] < image_count
+        || l_shape.first().is_none_or(|&n| n < image_count)
+    {
+        return Err(format!(
+            "expected x.npy [N,1,8,8] and labels.npy [N] with N >= {image_count}, got {x_shape:?} and {l_shape:?}"
+        ));
+    }
+    // (`write!` into a `String` cannot fail: the `unwrap`s below never panic.)
+    let mut src = String::new();
+    writeln!(src, "/// Test images, row-major 8x8 pixels in [0, 1].").unwrap();
+    writeln!(
+        src,
+        "pub static IMAGES: [[f32; {PIXELS}]; {image_count}] = ["
+    )
+    .unwrap();
+    for image in x.chunks_exact(4 * PIXELS).take(image_count) {
+        src.push('[');
+        for px in image.chunks_exact(4) {
+            let v = f32::from_le_bytes([px[0], px[1], px[2], px[3]]);
+            write!(src, "{v:?},").unwrap();
+        }
+        src.push_str("],\n");
+    }
+    src.push_str("];\n");
+    writeln!(src, "/// The digit each image shows.").unwrap();
+    writeln!(src, "pub static LABELS: [u8; {image_count}] = [").unwrap();
+    for l in labels.chunks_exact(8).take(image_count) {
+        // `chunks_exact(8)` yields 8-byte slices: the conversion cannot fail.
+        let v = i64::from_le_bytes(l.try_into().unwrap());
+        let digit = u8::try_from(v).map_err(|_| format!("label {v} is not a digit"))?;
+        write!(src, "{digit},").unwrap();
+    }
+    src.push_str("];\n");
+    fs::write(out.join("images.rs"), src).map_err(|e| e.to_string())?;
+    println!("cargo:rerun-if-changed={}", data.join("x.npy").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        data.join("labels.npy").display()
+    );
+    Ok(arena_bytes)
+}
+
+/// Reads a C-order `.npy` file whose dtype is `descr`; returns its shape and raw little-endian data.
+fn read_npy(path: &Path, descr: &str) -> Result<(Vec<usize>, Vec<u8>), String> {
+    let bytes = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bad = |why: &str| format!("{}: {why}", path.display());
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err(bad("not a .npy file"));
+    }
+    let (header_len, start) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
+        _ => return Err(bad("unsupported .npy version")),
+    };
+    let header = bytes
+        .get(start..start + header_len)
+        .and_then(|h| std::str::from_utf8(h).ok())
+        .ok_or_else(|| bad("truncated header"))?;
+    if !header.contains(&format!("'descr': '{descr}'"))
+        || !header.contains("'fortran_order': False")
+    {
+        return Err(bad(&format!(
+            "expected dtype {descr} in C order, header is {header}"
+        )));
+    }
+    let shape_src = header
+        .split("'shape': (")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .ok_or_else(|| bad("no shape in header"))?;
+    let shape = shape_src
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<usize>().map_err(|_| bad("bad shape")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let elem = if descr.ends_with('8') { 8 } else { 4 };
+    let data = bytes[start + header_len..].to_vec();
+    if data.len() != shape.iter().product::<usize>() * elem {
+        return Err(bad("data length does not match the shape"));
+    }
+    Ok((shape, data))
+}

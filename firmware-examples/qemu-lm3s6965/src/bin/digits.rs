@@ -1,0 +1,227 @@
+//! The digits CNN on a Cortex-M3 with 64 KiB of RAM (QEMU lm3s6965evb), f32 in software, arena on a measured stack. Run: `cargo run --release`.
+//!
+//! `cargo xtask ci` runs it and checks every prediction against onnxruntime's. `cargo run` needs
+//! `qemu-system-arm` on PATH (`cargo xtask` unpacks one into `../../target/qemu/usr/bin` where apt can't
+//! install it) and the converted model in `target/digits.ember` (see `../ember-firmware-build`).
+//!
+//! The arena is a stack array of exactly `ARENA_BYTES`; `cortex-m-rt`'s `paint-stack` fills the free RAM
+//! with a pattern at reset, so the firmware can print how deep the stack went: static RAM (`.data` +
+//! `.bss`) plus that peak is all the RAM the demo needs. The output has one fact per line, which
+//! `cargo xtask` parses (the same lines as `qemu-mps2-an386`, plus `stack`):
+//!
+//! ```text
+//! model ops=10 blob_bytes=15600 weights_bytes=14640
+//! op 1 Conv2d ticks=585035     (per op, first image; SysTick ticks, repeatable under `-icount`)
+//! pred 0 6                     (image index, top-1 class), one line per image
+//! accuracy 353/360
+//! memory arena_bytes=2575 used_bytes=2560 persistent_bytes=0 planned_bytes=2560 ...
+//! inference images=360 ticks=814683404 ticks_per_second=12500000
+//! stack peak_bytes=6484 size_bytes=65520
+//! ```
+//!
+//! It exits through semihosting with status 0, or 1 on an Ember error, a panic or a hard fault.
+#![no_std]
+#![no_main]
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use cortex_m::peripheral::syst::SystClkSource;
+use cortex_m::peripheral::{SCB, SYST};
+use cortex_m_rt::{entry, exception, ExceptionFrame};
+use cortex_m_semihosting::debug::{self, ExitStatus};
+use cortex_m_semihosting::hprintln;
+use ember_core::{Clock, Error, Model, OpEvent, Session};
+
+/// `ARENA_BYTES`, from the model's memory plan (written by `build.rs`).
+mod model {
+    include!(concat!(env!("OUT_DIR"), "/model.rs"));
+}
+/// `IMAGES` and `LABELS`, from `tests/models/digits/` (written by `build.rs`).
+mod images {
+    include!(concat!(env!("OUT_DIR"), "/images.rs"));
+}
+use images::{IMAGES, LABELS};
+
+#[entry]
+fn main() -> ! {
+    // `take` returns `Some` on its first call, and this is the only call.
+    let Some(peripherals) = cortex_m::Peripherals::take() else {
+        exit(debug::EXIT_FAILURE)
+    };
+    let clock = SysTickClock::start(peripherals.SYST);
+    match classify(&clock) {
+        Ok(()) => {
+            let (peak, size) = stack_use();
+            hprintln!("stack peak_bytes={} size_bytes={}", peak, size);
+            exit(debug::EXIT_SUCCESS)
+        }
+        Err(e) => {
+            hprintln!("error {}", e);
+            exit(debug::EXIT_FAILURE)
+        }
+    }
+}
+
+// Not inlined into `main`, so that its frame (with the arena) is popped before `stack_use` runs.
+#[inline(never)]
+fn classify(clock: &SysTickClock) -> Result<(), Error> {
+    let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
+    let model = Model::parse(blob)?;
+    hprintln!(
+        "model ops={} blob_bytes={} weights_bytes={}",
+        model.op_count(),
+        model.blob_bytes(),
+        model.weights_bytes()
+    );
+    let mut arena = [0u8; model::ARENA_BYTES];
+    let mut session = Session::new(&model, &mut arena)?;
+
+    // Profile the first image, op by op.
+    session.input(0)?.write_f32(&IMAGES[0])?;
+    session.run_profiled(clock, &mut |ev: &OpEvent| {
+        hprintln!("op {} {} ticks={}", ev.index, ev.op, ev.ticks)
+    })?;
+
+    // Classify every image; print after timing, so that the host I/O is not counted.
+    let mut predictions = [0u8; IMAGES.len()];
+    let start = clock.now();
+    for (image, prediction) in IMAGES.iter().zip(predictions.iter_mut()) {
+        session.input(0)?.write_f32(image)?;
+        session.run()?;
+        *prediction = top1(session.output(0)?.as_f32()?);
+    }
+    let ticks = clock.now() - start;
+
+    let mut correct = 0;
+    for (i, (&prediction, &label)) in predictions.iter().zip(LABELS.iter()).enumerate() {
+        hprintln!("pred {} {}", i, prediction);
+        correct += usize::from(prediction == label);
+    }
+    hprintln!("accuracy {}/{}", correct, IMAGES.len());
+    let m = session.memory_report();
+    hprintln!(
+        "memory arena_bytes={} used_bytes={} persistent_bytes={} planned_bytes={} lower_bound_bytes={} peak_bytes={} scratch_bytes={}",
+        m.arena_bytes,
+        m.used_bytes,
+        m.persistent_bytes,
+        m.planned_bytes,
+        m.lower_bound_bytes,
+        m.peak_bytes,
+        m.scratch_bytes
+    );
+    hprintln!(
+        "inference images={} ticks={} ticks_per_second={}",
+        IMAGES.len(),
+        ticks,
+        clock.ticks_per_second()
+    );
+    Ok(())
+}
+
+/// Index of the largest score (the first one on a tie), as a class number.
+fn top1(scores: &[f32]) -> u8 {
+    let mut best = 0;
+    for (i, &s) in scores.iter().enumerate() {
+        if s > scores[best] {
+            best = i;
+        }
+    }
+    best as u8
+}
+
+/// The stack's deepest use so far and its size, in bytes: the stack grows down from `_stack_start` to
+/// `_stack_end` (the end of `.bss`), which `paint-stack` filled with `0xcccc_cccc` at reset; the lowest
+/// word that lost the paint marks the peak.
+fn stack_use() -> (usize, usize) {
+    extern "C" {
+        static _stack_start: u32;
+        static _stack_end: u32;
+    }
+    const PAINT: u32 = 0xcccc_cccc;
+    let top = (&raw const _stack_start) as usize;
+    let mut word = (&raw const _stack_end).cast::<u32>();
+    while (word as usize) < top {
+        // SAFETY: `word` lies in `[_stack_end, _stack_start)`, RAM that `cortex-m-rt`'s linker script
+        // reserves for the stack, 4-aligned (the script aligns `_stack_end` to 4); nothing else owns it, and
+        // a volatile read of a `u32` there is always valid.
+        if unsafe { word.read_volatile() } != PAINT {
+            break;
+        }
+        // SAFETY: `word` is below `top`, so one word further is still inside or one past the stack region.
+        word = unsafe { word.add(1) };
+    }
+    (top - word as usize, top - (&raw const _stack_end) as usize)
+}
+
+/// Times ops with SysTick: its 24-bit down-counter runs at the core clock, and its wrap exception counts
+/// the bits above. QEMU's `lm3s6965evb` derives the core clock from the RCC register's reset value
+/// (200 MHz PLL / 16 = 12.5 MHz). QEMU's DWT cycle counter reads 0, so SysTick it is; run QEMU with
+/// `-icount shift=N` for ticks that depend on the instructions executed only (one every 2^N ns).
+struct SysTickClock;
+
+/// SysTick wraps since `SysTickClock::start`.
+static SYSTICK_WRAPS: AtomicU32 = AtomicU32::new(0);
+const SYSTICK_RELOAD: u32 = 0x00ff_ffff;
+
+impl SysTickClock {
+    fn start(mut syst: SYST) -> Self {
+        syst.set_clock_source(SystClkSource::Core);
+        syst.set_reload(SYSTICK_RELOAD);
+        syst.clear_current();
+        syst.enable_interrupt();
+        syst.enable_counter();
+        // The count reads 0 until the first tick loads the reload value; that 0 would read as a full period.
+        while SYST::get_current() == 0 {}
+        SysTickClock
+    }
+}
+
+impl Clock for SysTickClock {
+    fn now(&self) -> u64 {
+        loop {
+            let wraps = SYSTICK_WRAPS.load(Ordering::Relaxed);
+            let count = SYST::get_current();
+            // A wrap whose exception has not run yet (QEMU takes interrupts between translated blocks
+            // only) shows as a pending SysTick with a count just below the reload value: count it here.
+            let unhandled_wrap = SCB::is_pendst_pending() && count > SYSTICK_RELOAD / 2;
+            // A wrap handled between the two loads would pair old high bits with a new count: read again.
+            if SYSTICK_WRAPS.load(Ordering::Relaxed) == wraps {
+                let wraps = u64::from(wraps) + u64::from(unhandled_wrap);
+                return (wraps << 24) | u64::from(SYSTICK_RELOAD - count);
+            }
+        }
+    }
+
+    fn ticks_per_second(&self) -> u64 {
+        12_500_000
+    }
+}
+
+#[exception]
+fn SysTick() {
+    SYSTICK_WRAPS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Without this handler a fault would hang QEMU; report it and fail instead.
+// SAFETY: `cortex-m-rt` requires the HardFault handler to be declared `unsafe fn`; the body only reads the
+// stacked frame it is handed and exits through semihosting, with no raw pointer or other unsafe operation.
+#[exception]
+unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
+    hprintln!("hard fault at pc={:#010x}", frame.pc());
+    exit(debug::EXIT_FAILURE)
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    hprintln!("panic: {}", info);
+    exit(debug::EXIT_FAILURE)
+}
+
+/// Ends the QEMU run with `status`.
+fn exit(status: ExitStatus) -> ! {
+    debug::exit(status);
+    // Reached only without a semihosting host (on a board with no debugger attached).
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
