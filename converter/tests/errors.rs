@@ -39,17 +39,20 @@ fn err_of(bytes: &[u8], o: &ConvertOptions) -> (ConvertError, String) {
 fn unsupported_op_names_node_op_and_opset() {
     let m = model(
         13,
-        vec![node("Erf", "mystery", &["x"], &["y"], vec![])],
+        vec![node("Einsum", "mystery", &["x"], &["y"], vec![])],
         vec![fixed("x", &[1, 4])],
         vec![unshaped("y")],
         vec![],
     );
     let (e, msg) = err_of(&m, &opts());
     assert!(
-        matches!(&e, ConvertError::UnsupportedOp { node, op, opset: 13, .. } if node == "mystery" && op == "Erf"),
+        matches!(&e, ConvertError::UnsupportedOp { node, op, opset: 13, .. } if node == "mystery" && op == "Einsum"),
         "{e:?}"
     );
-    assert!(msg.contains("node \"mystery\" (op Erf, opset 13)"), "{msg}");
+    assert!(
+        msg.contains("node \"mystery\" (op Einsum, opset 13)"),
+        "{msg}"
+    );
     assert!(
         msg.contains("Conv") && msg.contains("Softmax"),
         "lists the supported ops: {msg}"
@@ -392,6 +395,63 @@ fn undefined_output_is_an_error() {
         matches!(&e, ConvertError::Output { name, .. } if name == "nowhere"),
         "{e:?}"
     );
+}
+
+/// One node `op` over `x [2, 3]` (and `b`, when given), for the element-wise math importers.
+fn math_model(
+    op: &str,
+    attrs: Vec<ember_convert::onnx::proto::AttributeProto>,
+    b: Option<&[i64]>,
+) -> Vec<u8> {
+    let (inputs, inits) = match b {
+        Some(dims) => {
+            let n = dims.iter().product::<i64>() as usize;
+            (
+                vec!["x", "b"],
+                vec![floats("b", dims, &pseudo_random(n, 3))],
+            )
+        }
+        None => (vec!["x"], vec![]),
+    };
+    model(
+        20,
+        vec![node(op, "m0", &inputs, &["y"], attrs)],
+        vec![fixed("x", &[2, 3])],
+        vec![unshaped("y")],
+        inits,
+    )
+}
+
+#[test]
+fn unsupported_math_attributes_name_node_op_and_value() {
+    let cases = [
+        (
+            math_model("Gelu", vec![attr_s("approximate", "erfc")], None),
+            "approximate=\"erfc\"",
+        ),
+        (math_model("Mod", vec![], Some(&[3])), "fmod=0"),
+        (
+            math_model("Celu", vec![attr_f("alpha", 0.0)], None),
+            "alpha must not be 0",
+        ),
+        (
+            math_model("LeakyRelu", vec![attr_f("alpha", f32::NAN)], None),
+            "alpha must not be NaN",
+        ),
+        // PRelu's slope may not grow X (unidirectional broadcasting).
+        (
+            math_model("PRelu", vec![], Some(&[2, 2, 3])),
+            "does not broadcast",
+        ),
+    ];
+    for (m, want) in cases {
+        let (e, msg) = err_of(&m, &opts());
+        assert!(
+            matches!(&e, ConvertError::Node { node, .. } if node == "m0"),
+            "{e:?}"
+        );
+        assert!(msg.contains(want), "{msg}");
+    }
 }
 
 proptest! {

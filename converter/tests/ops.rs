@@ -29,6 +29,11 @@ fn convert_case(case: &str) -> Converted {
 
 /// Converts a case, runs it on its golden input, and checks its golden output.
 fn check_case(case: &str) -> Converted {
+    check_case_within(case, TOLERANCE)
+}
+
+/// `check_case` with a given largest absolute difference.
+fn check_case_within(case: &str, tolerance: f32) -> Converted {
     let converted = convert_case(case);
     let (xs, x) = read_npy(&format!("{case}.x.npy"));
     let (ys, y) = read_npy(&format!("{case}.y.npy"));
@@ -48,7 +53,7 @@ fn check_case(case: &str) -> Converted {
         .map(|(a, b)| (a - b).abs())
         .fold(0.0f32, f32::max);
     println!("{case}: max |ember - onnxruntime| = {diff:.3e}");
-    assert!(diff <= TOLERANCE, "{case}: max abs diff {diff}");
+    assert!(diff <= tolerance, "{case}: max abs diff {diff}");
     converted
 }
 
@@ -126,4 +131,17 @@ fn single_channel_input_transpose_is_a_free_reshape() {
         model.tensor(op.output as usize).unwrap(),
     );
     assert_eq!(x.storage, y.storage, "the reshape aliases the graph input");
+}
+
+#[test]
+fn math_breadth() {
+    let c = check_case_within("math_breadth", 1e-5);
+    let ops = op_names(&c);
+    // Pow by 2 became a Mul, by 0.5 a Sqrt; the other two stay Pow.
+    assert_eq!(ops.iter().filter(|&&o| o == "Pow").count(), 2, "{ops:?}");
+    assert_eq!(ops.iter().filter(|&&o| o == "Sqrt").count(), 2, "{ops:?}");
+    let wanted = ["PRelu", "Mod", "Min", "Max", "Gelu", "Gelu(tanh)", "Round"];
+    for op in wanted {
+        assert!(ops.contains(&op), "{op} missing from {ops:?}");
+    }
 }

@@ -5,11 +5,13 @@
 //! replaced. There is no trait and no type parameter: switching targets is changing a value.
 
 use crate::ops::array::{concat::ConcatParams, pad::PadParams, transpose::TransposeParams};
+use crate::ops::array::{gather::GatherParams, resize::ResizeParams, slice::SliceParams};
 use crate::ops::math::{binary::BinaryParams, unary::UnaryParams};
 use crate::ops::nn::{
     conv::Conv2dParams, fully_connected::FullyConnectedParams, matmul::MatMulParams,
     softmax::SoftmaxParams,
 };
+use crate::ops::nn::{layer_norm::LayerNormParams, reduce::ReduceParams};
 use crate::ops::pool::Pool2dParams;
 use crate::ops::{array, math, nn, pool, In, Out};
 
@@ -35,8 +37,20 @@ pub type ConcatFn = fn(&ConcatParams, &[In<'_>], Out<'_>);
 pub type TransposeFn = fn(&TransposeParams, In<'_>, Out<'_>);
 /// Signature of a pad kernel.
 pub type PadFn = fn(&PadParams, In<'_>, Out<'_>);
+/// Signature of a strided slice kernel.
+pub type SliceFn = fn(&SliceParams, In<'_>, Out<'_>);
+/// Signature of a gather kernel (`x, indices`).
+pub type GatherFn = fn(&GatherParams, In<'_>, In<'_>, Out<'_>);
+/// Signature of a broadcast copy.
+pub type BroadcastFn = fn(In<'_>, Out<'_>);
+/// Signature of a resize kernel.
+pub type ResizeFn = fn(&ResizeParams, In<'_>, Out<'_>);
 /// Signature of a reshape copy.
 pub type ReshapeFn = fn(In<'_>, Out<'_>);
+/// Signature of a reduction kernel.
+pub type ReduceFn = fn(&ReduceParams, In<'_>, Out<'_>);
+/// Signature of a layer normalization kernel (`x, scale, bias`).
+pub type LayerNormFn = fn(&LayerNormParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>);
 
 /// A target's kernels, one entry per op of the blob's op set.
 #[derive(Clone, Copy, Debug)]
@@ -49,9 +63,9 @@ pub struct Kernels {
     pub fully_connected: FullyConnectedFn,
     /// MatMul.
     pub matmul: MatMulFn,
-    /// Add, Sub, Mul, Div.
+    /// Broadcasting binary ops (`BinaryOp`: Add, Sub, Mul, Div, Pow, Min, Max, PRelu, Mod).
     pub binary: BinaryFn,
-    /// Relu, Relu6, Clip, Sigmoid, Tanh.
+    /// Element-wise unary ops (`UnaryOp`: activations, rounding, elementary functions).
     pub unary: UnaryFn,
     /// Softmax.
     pub softmax: SoftmaxFn,
@@ -69,6 +83,20 @@ pub struct Kernels {
     pub pad: PadFn,
     /// Reshape when not aliased.
     pub reshape: ReshapeFn,
+    /// LogSoftmax.
+    pub log_softmax: SoftmaxFn,
+    /// Reduce (Sum, Mean, Max, Min, Prod, L1, L2, LogSumExp, SumSquare).
+    pub reduce: ReduceFn,
+    /// LayerNorm.
+    pub layer_norm: LayerNormFn,
+    /// Slice.
+    pub slice: SliceFn,
+    /// Gather.
+    pub gather: GatherFn,
+    /// Broadcast (Expand, Tile).
+    pub broadcast: BroadcastFn,
+    /// Resize (nearest, bilinear).
+    pub resize: ResizeFn,
 }
 
 /// The portable reference kernels of `ember-core`: plain Rust, no SIMD, no allocation.
@@ -87,4 +115,12 @@ pub static REFERENCE: Kernels = Kernels {
     transpose: array::transpose::transpose,
     pad: array::pad::pad,
     reshape: array::reshape::reshape,
+    log_softmax: nn::softmax::log_softmax,
+    reduce: nn::reduce::reduce,
+    layer_norm: nn::layer_norm::layer_norm,
+
+    slice: array::slice::slice,
+    gather: array::gather::gather,
+    broadcast: array::broadcast::broadcast,
+    resize: array::resize::resize,
 };

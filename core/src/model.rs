@@ -351,11 +351,53 @@ impl<'b> Model<'b> {
             OpKind::Transpose(p) => ops::array::transpose::validate(p, x, y.as_slice()),
             OpKind::Pad(p) => ops::array::pad::validate(p, x, y.as_slice()),
             OpKind::Reshape => ops::array::reshape::validate(x, y.as_slice()),
+            OpKind::LogSoftmax(p) => ops::nn::softmax::validate(p, x, y.as_slice()),
+            OpKind::Reduce(p) => ops::nn::reduce::validate(p, x, y.as_slice()),
+            OpKind::LayerNorm(p) => {
+                ops::nn::layer_norm::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
+            }
+            OpKind::Slice(p) => ops::array::slice::validate(p, x, y.as_slice()),
+            OpKind::Gather(p) => {
+                let (idx, id) = (d(1).unwrap_or(&[]), op.inputs.get(1).copied());
+                self.validate_gather(p, id.unwrap_or(u32::MAX), x, idx, y.as_slice())
+            }
+            OpKind::Broadcast => ops::array::broadcast::validate(x, y.as_slice()),
+            OpKind::Resize(p) => ops::array::resize::validate(p, x, y.as_slice()),
         };
+
         checked.map_err(|e| match e {
             Error::Shape { reason } => bad(reason),
             other => other,
         })
+    }
+
+    /// Gather's shapes and its indices: a weight tensor of whole numbers inside the axis (read here
+    /// once, so the kernel can trust them). `indices` is the id of the op's second input.
+    fn validate_gather(
+        &self,
+        p: &ops::array::gather::GatherParams,
+        indices: u32,
+        x: &[usize],
+        idx: &[usize],
+        y: &[usize],
+    ) -> Result<(), Error> {
+        ops::array::gather::validate(p, x, idx, y)?;
+        let shape = |reason| Error::Shape { reason };
+        let t = self
+            .tensor(indices as usize)
+            .ok_or(shape("gather indices id is out of range"))?;
+        let Storage::Weights { offset } = t.storage else {
+            return Err(shape("gather indices must be a weight tensor"));
+        };
+        // Tensors were validated: the bytes fit in the weights section.
+        let size = byte_size(t.dtype, &t.dims).unwrap_or(0) as usize;
+        let bytes = self
+            .weights
+            .get(offset as usize..offset as usize + size)
+            .ok_or(shape("gather indices run past the weights section"))?;
+        let values: &[f32] = bytemuck::try_cast_slice(bytes)
+            .map_err(|_| shape("gather indices are not f32-aligned"))?;
+        ops::array::gather::validate_indices(p, x, values)
     }
 
     /// Tensor record `i`, decoded (`None` if out of range).

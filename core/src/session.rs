@@ -162,6 +162,9 @@ impl<'a> Session<'a> {
     }
 
     /// Runs every op once.
+    ///
+    /// A run consumes its inputs: the planner lets later ops reuse the arena bytes of a graph input once
+    /// it has been read, so write every input again before each run.
     pub fn run(&mut self) -> Result<(), Error> {
         for i in 0..self.model.op_count() {
             self.run_op(i)?;
@@ -293,6 +296,16 @@ impl<'a> Session<'a> {
             // An alias planned by the converter: the bytes are already in place.
             OpKind::Reshape if aliased => {}
             OpKind::Reshape => (k.reshape)(input(0)?, y),
+            OpKind::LogSoftmax(p) => (k.log_softmax)(p, input(0)?, y),
+            OpKind::Reduce(p) => (k.reduce)(p, input(0)?, y),
+            OpKind::LayerNorm(p) => {
+                (k.layer_norm)(p, input(0)?, input(1)?, data.get(2).copied(), y)
+            }
+
+            OpKind::Slice(p) => (k.slice)(p, input(0)?, y),
+            OpKind::Gather(p) => (k.gather)(p, input(0)?, input(1)?, y),
+            OpKind::Broadcast => (k.broadcast)(input(0)?, y),
+            OpKind::Resize(p) => (k.resize)(p, input(0)?, y),
         }
         Ok(op.kind)
     }

@@ -16,12 +16,16 @@
 mod array;
 #[path = "ops_f32/conv.rs"]
 mod conv;
+#[path = "ops_f32/indexing.rs"]
+mod indexing;
 #[path = "ops_f32/math.rs"]
 mod math;
 #[path = "ops_f32/nn.rs"]
 mod nn;
 #[path = "ops_f32/pool.rs"]
 mod pool;
+#[path = "ops_f32/reduce.rs"]
+mod reduce;
 
 use ember_core::ops::math::activation::Activation;
 use proptest::prelude::*;
@@ -33,7 +37,7 @@ macro_rules! kernel_suite {
         mod $name {
             use proptest::prelude::*;
 
-            use $crate::{array, conv, math, nn, pool};
+            use $crate::{array, conv, indexing, math, nn, pool, reduce};
 
             fn table() -> &'static ember_core::Kernels {
                 $table
@@ -43,6 +47,10 @@ macro_rules! kernel_suite {
                 #[test]
                 fn unary_matches_definition(case in math::unary_case()) {
                     math::check_unary(table(), &case)?;
+                }
+                #[test]
+                fn unary_nan_passes_through(op in math::unary_op()) {
+                    math::unary_nan_passes_through(table(), op)?;
                 }
                 #[test]
                 fn binary_matches_definition(case in math::binary_case()) {
@@ -63,6 +71,18 @@ macro_rules! kernel_suite {
                 #[test]
                 fn softmax_matches_definition(case in nn::softmax_case()) {
                     nn::check_softmax(table(), &case)?;
+                }
+                #[test]
+                fn log_softmax_matches_definition(case in nn::softmax_case()) {
+                    nn::check_log_softmax(table(), &case)?;
+                }
+                #[test]
+                fn layer_norm_matches_definition(case in nn::layer_norm_case()) {
+                    nn::check_layer_norm(table(), &case)?;
+                }
+                #[test]
+                fn reduce_matches_definition(case in reduce::reduce_case()) {
+                    reduce::check_reduce(table(), &case)?;
                 }
                 #[test]
                 fn max_pool_matches_definition(case in pool::pool_case()) {
@@ -91,6 +111,22 @@ macro_rules! kernel_suite {
                 #[test]
                 fn reshape_copies(case in array::reshape_case()) {
                     array::check_reshape(table(), &case)?;
+                }
+                #[test]
+                fn slice_matches_definition(case in indexing::slice_case()) {
+                    indexing::check_slice(table(), &case)?;
+                }
+                #[test]
+                fn gather_matches_definition(case in indexing::gather_case()) {
+                    indexing::check_gather(table(), &case)?;
+                }
+                #[test]
+                fn broadcast_matches_definition(case in indexing::broadcast_case()) {
+                    indexing::check_broadcast(table(), &case)?;
+                }
+                #[test]
+                fn resize_matches_definition(case in indexing::resize_case()) {
+                    indexing::check_resize(table(), &case)?;
                 }
             }
 
@@ -132,12 +168,28 @@ macro_rules! kernel_suite {
                 nn::known_softmax(table());
             }
             #[test]
+            fn log_softmax_known_answers() {
+                nn::known_log_softmax(table());
+            }
+            #[test]
+            fn layer_norm_known_answers() {
+                nn::known_layer_norm(table());
+            }
+            #[test]
+            fn reduce_known_answers() {
+                reduce::known_reduce(table());
+            }
+            #[test]
             fn pool_known_answers() {
                 pool::known_pools(table());
             }
             #[test]
             fn array_known_answers() {
                 array::known_array(table());
+            }
+            #[test]
+            fn indexing_known_answers() {
+                indexing::known_indexing(table());
             }
         }
     };

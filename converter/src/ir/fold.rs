@@ -11,6 +11,14 @@ pub fn fold(op: &Op, x: &ConstData, shape: &[usize]) -> Option<ConstData> {
             ConstData::F32(v) => ConstData::F32(transpose(v, shape, perm)),
             ConstData::I64(v) => ConstData::I64(transpose(v, shape, perm)),
         }),
+        Op::Slice(s) => Some(super::slicing::pick(
+            x,
+            &super::slicing::slice_sources(s, shape),
+        )),
+        Op::Broadcast { shape: to } => Some(super::slicing::pick(
+            x,
+            &super::slicing::broadcast_sources(shape, to),
+        )),
         _ => None,
     }
 }

@@ -4,8 +4,10 @@
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::BinaryOp;
 use ember_core::ops::math::unary::UnaryOp;
+use ember_core::ops::nn::reduce::ReduceOp;
 
 use super::shape::{broadcast, numel, permute, window_out};
+use super::slicing::{self, Resize, Slice};
 
 /// Data layout of a spatial op's 4-D input and output (and of a convolution's weights: OIHW for
 /// `Nchw`, OHWI for `Nhwc`).
@@ -108,6 +110,47 @@ pub enum Op {
         /// Output dims.
         shape: Vec<usize>,
     },
+    /// LogSoftmax along one axis.
+    LogSoftmax {
+        /// The axis.
+        axis: usize,
+    },
+    /// Reduction over a set of axes (also GlobalMaxPool: Max over the spatial axes, dims kept).
+    Reduce {
+        /// The function.
+        op: ReduceOp,
+        /// The reduced axes, sorted and distinct.
+        axes: Vec<usize>,
+        /// Reduced axes stay as dims of 1.
+        keepdims: bool,
+    },
+    /// Normalization over the axes from `axis` on; inputs `x, scale[, bias]` shaped `x[axis..]`.
+    LayerNorm {
+        /// First normalized axis.
+        axis: usize,
+        /// Added to the variance.
+        epsilon: f32,
+    },
+    /// Inference BatchNormalization over axis 1; inputs `x, scale, bias, mean, var` (constants `[C]`).
+    /// Never lowered: the `fold_batch_norm` pass folds it into its producer or rewrites it.
+    BatchNorm {
+        /// Added to the variance.
+        epsilon: f32,
+    },
+    /// Strided slice (ONNX Slice, and each output of Split).
+    Slice(Slice),
+    /// Gather along `axis`; inputs `x, indices` (an f32 constant of whole numbers inside the axis).
+    Gather {
+        /// The axis.
+        axis: usize,
+    },
+    /// Copy of the input repeated along its size-1 axes to `shape` (Expand, Tile).
+    Broadcast {
+        /// Output dims.
+        shape: Vec<usize>,
+    },
+    /// Resize of the last two axes.
+    Resize(Resize),
 }
 
 impl Op {
@@ -127,6 +170,14 @@ impl Op {
             Op::Transpose { .. } => "Transpose",
             Op::Pad { .. } => "Pad",
             Op::Reshape { .. } => "Reshape",
+            Op::LogSoftmax { .. } => "LogSoftmax",
+            Op::Reduce { .. } => "Reduce",
+            Op::LayerNorm { .. } => "LayerNorm",
+            Op::BatchNorm { .. } => "BatchNorm",
+            Op::Slice(_) => "Slice",
+            Op::Gather { .. } => "Gather",
+            Op::Broadcast { .. } => "Broadcast",
+            Op::Resize(_) => "Resize",
         }
     }
 
@@ -260,6 +311,41 @@ impl Op {
                 }
                 Ok(shape.clone())
             }
+            Op::LogSoftmax { axis } => {
+                arity(1, 1)?;
+                if *axis >= x[0].len() {
+                    return Err(format!("axis {axis} is out of range for {:?}", x[0]));
+                }
+                Ok(x[0].to_vec())
+            }
+            Op::Reduce { axes, keepdims, .. } => {
+                arity(1, 1)?;
+                infer_reduce(x[0], axes, *keepdims)
+            }
+            Op::LayerNorm { axis, .. } => {
+                arity(2, 3)?;
+                infer_layer_norm(x, *axis)
+            }
+            Op::BatchNorm { .. } => {
+                arity(5, 5)?;
+                infer_batch_norm(x)
+            }
+            Op::Slice(sl) => {
+                arity(1, 1)?;
+                slicing::infer_slice(sl, x[0])
+            }
+            Op::Gather { axis } => {
+                arity(2, 2)?;
+                slicing::infer_gather(*axis, x[0], x[1])
+            }
+            Op::Broadcast { shape } => {
+                arity(1, 1)?;
+                slicing::infer_broadcast(x[0], shape)
+            }
+            Op::Resize(r) => {
+                arity(1, 1)?;
+                slicing::infer_resize(r, x[0])
+            }
         }
     }
 }
@@ -320,4 +406,46 @@ fn infer_pool(p: &Pool2d, x: &[usize]) -> Result<Vec<usize>, String> {
         SpatialLayout::Nchw => vec![n, c, oh, ow],
         SpatialLayout::Nhwc => vec![n, oh, ow, c],
     })
+}
+
+fn infer_reduce(x: &[usize], axes: &[usize], keepdims: bool) -> Result<Vec<usize>, String> {
+    if axes.windows(2).any(|w| w[0] >= w[1]) || axes.iter().any(|&a| a >= x.len()) {
+        return Err(format!(
+            "axes {axes:?} must be sorted, distinct and below the rank of {x:?}"
+        ));
+    }
+    Ok(x.iter()
+        .enumerate()
+        .filter_map(|(d, &n)| match axes.contains(&d) {
+            true if keepdims => Some(1),
+            true => None,
+            false => Some(n),
+        })
+        .collect())
+}
+
+fn infer_layer_norm(x: &[&[usize]], axis: usize) -> Result<Vec<usize>, String> {
+    let xs = x[0];
+    if axis >= xs.len() {
+        return Err(format!("axis {axis} is out of range for {xs:?}"));
+    }
+    for (what, s) in ["scale", "bias"].iter().zip(&x[1..]) {
+        if *s != &xs[axis..] {
+            return Err(format!("{what} {s:?} must be {:?}", &xs[axis..]));
+        }
+    }
+    Ok(xs.to_vec())
+}
+
+fn infer_batch_norm(x: &[&[usize]]) -> Result<Vec<usize>, String> {
+    let xs = x[0];
+    let c = *xs
+        .get(1)
+        .ok_or_else(|| format!("input {xs:?} must have rank >= 2"))?;
+    for (what, s) in ["scale", "bias", "mean", "var"].iter().zip(&x[1..]) {
+        if *s != [c] {
+            return Err(format!("{what} {s:?} must be [{c}]"));
+        }
+    }
+    Ok(xs.to_vec())
 }

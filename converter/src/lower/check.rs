@@ -94,7 +94,15 @@ fn validate_op(l: &Lowered, step: usize) -> Result<(), ConvertError> {
         OpKind::Transpose(p) => ops::array::transpose::validate(p, x, &y),
         OpKind::Pad(p) => ops::array::pad::validate(p, x, &y),
         OpKind::Reshape => ops::array::reshape::validate(x, &y),
+        OpKind::LogSoftmax(p) => ops::nn::softmax::validate(p, x, &y),
+        OpKind::Reduce(p) => ops::nn::reduce::validate(p, x, &y),
+        OpKind::LayerNorm(p) => ops::nn::layer_norm::validate(p, x, w, b, &y),
+        OpKind::Slice(p) => ops::array::slice::validate(p, x, &y),
+        OpKind::Gather(p) => ops::array::gather::validate(p, x, w, &y),
+        OpKind::Broadcast => ops::array::broadcast::validate(x, &y),
+        OpKind::Resize(p) => ops::array::resize::validate(p, x, &y),
     };
+
     checked.map_err(|e| {
         ConvertError::internal(format!(
             "op {step} ({}, {}) fails the runtime's shape check: {e}",

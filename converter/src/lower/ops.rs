@@ -1,12 +1,15 @@
 //! IR ops to the blob's closed [`OpKind`] enum, with parameters narrowed to the blob's integer widths.
 
 use ember_core::ops::array::{concat::ConcatParams, pad::PadParams, transpose::TransposeParams};
+use ember_core::ops::array::{gather::GatherParams, slice::SliceParams};
 use ember_core::ops::math::{binary::BinaryParams, unary::UnaryParams};
 use ember_core::ops::nn::{
     conv::Conv2dParams, fully_connected::FullyConnectedParams, matmul::MatMulParams,
     softmax::SoftmaxParams,
 };
+use ember_core::ops::nn::{layer_norm::LayerNormParams, reduce::ReduceParams};
 use ember_core::ops::pool::Pool2dParams;
+
 use ember_core::ops::MAX_RANK;
 use ember_core::OpKind;
 
@@ -114,5 +117,58 @@ pub fn lower_op(n: &Node) -> Result<OpKind, ConvertError> {
             OpKind::Pad(params)
         }
         Op::Reshape { .. } => OpKind::Reshape,
+        Op::LogSoftmax { axis } => OpKind::LogSoftmax(SoftmaxParams {
+            axis: u8_of("axis", *axis)?,
+        }),
+        Op::Reduce { op, axes, keepdims } => {
+            let mut mask = 0u8;
+            for &a in axes {
+                if a >= MAX_RANK {
+                    return Err(too_big("axis", a, MAX_RANK - 1));
+                }
+                mask |= 1 << a;
+            }
+            OpKind::Reduce(ReduceParams {
+                op: *op,
+                axes: mask,
+                keepdims: *keepdims,
+            })
+        }
+        Op::LayerNorm { axis, epsilon } => OpKind::LayerNorm(LayerNormParams {
+            axis: u8_of("axis", *axis)?,
+            epsilon: *epsilon,
+        }),
+        Op::BatchNorm { .. } => {
+            return Err(ConvertError::internal(format!(
+                "node \"{}\": BatchNorm reached lowering (the fold_batch_norm pass rewrites it)",
+                n.name
+            )))
+        }
+        Op::Slice(sl) => {
+            if sl.start.len() > MAX_RANK {
+                return Err(too_big("rank", sl.start.len(), MAX_RANK));
+            }
+            let mut p = SliceParams {
+                start: [0; MAX_RANK],
+                step: [1; MAX_RANK],
+            };
+            for (i, (&start, &step)) in sl.start.iter().zip(&sl.step).enumerate() {
+                p.start[i] = u32::try_from(start)
+                    .map_err(|_| too_big("slice start", start, u32::MAX as usize))?;
+                p.step[i] = i32::try_from(step).map_err(|_| {
+                    too_big(
+                        "slice step",
+                        step.unsigned_abs() as usize,
+                        i32::MAX as usize,
+                    )
+                })?;
+            }
+            OpKind::Slice(p)
+        }
+        Op::Gather { axis } => OpKind::Gather(GatherParams {
+            axis: u8_of("axis", *axis)?,
+        }),
+        Op::Broadcast { .. } => OpKind::Broadcast,
+        Op::Resize(r) => OpKind::Resize(r.params),
     })
 }

@@ -34,6 +34,19 @@ pub struct NodeCtx<'a> {
     pub opset: i64,
 }
 
+/// `op` evaluated on `inputs` when they are all constants and `ir::eval` handles it (integer shape
+/// arithmetic).
+fn eval_consts(g: &Graph, op: &Op, inputs: &[TensorId]) -> Option<Result<ConstData, String>> {
+    let xs = inputs
+        .iter()
+        .map(|&i| {
+            let t = g.tensor(i);
+            t.data.as_ref().map(|d| (t.shape.as_slice(), d))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    crate::ir::eval::eval_int(op, &xs)
+}
+
 impl NodeCtx<'_> {
     /// An error about this node.
     pub fn err(&self, reason: impl Into<String>) -> ConvertError {
@@ -206,6 +219,15 @@ impl NodeCtx<'_> {
                     return Ok(self.imp.graph.add_constant(out_name, shape, data));
                 }
             }
+        }
+        if let Some(data) = eval_consts(g, &op, &inputs) {
+            let shapes: Vec<&[usize]> = inputs
+                .iter()
+                .map(|&i| g.tensor(i).shape.as_slice())
+                .collect();
+            let shape = op.infer(&shapes).map_err(|e| self.err(e))?;
+            let data = data.map_err(|e| self.err(e))?;
+            return Ok(self.imp.graph.add_constant(out_name, shape, data));
         }
         if let Some(&i) = inputs
             .iter()

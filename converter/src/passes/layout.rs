@@ -5,7 +5,11 @@
 //! (NCHW) or as NHWC:
 //! - Conv2d, MaxPool, AvgPool and GlobalAvgPool read NHWC (a Transpose `[0, 2, 3, 1]` is inserted in
 //!   front of an NCHW input) and write NHWC; weights are permuted OIHW -> OHWI at conversion time.
-//! - Unary ops write the layout they read.
+//! - Unary ops write the layout they read; so does Resize of an NHWC activation (or one with an NHWC
+//!   copy), which runs channels-last, and a Slice of one (its parameters permuted).
+//! - A reduction (also GlobalMaxPool) of an activation that is NHWC (or has an NHWC copy) runs on it,
+//!   its axes renumbered, and writes NHWC if it keeps dims; without kept dims it does so when the
+//!   remaining axes come out in ONNX's order (e.g. a mean over H and W gives `[N, C]`).
 //! - A binary op of two NHWC activations stays NHWC (an operand that already has an NHWC copy counts
 //!   as NHWC); one of an NHWC activation and a constant of rank <= 4 stays NHWC with the constant
 //!   permuted (after padding its shape to rank 4).
@@ -59,6 +63,33 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
                 TensorLayout::Nhwc
             }
             Op::Unary(_) => g.tensor(node.inputs[0]).layout,
+            Op::Slice(s) if conv.has_nhwc(g, node.inputs[0]) => {
+                // NHWC axis `i` is NCHW axis `TO_NHWC[i]`.
+                s.start = TO_NHWC.iter().map(|&a| s.start[a]).collect();
+                s.step = TO_NHWC.iter().map(|&a| s.step[a]).collect();
+                s.size = TO_NHWC.iter().map(|&a| s.size[a]).collect();
+                node.inputs[0] = conv.nhwc(g, node.inputs[0])?;
+                TensorLayout::Nhwc
+            }
+            Op::Resize(r) if conv.has_nhwc(g, node.inputs[0]) => {
+                r.params.channels_last = true;
+                node.inputs[0] = conv.nhwc(g, node.inputs[0])?;
+                TensorLayout::Nhwc
+            }
+            Op::Reduce { axes, keepdims, .. }
+                if conv.has_nhwc(g, node.inputs[0]) && reduces_in_nhwc(axes, *keepdims) =>
+            {
+                // NCHW axis `a` is NHWC axis `TO_NCHW[a]`.
+                let mut moved: Vec<usize> = axes.iter().map(|&a| TO_NCHW[a]).collect();
+                moved.sort_unstable();
+                *axes = moved;
+                node.inputs[0] = conv.nhwc(g, node.inputs[0])?;
+                if *keepdims {
+                    TensorLayout::Nhwc
+                } else {
+                    TensorLayout::Onnx
+                }
+            }
             Op::Binary { .. } => binary(g, &mut conv, &mut node)?,
             _ => {
                 for i in 0..node.inputs.len() {
@@ -94,6 +125,17 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
     Ok(true)
 }
 
+/// True if a reduction over NCHW `axes` (of a rank-4 tensor) can run on its NHWC form: always when it
+/// keeps dims (the output is NHWC), and otherwise when the axes it keeps come in the same order in
+/// both layouts (then the NHWC output is the ONNX one: `mean(x, [2, 3])` of NCHW gives `[N, C]`).
+fn reduces_in_nhwc(axes: &[usize], keepdims: bool) -> bool {
+    let kept: Vec<usize> = (0..4)
+        .filter(|a| !axes.contains(a))
+        .map(|a| TO_NCHW[a])
+        .collect();
+    keepdims || kept.is_sorted()
+}
+
 /// Chooses the layout of a binary op and converts its inputs to it.
 fn binary(
     g: &mut Graph,
@@ -123,6 +165,11 @@ fn binary(
 }
 
 impl Conversions {
+    /// True if activation `t` is NHWC, or has an NHWC copy already (then reading it as NHWC is free).
+    fn has_nhwc(&self, g: &Graph, t: TensorId) -> bool {
+        !g.is_const(t) && (g.tensor(t).layout == TensorLayout::Nhwc || self.nhwc.contains_key(&t))
+    }
+
     /// `t` as NHWC: itself if it already is, a permuted copy for a constant (padded to rank 4 first),
     /// or the output of an inserted Transpose.
     fn nhwc(&mut self, g: &mut Graph, t: TensorId) -> Result<TensorId, ConvertError> {

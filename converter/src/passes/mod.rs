@@ -1,8 +1,9 @@
 //! Graph passes, each small and in its own file, run as explicit lists to a fixed point with a
 //! consistency check ([`Graph::check`]) after every pass:
 //!
-//! 1. clean-up: remove identities ([`identity`]), fuse activations into their producers
-//!    ([`fuse_activation`]), remove dead nodes ([`dead_nodes`]);
+//! 1. clean-up: remove identities ([`identity`]), fold or rewrite BatchNormalization
+//!    ([`fold_batch_norm`]), fuse activations into their producers ([`fuse_activation`]), remove dead
+//!    nodes ([`dead_nodes`]);
 //! 2. layout: move 4-D activations of spatial ops to NHWC ([`layout`]), once;
 //! 3. tidy-up: merge and simplify transposes ([`transposes`]), collapse reshape chains
 //!    ([`reshapes`]), then the clean-up passes again.
@@ -12,6 +13,7 @@
 //! them aliases.
 
 pub mod dead_nodes;
+pub mod fold_batch_norm;
 pub mod fuse_activation;
 pub mod identity;
 pub mod layout;
@@ -26,6 +28,7 @@ pub type Pass = fn(&mut Graph) -> Result<bool, ConvertError>;
 
 const CLEANUP: &[(&str, Pass)] = &[
     ("identity", identity::run),
+    ("fold_batch_norm", fold_batch_norm::run),
     ("fuse_activation", fuse_activation::run),
     ("dead_nodes", dead_nodes::run),
 ];

@@ -1,7 +1,9 @@
-//! Neural-network kernels besides convolution: fully connected, matmul, softmax.
+//! Neural-network kernels besides convolution and reductions: fully connected, matmul, softmax, log
+//! softmax, layer norm.
 
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::nn::fully_connected::{self, FullyConnectedParams};
+use ember_core::ops::nn::layer_norm::{self, LayerNormParams};
 use ember_core::ops::nn::matmul::{self, MatMulParams};
 use ember_core::ops::nn::softmax::{self, SoftmaxParams};
 use ember_core::ops::{In, Out};
@@ -416,4 +418,216 @@ fn softmax_validate_rejects_bad_shapes() {
     assert!(softmax::validate(&axis(1), &[2, 3], &[2, 3, 1]).is_err());
     assert!(softmax::validate(&axis(6), &[1; 7], &[1; 7]).is_err());
     assert_eq!(softmax::validate(&axis(1), &[2, 3], &[2, 3]), Ok(()));
+}
+
+// ----------------------------------------------------------------------------------------- log softmax
+
+fn run_log_softmax(k: &Kernels, p: &SoftmaxParams, x: &[f32], dims: &[usize]) -> Vec<f32> {
+    assert_eq!(softmax::validate(p, dims, dims), Ok(()));
+    let mut y = vec![f32::NAN; x.len()];
+    (k.log_softmax)(p, In { data: x, dims }, Out { data: &mut y, dims });
+    y
+}
+
+/// The table's log softmax against `x_i - log(sum_j exp(x_j))` along the axis, in f64.
+pub fn check_log_softmax(k: &Kernels, c: &SoftmaxCase) -> Result<(), TestCaseError> {
+    let axis = usize::from(c.p.axis);
+    let want: Vec<Want> = (0..c.x.len())
+        .map(|pos| {
+            let mut index = unflat(pos, &c.dims);
+            let own = f64::from(c.x[pos]);
+            let mut sum = 0.0;
+            let mut largest = 0.0f64;
+            for j in 0..c.dims[axis] {
+                index[axis] = j;
+                let v = f64::from(c.x[flat(&index, &c.dims)]);
+                sum += v.exp();
+                largest = largest.max(v.abs());
+            }
+            let value = own - sum.ln();
+            Want {
+                value,
+                magnitude: own.abs() + largest + value.abs(),
+            }
+        })
+        .collect();
+    assert_close(&run_log_softmax(k, &c.p, &c.x, &c.dims), &want)
+}
+
+/// Hand-computed log softmaxes, including values whose plain `exp` overflows f32.
+pub fn known_log_softmax(k: &Kernels) {
+    // log softmax(1, 2, 3) = (1, 2, 3) - 3 - log(e^-2 + e^-1 + 1)
+    let want = [-2.407_606, -1.407_606, -0.407_606];
+    let p = SoftmaxParams { axis: 0 };
+    assert_known(&run_log_softmax(k, &p, &[1.0, 2.0, 3.0], &[3]), &want);
+    let shifted = run_log_softmax(k, &p, &[1001.0, 1002.0, 1003.0], &[3]);
+    assert_known(&shifted, &want);
+    // Axis 1 of a [2, 2]: rows (0, 0) and (0, 100): log(1/2) twice, then -100 and ~0.
+    let p = SoftmaxParams { axis: 1 };
+    let y = run_log_softmax(k, &p, &[0.0, 0.0, 0.0, 100.0], &[2, 2]);
+    assert_known(
+        &y,
+        &[
+            -std::f32::consts::LN_2,
+            -std::f32::consts::LN_2,
+            -100.0,
+            0.0,
+        ],
+    );
+}
+
+// ------------------------------------------------------------------------------------------ layer norm
+
+/// A layer normalization over the axes from `axis` on.
+#[derive(Clone, Debug)]
+pub struct LayerNormCase {
+    p: LayerNormParams,
+    dims: Vec<usize>,
+    x: Vec<f32>,
+    scale: Vec<f32>,
+    bias: Option<Vec<f32>>,
+}
+
+/// Rank 1 to 4, any axis, bias or not, a small or a large epsilon.
+pub fn layer_norm_case() -> impl Strategy<Value = LayerNormCase> {
+    (
+        vec(dim(), 1..=4),
+        any::<bool>(),
+        prop_oneof![Just(1e-5f32), Just(0.5f32)],
+    )
+        .prop_flat_map(|(dims, bias, epsilon)| {
+            let rank = dims.len() as u8;
+            (0..rank).prop_flat_map(move |axis| {
+                let inner = numel(&dims[usize::from(axis)..]);
+                let b = if bias {
+                    values(inner).prop_map(Some).boxed()
+                } else {
+                    Just(None).boxed()
+                };
+                (
+                    Just(LayerNormParams { axis, epsilon }),
+                    Just(dims.clone()),
+                    values(numel(&dims)),
+                    values(inner),
+                    b,
+                )
+            })
+        })
+        .prop_map(|(p, dims, x, scale, bias)| LayerNormCase {
+            p,
+            dims,
+            x,
+            scale,
+            bias,
+        })
+}
+
+fn run_layer_norm(k: &Kernels, c: &LayerNormCase) -> Vec<f32> {
+    let inner = &c.dims[usize::from(c.p.axis)..];
+    let verdict = layer_norm::validate(
+        &c.p,
+        &c.dims,
+        inner,
+        c.bias.as_ref().map(|_| inner),
+        &c.dims,
+    );
+    assert_eq!(verdict, Ok(()));
+    let mut y = vec![f32::NAN; c.x.len()];
+    (k.layer_norm)(
+        &c.p,
+        In {
+            data: &c.x,
+            dims: &c.dims,
+        },
+        In {
+            data: &c.scale,
+            dims: inner,
+        },
+        c.bias.as_deref(),
+        Out {
+            data: &mut y,
+            dims: &c.dims,
+        },
+    );
+    y
+}
+
+/// The table's layer norm against `(x - mean) / sqrt(var + eps) * scale + bias` per row, in f64. The
+/// rounding error of `x - mean` is amplified by `1 / sqrt(var + eps)`: the magnitude says so.
+pub fn check_layer_norm(k: &Kernels, c: &LayerNormCase) -> Result<(), TestCaseError> {
+    let len = numel(&c.dims[usize::from(c.p.axis)..]);
+    if len == 0 {
+        // An empty row: the whole tensor is empty, and so is the output.
+        prop_assert!(c.x.is_empty());
+        return Ok(());
+    }
+    let mut want = Vec::new();
+    for row in c.x.chunks(len) {
+        let row: Vec<f64> = row.iter().map(|&v| f64::from(v)).collect();
+        let n = row.len() as f64;
+        let mean = row.iter().sum::<f64>() / n;
+        let var = row.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+        let inv_std = 1.0 / (var + f64::from(c.p.epsilon)).sqrt();
+        for (i, v) in row.iter().enumerate() {
+            let scale = f64::from(c.scale[i]);
+            let bias = c.bias.as_ref().map_or(0.0, |b| f64::from(b[i]));
+            want.push(Want {
+                value: (v - mean) * inv_std * scale + bias,
+                magnitude: (v.abs() + mean.abs()) * inv_std * scale.abs() + bias.abs(),
+            });
+        }
+    }
+    assert_close(&run_layer_norm(k, c), &want)
+}
+
+/// Hand-computed layer norms.
+pub fn known_layer_norm(k: &Kernels) {
+    // Rows (1, 3) and (4, 0), epsilon 0: (-1, 1) and (1, -1), then scale (2, 3) and bias (0.5, -0.5).
+    let c = LayerNormCase {
+        p: LayerNormParams {
+            axis: 1,
+            epsilon: 0.0,
+        },
+        dims: vec![2, 2],
+        x: vec![1.0, 3.0, 4.0, 0.0],
+        scale: vec![2.0, 3.0],
+        bias: Some(vec![0.5, -0.5]),
+    };
+    assert_known(&run_layer_norm(k, &c), &[-1.5, 2.5, 2.5, -3.5]);
+    // Axis 0 of [2, 2] normalizes all four: mean 2.5, var 1.25, epsilon 0.75: sqrt(2) = 1.414...
+    let c = LayerNormCase {
+        p: LayerNormParams {
+            axis: 0,
+            epsilon: 0.75,
+        },
+        dims: vec![2, 2],
+        x: vec![1.0, 2.0, 3.0, 4.0],
+        scale: vec![1.0; 4],
+        bias: None,
+    };
+    let s = std::f32::consts::FRAC_1_SQRT_2;
+    assert_known(
+        &run_layer_norm(k, &c),
+        &[-1.5 * s, -0.5 * s, 0.5 * s, 1.5 * s],
+    );
+}
+
+/// `validate` rejects an axis past the rank, scale and bias of other shapes, and outputs of another
+/// shape.
+#[test]
+fn layer_norm_validate_rejects_bad_shapes() {
+    let p = |axis| LayerNormParams {
+        axis,
+        epsilon: 1e-5,
+    };
+    let x: &[usize] = &[2, 3, 4];
+    assert!(layer_norm::validate(&p(3), x, &[], None, x).is_err());
+    assert!(layer_norm::validate(&p(1), x, &[4], None, x).is_err());
+    assert!(layer_norm::validate(&p(1), x, &[3, 4], Some(&[4]), x).is_err());
+    assert!(layer_norm::validate(&p(2), x, &[4], None, &[2, 3, 5]).is_err());
+    assert_eq!(
+        layer_norm::validate(&p(1), x, &[3, 4], Some(&[3, 4]), x),
+        Ok(())
+    );
+    assert_eq!(layer_norm::validate(&p(2), x, &[4], None, x), Ok(()));
 }

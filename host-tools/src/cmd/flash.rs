@@ -101,9 +101,18 @@ fn hex_ranges(ranges: &[(u64, u64)]) -> String {
         .join(", ")
 }
 
-/// Erase sectors (start, size) and program pages that writing `segments` takes, per the chip's default
-/// flash algorithms.
-fn plan(t: &Target, segments: &[Segment<'_>]) -> Result<(Vec<(u64, u64)>, u64, u32)> {
+/// What writing the ELF takes: the sectors to erase and the pages to program.
+struct FlashPlan {
+    /// `(start address, size)` of each sector to erase, in address order.
+    sectors: Vec<(u64, u64)>,
+    /// Pages to program.
+    pages: u64,
+    /// Bytes per page.
+    page_size: u32,
+}
+
+/// The erase/program plan for `segments`, per the chip's default flash algorithms.
+fn plan(t: &Target, segments: &[Segment<'_>]) -> Result<FlashPlan> {
     let mut sectors: Vec<(u64, u64)> = Vec::new();
     let mut pages = 0u64;
     let mut page_size = 0u32;
@@ -136,7 +145,11 @@ fn plan(t: &Target, segments: &[Segment<'_>]) -> Result<(Vec<(u64, u64)>, u64, u
         }
     }
     sectors.sort();
-    Ok((sectors, pages, page_size))
+    Ok(FlashPlan {
+        sectors,
+        pages,
+        page_size,
+    })
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
@@ -165,7 +178,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             .add_data(s.address, s.data)
             .with_context(|| format!("probe-rs rejects the data at {:#010x}", s.address))?;
     }
-    let (sectors, pages, page_size) = plan(&t, &segments)?;
+    let FlashPlan {
+        sectors,
+        pages,
+        page_size,
+    } = plan(&t, &segments)?;
     let bytes: usize = segments.iter().map(|s| s.data.len()).sum();
     let erase_bytes: u64 = sectors.iter().map(|&(_, n)| n).sum();
     println!(

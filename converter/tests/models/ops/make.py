@@ -5,18 +5,24 @@ Each case is one ONNX model with one input `x` and one output `y`, plus `<case>.
 `<case>.y.npy` (onnxruntime 1.32.0, CPU, one thread). Together they cover every importer path that
 changes numbers: conv variants (stride, asymmetric pads, dilation, groups, depthwise, auto_pad),
 pooling with padding, Gemm/MatMul variants, broadcasting with constants in NHWC, mixed layouts,
-Concat/Transpose/Pad/Reshape, old-opset attribute forms (Clip, Pad, Softmax coercion).
+Concat/Transpose/Pad/Reshape, old-opset attribute forms (Clip, Pad, Softmax coercion), element-wise
+math breadth (unary ops, Pow/PRelu/Mod, variadic Min/Max/Sum/Mean), the Reduce* family and
+GlobalMaxPool (`reductions`), and BatchNormalization folding, Layer/InstanceNormalization and LogSoftmax
+(`norms`).
 Deterministic: fixed seed, so rerunning gives byte-identical files.
 
-    target/venv/bin/python converter/tests/models/ops/make.py
+    target/venv/bin/python converter/tests/models/ops/make.py [CASE ...]
 """
 
+import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+import array_cases  # noqa: E402  (array and shape ops; next to this file)
 
 OUT = Path(__file__).resolve().parent
 RNG = np.random.default_rng(7)
@@ -39,7 +45,8 @@ def save(case, opset, nodes, x_shape, inits, x=None):
     )
     model = helper.make_model(graph, producer_name="ember-convert tests",
                               opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
+    # Opset 19 and later need IR version 9.
+    model.ir_version = 8 if opset <= 18 else 9
     # Let onnx infer the output's shape (the cases do not state it), then check the whole model.
     model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     onnx.checker.check_model(model, full_check=True)
@@ -191,13 +198,279 @@ def conv_output():
     save("conv_output", 13, nodes, [1, 2, 6, 6], [init("w", rand(3, 2, 2, 2))])
 
 
+def math_breadth():
+    """Every element-wise math importer: unary ops, Pow/PRelu/Mod, variadic Min/Max/Sum/Mean.
+
+    Its own generator, so that adding cases elsewhere leaves its data alone. The input holds exact
+    halves (Round ties to even) and feeds a Conv, so that PRelu's per-channel slope meets NHWC.
+    """
+    rng = np.random.default_rng(20)
+
+    def r(*shape, lo=-1.0, hi=1.0):
+        return rng.uniform(lo, hi, size=shape).astype(np.float32)
+
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "w"], ["c"], name="conv"),                               # NHWC from here
+        n("PRelu", ["c", "slope_c11"], ["pr"], name="prelu_channel"),
+        n("PRelu", ["x", "slope_w"], ["pw"], name="prelu_last"),
+        n("Abs", ["x"], ["a"], name="abs"),
+        n("Neg", ["x"], ["ng"], name="neg"),
+        n("Sqrt", ["a"], ["sq"], name="sqrt"),
+        n("Sin", ["x"], ["sn"], name="sin"),
+        n("Exp", ["sn"], ["ex"], name="exp"),
+        n("Add", ["a", "one"], ["a1"], name="a_plus_1"),
+        n("Log", ["a1"], ["lg"], name="log"),
+        n("Erf", ["x"], ["ef"], name="erf"),
+        n("Gelu", ["pr"], ["g0"], name="gelu"),
+        n("Gelu", ["x"], ["g1"], name="gelu_tanh", approximate="tanh"),
+        n("Floor", ["x"], ["fl"], name="floor"),
+        n("Ceil", ["x"], ["ce"], name="ceil"),
+        n("Round", ["x"], ["rd"], name="round"),
+        n("Add", ["a", "half"], ["ah"], name="a_plus_half"),
+        n("Reciprocal", ["ah"], ["rc"], name="reciprocal"),
+        n("LeakyRelu", ["x"], ["lr"], name="leaky", alpha=0.1),
+        n("HardSigmoid", ["x"], ["hs"], name="hard_sigmoid", alpha=0.3, beta=0.4),
+        n("HardSwish", ["pr"], ["hw"], name="hard_swish"),
+        n("Elu", ["x"], ["el"], name="elu", alpha=0.7),
+        n("Selu", ["x"], ["se"], name="selu"),
+        n("Softplus", ["x"], ["sp"], name="softplus"),
+        n("Softsign", ["x"], ["ss"], name="softsign"),
+        n("Sign", ["x"], ["sg"], name="sign"),
+        n("Cos", ["x"], ["cs"], name="cos"),
+        n("Mul", ["x", "k03"], ["x03"], name="x_times_03"),
+        n("Tan", ["x03"], ["tn"], name="tan"),
+        n("Atan", ["x"], ["at"], name="atan"),
+        n("Asin", ["ss"], ["as"], name="asin"),
+        n("Acos", ["ss"], ["ac"], name="acos"),
+        n("Atanh", ["ss"], ["ath"], name="atanh"),
+        n("Sinh", ["x03"], ["sh"], name="sinh"),
+        n("Cosh", ["x03"], ["ch"], name="cosh"),
+        n("Asinh", ["x"], ["ash"], name="asinh"),
+        n("Acosh", ["a1"], ["ach"], name="acosh"),
+        n("Celu", ["x"], ["cl"], name="celu", alpha=1.5),
+        n("ThresholdedRelu", ["x"], ["tr"], name="thresholded", alpha=0.5),
+        n("Mish", ["x"], ["mi"], name="mish"),
+        n("Shrink", ["x"], ["sk"], name="shrink", bias=0.2, lambd=0.6),
+        n("Sigmoid", ["x"], ["sm"], name="sigmoid"),
+        n("Tanh", ["x"], ["th"], name="tanh"),
+        n("Relu", ["x"], ["rl"], name="relu"),
+        n("Pow", ["ah", "expo_w"], ["pw1"], name="pow_w"),                      # exponent [5]
+        n("Pow", ["x", "two"], ["pw2"], name="pow_2"),                          # becomes x * x
+        n("Pow", ["a", "half"], ["pw3"], name="pow_half"),                      # becomes Sqrt
+        n("Pow", ["x", "three_i64"], ["pw4"], name="pow_int"),                  # INT64 exponent
+        n("Mod", ["x", "k07"], ["md"], name="fmod", fmod=1),
+        # Variadic: 1 to 4 inputs, broadcasting, NHWC and ONNX layouts mixed.
+        n("Min", ["sn", "ef", "ss"], ["v0"], name="min3"),
+        n("Max", ["lr", "hw", "k_w"], ["v1"], name="max3_bcast"),
+        n("Sum", ["g0", "g1", "fl", "ce"], ["v2"], name="sum4"),
+        n("Mean", ["rd", "rc", "hs"], ["v3"], name="mean3"),
+        n("Max", ["el"], ["v4"], name="max1"),
+        n("Sum", ["se", "sp", "sg", "cs", "tn"], ["v5"], name="sum5"),
+        n("Mean", ["at", "as", "ac", "ath", "sh", "ch"], ["v6"], name="mean6"),
+        n("Min", ["ash", "ach", "cl"], ["v7"], name="min_b"),
+        n("Sum", ["tr", "mi", "sk", "sm", "th", "rl"], ["v8"], name="sum6"),
+        n("Sum", ["pw1", "pw2", "pw3", "pw4", "md"], ["v9"], name="pows"),
+        n("Mean", ["ng", "sq", "ex", "lg", "pw"], ["v10"], name="mean5"),
+        n("Concat", ["v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10"], ["y"],
+          name="cat", axis=1),
+    ]
+    x = r(2, 3, 4, 5, lo=-3.0, hi=3.0)
+    x[0, 0, 0, :] = [-2.5, -1.5, -0.5, 0.5, 2.5]
+    x[1, 2, 3, :] = [1.5, 3.5, -3.5, 0.0, -0.0]
+    inits = [
+        init("w", r(3, 3, 1, 1)),
+        init("slope_c11", r(3, 1, 1)),
+        init("slope_w", r(5)),
+        init("one", np.float32(1.0)),
+        init("half", np.float32(0.5)),
+        init("two", np.float32(2.0)),
+        init("three_i64", np.int64(3)),
+        init("k03", np.float32(0.3)),
+        init("k07", np.float32(0.7)),
+        init("expo_w", r(5, lo=0.5, hi=2.0)),
+        init("k_w", r(5)),
+    ]
+    save("math_breadth", 20, nodes, [2, 3, 4, 5], inits, x=x)
+
+
+def reductions():
+    """The Reduce* family at opset 13 (axes attribute, ReduceSum's axes input) and 18 (axes input,
+    noop_with_empty_axes), keepdims both ways, negative and repeated-free axes, and GlobalMaxPool on
+    NHWC data (after a Conv) and on the graph input. Its own generator, like math_breadth."""
+    rng = np.random.default_rng(31)
+
+    def r(*shape):
+        return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+
+    n = helper.make_node
+    flat = init("flat", np.array([1, -1], dtype=np.int64))
+
+    def flattened(nodes, outs):
+        names = []
+        for o in outs:
+            nodes.append(n("Reshape", [o, "flat"], [o + "_f"], name=o + "_flat"))
+            names.append(o + "_f")
+        nodes.append(n("Concat", names, ["y"], name="cat", axis=1))
+        return nodes
+
+    x = r(2, 3, 4, 5)
+    nodes = [
+        n("ReduceSum", ["x", "ax_last"], ["r1"], name="sum_last"),                      # [2, 3, 4, 1]
+        n("ReduceMean", ["x"], ["r2"], name="mean_12", axes=[1, 2], keepdims=0),          # [2, 5]
+        n("ReduceMax", ["x"], ["r3"], name="max_hw", axes=[2, 3]),                        # [2, 3, 1, 1]
+        n("ReduceMin", ["x"], ["r4"], name="min_0", axes=[0], keepdims=0),                # [3, 4, 5]
+        n("ReduceProd", ["x"], ["r5"], name="prod_w", axes=[-1]),                         # [2, 3, 4, 1]
+        n("ReduceL1", ["x"], ["r6"], name="l1_c", axes=[1]),
+        n("ReduceL2", ["x"], ["r7"], name="l2_h", axes=[-2], keepdims=0),
+        n("ReduceLogSumExp", ["x"], ["r8"], name="lse_13", axes=[3, 1]),
+        n("ReduceSumSquare", ["x"], ["r9"], name="sumsq_all", keepdims=0),                # []
+        n("ReduceSum", ["x"], ["r10"], name="sum_all"),                                   # [1, 1, 1, 1]
+        n("Conv", ["x", "w"], ["c"], name="conv"),
+        n("GlobalMaxPool", ["c"], ["r11"], name="gmp_nhwc"),
+        n("ReduceMean", ["c"], ["r12"], name="mean_nhwc", axes=[1, -1]),
+        n("GlobalMaxPool", ["x"], ["r13"], name="gmp_input"),
+        n("ReduceMean", ["c"], ["r14"], name="mean_hw_nhwc", axes=[2, 3], keepdims=0),    # [2, 4]
+        n("ReduceSum", ["c", "ax_c"], ["r15"], name="sum_c_nhwc", keepdims=0),           # [2, 4, 5]
+    ]
+    outs = [f"r{i}" for i in range(1, 16)]
+    inits = [flat, init("ax_last", np.array([-1], dtype=np.int64)), init("w", r(4, 3, 1, 1)),
+             init("ax_c", np.array([1], dtype=np.int64))]
+    save("reduce_v13", 13, flattened(nodes, outs), [2, 3, 4, 5], inits, x=x)
+
+    nodes = [
+        n("ReduceMean", ["x", "ax_hw"], ["s1"], name="mean_hw"),
+        n("ReduceMax", ["x", "ax_neg"], ["s2"], name="max_neg", keepdims=0),
+        n("ReduceMin", ["x", ""], ["s3"], name="min_all"),                                # no axes: all
+        n("ReduceProd", ["x"], ["s4"], name="prod_noop", noop_with_empty_axes=1),         # identity
+        n("ReduceSum", ["x", "ax_none"], ["s5"], name="sum_empty_axes", keepdims=0),       # all
+        n("ReduceL2", ["x", "ax_c"], ["s6"], name="l2_c"),
+        n("ReduceLogSumExp", ["x", "ax_c"], ["s7"], name="lse_c", keepdims=0),
+        n("ReduceSumSquare", ["x", "ax_hw"], ["s8"], name="sumsq_hw"),
+        n("ReduceL1", ["x", "ax_neg"], ["s9"], name="l1_neg"),
+        n("ReduceLogSum", ["s8", "ax_c"], ["s10"], name="log_sum_c"),                   # of sums of squares
+    ]
+    outs = [f"s{i}" for i in range(1, 11)]
+    inits = [
+        flat,
+        init("ax_hw", np.array([2, 3], dtype=np.int64)),
+        init("ax_neg", np.array([-3, -1], dtype=np.int64)),
+        init("ax_none", np.array([], dtype=np.int64)),
+        init("ax_c", np.array([1], dtype=np.int64)),
+    ]
+    save("reduce_v18", 18, flattened(nodes, outs), [2, 3, 4, 5], inits, x=x)
+
+
+def norms():
+    """BatchNormalization folded into Conv and Gemm, and rewritten where it cannot be (after an
+    activation, on the graph input, after a Conv whose output is read twice); LayerNormalization
+    (last axis, several axes with a broadcast scale, no bias); InstanceNormalization; LogSoftmax, new
+    and coerced. Its own generator, like math_breadth."""
+    rng = np.random.default_rng(32)
+
+    def r(*shape, lo=-1.0, hi=1.0):
+        return rng.uniform(lo, hi, size=shape).astype(np.float32)
+
+    def bn_params(prefix, c):
+        return [init(f"{prefix}_s", r(c, lo=0.5, hi=1.5)), init(f"{prefix}_b", r(c)),
+                init(f"{prefix}_m", r(c)), init(f"{prefix}_v", r(c, lo=0.1, hi=2.0))]
+
+    def bn(name, x, out, prefix, **kw):
+        return helper.make_node("BatchNormalization", [x] + [f"{prefix}_{k}" for k in "sbmv"], [out],
+                                name=name, **kw)
+
+    n = helper.make_node
+    x = r(2, 4, 5, 6)
+    nodes = [
+        n("Conv", ["x", "w1", "cb1"], ["c1"], name="c1", pads=[1, 1, 1, 1]),
+        bn("bn1", "c1", "b1", "bn1", epsilon=1e-3),                     # folds into c1
+        n("Relu", ["b1"], ["r1"], name="relu1"),
+        n("Conv", ["r1", "w2"], ["c2"], name="c2", pads=[1, 1, 1, 1]),  # no bias
+        bn("bn2", "c2", "b2", "bn2"),                                   # folds, bias created
+        n("Relu", ["b2"], ["r2"], name="relu2"),
+        bn("bn3", "r2", "b3", "bn3"),                                   # after an activation: Mul+Add
+        bn("bn4", "x", "b4", "bn4"),                                    # on the graph input
+        n("Conv", ["x", "w3"], ["c3"], name="c3", pads=[1, 1, 1, 1]),
+        bn("bn5", "c3", "b5", "bn5"),                                   # c3 is read twice: Mul+Add
+        n("Add", ["b3", "b4"], ["a1"], name="add1"),
+        n("Add", ["b5", "c3"], ["a2"], name="add2"),
+        n("InstanceNormalization", ["a1", "in_s", "in_b"], ["i1"], name="inorm", epsilon=1e-4),
+        n("LayerNormalization", ["a2", "ln1_s", "ln1_b"], ["l1"], name="lnorm_last"),
+        n("LayerNormalization", ["i1", "ln2_s"], ["l2"], name="lnorm_chw", axis=1, epsilon=1e-3),
+        n("LogSoftmax", ["l1"], ["ls"], name="log_softmax", axis=1),
+        n("Add", ["l2", "ls"], ["a3"], name="add3"),
+        n("Add", ["a3", "r1"], ["y"], name="add4"),
+    ]
+    inits = [
+        init("w1", r(4, 4, 3, 3)), init("cb1", r(4)), init("w2", r(4, 4, 3, 3)),
+        init("w3", r(4, 4, 3, 3)),
+        init("in_s", r(4)), init("in_b", r(4)),
+        init("ln1_s", r(6)), init("ln1_b", r(6)),
+        init("ln2_s", r(5, 6)),                                         # broadcast to [4, 5, 6]
+    ]
+    for p in ["bn1", "bn2", "bn3", "bn4", "bn5"]:
+        inits += bn_params(p, 4)
+    save("norms", 17, nodes, [2, 4, 5, 6], inits, x=x)
+
+    # A MobileNet-style block, Conv + BatchNormalization + Clip(0, 6) then depthwise Conv +
+    # BatchNormalization + Relu: two Conv2d ops after folding and fusing.
+    nodes = [
+        n("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        bn("bn", "c", "b", "bn", epsilon=1e-4),
+        n("Clip", ["b", "zero", "six"], ["r"], name="relu6"),
+        n("Conv", ["r", "w_dw", "b_dw"], ["d"], name="dw", group=3, pads=[1, 1, 1, 1]),
+        bn("bn_dw", "d", "bd", "bn_dw"),
+        n("Relu", ["bd"], ["y"], name="relu"),
+    ]
+    inits = [init("w", r(3, 4, 3, 3)), init("w_dw", r(3, 1, 3, 3)), init("b_dw", r(3)),
+             init("zero", np.float32(0.0)), init("six", np.float32(6.0))]
+    inits += bn_params("bn", 3) + bn_params("bn_dw", 3)
+    save("conv_bn", 15, nodes, [2, 4, 5, 6], inits, x=x)
+
+    # Gemm + BatchNormalization: one FullyConnected op.
+    nodes = [
+        n("Gemm", ["x", "w", "c"], ["g"], name="gemm", transB=1),
+        bn("bn", "g", "y", "bn"),
+    ]
+    inits = [init("w", r(5, 6)), init("c", r(5))] + bn_params("bn", 5)
+    save("gemm_bn", 15, nodes, [3, 6], inits, x=r(3, 6))
+
+    # LogSoftmax before opset 13: axis 1 of rank 3 flattens to [N, C*W].
+    nodes = [n("LogSoftmax", ["x"], ["y"], name="log_softmax", axis=1)]
+    save("log_softmax_v11", 11, nodes, [2, 3, 4], [], x=r(2, 3, 4, lo=-5.0, hi=5.0))
+
+
+CASES = {
+    "conv_variants": conv_variants,
+    "pools": pools,
+    "gemm_variants": gemm_variants,
+    "layout_mix": layout_mix,
+    "old_opset": old_opset,
+    "conv_output": conv_output,
+    "math_breadth": math_breadth,
+    "reductions": reductions,
+    "norms": norms,
+    **array_cases.CASES,
+}
+
+
 def main():
+    # `make.py CASE...` rebuilds only those cases.
+    if len(sys.argv) > 1:
+        for case in sys.argv[1:]:
+            CASES[case]()
+        print(f"onnxruntime {ort.__version__}, onnx {onnx.__version__}, numpy {np.__version__}")
+        return
     conv_variants()
     pools()
     gemm_variants()
     layout_mix()
     old_opset()
     conv_output()
+    math_breadth()
+    reductions()
+    norms()
+    array_cases.main()
     print(f"onnxruntime {ort.__version__}, onnx {onnx.__version__}, numpy {np.__version__}")
 
 

@@ -1,6 +1,11 @@
-//! Data movement: concatenation, transposition, padding, and reshape copies.
+//! Data movement: concatenation, transposition, padding, reshape copies, slicing, gathering,
+//! broadcasting and resizing.
 
+pub mod broadcast;
 pub mod concat;
+pub mod gather;
 pub mod pad;
 pub mod reshape;
+pub mod resize;
+pub mod slice;
 pub mod transpose;

@@ -1,15 +1,16 @@
-//! Element-wise binary ops with numpy-style broadcasting: Add, Sub, Mul, Div, with a fused activation.
+//! Element-wise binary ops with numpy-style broadcasting: Add, Sub, Mul, Div, Pow, Min, Max, PRelu and
+//! Mod, with a fused activation. Min and Max propagate NaN (numpy `minimum`/`maximum`, as ONNX does).
 
 use serde::{Deserialize, Serialize};
 
-use crate::ops::math::activation::Activation;
+use crate::ops::math::activation::{max_nan, min_nan, Activation};
 use crate::ops::shape::{
     broadcast_strides, check_broadcast, check_dims, for_each_offset, right_align,
 };
 use crate::ops::{In, Out};
 use crate::Error;
 
-/// Which binary function to apply.
+/// Which binary function to apply. The variant index is in the blob: new variants go at the end.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum BinaryOp {
@@ -21,6 +22,33 @@ pub enum BinaryOp {
     Mul,
     /// `a / b` (IEEE division: x/0 is inf or NaN).
     Div,
+    /// `a` to the power `b` (C `powf`: NaN for a negative base and a non-integer exponent).
+    Pow,
+    /// The smaller of `a` and `b`; NaN if either is.
+    Min,
+    /// The larger of `a` and `b`; NaN if either is.
+    Max,
+    /// `a < 0 ? b * a : a` (ONNX `PRelu`, `b` the slope).
+    PRelu,
+    /// `a - trunc(a / b) * b`, the sign of `a` (C `fmod`, ONNX `Mod` with `fmod=1`).
+    Mod,
+}
+
+impl BinaryOp {
+    /// Short name, as shown by `ember inspect`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            BinaryOp::Add => "Add",
+            BinaryOp::Sub => "Sub",
+            BinaryOp::Mul => "Mul",
+            BinaryOp::Div => "Div",
+            BinaryOp::Pow => "Pow",
+            BinaryOp::Min => "Min",
+            BinaryOp::Max => "Max",
+            BinaryOp::PRelu => "PRelu",
+            BinaryOp::Mod => "Mod",
+        }
+    }
 }
 
 /// Parameters of a binary op.
@@ -49,6 +77,13 @@ pub fn binary(p: &BinaryParams, a: In<'_>, b: In<'_>, y: Out<'_>) {
         BinaryOp::Sub => broadcast_map(a, b, y, |u, v| act.apply(u - v)),
         BinaryOp::Mul => broadcast_map(a, b, y, |u, v| act.apply(u * v)),
         BinaryOp::Div => broadcast_map(a, b, y, |u, v| act.apply(u / v)),
+        BinaryOp::Pow => broadcast_map(a, b, y, |u, v| act.apply(libm::powf(u, v))),
+        BinaryOp::Min => broadcast_map(a, b, y, |u, v| act.apply(min_nan(u, v))),
+        BinaryOp::Max => broadcast_map(a, b, y, |u, v| act.apply(max_nan(u, v))),
+        BinaryOp::PRelu => {
+            broadcast_map(a, b, y, |u, v| act.apply(if u < 0.0 { v * u } else { u }))
+        }
+        BinaryOp::Mod => broadcast_map(a, b, y, |u, v| act.apply(libm::fmodf(u, v))),
     }
 }
 

@@ -1,4 +1,4 @@
-//! Softmax along one axis, computed stably (the maximum is subtracted first).
+//! Softmax and LogSoftmax along one axis, computed stably (the maximum is subtracted first).
 
 use serde::{Deserialize, Serialize};
 
@@ -54,6 +54,33 @@ pub fn softmax(p: &SoftmaxParams, x: In<'_>, y: Out<'_>) {
             let scale = 1.0 / sum;
             for out in y_block[lane..].iter_mut().step_by(inner) {
                 *out *= scale;
+            }
+        }
+    }
+}
+
+/// `y = (x - max) - log(sum(exp(x - max)))` along `axis` (LogSoftmax; same shapes as [`softmax`]).
+/// `x - max` is taken first: it is exact for nearby values, which `x - (max + log(sum))` is not.
+pub fn log_softmax(p: &SoftmaxParams, x: In<'_>, y: Out<'_>) {
+    let axis = usize::from(p.axis);
+    let len = x.dims[axis];
+    let inner: usize = x.dims[axis + 1..].iter().product();
+    if y.data.is_empty() {
+        return;
+    }
+    let block = len * inner;
+    for (x_block, y_block) in x
+        .data
+        .chunks_exact(block)
+        .zip(y.data.chunks_exact_mut(block))
+    {
+        for lane in 0..inner {
+            let xs = || x_block[lane..].iter().step_by(inner);
+            let max = xs().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+            let sum: f32 = xs().map(|&v| libm::expf(v - max)).sum();
+            let log_sum = libm::logf(sum);
+            for (out, &v) in y_block[lane..].iter_mut().step_by(inner).zip(xs()) {
+                *out = (v - max) - log_sum;
             }
         }
     }

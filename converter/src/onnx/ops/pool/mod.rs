@@ -1,8 +1,9 @@
-//! Pooling: MaxPool, AveragePool, GlobalAveragePool (2-D, imported in NCHW form; the layout pass
-//! moves them to NHWC).
+//! Pooling: MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool (2-D, imported in NCHW form; the
+//! layout pass moves them to NHWC).
 
 pub mod avg_pool;
 pub mod global_avg_pool;
+pub mod global_max_pool;
 pub mod max_pool;
 
 use crate::ir::{Pool2d, SpatialLayout};

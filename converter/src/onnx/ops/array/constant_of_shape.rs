@@ -1,0 +1,28 @@
+//! ONNX `ConstantOfShape`: a constant at conversion time (the shape input must be constant).
+
+use crate::ir::shape::dims_from_i64;
+use crate::ir::ConstData;
+use crate::onnx::node::NodeCtx;
+use crate::ConvertError;
+
+use super::shape::bind_constant;
+
+/// Imports `ConstantOfShape`.
+pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
+    let s = ctx.input(0, "input")?;
+    let dims = ctx.const_ints(s, "input shape")?;
+    let shape = dims_from_i64(&dims).map_err(|e| ctx.err(e))?;
+    let n = crate::ir::shape::numel(&shape).map_err(|e| ctx.err(e))?;
+    let data = match ctx.attr_tensor("value")? {
+        None => ConstData::F32(vec![0.0; n]),
+        Some((_, ConstData::F32(v))) if v.len() == 1 => ConstData::F32(vec![v[0]; n]),
+        Some((_, ConstData::I64(v))) if v.len() == 1 => ConstData::I64(vec![v[0]; n]),
+        Some((_, v)) => {
+            return Err(ctx.err(format!(
+                "attribute value must hold one element, it holds {}",
+                v.len()
+            )))
+        }
+    };
+    bind_constant(ctx, shape, data)
+}

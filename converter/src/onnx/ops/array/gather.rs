@@ -1,0 +1,51 @@
+//! ONNX `Gather` with constant indices. Negative indices are resolved here; a gather of a constant
+//! (e.g. one dim of a `Shape`) is evaluated at conversion time. Otherwise the indices become an f32
+//! weight tensor of whole numbers, the second input of the runtime `Gather`.
+
+use crate::ir::shape::{numel, resolve_axis};
+use crate::ir::slicing::{gather_sources, infer_gather, pick};
+use crate::ir::{ConstData, Op};
+use crate::onnx::node::NodeCtx;
+use crate::ConvertError;
+
+use super::shape::bind_constant;
+
+/// Largest axis length whose indices f32 holds exactly.
+const MAX_EXACT: usize = 1 << 24;
+
+/// Imports `Gather`.
+pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
+    let x = ctx.input(0, "data")?;
+    let idx = ctx.input(1, "indices")?;
+    let dims = ctx.shape(x);
+    let axis = resolve_axis(ctx.attr_int("axis")?.unwrap_or(0), dims.len())
+        .map_err(|e| ctx.err(format!("attribute axis: {e}")))?;
+    let raw = ctx.const_ints(idx, "input indices")?;
+    let idx_shape = ctx.shape(idx);
+    let len = dims[axis];
+    let indices = raw
+        .iter()
+        .map(|&i| {
+            let r = if i < 0 { i + len as i64 } else { i };
+            usize::try_from(r)
+                .ok()
+                .filter(|&r| r < len)
+                .ok_or_else(|| ctx.err(format!("index {i} is outside axis {axis} of {dims:?}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(data) = ctx.graph().tensor(x).data.clone() {
+        let shape = infer_gather(axis, &dims, &idx_shape).map_err(|e| ctx.err(e))?;
+        numel(&shape).map_err(|e| ctx.err(e))?;
+        let out = pick(&data, &gather_sources(axis, &dims, &indices));
+        return bind_constant(ctx, shape, out);
+    }
+    if len > MAX_EXACT {
+        return Err(ctx.err(format!(
+            "axis {axis} of {dims:?} is longer than 2^24; Ember stores gather indices as f32"
+        )));
+    }
+    let values = indices.iter().map(|&i| i as f32).collect();
+    let c = ctx.add_constant("indices", idx_shape, ConstData::F32(values));
+    ctx.emit(Op::Gather { axis }, vec![x, c])?;
+    Ok(())
+}

@@ -1,0 +1,227 @@
+//! Reductions, normalizations and LogSoftmax against onnxruntime, within 1e-5: the `reduce_v13`,
+//! `reduce_v18`, `norms`, `conv_bn`, `gemm_bn` and `log_softmax_v11` models of `tests/models/ops/`
+//! (made by `make.py` there), converted and run through an ember-core `Session`. Structural checks pin
+//! what the BatchNormalization folding and the layout pass should produce, and errors cover what is
+//! not supported.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{attr_i, fixed, floats, ints, model, node, unshaped};
+use ember_convert::{convert, ConvertOptions, Converted};
+
+const TOLERANCE: f32 = 1e-5;
+
+fn case_path(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/models/ops")
+        .join(file)
+}
+
+fn read_npy(file: &str) -> (Vec<usize>, Vec<f32>) {
+    let bytes = std::fs::read(case_path(file)).expect("golden file is in the repository");
+    let npy = npyz::NpyFile::new(&bytes[..]).expect("golden file is a valid .npy");
+    let shape = npy.shape().iter().map(|&d| d as usize).collect();
+    (shape, npy.into_vec::<f32>().expect("golden file holds f32"))
+}
+
+/// Runs a converted model on one input.
+fn run(converted: &Converted, x: &[f32]) -> Vec<f32> {
+    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
+    let model = ember_core::Model::parse(blob.as_bytes()).expect("the converter's blob parses");
+    let mut arena = ember_core::AlignedBuf::zeroed(model.arena_bytes());
+    let mut s = ember_core::Session::new(&model, arena.as_mut_bytes()).unwrap();
+    s.input(0).unwrap().write_f32(x).unwrap();
+    s.run().expect("the model runs");
+    s.output(0).unwrap().as_f32().unwrap().to_vec()
+}
+
+/// Converts a case, runs it on its golden input, and checks its golden output within 1e-5.
+fn check_case(case: &str) -> Converted {
+    let bytes =
+        std::fs::read(case_path(&format!("{case}.onnx"))).expect("model is in the repository");
+    let converted =
+        convert(&bytes, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{case}: {e}"));
+    let (xs, x) = read_npy(&format!("{case}.x.npy"));
+    let (ys, y) = read_npy(&format!("{case}.y.npy"));
+    assert_eq!(converted.report.inputs[0].1, xs, "{case}: input shape");
+    assert_eq!(converted.report.outputs[0].1, ys, "{case}: output shape");
+    let got = run(&converted, &x);
+    assert_eq!(got.len(), y.len(), "{case}: output length");
+    // `max` below skips NaN: check NaN positions first (a NaN must be matched by a NaN).
+    let nan_mismatch = got
+        .iter()
+        .zip(&y)
+        .position(|(a, b)| a.is_nan() != b.is_nan());
+    assert_eq!(nan_mismatch, None, "{case}: NaN at one side only");
+    let diff = got
+        .iter()
+        .zip(&y)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
+    println!("{case}: max |ember - onnxruntime| = {diff:.3e}");
+    assert!(diff <= TOLERANCE, "{case}: max abs diff {diff}");
+    converted
+}
+
+fn op_names(c: &Converted) -> Vec<&'static str> {
+    c.report.ops.iter().map(|(_, op)| *op).collect()
+}
+
+#[test]
+fn reductions_opset_13() {
+    let c = check_case("reduce_v13");
+    // Every reduction of the Conv's output runs on NHWC data: with kept dims (GlobalMaxPool, the
+    // ReduceMean over C and W), and without (the mean over H and W gives [N, C], the sum over C
+    // [N, H, W], the same in both layouts). So does the GlobalMaxPool of the input, whose NHWC copy
+    // exists for the Conv: that copy is the only transpose (the reduced [N, 1, 1, C] outputs go back
+    // to NCHW by a free reshape).
+    let transposes = op_names(&c).iter().filter(|&&o| o == "Transpose").count();
+    assert_eq!(transposes, 1, "{:?}", c.report.ops);
+}
+
+#[test]
+fn reductions_opset_18() {
+    check_case("reduce_v18");
+}
+
+#[test]
+fn normalizations() {
+    let c = check_case("norms");
+    let names = op_names(&c);
+    assert!(names.contains(&"LayerNorm"), "{names:?}");
+    assert!(names.contains(&"LogSoftmax"), "{names:?}");
+    // bn1 and bn2 fold into their Convs; bn3, bn4, bn5 become a Mul and an Add each.
+    let ops = &c.report.ops;
+    assert!(ops.iter().any(|(n, _)| n == "c1+bn1+relu1"), "{ops:?}");
+    assert!(ops.iter().any(|(n, _)| n == "c2+bn2+relu2"), "{ops:?}");
+    for bn in ["bn3", "bn4", "bn5"] {
+        assert!(
+            ops.iter().any(|(n, o)| n == bn && *o == "Add"),
+            "{bn}: {ops:?}"
+        );
+    }
+}
+
+#[test]
+fn conv_batch_norm_folds_into_one_conv() {
+    let c = check_case("conv_bn");
+    // Each BatchNormalization folds into its Conv, and the activation after it fuses in too.
+    assert_eq!(
+        op_names(&c),
+        ["Transpose", "Conv2d", "Conv2d(grouped)", "Transpose"]
+    );
+    let names: Vec<&str> = c.report.ops.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names[1..3], ["conv+bn+relu6", "dw+bn_dw+relu"]);
+}
+
+#[test]
+fn gemm_batch_norm_folds_into_one_fully_connected() {
+    let c = check_case("gemm_bn");
+    assert_eq!(op_names(&c), ["FullyConnected"]);
+}
+
+#[test]
+fn log_softmax_before_opset_13_is_coerced() {
+    let c = check_case("log_softmax_v11");
+    assert_eq!(op_names(&c), ["Reshape", "LogSoftmax", "Reshape"]);
+}
+
+fn convert_err(bytes: &[u8]) -> String {
+    match convert(bytes, &ConvertOptions::default()) {
+        Ok(_) => panic!("conversion should fail"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn layer_norm_mean_output_is_rejected() {
+    let ln = node(
+        "LayerNormalization",
+        "ln",
+        &["x", "s"],
+        &["y", "mean"],
+        vec![attr_i("axis", -1)],
+    );
+    let add = node("Add", "add", &["y", "mean"], &["z"], vec![]);
+    let bytes = model(
+        17,
+        vec![ln, add],
+        vec![fixed("x", &[2, 3])],
+        vec![unshaped("z")],
+        vec![floats("s", &[3], &[1.0, 2.0, 3.0])],
+    );
+    let msg = convert_err(&bytes);
+    assert!(msg.contains("ln") && msg.contains("Mean"), "{msg}");
+}
+
+#[test]
+fn reduce_errors_name_the_problem() {
+    // Repeated axes.
+    let r = node("ReduceSum", "sum", &["x", "axes"], &["y"], vec![]);
+    let bytes = model(
+        13,
+        vec![r],
+        vec![fixed("x", &[2, 3])],
+        vec![unshaped("y")],
+        vec![ints("axes", &[1, -1])],
+    );
+    let msg = convert_err(&bytes);
+    assert!(msg.contains("sum") && msg.contains("twice"), "{msg}");
+    // The axes attribute where the opset wants an input.
+    let r = node(
+        "ReduceMean",
+        "mean",
+        &["x"],
+        &["y"],
+        vec![common::attr_ints("axes", &[1])],
+    );
+    let bytes = model(
+        18,
+        vec![r],
+        vec![fixed("x", &[2, 3])],
+        vec![unshaped("y")],
+        vec![],
+    );
+    let msg = convert_err(&bytes);
+    assert!(msg.contains("mean") && msg.contains("axes"), "{msg}");
+    // Axes past the rank.
+    let r = node(
+        "ReduceMax",
+        "max",
+        &["x"],
+        &["y"],
+        vec![common::attr_ints("axes", &[2])],
+    );
+    let bytes = model(
+        13,
+        vec![r],
+        vec![fixed("x", &[2, 3])],
+        vec![unshaped("y")],
+        vec![],
+    );
+    let msg = convert_err(&bytes);
+    assert!(msg.contains("max") && msg.contains("out of range"), "{msg}");
+}
+
+#[test]
+fn batch_norm_training_mode_is_rejected() {
+    let bn = node(
+        "BatchNormalization",
+        "bn",
+        &["x", "s", "b", "m", "v"],
+        &["y"],
+        vec![attr_i("training_mode", 1)],
+    );
+    let c = |n: &str| floats(n, &[2], &[1.0, 1.0]);
+    let bytes = model(
+        15,
+        vec![bn],
+        vec![fixed("x", &[1, 2, 3, 3])],
+        vec![unshaped("y")],
+        vec![c("s"), c("b"), c("m"), c("v")],
+    );
+    let msg = convert_err(&bytes);
+    assert!(msg.contains("bn") && msg.contains("training_mode"), "{msg}");
+}

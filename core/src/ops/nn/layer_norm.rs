@@ -1,0 +1,60 @@
+//! Layer normalization over the trailing axes: `y = (x - mean) / sqrt(var + epsilon) * scale + bias`,
+//! mean and (biased) variance taken over `x.dims[axis..]` (ONNX `LayerNormalization`, and
+//! `InstanceNormalization` once the converter has reshaped its spatial dims into one trailing axis).
+
+use serde::{Deserialize, Serialize};
+
+use crate::ops::shape::{check_dims, ensure};
+use crate::ops::{numel, In, Out};
+use crate::Error;
+
+/// Parameters of a layer normalization.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct LayerNormParams {
+    /// First normalized axis (non-negative, below the rank); every axis from it on is normalized.
+    pub axis: u8,
+    /// Added to the variance before the square root.
+    pub epsilon: f32,
+}
+
+/// Checks `axis < rank`, `scale` (and `bias`, if any) shaped `x.dims[axis..]`, and `y` shaped like `x`.
+pub fn validate(
+    p: &LayerNormParams,
+    x: &[usize],
+    scale: &[usize],
+    bias: Option<&[usize]>,
+    y: &[usize],
+) -> Result<(), Error> {
+    check_dims(x)?;
+    let axis = usize::from(p.axis);
+    ensure(axis < x.len(), "layer norm axis is not below the rank")?;
+    let inner = &x[axis..];
+    ensure(
+        scale == inner,
+        "layer norm scale is not shaped x.dims[axis..]",
+    )?;
+    ensure(
+        bias.is_none_or(|b| b == inner),
+        "layer norm bias is not shaped x.dims[axis..]",
+    )?;
+    ensure(x == y, "layer norm output shape differs from input")
+}
+
+/// Normalizes each row of `numel(dims[axis..])` elements; with an empty row nothing is written.
+pub fn layer_norm(p: &LayerNormParams, x: In<'_>, scale: In<'_>, bias: Option<&[f32]>, y: Out<'_>) {
+    let len = numel(&x.dims[usize::from(p.axis)..]);
+    if len == 0 || y.data.is_empty() {
+        return;
+    }
+    let n = len as f32;
+    for (row, out) in x.data.chunks_exact(len).zip(y.data.chunks_exact_mut(len)) {
+        let mean = row.iter().sum::<f32>() / n;
+        let var = row.iter().map(|&v| (v - mean) * (v - mean)).sum::<f32>() / n;
+        let inv_std = 1.0 / libm::sqrtf(var + p.epsilon);
+        for (i, (o, &v)) in out.iter_mut().zip(row).enumerate() {
+            let b = bias.map_or(0.0, |b| b[i]);
+            *o = (v - mean) * inv_std * scale.data[i] + b;
+        }
+    }
+}

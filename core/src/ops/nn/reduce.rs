@@ -1,0 +1,142 @@
+//! Reductions over a set of axes: Sum, Mean, Max, Min, Prod, L1, L2, LogSumExp, SumSquare, LogSum
+//! (ONNX's `Reduce*` family). Also GlobalMaxPool: a Max over H and W of an NHWC tensor, keeping the
+//! dims.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ops::shape::{check_dims, ensure, for_each_offset, row_major_strides};
+use crate::ops::{In, Out, MAX_RANK};
+use crate::Error;
+
+/// Which reduction to apply over each lane (the elements that map to one output).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ReduceOp {
+    /// `sum(x)`; 0 over nothing.
+    Sum,
+    /// `sum(x) / n`; NaN over nothing.
+    Mean,
+    /// `max(x)`; -inf over nothing.
+    Max,
+    /// `min(x)`; +inf over nothing.
+    Min,
+    /// `prod(x)`; 1 over nothing.
+    Prod,
+    /// `sum(|x|)`.
+    L1,
+    /// `sqrt(sum(x^2))`.
+    L2,
+    /// `log(sum(exp(x)))`, computed stably (the maximum is subtracted first).
+    LogSumExp,
+    /// `sum(x^2)`.
+    SumSquare,
+    /// `log(sum(x))`.
+    LogSum,
+}
+
+/// Parameters of a reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct ReduceParams {
+    /// The function.
+    pub op: ReduceOp,
+    /// The reduced axes, as a bitmask (bit `d` for axis `d`; only bits below the rank may be set).
+    pub axes: u8,
+    /// The output keeps reduced axes as dims of 1 (otherwise they are removed).
+    pub keepdims: bool,
+}
+
+/// Checks that `axes` names axes below the rank, and that `y` is `x` with the reduced axes set to 1
+/// (`keepdims`) or removed.
+pub fn validate(p: &ReduceParams, x: &[usize], y: &[usize]) -> Result<(), Error> {
+    check_dims(x)?;
+    ensure(
+        u32::from(p.axes) >> x.len() == 0,
+        "reduce axes are not below the rank",
+    )?;
+    let reduced = |d: usize| p.axes & (1 << d) != 0;
+    let mut want = x.iter().enumerate().filter_map(|(d, &n)| match reduced(d) {
+        true if p.keepdims => Some(1),
+        true => None,
+        false => Some(n),
+    });
+    let matches = y.iter().all(|&n| want.next() == Some(n)) && want.next().is_none();
+    ensure(
+        matches,
+        "reduce output is not the input with reduced axes kept as 1 or removed",
+    )
+}
+
+/// `y[i]` = the reduction of the lane of `x` that maps to output `i`.
+///
+/// Walks the kept axes with one odometer (the start of each lane in `x`) and the reduced axes with a
+/// second one (the offsets within a lane); outputs come in row-major order either way, so `keepdims`
+/// does not change the walk.
+pub fn reduce(p: &ReduceParams, x: In<'_>, y: Out<'_>) {
+    if y.data.is_empty() {
+        return;
+    }
+    let rank = x.dims.len();
+    let reduced = |d: usize| p.axes & (1 << d) != 0;
+    let strides = row_major_strides(x.dims);
+    // `kept` has the reduced axes set to 1, `lane` the kept ones: the first walks the outputs, the
+    // second the elements of one output's lane.
+    let (mut kept, mut lane) = ([1usize; MAX_RANK], [1usize; MAX_RANK]);
+    for d in 0..rank {
+        if reduced(d) {
+            lane[d] = x.dims[d];
+        } else {
+            kept[d] = x.dims[d];
+        }
+    }
+    let count: usize = lane[..rank].iter().product();
+    let mut outputs = y.data.iter_mut();
+    for_each_offset(&kept[..rank], &[strides], |[start]| {
+        let Some(out) = outputs.next() else { return };
+        let fold = |init: f32, f: &dyn Fn(f32, f32) -> f32| {
+            let mut acc = init;
+            for_each_offset(&lane[..rank], &[strides], |[o]| {
+                acc = f(acc, x.data[start + o]);
+            });
+            acc
+        };
+        *out = match p.op {
+            ReduceOp::Sum => fold(0.0, &|a, v| a + v),
+            ReduceOp::Mean => fold(0.0, &|a, v| a + v) / count as f32,
+            ReduceOp::Max => fold(f32::NEG_INFINITY, &|a, v| {
+                if v > a || v.is_nan() {
+                    v
+                } else {
+                    a
+                }
+            }),
+            ReduceOp::Min => fold(f32::INFINITY, &|a, v| {
+                if v < a || v.is_nan() {
+                    v
+                } else {
+                    a
+                }
+            }),
+            ReduceOp::Prod => fold(1.0, &|a, v| a * v),
+            ReduceOp::L1 => fold(0.0, &|a, v| a + v.abs()),
+            ReduceOp::L2 => libm::sqrtf(fold(0.0, &|a, v| a + v * v)),
+            ReduceOp::SumSquare => fold(0.0, &|a, v| a + v * v),
+            ReduceOp::LogSum => libm::logf(fold(0.0, &|a, v| a + v)),
+            ReduceOp::LogSumExp => {
+                let max = fold(f32::NEG_INFINITY, &|a, v| {
+                    if v > a || v.is_nan() {
+                        v
+                    } else {
+                        a
+                    }
+                });
+                if max.is_infinite() {
+                    // Nothing, all -inf (-inf), or some +inf (+inf): exp(x - max) would give NaN.
+                    max
+                } else {
+                    max + libm::logf(fold(0.0, &|a, v| a + libm::expf(v - max)))
+                }
+            }
+        };
+    });
+}
