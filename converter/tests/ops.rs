@@ -2,63 +2,16 @@
 //! are converted, run through an ember-core `Session`, and compared with the goldens. Structural
 //! checks pin what the layout and clean-up passes should produce.
 
-use std::path::PathBuf;
+mod common;
 
+use common::golden::*;
 use ember_convert::{convert, ConvertOptions, Converted};
 
 const TOLERANCE: f32 = 1e-4;
 
-fn case_path(file: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/models/ops")
-        .join(file)
-}
-
-fn read_npy(file: &str) -> (Vec<usize>, Vec<f32>) {
-    let bytes = std::fs::read(case_path(file)).expect("golden file is in the repository");
-    let npy = npyz::NpyFile::new(&bytes[..]).expect("golden file is a valid .npy");
-    let shape = npy.shape().iter().map(|&d| d as usize).collect();
-    (shape, npy.into_vec::<f32>().expect("golden file holds f32"))
-}
-
-fn convert_case(case: &str) -> Converted {
-    let bytes =
-        std::fs::read(case_path(&format!("{case}.onnx"))).expect("model is in the repository");
-    convert(&bytes, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{case}: {e}"))
-}
-
-/// Converts a case, runs it on its golden input, and checks its golden output.
+/// Converts a case, runs it on its golden input, and checks its golden output within `TOLERANCE`.
 fn check_case(case: &str) -> Converted {
     check_case_within(case, TOLERANCE)
-}
-
-/// `check_case` with a given largest absolute difference.
-fn check_case_within(case: &str, tolerance: f32) -> Converted {
-    let converted = convert_case(case);
-    let (xs, x) = read_npy(&format!("{case}.x.npy"));
-    let (ys, y) = read_npy(&format!("{case}.y.npy"));
-    assert_eq!(converted.report.inputs[0].1, xs, "{case}: input shape");
-    assert_eq!(converted.report.outputs[0].1, ys, "{case}: output shape");
-
-    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
-    let model = ember_core::Model::parse(blob.as_bytes()).unwrap_or_else(|e| panic!("{case}: {e}"));
-    let mut arena = ember_core::AlignedBuf::zeroed(model.arena_bytes());
-    let mut s = ember_core::Session::new(&model, arena.as_mut_bytes()).unwrap();
-    s.input(0).unwrap().write_f32(&x).unwrap();
-    s.run().unwrap_or_else(|e| panic!("{case}: {e}"));
-    let got = s.output(0).unwrap().as_f32().unwrap();
-    let diff = got
-        .iter()
-        .zip(&y)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0f32, f32::max);
-    println!("{case}: max |ember - onnxruntime| = {diff:.3e}");
-    assert!(diff <= tolerance, "{case}: max abs diff {diff}");
-    converted
-}
-
-fn op_names(c: &Converted) -> Vec<&'static str> {
-    c.report.ops.iter().map(|(_, op)| *op).collect()
 }
 
 #[test]

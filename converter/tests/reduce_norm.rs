@@ -6,67 +6,15 @@
 
 mod common;
 
-use std::path::PathBuf;
-
+use common::golden::*;
 use common::{attr_i, fixed, floats, ints, model, node, unshaped};
 use ember_convert::{convert, ConvertOptions, Converted};
 
 const TOLERANCE: f32 = 1e-5;
 
-fn case_path(file: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/models/ops")
-        .join(file)
-}
-
-fn read_npy(file: &str) -> (Vec<usize>, Vec<f32>) {
-    let bytes = std::fs::read(case_path(file)).expect("golden file is in the repository");
-    let npy = npyz::NpyFile::new(&bytes[..]).expect("golden file is a valid .npy");
-    let shape = npy.shape().iter().map(|&d| d as usize).collect();
-    (shape, npy.into_vec::<f32>().expect("golden file holds f32"))
-}
-
-/// Runs a converted model on one input.
-fn run(converted: &Converted, x: &[f32]) -> Vec<f32> {
-    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
-    let model = ember_core::Model::parse(blob.as_bytes()).expect("the converter's blob parses");
-    let mut arena = ember_core::AlignedBuf::zeroed(model.arena_bytes());
-    let mut s = ember_core::Session::new(&model, arena.as_mut_bytes()).unwrap();
-    s.input(0).unwrap().write_f32(x).unwrap();
-    s.run().expect("the model runs");
-    s.output(0).unwrap().as_f32().unwrap().to_vec()
-}
-
-/// Converts a case, runs it on its golden input, and checks its golden output within 1e-5.
+/// Converts a case, runs it on its golden input, and checks its golden output within `TOLERANCE`.
 fn check_case(case: &str) -> Converted {
-    let bytes =
-        std::fs::read(case_path(&format!("{case}.onnx"))).expect("model is in the repository");
-    let converted =
-        convert(&bytes, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{case}: {e}"));
-    let (xs, x) = read_npy(&format!("{case}.x.npy"));
-    let (ys, y) = read_npy(&format!("{case}.y.npy"));
-    assert_eq!(converted.report.inputs[0].1, xs, "{case}: input shape");
-    assert_eq!(converted.report.outputs[0].1, ys, "{case}: output shape");
-    let got = run(&converted, &x);
-    assert_eq!(got.len(), y.len(), "{case}: output length");
-    // `max` below skips NaN: check NaN positions first (a NaN must be matched by a NaN).
-    let nan_mismatch = got
-        .iter()
-        .zip(&y)
-        .position(|(a, b)| a.is_nan() != b.is_nan());
-    assert_eq!(nan_mismatch, None, "{case}: NaN at one side only");
-    let diff = got
-        .iter()
-        .zip(&y)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0f32, f32::max);
-    println!("{case}: max |ember - onnxruntime| = {diff:.3e}");
-    assert!(diff <= TOLERANCE, "{case}: max abs diff {diff}");
-    converted
-}
-
-fn op_names(c: &Converted) -> Vec<&'static str> {
-    c.report.ops.iter().map(|(_, op)| *op).collect()
+    check_case_within(case, TOLERANCE)
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! Small ONNX models built in Rust with the converter's own prost messages, for tests.
 #![allow(dead_code)]
 
+pub mod golden;
+
 use ember_convert::onnx::proto::{
     attribute_type, data_type, AttributeProto, Dimension, DimensionValue, GraphProto, ModelProto,
     NodeProto, OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto, TypeProtoTensor,

@@ -1,0 +1,73 @@
+//! The op models of `tests/models/ops/` (made by `make.py` there, goldens from onnxruntime): read, convert,
+//! run through an ember-core `Session`, and compare.
+
+use std::path::PathBuf;
+
+use ember_convert::{convert, ConvertOptions, Converted};
+
+/// `tests/models/ops/<file>`.
+pub fn case_path(file: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/models/ops")
+        .join(file)
+}
+
+/// A float32 `.npy` of the op models, as `(shape, data)`.
+pub fn read_npy(file: &str) -> (Vec<usize>, Vec<f32>) {
+    let bytes = std::fs::read(case_path(file)).expect("golden file is in the repository");
+    let npy = npyz::NpyFile::new(&bytes[..]).expect("golden file is a valid .npy");
+    let shape = npy.shape().iter().map(|&d| d as usize).collect();
+    (shape, npy.into_vec::<f32>().expect("golden file holds f32"))
+}
+
+/// Converts `<case>.onnx` with default options.
+pub fn convert_case(case: &str) -> Converted {
+    let bytes =
+        std::fs::read(case_path(&format!("{case}.onnx"))).expect("model is in the repository");
+    convert(&bytes, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{case}: {e}"))
+}
+
+/// Runs a converted model on one input and returns its first output.
+pub fn run(converted: &Converted, x: &[f32]) -> Vec<f32> {
+    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
+    let model = ember_core::Model::parse(blob.as_bytes()).expect("the converter's blob parses");
+    let mut arena = ember_core::AlignedBuf::zeroed(model.arena_bytes());
+    let mut s = ember_core::Session::new(&model, arena.as_mut_bytes()).unwrap();
+    s.input(0).unwrap().write_f32(x).unwrap();
+    s.run().expect("the model runs");
+    s.output(0).unwrap().as_f32().unwrap().to_vec()
+}
+
+/// Converts a case, runs it on its golden input, and checks its golden output: shapes equal, non-finite
+/// values (NaN, infinities) at the same places and equal, finite ones within `tolerance`.
+pub fn check_case_within(case: &str, tolerance: f32) -> Converted {
+    let converted = convert_case(case);
+    let (xs, x) = read_npy(&format!("{case}.x.npy"));
+    let (ys, y) = read_npy(&format!("{case}.y.npy"));
+    assert_eq!(converted.report.inputs[0].1, xs, "{case}: input shape");
+    assert_eq!(converted.report.outputs[0].1, ys, "{case}: output shape");
+    let got = run(&converted, &x);
+    assert_eq!(got.len(), y.len(), "{case}: output length");
+    for (i, (a, b)) in got.iter().zip(&y).enumerate() {
+        // `max` below would skip a NaN: non-finite values must match exactly.
+        let same = a == b || (a.is_nan() && b.is_nan());
+        assert!(
+            a.is_finite() && b.is_finite() || same,
+            "{case}: output {i}: {a} vs {b}"
+        );
+    }
+    let diff = got
+        .iter()
+        .zip(&y)
+        .filter(|(a, b)| a.is_finite() && b.is_finite())
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0f32, f32::max);
+    println!("{case}: max |ember - onnxruntime| = {diff:.3e}");
+    assert!(diff <= tolerance, "{case}: max abs diff {diff}");
+    converted
+}
+
+/// The Ember op of every lowered node, in order.
+pub fn op_names(c: &Converted) -> Vec<&'static str> {
+    c.report.ops.iter().map(|(_, op)| *op).collect()
+}
