@@ -5,7 +5,8 @@
 const IMAGE_COUNT: usize = 100;
 
 fn main() {
-    let result = ember_firmware_build::link_memory_x().and_then(|()| ember_firmware_build::embed_digits(IMAGE_COUNT));
+    let result = ember_firmware_build::link_memory_x()
+        .and_then(|()| ember_firmware_build::embed_digits(IMAGE_COUNT));
     if let Err(e) = result {
         eprintln!("error: {e}");
         std::process::exit(1);

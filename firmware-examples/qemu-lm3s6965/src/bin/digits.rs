@@ -6,8 +6,10 @@
 //!
 //! The arena is a stack array of exactly `ARENA_BYTES`; `cortex-m-rt`'s `paint-stack` fills the free RAM
 //! with a pattern at reset, so the firmware can print how deep the stack went: static RAM (`.data` +
-//! `.bss`) plus that peak is all the RAM the demo needs. The output has one fact per line, which
-//! `cargo xtask` parses (the same lines as `qemu-mps2-an386`, plus `stack`):
+//! `.bss`) plus that peak is all the RAM the demo needs. The demo itself is `../ember-firmware-demo`'s
+//! `run_digits`; this file is the board: SysTick as the clock, the stack measure, the exit, the fault
+//! handler. The output has one fact per line, which `cargo xtask` parses (the same lines as
+//! `qemu-mps2-an386`, plus `stack`):
 //!
 //! ```text
 //! model ops=10 blob_bytes=15600 weights_bytes=14640
@@ -29,8 +31,10 @@ use cortex_m::peripheral::syst::SystClkSource;
 use cortex_m::peripheral::{SCB, SYST};
 use cortex_m_rt::{entry, exception, ExceptionFrame};
 use cortex_m_semihosting::debug::{self, ExitStatus};
+use cortex_m_semihosting::hio::{self, HostStream};
 use cortex_m_semihosting::hprintln;
-use ember_core::{Clock, Error, Model, OpEvent, Session};
+use ember_core::{Clock, Error};
+use ember_firmware_demo::run_digits;
 
 /// `ARENA_BYTES`, from the model's memory plan (written by `build.rs`).
 mod model {
@@ -49,7 +53,10 @@ fn main() -> ! {
         exit(debug::EXIT_FAILURE)
     };
     let clock = SysTickClock::start(peripherals.SYST);
-    match classify(&clock) {
+    let Ok(mut out) = hio::hstdout() else {
+        exit(debug::EXIT_FAILURE)
+    };
+    match classify(&clock, &mut out) {
         Ok(()) => {
             let (peak, size) = stack_use();
             hprintln!("stack peak_bytes={} size_bytes={}", peak, size);
@@ -64,69 +71,10 @@ fn main() -> ! {
 
 // Not inlined into `main`, so that its frame (with the arena) is popped before `stack_use` runs.
 #[inline(never)]
-fn classify(clock: &SysTickClock) -> Result<(), Error> {
+fn classify(clock: &SysTickClock, out: &mut HostStream) -> Result<(), Error> {
     let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
-    let model = Model::parse(blob)?;
-    hprintln!(
-        "model ops={} blob_bytes={} weights_bytes={}",
-        model.op_count(),
-        model.blob_bytes(),
-        model.weights_bytes()
-    );
     let mut arena = [0u8; model::ARENA_BYTES];
-    let mut session = Session::new(&model, &mut arena)?;
-
-    // Profile the first image, op by op.
-    session.input(0)?.write_f32(&IMAGES[0])?;
-    session.run_profiled(clock, &mut |ev: &OpEvent| {
-        hprintln!("op {} {} ticks={}", ev.index, ev.op, ev.ticks)
-    })?;
-
-    // Classify every image; print after timing, so that the host I/O is not counted.
-    let mut predictions = [0u8; IMAGES.len()];
-    let start = clock.now();
-    for (image, prediction) in IMAGES.iter().zip(predictions.iter_mut()) {
-        session.input(0)?.write_f32(image)?;
-        session.run()?;
-        *prediction = top1(session.output(0)?.as_f32()?);
-    }
-    let ticks = clock.now() - start;
-
-    let mut correct = 0;
-    for (i, (&prediction, &label)) in predictions.iter().zip(LABELS.iter()).enumerate() {
-        hprintln!("pred {} {}", i, prediction);
-        correct += usize::from(prediction == label);
-    }
-    hprintln!("accuracy {}/{}", correct, IMAGES.len());
-    let m = session.memory_report();
-    hprintln!(
-        "memory arena_bytes={} used_bytes={} persistent_bytes={} planned_bytes={} lower_bound_bytes={} peak_bytes={} scratch_bytes={}",
-        m.arena_bytes,
-        m.used_bytes,
-        m.persistent_bytes,
-        m.planned_bytes,
-        m.lower_bound_bytes,
-        m.peak_bytes,
-        m.scratch_bytes
-    );
-    hprintln!(
-        "inference images={} ticks={} ticks_per_second={}",
-        IMAGES.len(),
-        ticks,
-        clock.ticks_per_second()
-    );
-    Ok(())
-}
-
-/// Index of the largest score (the first one on a tie), as a class number.
-fn top1(scores: &[f32]) -> u8 {
-    let mut best = 0;
-    for (i, &s) in scores.iter().enumerate() {
-        if s > scores[best] {
-            best = i;
-        }
-    }
-    best as u8
+    run_digits(blob, &mut arena, &IMAGES, &LABELS, clock, out)
 }
 
 /// The stack's deepest use so far and its size, in bytes: the stack grows down from `_stack_start` to

@@ -8,7 +8,9 @@
 //! `qemu-system-arm -M mps2-an500 -cpu cortex-m7 -nographic -semihosting-config enable=on,target=native
 //! -icount shift=6 -kernel target/thumbv7em-none-eabihf/release/digits`.
 //!
-//! The output has one fact per line, which `cargo xtask` parses:
+//! The demo itself is `../ember-firmware-demo`'s `run_digits`, written to semihosting's stdout; this file
+//! is the board: SysTick as the clock, the exit, the fault handler. The output has one fact per line,
+//! which `cargo xtask` parses:
 //!
 //! ```text
 //! model ops=10 blob_bytes=15600 weights_bytes=14640
@@ -29,8 +31,10 @@ use cortex_m::peripheral::syst::SystClkSource;
 use cortex_m::peripheral::{SCB, SYST};
 use cortex_m_rt::{entry, exception, ExceptionFrame};
 use cortex_m_semihosting::debug::{self, ExitStatus};
+use cortex_m_semihosting::hio;
 use cortex_m_semihosting::hprintln;
-use ember_core::{Clock, Error, Model, OpEvent, Session};
+use ember_core::Clock;
+use ember_firmware_demo::run_digits;
 
 /// `ARENA_BYTES`, from the model's memory plan (written by `build.rs`).
 mod model {
@@ -49,78 +53,18 @@ fn main() -> ! {
         exit(debug::EXIT_FAILURE)
     };
     let clock = SysTickClock::start(peripherals.SYST);
-    match classify(&clock) {
+    let Ok(mut out) = hio::hstdout() else {
+        exit(debug::EXIT_FAILURE)
+    };
+    let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
+    let mut arena = [0u8; model::ARENA_BYTES];
+    match run_digits(blob, &mut arena, &IMAGES, &LABELS, &clock, &mut out) {
         Ok(()) => exit(debug::EXIT_SUCCESS),
         Err(e) => {
             hprintln!("error {}", e);
             exit(debug::EXIT_FAILURE)
         }
     }
-}
-
-fn classify(clock: &SysTickClock) -> Result<(), Error> {
-    let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
-    let model = Model::parse(blob)?;
-    hprintln!(
-        "model ops={} blob_bytes={} weights_bytes={}",
-        model.op_count(),
-        model.blob_bytes(),
-        model.weights_bytes()
-    );
-    let mut arena = [0u8; model::ARENA_BYTES];
-    let mut session = Session::new(&model, &mut arena)?;
-
-    // Profile the first image, op by op.
-    session.input(0)?.write_f32(&IMAGES[0])?;
-    session.run_profiled(clock, &mut |ev: &OpEvent| {
-        hprintln!("op {} {} ticks={}", ev.index, ev.op, ev.ticks)
-    })?;
-
-    // Classify every image; print after timing, so that the host I/O is not counted.
-    let mut predictions = [0u8; IMAGES.len()];
-    let start = clock.now();
-    for (image, prediction) in IMAGES.iter().zip(predictions.iter_mut()) {
-        session.input(0)?.write_f32(image)?;
-        session.run()?;
-        *prediction = top1(session.output(0)?.as_f32()?);
-    }
-    let ticks = clock.now() - start;
-
-    let mut correct = 0;
-    for (i, (&prediction, &label)) in predictions.iter().zip(LABELS.iter()).enumerate() {
-        hprintln!("pred {} {}", i, prediction);
-        correct += usize::from(prediction == label);
-    }
-    hprintln!("accuracy {}/{}", correct, IMAGES.len());
-    let m = session.memory_report();
-    hprintln!(
-        "memory arena_bytes={} used_bytes={} persistent_bytes={} planned_bytes={} lower_bound_bytes={} peak_bytes={} scratch_bytes={}",
-        m.arena_bytes,
-        m.used_bytes,
-        m.persistent_bytes,
-        m.planned_bytes,
-        m.lower_bound_bytes,
-        m.peak_bytes,
-        m.scratch_bytes
-    );
-    hprintln!(
-        "inference images={} ticks={} ticks_per_second={}",
-        IMAGES.len(),
-        ticks,
-        clock.ticks_per_second()
-    );
-    Ok(())
-}
-
-/// Index of the largest score (the first one on a tie), as a class number.
-fn top1(scores: &[f32]) -> u8 {
-    let mut best = 0;
-    for (i, &s) in scores.iter().enumerate() {
-        if s > scores[best] {
-            best = i;
-        }
-    }
-    best as u8
 }
 
 /// Times ops with SysTick: its 24-bit down-counter runs at the core clock (25 MHz on the MPS2), and its

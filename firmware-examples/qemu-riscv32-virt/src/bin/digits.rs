@@ -8,7 +8,9 @@
 //! Output and exit go through QEMU's semihosting (`riscv-semihosting`), which QEMU 7.2 supports for RISC-V
 //! with `-semihosting-config enable=on`: the same protocol as the Arm examples, with no UART driver. (The
 //! `virt` machine's `sifive_test` finisher at 0x10_0000 plus its 16550 UART would do without semihosting.)
-//! The output has one fact per line, which `cargo xtask` parses (the same lines as `qemu-mps2-an386`):
+//! The demo itself is `../ember-firmware-demo`'s `run_digits`; this file is the board: `mtime` as the
+//! clock, the exit, the trap handler. The output has one fact per line, which `cargo xtask` parses (the
+//! same lines as `qemu-mps2-an386`):
 //!
 //! ```text
 //! model ops=10 blob_bytes=15600 weights_bytes=14640
@@ -23,10 +25,11 @@
 #![no_std]
 #![no_main]
 
-use ember_core::{Clock, Error, Model, OpEvent, Session};
+use ember_core::Clock;
+use ember_firmware_demo::run_digits;
 use riscv_rt::entry;
 use riscv_semihosting::debug::{self, ExitStatus};
-use riscv_semihosting::hprintln;
+use riscv_semihosting::{hio, hprintln};
 
 /// `ARENA_BYTES`, from the model's memory plan (written by `build.rs`).
 mod model {
@@ -40,78 +43,18 @@ use images::{IMAGES, LABELS};
 
 #[entry]
 fn main() -> ! {
-    match classify(&MtimeClock) {
+    let Ok(mut out) = hio::hstdout() else {
+        exit(debug::EXIT_FAILURE)
+    };
+    let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
+    let mut arena = [0u8; model::ARENA_BYTES];
+    match run_digits(blob, &mut arena, &IMAGES, &LABELS, &MtimeClock, &mut out) {
         Ok(()) => exit(debug::EXIT_SUCCESS),
         Err(e) => {
             hprintln!("error {}", e);
             exit(debug::EXIT_FAILURE)
         }
     }
-}
-
-fn classify(clock: &MtimeClock) -> Result<(), Error> {
-    let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
-    let model = Model::parse(blob)?;
-    hprintln!(
-        "model ops={} blob_bytes={} weights_bytes={}",
-        model.op_count(),
-        model.blob_bytes(),
-        model.weights_bytes()
-    );
-    let mut arena = [0u8; model::ARENA_BYTES];
-    let mut session = Session::new(&model, &mut arena)?;
-
-    // Profile the first image, op by op.
-    session.input(0)?.write_f32(&IMAGES[0])?;
-    session.run_profiled(clock, &mut |ev: &OpEvent| {
-        hprintln!("op {} {} ticks={}", ev.index, ev.op, ev.ticks)
-    })?;
-
-    // Classify every image; print after timing, so that the host I/O is not counted.
-    let mut predictions = [0u8; IMAGES.len()];
-    let start = clock.now();
-    for (image, prediction) in IMAGES.iter().zip(predictions.iter_mut()) {
-        session.input(0)?.write_f32(image)?;
-        session.run()?;
-        *prediction = top1(session.output(0)?.as_f32()?);
-    }
-    let ticks = clock.now() - start;
-
-    let mut correct = 0;
-    for (i, (&prediction, &label)) in predictions.iter().zip(LABELS.iter()).enumerate() {
-        hprintln!("pred {} {}", i, prediction);
-        correct += usize::from(prediction == label);
-    }
-    hprintln!("accuracy {}/{}", correct, IMAGES.len());
-    let m = session.memory_report();
-    hprintln!(
-        "memory arena_bytes={} used_bytes={} persistent_bytes={} planned_bytes={} lower_bound_bytes={} peak_bytes={} scratch_bytes={}",
-        m.arena_bytes,
-        m.used_bytes,
-        m.persistent_bytes,
-        m.planned_bytes,
-        m.lower_bound_bytes,
-        m.peak_bytes,
-        m.scratch_bytes
-    );
-    hprintln!(
-        "inference images={} ticks={} ticks_per_second={}",
-        IMAGES.len(),
-        ticks,
-        clock.ticks_per_second()
-    );
-    Ok(())
-}
-
-/// Index of the largest score (the first one on a tie), as a class number.
-fn top1(scores: &[f32]) -> u8 {
-    let mut best = 0;
-    for (i, &s) in scores.iter().enumerate() {
-        if s > scores[best] {
-            best = i;
-        }
-    }
-    best as u8
 }
 
 /// Times ops with the machine timer `mtime` of the `virt` machine's CLINT (64 bits at 0x0200_bff8,

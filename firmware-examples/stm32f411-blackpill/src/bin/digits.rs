@@ -1,15 +1,19 @@
 //! The digits CNN on an STM32F411 board, logged with defmt over RTT. Run: `cargo run --release` with the
 //! board on a debug probe (the runner is `ember flash`, which flashes, resets and prints the log).
 //!
-//! It classifies the embedded test images, then logs accuracy, the arena report, and each op's cycle count
-//! from the DWT cycle counter (at the reset clock, 16 MHz HSI).
+//! It runs `../ember-firmware-demo`'s `run_digits` on the embedded test images: the same lines as the QEMU
+//! examples (the per-op profile, each top-1 class, accuracy, the arena report, the inference time), in
+//! cycles of the DWT cycle counter at the reset clock (16 MHz HSI). Each line goes out as one defmt string.
 #![no_std]
 #![no_main]
+
+use core::fmt;
 
 use cortex_m::peripheral::DWT;
 use cortex_m_rt::entry;
 use defmt_rtt as _;
-use ember_core::{Clock, Error, Model, OpEvent, Session};
+use ember_core::Clock;
+use ember_firmware_demo::run_digits;
 use panic_probe as _;
 
 /// `ARENA_BYTES`, from the model's memory plan (written by `build.rs`).
@@ -35,44 +39,57 @@ impl Clock for CycleCounter {
     }
 }
 
+/// `core::fmt` output as defmt log lines: collects text up to each `\n` and logs it as one `info!` string
+/// (formatted on the chip, unlike defmt's own deferred formatting; the demo's lines are short and few).
+struct DefmtLines {
+    line: [u8; 192],
+    len: usize,
+}
+
+impl DefmtLines {
+    fn flush(&mut self) {
+        match core::str::from_utf8(&self.line[..self.len]) {
+            Ok(line) => defmt::info!("{=str}", line),
+            Err(_) => defmt::info!("{=[u8]}", self.line[..self.len]),
+        }
+        self.len = 0;
+    }
+}
+
+impl fmt::Write for DefmtLines {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        for &b in s.as_bytes() {
+            if b == b'\n' {
+                self.flush();
+                continue;
+            }
+            // A line longer than the buffer goes out in pieces.
+            if self.len == self.line.len() {
+                self.flush();
+            }
+            self.line[self.len] = b;
+            self.len += 1;
+        }
+        Ok(())
+    }
+}
+
 #[entry]
 fn main() -> ! {
     if let Some(mut p) = cortex_m::Peripherals::take() {
         p.DCB.enable_trace();
         p.DWT.enable_cycle_counter();
     }
-    if let Err(e) = classify(&CycleCounter) {
+    let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
+    let mut arena = [0u8; model::ARENA_BYTES];
+    let mut out = DefmtLines {
+        line: [0; 192],
+        len: 0,
+    };
+    if let Err(e) = run_digits(blob, &mut arena, &IMAGES, &LABELS, &CycleCounter, &mut out) {
         defmt::error!("ember error: {}", e);
     }
     loop {
         cortex_m::asm::wfi();
     }
-}
-
-fn classify(clock: &CycleCounter) -> Result<(), Error> {
-    let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
-    let model = Model::parse(blob)?;
-    let mut arena = [0u8; model::ARENA_BYTES];
-    let mut session = Session::new(&model, &mut arena)?;
-
-    session.input(0)?.write_f32(&IMAGES[0])?;
-    session.run_profiled(clock, &mut |ev: &OpEvent| defmt::info!("op {} {} cycles={}", ev.index, ev.op, ev.ticks))?;
-
-    let mut correct = 0usize;
-    for (i, (image, &label)) in IMAGES.iter().zip(LABELS.iter()).enumerate() {
-        session.input(0)?.write_f32(image)?;
-        session.run()?;
-        let scores = session.output(0)?.as_f32()?;
-        let mut best = 0;
-        for (k, &s) in scores.iter().enumerate() {
-            if s > scores[best] {
-                best = k;
-            }
-        }
-        defmt::info!("pred {} {}", i, best);
-        correct += usize::from(best as u8 == label);
-    }
-    defmt::info!("accuracy {}/{}", correct, IMAGES.len());
-    defmt::info!("memory {}", session.memory_report());
-    Ok(())
 }
