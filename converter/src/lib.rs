@@ -30,6 +30,7 @@ use ember_core::format::write::{write_blob, BlobParts};
 use ember_core::format::{ArenaPlan, ModelInfo};
 
 pub use error::ConvertError;
+pub use passes::PassRecord;
 
 /// Options of a conversion.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,6 +73,9 @@ pub struct ConvertReport {
     pub notices: Vec<String>,
     /// The memory plan written into the blob.
     pub arena: ArenaPlan,
+    /// Activation bytes TFLM's greedy-by-size planner would need for the same tensors: the baseline
+    /// `arena.activation_bytes` is never worse than (not written into the blob).
+    pub greedy_activation_bytes: u32,
     /// Size of the blob.
     pub blob_bytes: usize,
     /// Size of the weights section (with alignment padding).
@@ -83,6 +87,9 @@ pub struct ConvertReport {
     pub inputs: Vec<(String, Vec<usize>)>,
     /// Graph outputs with their (ONNX-layout) shapes.
     pub outputs: Vec<(String, Vec<usize>)>,
+    /// What the import, every pass application (no-change ones too, with no changes) and the
+    /// lowering did, in order; each record's `nodes_before` is the previous one's `nodes_after`.
+    pub passes: Vec<PassRecord>,
 }
 
 /// A converted model.
@@ -100,8 +107,9 @@ pub const PRODUCER: &str = concat!("ember-convert ", env!("CARGO_PKG_VERSION"));
 /// Converts an ONNX model (the bytes of an `.onnx` file) into a blob.
 pub fn convert(onnx_bytes: &[u8], opts: &ConvertOptions) -> Result<Converted, ConvertError> {
     let mut notices = Vec::new();
-    let mut graph = onnx::import(onnx_bytes, opts, &mut notices)?;
-    passes::run(&mut graph)?;
+    let (mut graph, imported) = onnx::import_summarized(onnx_bytes, opts, &mut notices)?;
+    let mut pass_log = vec![passes::log::import_record(&imported, &graph)];
+    pass_log.extend(passes::run(&mut graph)?);
     let lowered = lower::lower(&graph)?;
 
     let io = |ids: &[ir::TensorId]| -> Vec<(String, Vec<usize>)> {
@@ -135,9 +143,10 @@ pub fn convert(onnx_bytes: &[u8], opts: &ConvertOptions) -> Result<Converted, Co
     })
     .map_err(|e| ConvertError::limit(format!("writing the blob: {e}")))?;
 
-    let report = ConvertReport {
+    let mut report = ConvertReport {
         notices,
         arena: lowered.arena,
+        greedy_activation_bytes: lowered.greedy_activation_bytes,
         blob_bytes: blob.len(),
         weights_bytes: lowered.weights.len(),
         ops: lowered
@@ -148,7 +157,11 @@ pub fn convert(onnx_bytes: &[u8], opts: &ConvertOptions) -> Result<Converted, Co
             .collect(),
         inputs: io(&graph.inputs),
         outputs: io(&graph.outputs),
+        passes: pass_log,
     };
+    report
+        .passes
+        .push(passes::log::lower_record(&graph, &report.ops));
     Ok(Converted { blob, report })
 }
 

@@ -473,3 +473,73 @@ proptest! {
         let _ = convert(&bytes, &opts());
     }
 }
+
+/// `x [1, 2, 9]` (1-D) through `op` with `attrs`; a Conv gets weights `w [4, 2, 3]`.
+fn one_d_model(op: &str, attrs: Vec<ember_convert::onnx::proto::AttributeProto>) -> Vec<u8> {
+    let (inputs, inits) = if op == "Conv" {
+        (
+            vec!["x", "w"],
+            vec![floats("w", &[4, 2, 3], &pseudo_random(24, 2))],
+        )
+    } else {
+        (vec!["x"], vec![])
+    };
+    model(
+        13,
+        vec![node(op, "seq1", &inputs, &["y"], attrs)],
+        vec![fixed("x", &[1, 2, 9])],
+        vec![unshaped("y")],
+        inits,
+    )
+}
+
+#[test]
+fn one_d_window_errors_name_node_op_and_opset() {
+    let cases = [
+        (
+            "Conv",
+            vec![attr_ints("pads", &[1, 1, 1, 1])],
+            "pads=[1, 1, 1, 1] must have 2 values [begin, end]",
+        ),
+        (
+            "Conv",
+            vec![attr_ints("strides", &[1, 2])],
+            "strides=[1, 2] must have 1 value",
+        ),
+        (
+            "Conv",
+            vec![attr_ints("kernel_shape", &[3, 3])],
+            "kernel_shape=[3, 3] does not match the weights' kernel [3]",
+        ),
+        (
+            "MaxPool",
+            vec![attr_ints("kernel_shape", &[2, 2])],
+            "kernel_shape=[2, 2] must have 1 value",
+        ),
+        (
+            "MaxPool",
+            vec![
+                attr_ints("kernel_shape", &[2]),
+                attr_ints("dilations", &[2]),
+            ],
+            "dilations=[2] is not supported",
+        ),
+    ];
+    for (op, attrs, want) in cases {
+        let (_, msg) = err_of(&one_d_model(op, attrs), &opts());
+        assert!(
+            msg.contains(&format!("node \"seq1\" (op {op}, opset 13)")) && msg.contains(want),
+            "{want}: {msg}"
+        );
+    }
+    // A 1-D Conv with weights of the 2-D rank says what it expects.
+    let m = model(
+        13,
+        vec![node("Conv", "seq1", &["x", "w"], &["y"], vec![])],
+        vec![fixed("x", &[1, 2, 9])],
+        vec![unshaped("y")],
+        vec![floats("w", &[4, 2, 3, 3], &pseudo_random(72, 3))],
+    );
+    let (_, msg) = err_of(&m, &opts());
+    assert!(msg.contains("expected [M, C/group, K]"), "{msg}");
+}

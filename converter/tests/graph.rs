@@ -215,15 +215,19 @@ fn secondary_outputs_cannot_be_used() {
 fn shape_errors_name_the_node() {
     let m = model(
         13,
-        vec![node("Conv", "conv1d", &["x", "w"], &["y"], vec![])],
-        vec![fixed("x", &[1, 2, 9])],
+        vec![node("Conv", "conv3d", &["x", "w"], &["y"], vec![])],
+        vec![fixed("x", &[1, 2, 4, 4, 4])],
         vec![unshaped("y")],
-        vec![floats("w", &[3, 2, 3], &[0.5; 18])],
+        vec![floats("w", &[3, 2, 3, 3, 3], &[0.5; 162])],
     );
     let msg = convert(&m, &ConvertOptions::default())
         .unwrap_err()
         .to_string();
-    assert!(msg.contains("only 2-D convolution"), "{msg}");
+    assert!(
+        msg.contains("node \"conv3d\" (op Conv, opset 13)")
+            && msg.contains("only 1-D and 2-D convolution"),
+        "{msg}"
+    );
     let m = model(
         13,
         vec![node("Gemm", "g", &["x", "w"], &["y"], vec![])],

@@ -39,6 +39,16 @@ fn pools() {
 }
 
 #[test]
+fn conv1d() {
+    let c = check_case("conv1d");
+    // 1-D convolutions run as 2-D ones over [N, C, 1, L], their Relus fused through the reshapes.
+    let names: Vec<&str> = c.report.ops.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(names.contains(&"c3+relu3"), "{names:?}");
+    assert!(names.contains(&"c4+relu4"), "{names:?}");
+    assert!(!op_names(&c).contains(&"Relu"), "{:?}", c.report.ops);
+}
+
+#[test]
 fn gemm_variants() {
     let c = check_case("gemm_variants");
     // Transpose followed by Gemm(transA=1) cancels; [0, 2, 1] of [2, 1, 2] is a reshape.

@@ -27,8 +27,17 @@ enum Command {
     Convert(cmd::convert::Args),
     /// Show a blob's ops, tensors, shapes and memory plan.
     Inspect {
-        /// The .ember blob.
+        /// The .ember blob (or, with --passes, the .onnx model).
         model: PathBuf,
+        /// Convert the .onnx model in memory and show what each graph pass changed, then the blob.
+        #[arg(long)]
+        passes: bool,
+        /// With --passes: fix an input's dynamic dimensions, as NAME=1,3,48,192 (repeatable).
+        #[arg(long = "shape", value_name = "NAME=DIMS", requires = "passes")]
+        shapes: Vec<String>,
+        /// Draw the activation arena over time (op index by offset, a rectangle per tensor) into an SVG.
+        #[arg(long, value_name = "SVG", conflicts_with = "passes")]
+        plot: Option<PathBuf>,
     },
     /// Run a blob on the host CPU, optionally checking the outputs.
     Run(cmd::run::Args),
@@ -46,7 +55,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Convert(args) => cmd::convert::run(&args),
-        Command::Inspect { model } => cmd::inspect::run(&model),
+        Command::Inspect {
+            model,
+            passes: true,
+            shapes,
+            ..
+        } => cmd::inspect::run_passes(&model, &shapes),
+        Command::Inspect { model, plot, .. } => cmd::inspect::run(&model, plot.as_deref()),
         Command::Run(args) => cmd::run::run(&args),
         Command::Bench(args) => cmd::bench::run(&args),
         Command::Demo(args) => cmd::demo::run(&args),

@@ -307,3 +307,196 @@ fn repeated_runs_and_the_profile_keep_the_outputs_right() {
         assert!(t.contains(needle), "profile lacks {needle:?}:\n{t}");
     }
 }
+
+#[test]
+fn inspect_passes_shows_what_each_pass_changed_then_the_blob() {
+    let out = ember(&[
+        "inspect",
+        &model("digits/model.onnx"),
+        "--passes",
+        "--shape",
+        "input=4,1,8,8",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let t = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "pass applications",
+        "fuse_activation",
+        "11 -> 8",
+        "conv1 + relu1 -> conv1+relu1",
+        "conv2 + relu2 -> conv2+relu2",
+        "fc1 + relu3 -> fc1+relu3",
+        "transpose input.to_nhwc inserted: Transpose[0, 2, 3, 1]",
+        "transpose pool2.to_nchw inserted: Transpose[0, 3, 1, 2]",
+        "transpose input.to_nhwc removed",
+        "(no change)",
+        // The blob inspection follows, at the --shape batch.
+        "arena",
+        "Conv2d",
+        "[4, 10]",
+    ] {
+        assert!(
+            t.contains(needle),
+            "inspect --passes lacks {needle:?}:\n{t}"
+        );
+    }
+    let log = t.find("fuse_activation").unwrap();
+    let blob = t.find("MaxPool2d").unwrap();
+    assert!(log < blob, "the pass log comes before the blob:\n{t}");
+}
+
+#[test]
+fn inspect_passes_of_a_blob_says_to_pass_the_onnx_model() {
+    let dir = scratch_dir("inspect_passes_blob");
+    let blob = dir.join("d.ember");
+    let convert = ember(&[
+        "convert",
+        &model("digits/model.onnx"),
+        "-o",
+        blob.to_str().unwrap(),
+    ]);
+    assert!(convert.status.success(), "{}", text(&convert));
+    let out = ember(&["inspect", blob.to_str().unwrap(), "--passes"]);
+    assert!(!out.status.success(), "{}", text(&out));
+    let t = text(&out);
+    assert!(
+        t.contains("only known when converting from ONNX") && t.contains(".onnx"),
+        "{t}"
+    );
+    assert!(!t.contains("panicked"), "{t}");
+}
+
+/// The element names of `xml`'s tags, checked to nest properly (a small stand-in for an XML parser).
+fn xml_elements(xml: &str) -> Vec<String> {
+    let mut open: Vec<String> = Vec::new();
+    let mut seen = Vec::new();
+    let mut rest = xml;
+    while let Some(start) = rest.find('<') {
+        let end = rest[start..].find('>').expect("every tag closes") + start;
+        let tag = &rest[start + 1..end];
+        assert!(!tag.contains('<'), "a tag inside a tag: {tag}");
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(open.pop().as_deref(), Some(name), "mismatched </{name}>");
+        } else {
+            let name: String = tag
+                .chars()
+                .take_while(|c| !c.is_whitespace() && *c != '/')
+                .collect();
+            seen.push(name.clone());
+            if !tag.ends_with('/') {
+                open.push(name);
+            }
+        }
+        rest = &rest[end + 1..];
+    }
+    assert!(open.is_empty(), "unclosed {open:?}");
+    seen
+}
+
+#[test]
+fn inspect_plots_the_arena_with_one_rectangle_per_arena_tensor() {
+    let dir = scratch_dir("plot");
+    let blob = dir.join("d.ember");
+    let svg = dir.join("plan.svg");
+    assert!(ember(&[
+        "convert",
+        &model("digits/model.onnx"),
+        "-o",
+        blob.to_str().unwrap()
+    ])
+    .status
+    .success());
+    let out = ember(&[
+        "inspect",
+        blob.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let listing = text(&out);
+    assert!(listing.contains("wrote"), "{listing}");
+    let arena_tensors = listing.matches("arena @").count();
+    assert!(arena_tensors > 3, "{listing}");
+
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(plot.starts_with("<svg") && plot.trim_end().ends_with("</svg>"));
+    let elements = xml_elements(&plot);
+    assert_eq!(elements.iter().filter(|e| *e == "svg").count(), 1);
+    assert_eq!(
+        elements.iter().filter(|e| *e == "rect").count(),
+        arena_tensors
+    );
+    assert_eq!(plot.matches(r#"class="tensor""#).count(), arena_tensors);
+    // Every arena tensor is named in its rectangle's title; the lower bound and total are drawn.
+    for line in listing.lines().filter(|l| l.contains("arena @")) {
+        let name = line.split_whitespace().nth(1).unwrap();
+        assert!(
+            plot.contains(&format!("<title>{name} ")),
+            "{name} missing:\n{plot}"
+        );
+    }
+    assert!(plot.contains(r#"class="lower-bound""#) && plot.contains(r#"class="planned""#));
+    assert!(plot.contains("lower bound") && plot.contains("planned"));
+}
+
+#[test]
+fn bench_json_reports_greedy_bytes_for_onnx_and_null_for_a_blob() {
+    let onnx = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../converter/tests/models/ops/conv_variants.onnx")
+        .to_string_lossy()
+        .into_owned();
+    let json = |out: &Output| -> serde_json::Value {
+        assert!(out.status.success(), "{}", text(out));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap()
+    };
+    let quick = ["--json", "--repeat", "2", "--warmup", "0"];
+    let v = json(&ember(&[&["bench", onnx.as_str()][..], &quick].concat()));
+    let greedy = v["greedy_activation_bytes"].as_u64().unwrap();
+    let planned = v["activation_bytes"].as_u64().unwrap();
+    // Greedy needs 7,072 bytes here; the planner reaches the lower bound, 5,376.
+    assert_eq!((greedy, planned), (7072, 5376), "{v}");
+    assert_eq!(v["lower_bound_bytes"].as_u64(), Some(5376));
+
+    let dir = scratch_dir("bench_json");
+    let blob = dir.join("c.ember");
+    assert!(ember(&["convert", &onnx, "-o", blob.to_str().unwrap()])
+        .status
+        .success());
+    let v = json(&ember(
+        &[&["bench", blob.to_str().unwrap()][..], &quick].concat(),
+    ));
+    assert!(v["greedy_activation_bytes"].is_null(), "{v}");
+    assert_eq!(v["activation_bytes"].as_u64(), Some(5376));
+}
+
+#[test]
+fn dscnn_and_kws_match_onnxruntime_through_the_cli() {
+    // (folder, --shape of the whole golden set): the BatchNorm/ReLU6 MobileNet-style CNN and the 1-D
+    // keyword-spotting CNN, at batch 1 and on every golden sample.
+    for (name, whole) in [("dscnn", "input=360,1,8,8"), ("kws", "input=48,10,49")] {
+        let dir = scratch_dir(&format!("e2e_{name}"));
+        for (suffix, shape) in [("1", None), ("", Some(whole))] {
+            let blob = dir.join(format!("{name}{suffix}.ember"));
+            let onnx = model(&format!("{name}/model.onnx"));
+            let mut args = vec!["convert", &onnx, "-o", blob.to_str().unwrap()];
+            if let Some(s) = shape {
+                args.extend(["--shape", s]);
+            }
+            let out = ember(&args);
+            assert!(out.status.success(), "{name}: {}", text(&out));
+            let out = ember(&[
+                "run",
+                blob.to_str().unwrap(),
+                "--input",
+                &model(&format!("{name}/x{suffix}.npy")),
+                "--expect",
+                &model(&format!("{name}/y{suffix}.npy")),
+                "--atol",
+                "1e-4",
+            ]);
+            assert!(out.status.success(), "{name}{suffix}: {}", text(&out));
+            assert!(text(&out).contains("ok"), "{}", text(&out));
+        }
+    }
+}

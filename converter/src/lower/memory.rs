@@ -4,8 +4,8 @@
 //! A Reshape is an alias, so the runtime's Reshape does nothing, except where aliasing would make a
 //! graph output share bytes with a graph input: that Reshape gets its own buffer and copies.
 
-use crate::plan::greedy::GreedyBySize;
-use crate::plan::{lower_bound, verify, Buffer, Planner};
+use crate::plan::best::plan_offsets;
+use crate::plan::{verify, Buffer};
 use crate::ConvertError;
 
 /// What the planner needs to know about one arena tensor.
@@ -34,6 +34,8 @@ pub struct MemoryPlan {
     pub total: usize,
     /// The lower bound for this set of buffers.
     pub lower_bound: usize,
+    /// Bytes TFLM's greedy-by-size planner needs for the same buffers (`total` is never more).
+    pub greedy_total: usize,
 }
 
 /// Plans `tensors`; `reshapes` lists `(input, output)` pairs (indices into `tensors`) of Reshape ops
@@ -72,14 +74,16 @@ pub fn plan(
         b.last_use = b.last_use.max(t.last_use);
         groups.push(g);
     }
-    let placement = GreedyBySize.plan(&buffers);
+    let chosen = plan_offsets(&buffers);
+    let placement = chosen.placement;
     verify(&buffers, &placement)
         .map_err(|e| ConvertError::internal(format!("memory plan: {e}")))?;
     Ok(MemoryPlan {
         offsets: groups.iter().map(|&g| placement.offsets[g]).collect(),
         groups,
         total: placement.total,
-        lower_bound: lower_bound(&buffers),
+        lower_bound: chosen.lower_bound,
+        greedy_total: chosen.greedy_total,
     })
 }
 

@@ -35,6 +35,9 @@ pub struct Lowered {
     pub outputs: Vec<u32>,
     /// Memory plan.
     pub arena: ArenaPlan,
+    /// Activation bytes of TFLM's greedy plan for the same buffers (`arena.activation_bytes` is
+    /// never more); reported, not written into the blob.
+    pub greedy_activation_bytes: u32,
 }
 
 /// Lowers the graph.
@@ -232,6 +235,7 @@ pub fn lower(g: &Graph) -> Result<Lowered, ConvertError> {
         ops: op_records,
         weights,
         arena,
+        greedy_activation_bytes: u32_of(plan.greedy_total)?,
     };
     check::check(&lowered)?;
     Ok(lowered)

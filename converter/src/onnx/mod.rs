@@ -33,6 +33,26 @@ pub fn import(
     opts: &ConvertOptions,
     notices: &mut Vec<String>,
 ) -> Result<Graph, ConvertError> {
+    import_summarized(bytes, opts, notices).map(|(g, _)| g)
+}
+
+/// What the import did besides building the graph (for the pass log).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportSummary {
+    /// Nodes of the ONNX graph.
+    pub onnx_nodes: usize,
+    /// ONNX nodes computed at conversion time (their output is a constant), as `name (OpType)`.
+    pub folded: Vec<String>,
+    /// ONNX nodes whose output is another value (no IR node, not a constant), as `name (OpType)`.
+    pub aliased: Vec<String>,
+}
+
+/// [`import`], also saying which ONNX nodes were folded into constants.
+pub fn import_summarized(
+    bytes: &[u8],
+    opts: &ConvertOptions,
+    notices: &mut Vec<String>,
+) -> Result<(Graph, ImportSummary), ConvertError> {
     let model = ModelProto::decode(bytes).map_err(|e| ConvertError::Decode {
         reason: e.to_string(),
     })?;
@@ -147,12 +167,17 @@ pub fn import(
         });
     }
 
+    let mut summary = ImportSummary {
+        onnx_nodes: graph.node.len(),
+        ..ImportSummary::default()
+    };
     for (index, node) in graph.node.iter().enumerate() {
         let name = if node.name.is_empty() {
             format!("{}_{index}", node.op_type)
         } else {
             node.name.clone()
         };
+        let nodes_before = imp.graph.nodes.len();
         let mut ctx = NodeCtx {
             imp: &mut imp,
             node,
@@ -160,6 +185,16 @@ pub fn import(
             opset,
         };
         ops::import_node(&mut ctx, &opsets)?;
+        let name = ctx.name;
+        if imp.graph.nodes.len() == nodes_before {
+            let what = format!("{name} ({})", node.op_type);
+            let out = node.output.first().and_then(|o| imp.values.get(o));
+            if out.is_some_and(|&t| imp.graph.is_const(t)) {
+                summary.folded.push(what);
+            } else {
+                summary.aliased.push(what);
+            }
+        }
     }
 
     for vi in &graph.output {
@@ -178,7 +213,7 @@ pub fn import(
         imp.graph.outputs.push(id);
     }
     notices.append(&mut imp.notices);
-    Ok(imp.graph)
+    Ok((imp.graph, summary))
 }
 
 /// Checks a graph output's declared type; a declared static shape that differs from the inferred

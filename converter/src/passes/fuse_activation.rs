@@ -1,5 +1,6 @@
 //! Fuses Relu, Relu6 and Clip into the Conv2d, FullyConnected or Binary op that produces their input,
-//! when nothing else reads that input. The fused node is named `producer+activation`.
+//! when nothing else reads that input, also through a Reshape in between (whose input nothing else
+//! reads either). The fused node is named `producer+activation`.
 
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::unary::UnaryOp;
@@ -28,14 +29,32 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
         let Some(&p) = producers.get(&x).filter(|&&p| !removed[p]) else {
             continue;
         };
+        // Through a Reshape whose input has no other reader (an element-wise activation commutes
+        // with it): `conv -> reshape -> relu` becomes `conv+relu -> reshape`, e.g. a 1-D Conv.
+        let (p, through) = match &g.nodes[p].op {
+            Op::Reshape { .. } => {
+                let r = g.nodes[p].inputs[0];
+                if g.is_output(r) || uses.get(&r) != Some(&1) {
+                    continue;
+                }
+                match producers.get(&r).filter(|&&q| !removed[q]) {
+                    Some(&q) => (q, Some(p)),
+                    None => continue,
+                }
+            }
+            _ => (p, None),
+        };
         let name = format!("{}+{}", g.nodes[p].name, g.nodes[idx].name);
         let producer = &mut g.nodes[p];
         match producer.op.activation_mut() {
             Some(a) if *a == Activation::None => *a = act,
             _ => continue,
         }
-        producer.output = y;
         producer.name = name;
+        match through {
+            Some(r) => g.nodes[r].output = y,
+            None => producer.output = y,
+        }
         removed[idx] = true;
     }
     let changed = removed.iter().any(|&r| r);

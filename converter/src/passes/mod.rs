@@ -11,17 +11,24 @@
 //! Transposes are only inserted around layout-sensitive ops, never pushed through them into weights
 //! (a later step). Reshape-like nodes that survive are free at run time: the memory planner makes
 //! them aliases.
+//!
+//! Every pass application is recorded in a [`PassRecord`] ([`log`]): its stage, round, node counts
+//! and what it changed.
 
 pub mod dead_nodes;
 pub mod fold_batch_norm;
 pub mod fuse_activation;
 pub mod identity;
 pub mod layout;
+pub mod log;
 pub mod reshapes;
 pub mod transposes;
 
 use crate::ir::Graph;
 use crate::ConvertError;
+
+pub use log::PassRecord;
+use log::Snapshot;
 
 /// A pass: rewrites the graph, returns whether it changed anything.
 pub type Pass = fn(&mut Graph) -> Result<bool, ConvertError>;
@@ -43,21 +50,26 @@ const TIDY: &[(&str, Pass)] = &[
 /// Most rounds of a pass list before giving up (each round must change something to continue).
 const MAX_ROUNDS: usize = 10_000;
 
-/// Runs every pass of the pipeline.
-pub fn run(g: &mut Graph) -> Result<(), ConvertError> {
+/// Runs every pass of the pipeline, and returns what each application changed.
+pub fn run(g: &mut Graph) -> Result<Vec<PassRecord>, ConvertError> {
     check(g, "import")?;
-    fixed_point(g, CLEANUP)?;
-    layout::run(g)?;
-    check(g, "layout")?;
-    fixed_point(g, TIDY)
+    let mut log = Vec::new();
+    fixed_point(g, "clean-up", CLEANUP, &mut log)?;
+    apply(g, "layout", ("layout", layout::run), 1, &mut log)?;
+    fixed_point(g, "tidy-up", TIDY, &mut log)?;
+    Ok(log)
 }
 
-fn fixed_point(g: &mut Graph, passes: &[(&str, Pass)]) -> Result<(), ConvertError> {
-    for _ in 0..MAX_ROUNDS {
+fn fixed_point(
+    g: &mut Graph,
+    stage: &'static str,
+    passes: &[(&'static str, Pass)],
+    log: &mut Vec<PassRecord>,
+) -> Result<(), ConvertError> {
+    for round in 1..=MAX_ROUNDS {
         let mut changed = false;
-        for (name, pass) in passes {
-            changed |= pass(g)?;
-            check(g, name)?;
+        for &pass in passes {
+            changed |= apply(g, stage, pass, round, log)?;
         }
         if !changed {
             return Ok(());
@@ -66,6 +78,32 @@ fn fixed_point(g: &mut Graph, passes: &[(&str, Pass)]) -> Result<(), ConvertErro
     Err(ConvertError::internal(
         "graph passes did not reach a fixed point",
     ))
+}
+
+/// Runs one pass, checks the graph, and records the application.
+fn apply(
+    g: &mut Graph,
+    stage: &'static str,
+    (name, pass): (&'static str, Pass),
+    round: usize,
+    log: &mut Vec<PassRecord>,
+) -> Result<bool, ConvertError> {
+    let before = Snapshot::of(g);
+    let changed = pass(g)?;
+    check(g, name)?;
+    let mut changes = if changed { before.diff(g) } else { Vec::new() };
+    if changed && changes.is_empty() {
+        changes.push("parameters rewritten (no node added, removed or rewired)".to_string());
+    }
+    log.push(PassRecord {
+        stage,
+        name,
+        round,
+        nodes_before: before.len(),
+        nodes_after: g.nodes.len(),
+        changes,
+    });
+    Ok(changed)
 }
 
 fn check(g: &Graph, after: &str) -> Result<(), ConvertError> {

@@ -4,10 +4,16 @@
 //! it to the last step that reads it (an alias group of tensors counts as one buffer), and returns
 //! an offset for each such that buffers live at the same step never overlap. Every plan is reported
 //! against [`lower_bound`]: no planner can do better than the largest sum of sizes live at one step.
-//! The baseline is TFLM's greedy-by-size planner ([`greedy`]); better ones (exact search for small
-//! graphs, in-place ops, op reordering) can be added behind [`Planner`].
+//! The baseline is TFLM's greedy-by-size planner ([`greedy`]). [`best::plan_offsets`], which
+//! `convert` uses, also tries several first-fit orders ([`orders`]) and, for small graphs, an exact
+//! search ([`exact`]), and keeps the smallest plan, so it is never worse than greedy. (In-place
+//! element-wise ops would need the runtime to allow an op's output to overlap its inputs; it does
+//! not, so every op's output gets bytes of its own.)
 
+pub mod best;
+pub mod exact;
 pub mod greedy;
+pub mod orders;
 
 use ember_core::format::ALIGN;
 

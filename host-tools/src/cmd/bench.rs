@@ -46,6 +46,9 @@ struct Figures {
     arena_bytes: usize,
     activation_bytes: u32,
     lower_bound_bytes: u32,
+    /// Activation bytes of TFLM's greedy plan, from the conversion report (null for an .ember input,
+    /// whose blob does not record it).
+    greedy_activation_bytes: Option<u32>,
     scratch_bytes: u32,
     persistent_bytes: u32,
     blob_bytes: usize,
@@ -61,6 +64,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let bytes = std::fs::read(&args.model)
         .with_context(|| format!("cannot read {}", args.model.display()))?;
     let is_onnx = args.model.extension().is_some_and(|e| e == "onnx");
+    let mut greedy_activation_bytes = None;
     let blob = if is_onnx {
         let mut shapes = args
             .shapes
@@ -91,6 +95,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         };
         let converted = convert(&bytes, &opts)
             .with_context(|| format!("cannot convert {}", args.model.display()))?;
+        greedy_activation_bytes = Some(converted.report.greedy_activation_bytes);
         AlignedBuf::from_bytes(&converted.blob)
     } else {
         AlignedBuf::from_bytes(&bytes)
@@ -124,6 +129,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         arena_bytes: model.arena_bytes(),
         activation_bytes: plan.activation_bytes,
         lower_bound_bytes: plan.lower_bound_bytes,
+        greedy_activation_bytes,
         scratch_bytes: plan.scratch_bytes,
         persistent_bytes: plan.persistent_bytes,
         blob_bytes: model.blob_bytes(),
@@ -137,8 +143,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             "  latency  median {:.1} us, p90 {:.1} us, min {:.1} us ({} runs after {} warm-up, reference kernels)",
             f.median_us, f.p90_us, f.min_us, f.runs, args.warmup
         );
+        let greedy = f
+            .greedy_activation_bytes
+            .map(|g| format!(", greedy {g}"))
+            .unwrap_or_default();
         println!(
-            "  memory   arena {} bytes: activations {} (lower bound {}), scratch {}, persistent {}",
+            "  memory   arena {} bytes: activations {} (lower bound {}{greedy}), scratch {}, persistent {}",
             f.arena_bytes,
             f.activation_bytes,
             f.lower_bound_bytes,

@@ -3,14 +3,32 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use ember_core::format::Storage;
 
 use super::{parse, read_blob, shape_str};
 
-pub fn run(path: &Path) -> Result<ExitCode> {
+mod passes;
+mod plot;
+pub use passes::run_passes;
+
+/// Prints what the blob at `path` holds and, with `plot`, draws its arena plan into that SVG file.
+pub fn run(path: &Path, plot: Option<&Path>) -> Result<ExitCode> {
     let blob = read_blob(path)?;
-    let model = parse(&blob, path)?;
+    let code = show(path, &blob)?;
+    if let Some(svg) = plot {
+        let model = parse(&blob, path)?;
+        std::fs::write(svg, plot::arena_svg(&model))
+            .with_context(|| format!("cannot write {}", svg.display()))?;
+        println!();
+        println!("wrote {}", svg.display());
+    }
+    Ok(code)
+}
+
+/// Prints what `blob` (read from, or converted from, `path`) holds.
+fn show(path: &Path, blob: &ember_core::AlignedBuf) -> Result<ExitCode> {
+    let model = parse(blob, path)?;
     let info = model.info();
     let plan = model.plan();
     println!("{}", path.display());

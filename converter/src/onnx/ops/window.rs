@@ -88,6 +88,56 @@ pub fn resolve(
     })
 }
 
+/// Resolves a 1-D window (attributes with one value each; `pads` = `[begin, end]`) of size `kernel`
+/// over length `len`, as the 2-D window of the same data viewed as `[N, C, 1, L]`: the H axis gets
+/// stride 1, dilation 1 and no padding.
+pub fn resolve_1d(ctx: &NodeCtx<'_>, len: usize, kernel: usize) -> Result<Window, ConvertError> {
+    let one = |name: &str, min: i64| -> Result<usize, ConvertError> {
+        match ctx.attr_sizes(name, min)? {
+            None => Ok(1),
+            Some(v) if v.len() == 1 => Ok(v[0]),
+            Some(v) => Err(ctx.err(format!(
+                "attribute {name}={v:?} must have 1 value (the input is 1-D: [N, C, L])"
+            ))),
+        }
+    };
+    let stride = one("strides", 1)?;
+    let dilation = one("dilations", 1)?;
+    let auto_pad = ctx.attr_string("auto_pad")?.unwrap_or_default();
+    let explicit = match ctx.attr_sizes("pads", 0)? {
+        None => None,
+        Some(p) => Some(<[usize; 2]>::try_from(p.as_slice()).map_err(|_| {
+            ctx.err(format!(
+                "attribute pads={p:?} must have 2 values [begin, end] (the input is 1-D: [N, C, L])"
+            ))
+        })?),
+    };
+    let (begin, end) = match auto_pad.as_str() {
+        "" | "NOTSET" => explicit.map_or((0, 0), |[b, e]| (b, e)),
+        "VALID" | "SAME_UPPER" | "SAME_LOWER" if explicit.is_some_and(|p| p != [0; 2]) => {
+            return Err(ctx.err(format!(
+                "attribute auto_pad={auto_pad} cannot be combined with explicit pads"
+            )))
+        }
+        "VALID" => (0, 0),
+        "SAME_UPPER" | "SAME_LOWER" => {
+            same_pads(len, kernel, stride, dilation, auto_pad == "SAME_UPPER")
+                .map_err(|e| ctx.err(e))?
+        }
+        other => {
+            return Err(ctx.err(format!(
+                "attribute auto_pad={other} is not valid; expected NOTSET, VALID, SAME_UPPER or \
+                 SAME_LOWER"
+            )))
+        }
+    };
+    Ok(Window {
+        strides: [1, stride],
+        dilations: [1, dilation],
+        pads: [0, begin, 0, end],
+    })
+}
+
 /// `(begin, end)` padding so that the output size is `ceil(size / stride)`; the odd cell goes at the
 /// end for SAME_UPPER and at the beginning for SAME_LOWER.
 fn same_pads(

@@ -8,7 +8,7 @@ pooling with padding, Gemm/MatMul variants, broadcasting with constants in NHWC,
 Concat/Transpose/Pad/Reshape, old-opset attribute forms (Clip, Pad, Softmax coercion), element-wise
 math breadth (unary ops, Pow/PRelu/Mod, variadic Min/Max/Sum/Mean), the Reduce* family and
 GlobalMaxPool (`reductions`), and BatchNormalization folding, Layer/InstanceNormalization and LogSoftmax
-(`norms`).
+(`norms`), and 1-D Conv and pooling on [N, C, L] (`conv1d`).
 Deterministic: fixed seed, so rerunning gives byte-identical files.
 
     target/venv/bin/python converter/tests/models/ops/make.py [CASE ...]
@@ -440,6 +440,44 @@ def norms():
     save("log_softmax_v11", 11, nodes, [2, 3, 4], [], x=r(2, 3, 4, lo=-5.0, hi=5.0))
 
 
+def conv1d():
+    """1-D Conv (stride, asymmetric pads, SAME_LOWER/SAME_UPPER, groups, depthwise, dilation, no bias,
+    a Relu fused through the reshape back to 1-D), 1-D MaxPool/AveragePool (count_include_pad, end
+    padding) and GlobalMaxPool/GlobalAveragePool of [N, C, L]. Own RNG: rebuilding only this case
+    gives the same files as a full run."""
+    rng = np.random.default_rng(11)
+
+    def r(*shape):
+        return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "w1", "b1"], ["c1"], name="c1", kernel_shape=[3], strides=[2], pads=[1, 2]),
+        n("Conv", ["c1", "w2", "b2"], ["c2"], name="c2", group=2, auto_pad="SAME_LOWER"),
+        n("Conv", ["c2", "w3", "b3"], ["c3"], name="c3", group=6, auto_pad="SAME_UPPER", kernel_shape=[5]),
+        n("Relu", ["c3"], ["r3"], name="relu3"),
+        n("Conv", ["r3", "w4"], ["c4"], name="c4", dilations=[2], pads=[2, 2]),
+        n("Relu", ["c4"], ["r4"], name="relu4"),
+        n("MaxPool", ["r4"], ["m"], name="max", kernel_shape=[3], strides=[2], pads=[1, 1]),
+        n("AveragePool", ["r4"], ["a"], name="avg", kernel_shape=[2], strides=[2], pads=[0, 1],
+          count_include_pad=1),
+        n("Add", ["m", "a"], ["s"], name="sum"),
+        n("GlobalMaxPool", ["s"], ["gm"], name="gmax"),
+        n("GlobalAveragePool", ["s"], ["ga"], name="gavg"),
+        n("Concat", ["gm", "ga"], ["g"], name="gcat", axis=2),
+        n("Flatten", ["s"], ["fs"], name="flat_s"),
+        n("Flatten", ["g"], ["fg"], name="flat_g"),
+        n("Concat", ["fs", "fg"], ["y"], name="cat", axis=1),
+    ]
+    inits = [
+        init("w1", r(6, 4, 3)), init("b1", r(6)),
+        init("w2", r(6, 3, 3)), init("b2", r(6)),
+        init("w3", r(6, 1, 5)), init("b3", r(6)),
+        init("w4", r(8, 6, 3)),
+    ]
+    save("conv1d", 13, nodes, [2, 4, 20], inits, x=r(2, 4, 20))
+
+
 CASES = {
     "conv_variants": conv_variants,
     "pools": pools,
@@ -450,6 +488,7 @@ CASES = {
     "math_breadth": math_breadth,
     "reductions": reductions,
     "norms": norms,
+    "conv1d": conv1d,
     **array_cases.CASES,
 }
 
@@ -471,6 +510,7 @@ def main():
     reductions()
     norms()
     array_cases.main()
+    conv1d()
     print(f"onnxruntime {ort.__version__}, onnx {onnx.__version__}, numpy {np.__version__}")
 
 

@@ -1,5 +1,5 @@
-//! ONNX `GlobalMaxPool` (rank-4 input) to a Max [`Op::Reduce`] over the spatial axes with dims kept;
-//! the layout pass runs it on NHWC data when its input already is.
+//! ONNX `GlobalMaxPool` (rank-3 or rank-4 input) to a Max [`Op::Reduce`] over the spatial axes with
+//! dims kept; the layout pass runs it on NHWC data when its input already is.
 
 use ember_core::ops::nn::reduce::ReduceOp;
 
@@ -11,14 +11,14 @@ use crate::ConvertError;
 pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let x = ctx.input(0, "X")?;
     let xs = ctx.shape(x);
-    if xs.len() != 4 {
+    if xs.len() != 3 && xs.len() != 4 {
         return Err(ctx.err(format!(
-            "input X has shape {xs:?}; only rank-4 (2-D spatial) input is supported"
+            "input X has shape {xs:?}; only rank-3 (1-D) and rank-4 (2-D spatial) input is supported"
         )));
     }
     let op = Op::Reduce {
         op: ReduceOp::Max,
-        axes: vec![2, 3],
+        axes: (2..xs.len()).collect(),
         keepdims: true,
     };
     ctx.emit(op, vec![x])?;

@@ -1,8 +1,8 @@
-//! ONNX `MaxPool` (2-D) to [`Op::MaxPool`]. The optional `Indices` output is not supported.
+//! ONNX `MaxPool` (1-D or 2-D) to [`Op::MaxPool`]. The optional `Indices` output is not supported.
 
 use crate::ir::Op;
 use crate::onnx::node::NodeCtx;
-use crate::onnx::ops::pool::window_of;
+use crate::onnx::ops::pool::{emit_pool, window_of};
 use crate::ConvertError;
 
 /// Imports `MaxPool`.
@@ -16,6 +16,5 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     }
     let p = window_of(ctx, &ctx.shape(x), false)?;
     ctx.extra_outputs_unavailable("the Indices output of MaxPool, which Ember does not compute");
-    ctx.emit(Op::MaxPool(p), vec![x])?;
-    Ok(())
+    emit_pool(ctx, Op::MaxPool(p), x)
 }
