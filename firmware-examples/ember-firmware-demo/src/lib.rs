@@ -16,6 +16,9 @@
 
 use core::fmt::Write;
 
+#[cfg(feature = "cortex-m")]
+pub mod cortex_m_glue;
+
 use ember_core::{Clock, Error, Model, OpEvent, Session};
 
 /// Pixels in one test image: 8x8, row-major, in [0, 1].

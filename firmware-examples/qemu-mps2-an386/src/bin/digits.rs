@@ -25,15 +25,11 @@
 #![no_std]
 #![no_main]
 
-use core::sync::atomic::{AtomicU32, Ordering};
-
-use cortex_m::peripheral::syst::SystClkSource;
-use cortex_m::peripheral::{SCB, SYST};
 use cortex_m_rt::{entry, exception, ExceptionFrame};
-use cortex_m_semihosting::debug::{self, ExitStatus};
+use cortex_m_semihosting::debug;
 use cortex_m_semihosting::hio;
 use cortex_m_semihosting::hprintln;
-use ember_core::Clock;
+use ember_firmware_demo::cortex_m_glue::{exit, SysTickClock};
 use ember_firmware_demo::run_digits;
 
 /// `ARENA_BYTES`, from the model's memory plan (written by `build.rs`).
@@ -52,7 +48,7 @@ fn main() -> ! {
     let Some(peripherals) = cortex_m::Peripherals::take() else {
         exit(debug::EXIT_FAILURE)
     };
-    let clock = SysTickClock::start(peripherals.SYST);
+    let clock = SysTickClock::start(peripherals.SYST, 25_000_000);
     let Ok(mut out) = hio::hstdout() else {
         exit(debug::EXIT_FAILURE)
     };
@@ -65,54 +61,6 @@ fn main() -> ! {
             exit(debug::EXIT_FAILURE)
         }
     }
-}
-
-/// Times ops with SysTick: its 24-bit down-counter runs at the core clock (25 MHz on the MPS2), and its
-/// wrap exception counts the bits above. QEMU's DWT cycle counter reads 0, so SysTick it is; run QEMU with
-/// `-icount shift=N` for ticks that depend on the instructions executed only (one every 2^N ns).
-struct SysTickClock;
-
-/// SysTick wraps since `SysTickClock::start`.
-static SYSTICK_WRAPS: AtomicU32 = AtomicU32::new(0);
-const SYSTICK_RELOAD: u32 = 0x00ff_ffff;
-
-impl SysTickClock {
-    fn start(mut syst: SYST) -> Self {
-        syst.set_clock_source(SystClkSource::Core);
-        syst.set_reload(SYSTICK_RELOAD);
-        syst.clear_current();
-        syst.enable_interrupt();
-        syst.enable_counter();
-        // The count reads 0 until the first tick loads the reload value; that 0 would read as a full period.
-        while SYST::get_current() == 0 {}
-        SysTickClock
-    }
-}
-
-impl Clock for SysTickClock {
-    fn now(&self) -> u64 {
-        loop {
-            let wraps = SYSTICK_WRAPS.load(Ordering::Relaxed);
-            let count = SYST::get_current();
-            // A wrap whose exception has not run yet (QEMU takes interrupts between translated blocks
-            // only) shows as a pending SysTick with a count just below the reload value: count it here.
-            let unhandled_wrap = SCB::is_pendst_pending() && count > SYSTICK_RELOAD / 2;
-            // A wrap handled between the two loads would pair old high bits with a new count: read again.
-            if SYSTICK_WRAPS.load(Ordering::Relaxed) == wraps {
-                let wraps = u64::from(wraps) + u64::from(unhandled_wrap);
-                return (wraps << 24) | u64::from(SYSTICK_RELOAD - count);
-            }
-        }
-    }
-
-    fn ticks_per_second(&self) -> u64 {
-        25_000_000
-    }
-}
-
-#[exception]
-fn SysTick() {
-    SYSTICK_WRAPS.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Without this handler a fault would hang QEMU; report it and fail instead.
@@ -128,13 +76,4 @@ unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
 fn panic(info: &core::panic::PanicInfo) -> ! {
     hprintln!("panic: {}", info);
     exit(debug::EXIT_FAILURE)
-}
-
-/// Ends the QEMU run with `status`.
-fn exit(status: ExitStatus) -> ! {
-    debug::exit(status);
-    // Reached only without a semihosting host (on a board with no debugger attached).
-    loop {
-        cortex_m::asm::wfi();
-    }
 }
