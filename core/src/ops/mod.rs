@@ -7,25 +7,27 @@ pub mod array;
 pub mod math;
 pub mod nn;
 pub mod pool;
+pub mod quant;
 mod shape;
 
 /// Largest tensor rank Ember supports.
 pub const MAX_RANK: usize = 6;
 
-/// A read-only f32 tensor handed to a kernel: row-major data and its dimensions (NHWC for 4-D activations).
+/// A read-only tensor handed to a kernel: row-major data and its dimensions (NHWC for 4-D activations).
+/// The element type defaults to `f32`; integer, boolean (`u8` 0/1) and quantized (`i8`) kernels name theirs.
 #[derive(Clone, Copy, Debug)]
-pub struct In<'a> {
+pub struct In<'a, T = f32> {
     /// Row-major elements; `data.len()` equals the product of `dims`.
-    pub data: &'a [f32],
+    pub data: &'a [T],
     /// Dimensions, outermost first.
     pub dims: &'a [usize],
 }
 
-/// A writable f32 tensor handed to a kernel.
+/// A writable tensor handed to a kernel (element type as for [`In`]).
 #[derive(Debug)]
-pub struct Out<'a> {
+pub struct Out<'a, T = f32> {
     /// Row-major elements; `data.len()` equals the product of `dims`.
-    pub data: &'a mut [f32],
+    pub data: &'a mut [T],
     /// Dimensions, outermost first.
     pub dims: &'a [usize],
 }
