@@ -7,16 +7,28 @@
 use crate::ops::array::{concat::ConcatParams, pad::PadParams, transpose::TransposeParams};
 use crate::ops::array::{gather::GatherParams, resize::ResizeParams, slice::SliceParams};
 use crate::ops::math::{binary::BinaryParams, unary::UnaryParams};
+use crate::ops::nn::conv_transpose::ConvTranspose2dParams;
+use crate::ops::quant::{
+    self, add::QuantAddParams, avg_pool::QuantAvgPoolParams, conv::QuantConv2dParams,
+    dequantize::DequantizeParams, fully_connected::QuantFullyConnectedParams,
+    max_pool::QuantMaxPoolParams, mul::QuantMulParams, quantize::QuantizeParams,
+    requantize::RequantizeParams, softmax::QuantSoftmaxParams,
+};
 use crate::ops::nn::{
     conv::Conv2dParams, fully_connected::FullyConnectedParams, matmul::MatMulParams,
     softmax::SoftmaxParams,
 };
 use crate::ops::nn::{layer_norm::LayerNormParams, reduce::ReduceParams};
 use crate::ops::pool::Pool2dParams;
+use crate::ops::element::{AnyIn, AnyOut};
+use crate::ops::math::{cast::CastParams, compare::CompareParams, logical::LogicalParams};
+use crate::ops::nn::arg_reduce::ArgReduceParams;
 use crate::ops::{array, math, nn, pool, In, Out};
 
 /// Signature of a 2-D convolution kernel.
 pub type Conv2dFn = fn(&Conv2dParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>);
+/// Signature of a 2-D transposed convolution kernel.
+pub type ConvTranspose2dFn = fn(&ConvTranspose2dParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>);
 /// Signature of a fully connected kernel.
 pub type FullyConnectedFn = fn(&FullyConnectedParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>);
 /// Signature of a matrix multiply kernel.
@@ -52,13 +64,57 @@ pub type ReduceFn = fn(&ReduceParams, In<'_>, Out<'_>);
 /// Signature of a layer normalization kernel (`x, scale, bias`).
 pub type LayerNormFn = fn(&LayerNormParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>);
 
-/// A target's kernels, one entry per op of the blob's op set.
+/// Signature of a binary op on integer or f64 tensors.
+pub type AnyBinaryFn = fn(&BinaryParams, AnyIn<'_>, AnyIn<'_>, AnyOut<'_>);
+/// Signature of a unary op on integer or f64 tensors.
+pub type AnyUnaryFn = fn(&UnaryParams, AnyIn<'_>, AnyOut<'_>);
+/// Signature of a comparison (any dtype in, Bool out).
+pub type CompareFn = fn(&CompareParams, AnyIn<'_>, AnyIn<'_>, AnyOut<'_>);
+/// Signature of a binary logical op on Bool tensors.
+pub type LogicalFn = fn(&LogicalParams, In<'_, u8>, In<'_, u8>, Out<'_, u8>);
+/// Signature of logical Not.
+pub type NotFn = fn(In<'_, u8>, Out<'_, u8>);
+/// Signature of `Where` (`cond, a, b`).
+pub type WhereFn = fn(AnyIn<'_>, AnyIn<'_>, AnyIn<'_>, AnyOut<'_>);
+/// Signature of a cast.
+pub type CastFn = fn(&CastParams, AnyIn<'_>, AnyOut<'_>);
+/// Signature of ArgMax / ArgMin.
+pub type ArgReduceFn = fn(&ArgReduceParams, AnyIn<'_>, Out<'_, i64>);
+
+/// Signature of an int8 convolution (`x, w, bias, requant, y`).
+pub type QuantConv2dFn =
+    fn(&QuantConv2dParams, In<'_, i8>, In<'_, i8>, Option<&[i32]>, &[i32], Out<'_, i8>);
+/// Signature of an int8 fully connected kernel (`x, w, bias, requant, y`).
+pub type QuantFullyConnectedFn =
+    fn(&QuantFullyConnectedParams, In<'_, i8>, In<'_, i8>, Option<&[i32]>, &[i32], Out<'_, i8>);
+/// Signature of an int8 add.
+pub type QuantAddFn = fn(&QuantAddParams, In<'_, i8>, In<'_, i8>, Out<'_, i8>);
+/// Signature of an int8 multiply.
+pub type QuantMulFn = fn(&QuantMulParams, In<'_, i8>, In<'_, i8>, Out<'_, i8>);
+/// Signature of an int8 average pool.
+pub type QuantAvgPoolFn = fn(&QuantAvgPoolParams, In<'_, i8>, Out<'_, i8>);
+/// Signature of an int8 max pool.
+pub type QuantMaxPoolFn = fn(&QuantMaxPoolParams, In<'_, i8>, Out<'_, i8>);
+/// Signature of an int8 softmax.
+pub type QuantSoftmaxFn = fn(&QuantSoftmaxParams, In<'_, i8>, Out<'_, i8>);
+/// Signature of a quantize kernel.
+pub type QuantizeFn = fn(&QuantizeParams, In<'_>, Out<'_, i8>);
+/// Signature of a dequantize kernel.
+pub type DequantizeFn = fn(&DequantizeParams, In<'_, i8>, Out<'_>);
+/// Signature of a requantize kernel.
+pub type RequantizeFn = fn(&RequantizeParams, In<'_, i8>, Out<'_, i8>);
+
+/// A target's kernels, one entry per op of the blob's op set. Data-movement ops (concat, transpose,
+/// pad, reshape, slice, gather, broadcast) on tensors other than f32 run the generic reference kernels,
+/// which only copy elements.
 #[derive(Clone, Copy, Debug)]
 pub struct Kernels {
     /// Name shown by `ember inspect` and in profiles (`"reference"`, `"cpu-avx2"`, ...).
     pub name: &'static str,
     /// Conv2d (including depthwise, via groups).
     pub conv2d: Conv2dFn,
+    /// ConvTranspose2d.
+    pub conv_transpose2d: ConvTranspose2dFn,
     /// FullyConnected.
     pub fully_connected: FullyConnectedFn,
     /// MatMul.
@@ -97,12 +153,49 @@ pub struct Kernels {
     pub broadcast: BroadcastFn,
     /// Resize (nearest, bilinear).
     pub resize: ResizeFn,
+    /// Binary ops on integer and f64 tensors.
+    pub binary_any: AnyBinaryFn,
+    /// Unary ops on integer and f64 tensors.
+    pub unary_any: AnyUnaryFn,
+    /// Comparisons.
+    pub compare: CompareFn,
+    /// And, Or, Xor.
+    pub logical: LogicalFn,
+    /// Not.
+    pub not: NotFn,
+    /// Where.
+    pub where_select: WhereFn,
+    /// Cast.
+    pub cast: CastFn,
+    /// ArgMax / ArgMin.
+    pub arg_reduce: ArgReduceFn,
+    /// int8 Conv2d (including depthwise).
+    pub quant_conv2d: QuantConv2dFn,
+    /// int8 FullyConnected.
+    pub quant_fully_connected: QuantFullyConnectedFn,
+    /// int8 Add.
+    pub quant_add: QuantAddFn,
+    /// int8 Mul.
+    pub quant_mul: QuantMulFn,
+    /// int8 AvgPool2d.
+    pub quant_avg_pool: QuantAvgPoolFn,
+    /// int8 MaxPool2d.
+    pub quant_max_pool: QuantMaxPoolFn,
+    /// int8 Softmax.
+    pub quant_softmax: QuantSoftmaxFn,
+    /// Quantize (f32 to int8).
+    pub quantize: QuantizeFn,
+    /// Dequantize (int8 to f32).
+    pub dequantize: DequantizeFn,
+    /// Requantize (int8 to int8).
+    pub requantize: RequantizeFn,
 }
 
 /// The portable reference kernels of `ember-core`: plain Rust, no SIMD, no allocation.
 pub static REFERENCE: Kernels = Kernels {
     name: "reference",
     conv2d: nn::conv::conv2d,
+    conv_transpose2d: nn::conv_transpose::conv_transpose2d,
     fully_connected: nn::fully_connected::fully_connected,
     matmul: nn::matmul::matmul,
     binary: math::binary::binary,
@@ -123,4 +216,22 @@ pub static REFERENCE: Kernels = Kernels {
     gather: array::gather::gather,
     broadcast: array::broadcast::broadcast,
     resize: array::resize::resize,
+    binary_any: math::arith::binary,
+    unary_any: math::arith::unary,
+    compare: math::compare::compare,
+    logical: math::logical::logical,
+    not: math::logical::not,
+    where_select: math::where_op::where_select,
+    cast: math::cast::cast,
+    arg_reduce: nn::arg_reduce::arg_reduce,
+    quant_conv2d: quant::conv::conv2d,
+    quant_fully_connected: quant::fully_connected::fully_connected,
+    quant_add: quant::add::add,
+    quant_mul: quant::mul::mul,
+    quant_avg_pool: quant::avg_pool::avg_pool,
+    quant_max_pool: quant::max_pool::max_pool,
+    quant_softmax: quant::softmax::softmax,
+    quantize: quant::quantize::quantize,
+    dequantize: quant::dequantize::dequantize,
+    requantize: quant::requantize::requantize,
 };

@@ -232,11 +232,11 @@ impl<'b> Model<'b> {
                 let t = self.tensor(id as usize).ok_or(Error::BadMetadata {
                     reason: "graph input or output id is out of range",
                 })?;
-                if !matches!(t.storage, Storage::Arena { .. }) || t.dtype != DType::F32 {
+                if !matches!(t.storage, Storage::Arena { .. }) {
                     let _ = what;
                     return Err(Error::BadTensor {
                         tensor: id,
-                        reason: "graph inputs and outputs must be f32 tensors in the arena",
+                        reason: "graph inputs and outputs must be tensors in the arena",
                     });
                 }
             }
@@ -301,13 +301,11 @@ impl<'b> Model<'b> {
             Storage::Weights { .. } => return Err(bad("output is a weight tensor")),
         };
         let mut dims: heapless::Vec<UDims, { crate::format::MAX_OP_INPUTS }> = heapless::Vec::new();
+        let mut dtypes: heapless::Vec<DType, { crate::format::MAX_OP_INPUTS }> = heapless::Vec::new();
         for &id in op.inputs.iter() {
             let t = self
                 .tensor(id as usize)
                 .ok_or(bad("input tensor id is out of range"))?;
-            if t.dtype != DType::F32 {
-                return Err(bad("this runtime runs f32 ops only; input is not f32"));
-            }
             if let Storage::Arena { offset } = t.storage {
                 let r = arena_range(offset, &t);
                 let identical_alias = matches!(op.kind, OpKind::Reshape) && r == out_range;
@@ -317,16 +315,71 @@ impl<'b> Model<'b> {
             }
             // Capacity equals MAX_OP_INPUTS, which bounds `op.inputs`.
             let _ = dims.push(UDims::of(&t.dims));
-        }
-        if out.dtype != DType::F32 {
-            return Err(bad("this runtime runs f32 ops only; output is not f32"));
+            let _ = dtypes.push(t.dtype);
         }
         let y = UDims::of(&out.dims);
         let d = |k: usize| dims.get(k).map(|u| u.as_slice());
         let x = d(0).ok_or(bad("missing input"))?;
+        let dt = |k: usize| dtypes.get(k).copied().unwrap_or(DType::F32);
+        let typed = |k: usize| (d(k).unwrap_or(&[]), dt(k));
+        let yt = (y.as_slice(), out.dtype);
+        // Which dtypes each op takes: f32-only ops, ops on any dtype (checked by their own validate),
+        // and data movement (input and output of one dtype, any but F16 unless f32 already).
+        let all_f32 = out.dtype == DType::F32 && dtypes.iter().all(|&t| t == DType::F32);
+        let same_dtype = dtypes.first().is_some_and(|&t| t == out.dtype && t != DType::F16)
+            && dtypes.iter().all(|&t| t == out.dtype);
+        let movement = matches!(
+            op.kind,
+            OpKind::Concat(_)
+                | OpKind::Transpose(_)
+                | OpKind::Pad(_)
+                | OpKind::Reshape
+                | OpKind::Slice(_)
+                | OpKind::Broadcast
+        );
+        let any_dtype = matches!(
+            op.kind,
+            OpKind::Compare(_)
+                | OpKind::Logical(_)
+                | OpKind::Not
+                | OpKind::Where
+                | OpKind::Cast(_)
+                | OpKind::ArgReduce(_)
+        );
+        if movement {
+            if !same_dtype {
+                return Err(bad("data-movement op whose inputs and output differ in dtype"));
+            }
+        } else if let OpKind::Gather(_) = op.kind {
+            if out.dtype != dt(0) || out.dtype == DType::F16 || dt(1) != DType::F32 {
+                return Err(bad("gather needs data and output of one dtype and f32 indices"));
+            }
+        } else if matches!(op.kind, OpKind::Binary(_) | OpKind::Unary(_)) && !all_f32 {
+            // Integer and f64 arithmetic: arith's validate checks the dtypes.
+        } else if let Some(want) = quant_dtypes(&op.kind, dtypes.len()) {
+            let ok = want.output == out.dtype
+                && dtypes
+                    .iter()
+                    .zip(want.inputs)
+                    .all(|(&have, &need)| have == need);
+            if !ok {
+                return Err(bad(
+                    "int8 op with tensors of the wrong dtypes (x, w int8; requant, bias int32)",
+                ));
+            }
+        } else if !any_dtype && !all_f32 {
+            return Err(bad("this op runs on f32 tensors only"));
+        }
         let checked = match &op.kind {
+            OpKind::Binary(p) if !all_f32 => {
+                ops::math::arith::validate_binary(p, typed(0), typed(1), yt)
+            }
+            OpKind::Unary(p) if !all_f32 => ops::math::arith::validate_unary(p, typed(0), yt),
             OpKind::Conv2d(p) => {
                 ops::nn::conv::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
+            }
+            OpKind::ConvTranspose2d(p) => {
+                ops::nn::conv_transpose::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
             }
             OpKind::FullyConnected(p) => {
                 ops::nn::fully_connected::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
@@ -363,6 +416,36 @@ impl<'b> Model<'b> {
             }
             OpKind::Broadcast => ops::array::broadcast::validate(x, y.as_slice()),
             OpKind::Resize(p) => ops::array::resize::validate(p, x, y.as_slice()),
+            OpKind::Compare(p) => ops::math::compare::validate(p, typed(0), typed(1), yt),
+            OpKind::Logical(p) => ops::math::logical::validate(p, typed(0), typed(1), yt),
+            OpKind::Not => ops::math::logical::validate_not(typed(0), yt),
+            OpKind::Where => ops::math::where_op::validate(typed(0), typed(1), typed(2), yt),
+            OpKind::Cast(p) => ops::math::cast::validate(p, typed(0), yt),
+            OpKind::ArgReduce(p) => ops::nn::arg_reduce::validate(p, typed(0), yt),
+            OpKind::QuantConv2d(p) => {
+                self.validate_requant(op.inputs.get(2).copied())?;
+                let w = d(1).unwrap_or(&[]);
+                let rq = d(2).unwrap_or(&[]);
+                ops::quant::conv::validate(p, x, w, d(3), rq, y.as_slice())
+            }
+            OpKind::QuantFullyConnected(p) => {
+                self.validate_requant(op.inputs.get(2).copied())?;
+                let w = d(1).unwrap_or(&[]);
+                let rq = d(2).unwrap_or(&[]);
+                ops::quant::fully_connected::validate(p, x, w, d(3), rq, y.as_slice())
+            }
+            OpKind::QuantAdd(p) => {
+                ops::quant::add::validate(p, x, d(1).unwrap_or(&[]), y.as_slice())
+            }
+            OpKind::QuantMul(p) => {
+                ops::quant::mul::validate(p, x, d(1).unwrap_or(&[]), y.as_slice())
+            }
+            OpKind::QuantAvgPool2d(p) => ops::quant::avg_pool::validate(p, x, y.as_slice()),
+            OpKind::QuantMaxPool2d(p) => ops::quant::max_pool::validate(p, x, y.as_slice()),
+            OpKind::QuantSoftmax(p) => ops::quant::softmax::validate(p, x, y.as_slice()),
+            OpKind::Quantize(p) => ops::quant::quantize::validate(p, x, y.as_slice()),
+            OpKind::Dequantize(p) => ops::quant::dequantize::validate(p, x, y.as_slice()),
+            OpKind::Requantize(p) => ops::quant::requantize::validate(p, x, y.as_slice()),
         };
 
         checked.map_err(|e| match e {
@@ -398,6 +481,26 @@ impl<'b> Model<'b> {
         let values: &[f32] = bytemuck::try_cast_slice(bytes)
             .map_err(|_| shape("gather indices are not f32-aligned"))?;
         ops::array::gather::validate_indices(p, x, values)
+    }
+
+    /// The requantization input of an int8 conv or fully connected op: an I32 weight tensor whose
+    /// (multiplier, shift) rows the kernel can trust (read here once).
+    fn validate_requant(&self, id: Option<u32>) -> Result<(), Error> {
+        let shape = |reason| Error::Shape { reason };
+        let t = id
+            .and_then(|i| self.tensor(i as usize))
+            .ok_or(shape("requantization tensor is missing"))?;
+        let Storage::Weights { offset } = t.storage else {
+            return Err(shape("requantization tensor must be a weight tensor"));
+        };
+        let size = byte_size(t.dtype, &t.dims).unwrap_or(0) as usize;
+        let bytes = self
+            .weights
+            .get(offset as usize..offset as usize + size)
+            .ok_or(shape("requantization tensor runs past the weights section"))?;
+        let values: &[i32] = bytemuck::try_cast_slice(bytes)
+            .map_err(|_| shape("requantization tensor is not i32-aligned"))?;
+        ops::quant::requant::check_per_channel(values)
     }
 
     /// Tensor record `i`, decoded (`None` if out of range).
@@ -560,5 +663,30 @@ impl<'b> Sections<'b> {
             kind: kind as u32,
             reason: "required section is missing",
         })
+    }
+}
+
+/// The dtypes an int8 op takes (inputs in order, then output), or `None` for other ops.
+struct QuantDTypes {
+    inputs: &'static [DType],
+    output: DType,
+}
+
+fn quant_dtypes(kind: &OpKind, n_inputs: usize) -> Option<QuantDTypes> {
+    use DType::{F32, I32, I8};
+    let q = |inputs: &'static [DType], output| Some(QuantDTypes { inputs, output });
+    match kind {
+        OpKind::QuantConv2d(_) | OpKind::QuantFullyConnected(_) if n_inputs == 4 => {
+            q(&[I8, I8, I32, I32], I8)
+        }
+        OpKind::QuantConv2d(_) | OpKind::QuantFullyConnected(_) => q(&[I8, I8, I32], I8),
+        OpKind::QuantAdd(_) | OpKind::QuantMul(_) => q(&[I8, I8], I8),
+        OpKind::QuantAvgPool2d(_)
+        | OpKind::QuantMaxPool2d(_)
+        | OpKind::QuantSoftmax(_)
+        | OpKind::Requantize(_) => q(&[I8], I8),
+        OpKind::Quantize(_) => q(&[F32], I8),
+        OpKind::Dequantize(_) => q(&[I8], F32),
+        _ => None,
     }
 }

@@ -6,6 +6,15 @@ use serde::{Deserialize, Serialize};
 use crate::ops::array::{concat::ConcatParams, pad::PadParams, transpose::TransposeParams};
 use crate::ops::array::{gather::GatherParams, resize::ResizeParams, slice::SliceParams};
 use crate::ops::math::{binary::BinaryParams, unary::UnaryParams};
+use crate::ops::math::{cast::CastParams, compare::CompareParams, logical::LogicalParams};
+use crate::ops::nn::arg_reduce::ArgReduceParams;
+use crate::ops::nn::conv_transpose::ConvTranspose2dParams;
+use crate::ops::quant::{
+    add::QuantAddParams, avg_pool::QuantAvgPoolParams, conv::QuantConv2dParams,
+    dequantize::DequantizeParams, fully_connected::QuantFullyConnectedParams,
+    max_pool::QuantMaxPoolParams, mul::QuantMulParams, quantize::QuantizeParams,
+    requantize::RequantizeParams, softmax::QuantSoftmaxParams,
+};
 use crate::ops::nn::{
     conv::Conv2dParams, fully_connected::FullyConnectedParams, matmul::MatMulParams,
     softmax::SoftmaxParams,
@@ -57,6 +66,41 @@ pub enum OpKind {
     Broadcast,
     /// Input `x`; resizes the last two axes.
     Resize(ResizeParams),
+    /// Inputs `a, b` (one dtype); output Bool.
+    Compare(CompareParams),
+    /// Inputs `a, b` (Bool); output Bool.
+    Logical(LogicalParams),
+    /// Input `x` (Bool); output Bool.
+    Not,
+    /// Inputs `cond` (Bool), `a, b` (the output's dtype).
+    Where,
+    /// Input `x`; output of dtype `to`.
+    Cast(CastParams),
+    /// Input `x`; output I64 (ArgMax / ArgMin).
+    ArgReduce(ArgReduceParams),
+    /// Inputs `x, w[, b]`.
+    ConvTranspose2d(ConvTranspose2dParams),
+    /// int8 convolution; inputs `x` (I8), `w` (I8, OHWI), `requant` (I32 `[OC, 2]` or `[1, 2]`
+    /// multiplier and shift rows)`[, b]` (I32 `[OC]`).
+    QuantConv2d(QuantConv2dParams),
+    /// int8 fully connected; inputs as [`OpKind::QuantConv2d`] with `w` `[OUT, IN]`.
+    QuantFullyConnected(QuantFullyConnectedParams),
+    /// int8 broadcasting add; inputs `a, b` (I8).
+    QuantAdd(QuantAddParams),
+    /// int8 broadcasting multiply; inputs `a, b` (I8).
+    QuantMul(QuantMulParams),
+    /// int8 average pooling; input `x` (I8).
+    QuantAvgPool2d(QuantAvgPoolParams),
+    /// int8 max pooling; input `x` (I8).
+    QuantMaxPool2d(QuantMaxPoolParams),
+    /// int8 softmax (output scale 1/256, zero point -128); input `x` (I8).
+    QuantSoftmax(QuantSoftmaxParams),
+    /// f32 to int8; input `x` (F32).
+    Quantize(QuantizeParams),
+    /// int8 to f32; input `x` (I8).
+    Dequantize(DequantizeParams),
+    /// int8 to int8 with another scale and zero point; input `x` (I8).
+    Requantize(RequantizeParams),
 }
 
 impl OpKind {
@@ -65,6 +109,18 @@ impl OpKind {
         match self {
             OpKind::Conv2d(p) if p.groups > 1 => "Conv2d(grouped)",
             OpKind::Conv2d(_) => "Conv2d",
+            OpKind::ConvTranspose2d(_) => "ConvTranspose2d",
+            OpKind::QuantConv2d(p) if p.groups > 1 => "QuantConv2d(grouped)",
+            OpKind::QuantConv2d(_) => "QuantConv2d",
+            OpKind::QuantFullyConnected(_) => "QuantFullyConnected",
+            OpKind::QuantAdd(_) => "QuantAdd",
+            OpKind::QuantMul(_) => "QuantMul",
+            OpKind::QuantAvgPool2d(_) => "QuantAvgPool2d",
+            OpKind::QuantMaxPool2d(_) => "QuantMaxPool2d",
+            OpKind::QuantSoftmax(_) => "QuantSoftmax",
+            OpKind::Quantize(_) => "Quantize",
+            OpKind::Dequantize(_) => "Dequantize",
+            OpKind::Requantize(_) => "Requantize",
             OpKind::FullyConnected(_) => "FullyConnected",
             OpKind::MatMul(_) => "MatMul",
             OpKind::Binary(p) => p.op.name(),
@@ -95,6 +151,13 @@ impl OpKind {
             OpKind::Gather(_) => "Gather",
             OpKind::Broadcast => "Broadcast",
             OpKind::Resize(_) => "Resize",
+            OpKind::Compare(p) => p.op.name(),
+            OpKind::Logical(p) => p.op.name(),
+            OpKind::Not => "Not",
+            OpKind::Where => "Where",
+            OpKind::Cast(_) => "Cast",
+            OpKind::ArgReduce(p) if p.max => "ArgMax",
+            OpKind::ArgReduce(_) => "ArgMin",
         }
     }
 
@@ -102,7 +165,12 @@ impl OpKind {
     pub fn arity(&self) -> (usize, usize) {
         match self {
             OpKind::Conv2d(_) | OpKind::FullyConnected(_) => (2, 3),
+            OpKind::ConvTranspose2d(_) => (2, 3),
+            OpKind::QuantConv2d(_) | OpKind::QuantFullyConnected(_) => (3, 4),
+            OpKind::QuantAdd(_) | OpKind::QuantMul(_) => (2, 2),
             OpKind::MatMul(_) | OpKind::Binary(_) => (2, 2),
+            OpKind::Compare(_) | OpKind::Logical(_) => (2, 2),
+            OpKind::Where => (3, 3),
             OpKind::LayerNorm(_) => (2, 3),
 
             OpKind::Gather(_) => (2, 2),

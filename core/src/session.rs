@@ -10,7 +10,8 @@ use crate::format::{DType, Storage, TensorRecord, ALIGN, MAX_OP_INPUTS};
 use crate::kernels::{Kernels, REFERENCE};
 use crate::model::{arena_range, byte_size, round_up, UDims};
 use crate::op::OpKind;
-use crate::ops::{In, Out};
+use crate::ops::element::{AnyIn, AnyOut, Element};
+use crate::ops::{array, In, Out};
 use crate::{Error, Model};
 
 /// A time source for profiling, as a value: a DWT cycle counter on a Cortex-M, `Instant` on a host.
@@ -211,8 +212,9 @@ impl<'a> Session<'a> {
         // Resolve inputs: weights in place, arena tensors from either side of the output's bytes.
         let (before, rest) = self.activations.split_at_mut(out_range.0);
         let (out_bytes, after) = rest.split_at_mut(out_range.1 - out_range.0);
-        let mut data: heapless::Vec<&[f32], MAX_OP_INPUTS> = heapless::Vec::new();
+        let mut data: heapless::Vec<&[u8], MAX_OP_INPUTS> = heapless::Vec::new();
         let mut dims: heapless::Vec<UDims, MAX_OP_INPUTS> = heapless::Vec::new();
+        let mut dtypes: heapless::Vec<DType, MAX_OP_INPUTS> = heapless::Vec::new();
         let mut aliased = false;
         let mut peak = out_range.1;
         for &id in op.inputs.iter() {
@@ -231,10 +233,7 @@ impl<'a> Session<'a> {
                     if (s, e) == out_range {
                         // A Reshape planned on its input's bytes: nothing to read.
                         aliased = true;
-                        data.push(&[]).map_err(|_| bad("too many inputs"))?;
-                        dims.push(UDims::of(&t.dims))
-                            .map_err(|_| bad("too many inputs"))?;
-                        continue;
+                        &[]
                     } else if e <= out_range.0 {
                         before.get(s..e).ok_or(bad("input out of bounds"))?
                     } else if s >= out_range.1 {
@@ -246,68 +245,237 @@ impl<'a> Session<'a> {
                     }
                 }
             };
-            let floats: &[f32] =
-                bytemuck::try_cast_slice(bytes).map_err(|_| bad("input is not f32-aligned"))?;
-            data.push(floats).map_err(|_| bad("too many inputs"))?;
+            data.push(bytes).map_err(|_| bad("too many inputs"))?;
             dims.push(UDims::of(&t.dims))
                 .map_err(|_| bad("too many inputs"))?;
+            dtypes.push(t.dtype).map_err(|_| bad("too many inputs"))?;
         }
         self.report.peak_bytes = self.report.peak_bytes.max(peak);
-        if out_t.dtype != DType::F32 {
-            return Err(bad("this runtime runs f32 ops only"));
-        }
         let y_dims = UDims::of(&out_t.dims);
-        let y = Out {
-            data: bytemuck::try_cast_slice_mut(out_bytes)
-                .map_err(|_| bad("output is not f32-aligned"))?,
-            dims: y_dims.as_slice(),
-        };
-        let input = |k: usize| -> Result<In<'_>, Error> {
-            match (data.get(k), dims.get(k)) {
-                (Some(d), Some(s)) => Ok(In {
-                    data: d,
+        let any_in = |k: usize| -> Result<AnyIn<'_>, Error> {
+            match (data.get(k), dims.get(k), dtypes.get(k)) {
+                (Some(d), Some(s), Some(&t)) => Ok(AnyIn {
+                    dtype: t,
+                    bytes: d,
                     dims: s.as_slice(),
                 }),
                 _ => Err(bad("missing input")),
             }
         };
+        let y_any = AnyOut {
+            dtype: out_t.dtype,
+            bytes: out_bytes,
+            dims: y_dims.as_slice(),
+        };
         let k = self.kernels;
+        let all_f32 = out_t.dtype == DType::F32 && dtypes.iter().all(|&t| t == DType::F32);
         match &op.kind {
-            OpKind::Conv2d(p) => (k.conv2d)(p, input(0)?, input(1)?, data.get(2).copied(), y),
-            OpKind::FullyConnected(p) => {
-                (k.fully_connected)(p, input(0)?, input(1)?, data.get(2).copied(), y)
-            }
-            OpKind::MatMul(p) => (k.matmul)(p, input(0)?, input(1)?, y),
-            OpKind::Binary(p) => (k.binary)(p, input(0)?, input(1)?, y),
-            OpKind::Unary(p) => (k.unary)(p, input(0)?, y),
-            OpKind::Softmax(p) => (k.softmax)(p, input(0)?, y),
-            OpKind::MaxPool2d(p) => (k.max_pool)(p, input(0)?, y),
-            OpKind::AvgPool2d(p) => (k.avg_pool)(p, input(0)?, y),
-            OpKind::GlobalAvgPool => (k.global_avg_pool)(input(0)?, y),
-            OpKind::Concat(p) => {
-                let mut xs: heapless::Vec<In<'_>, MAX_OP_INPUTS> = heapless::Vec::new();
-                for j in 0..data.len() {
-                    xs.push(input(j)?).map_err(|_| bad("too many inputs"))?;
-                }
-                (k.concat)(p, &xs, y)
-            }
-            OpKind::Transpose(p) => (k.transpose)(p, input(0)?, y),
-            OpKind::Pad(p) => (k.pad)(p, input(0)?, y),
             // An alias planned by the converter: the bytes are already in place.
             OpKind::Reshape if aliased => {}
-            OpKind::Reshape => (k.reshape)(input(0)?, y),
-            OpKind::LogSoftmax(p) => (k.log_softmax)(p, input(0)?, y),
-            OpKind::Reduce(p) => (k.reduce)(p, input(0)?, y),
-            OpKind::LayerNorm(p) => {
-                (k.layer_norm)(p, input(0)?, input(1)?, data.get(2).copied(), y)
+            OpKind::Compare(p) => (k.compare)(p, any_in(0)?, any_in(1)?, y_any),
+            OpKind::Logical(p) => (k.logical)(p, typed(any_in(0)?)?, typed(any_in(1)?)?, out(y_any)?),
+            OpKind::Not => (k.not)(typed(any_in(0)?)?, out(y_any)?),
+            OpKind::Where => (k.where_select)(any_in(0)?, any_in(1)?, any_in(2)?, y_any),
+            OpKind::Cast(p) => (k.cast)(p, any_in(0)?, y_any),
+            OpKind::ArgReduce(p) => (k.arg_reduce)(p, any_in(0)?, out(y_any)?),
+            OpKind::Binary(p) if !all_f32 => (k.binary_any)(p, any_in(0)?, any_in(1)?, y_any),
+            OpKind::Unary(p) if !all_f32 => (k.unary_any)(p, any_in(0)?, y_any),
+            OpKind::QuantConv2d(p) => {
+                let bias = match data.len() {
+                    4 => Some(typed::<i32>(any_in(3)?)?.data),
+                    _ => None,
+                };
+                let rq = typed::<i32>(any_in(2)?)?.data;
+                (k.quant_conv2d)(p, typed(any_in(0)?)?, typed(any_in(1)?)?, bias, rq, out(y_any)?)
             }
-
-            OpKind::Slice(p) => (k.slice)(p, input(0)?, y),
-            OpKind::Gather(p) => (k.gather)(p, input(0)?, input(1)?, y),
-            OpKind::Broadcast => (k.broadcast)(input(0)?, y),
-            OpKind::Resize(p) => (k.resize)(p, input(0)?, y),
+            OpKind::QuantFullyConnected(p) => {
+                let bias = match data.len() {
+                    4 => Some(typed::<i32>(any_in(3)?)?.data),
+                    _ => None,
+                };
+                let rq = typed::<i32>(any_in(2)?)?.data;
+                let (x, w) = (typed(any_in(0)?)?, typed(any_in(1)?)?);
+                (k.quant_fully_connected)(p, x, w, bias, rq, out(y_any)?)
+            }
+            OpKind::QuantAdd(p) => {
+                (k.quant_add)(p, typed(any_in(0)?)?, typed(any_in(1)?)?, out(y_any)?)
+            }
+            OpKind::QuantMul(p) => {
+                (k.quant_mul)(p, typed(any_in(0)?)?, typed(any_in(1)?)?, out(y_any)?)
+            }
+            OpKind::QuantAvgPool2d(p) => (k.quant_avg_pool)(p, typed(any_in(0)?)?, out(y_any)?),
+            OpKind::QuantMaxPool2d(p) => (k.quant_max_pool)(p, typed(any_in(0)?)?, out(y_any)?),
+            OpKind::QuantSoftmax(p) => (k.quant_softmax)(p, typed(any_in(0)?)?, out(y_any)?),
+            OpKind::Quantize(p) => (k.quantize)(p, typed(any_in(0)?)?, out(y_any)?),
+            OpKind::Dequantize(p) => (k.dequantize)(p, typed(any_in(0)?)?, out(y_any)?),
+            OpKind::Requantize(p) => (k.requantize)(p, typed(any_in(0)?)?, out(y_any)?),
+            kind if all_f32 => run_f32(k, kind, &any_in, data.len(), y_any)?,
+            kind => run_movement(kind, &any_in, data.len(), y_any)?,
         }
         Ok(op.kind)
+    }
+}
+
+/// The typed view of an input (element type checked by `Model::parse`; alignment by the cast).
+fn typed<T: bytemuck::Pod>(x: AnyIn<'_>) -> Result<In<'_, T>, Error> {
+    x.typed().ok_or(Error::Unsupported {
+        reason: "tensor bytes are not aligned for their dtype",
+    })
+}
+
+/// The typed view of the output.
+fn out<T: bytemuck::Pod>(y: AnyOut<'_>) -> Result<Out<'_, T>, Error> {
+    y.typed().ok_or(Error::Unsupported {
+        reason: "tensor bytes are not aligned for their dtype",
+    })
+}
+
+/// Runs an op whose inputs and output are all f32, through the kernel table.
+fn run_f32<'d>(
+    k: &Kernels,
+    kind: &OpKind,
+    input: &dyn Fn(usize) -> Result<AnyIn<'d>, Error>,
+    n_inputs: usize,
+    y: AnyOut<'_>,
+) -> Result<(), Error> {
+    let x = |i: usize| -> Result<In<'d>, Error> { typed(input(i)?) };
+    let bias = |i: usize| -> Result<Option<&'d [f32]>, Error> {
+        if i < n_inputs {
+            Ok(Some(x(i)?.data))
+        } else {
+            Ok(None)
+        }
+    };
+    let y: Out<'_> = out(y)?;
+    match kind {
+        OpKind::Conv2d(p) => (k.conv2d)(p, x(0)?, x(1)?, bias(2)?, y),
+        OpKind::ConvTranspose2d(p) => (k.conv_transpose2d)(p, x(0)?, x(1)?, bias(2)?, y),
+        OpKind::FullyConnected(p) => (k.fully_connected)(p, x(0)?, x(1)?, bias(2)?, y),
+        OpKind::MatMul(p) => (k.matmul)(p, x(0)?, x(1)?, y),
+        OpKind::Binary(p) => (k.binary)(p, x(0)?, x(1)?, y),
+        OpKind::Unary(p) => (k.unary)(p, x(0)?, y),
+        OpKind::Softmax(p) => (k.softmax)(p, x(0)?, y),
+        OpKind::MaxPool2d(p) => (k.max_pool)(p, x(0)?, y),
+        OpKind::AvgPool2d(p) => (k.avg_pool)(p, x(0)?, y),
+        OpKind::GlobalAvgPool => (k.global_avg_pool)(x(0)?, y),
+        OpKind::Concat(p) => {
+            let mut xs: heapless::Vec<In<'_>, MAX_OP_INPUTS> = heapless::Vec::new();
+            for j in 0..n_inputs {
+                xs.push(x(j)?).map_err(|_| Error::Unsupported {
+                    reason: "too many inputs",
+                })?;
+            }
+            (k.concat)(p, &xs, y)
+        }
+        OpKind::Transpose(p) => (k.transpose)(p, x(0)?, y),
+        OpKind::Pad(p) => (k.pad)(p, x(0)?, y),
+        OpKind::Reshape => (k.reshape)(x(0)?, y),
+        OpKind::LogSoftmax(p) => (k.log_softmax)(p, x(0)?, y),
+        OpKind::Reduce(p) => (k.reduce)(p, x(0)?, y),
+        OpKind::LayerNorm(p) => (k.layer_norm)(p, x(0)?, x(1)?, bias(2)?, y),
+        OpKind::Slice(p) => (k.slice)(p, x(0)?, y),
+        OpKind::Gather(p) => (k.gather)(p, x(0)?, x(1)?, y),
+        OpKind::Broadcast => (k.broadcast)(x(0)?, y),
+        OpKind::Resize(p) => (k.resize)(p, x(0)?, y),
+        // Ops on other dtypes are dispatched before this function.
+        OpKind::Compare(_)
+        | OpKind::Logical(_)
+        | OpKind::Not
+        | OpKind::Where
+        | OpKind::Cast(_)
+        | OpKind::ArgReduce(_)
+        | OpKind::QuantConv2d(_)
+        | OpKind::QuantFullyConnected(_)
+        | OpKind::QuantAdd(_)
+        | OpKind::QuantMul(_)
+        | OpKind::QuantAvgPool2d(_)
+        | OpKind::QuantMaxPool2d(_)
+        | OpKind::QuantSoftmax(_)
+        | OpKind::Quantize(_)
+        | OpKind::Dequantize(_)
+        | OpKind::Requantize(_) => {}
+    }
+    Ok(())
+}
+
+/// Runs a data-movement op on tensors that are not f32, with the generic reference kernels picked by
+/// element size (they only copy elements, so e.g. i32 and u32 share one instance).
+fn run_movement<'d>(
+    kind: &OpKind,
+    input: &dyn Fn(usize) -> Result<AnyIn<'d>, Error>,
+    n_inputs: usize,
+    y: AnyOut<'_>,
+) -> Result<(), Error> {
+    match y.dtype.size() {
+        1 => movement::<u8>(kind, input, n_inputs, y),
+        2 => movement::<u16>(kind, input, n_inputs, y),
+        4 => movement::<u32>(kind, input, n_inputs, y),
+        _ => movement::<u64>(kind, input, n_inputs, y),
+    }
+}
+
+fn movement<'d, T: bytemuck::Pod + Default>(
+    kind: &OpKind,
+    input: &dyn Fn(usize) -> Result<AnyIn<'d>, Error>,
+    n_inputs: usize,
+    y: AnyOut<'_>,
+) -> Result<(), Error> {
+    let dtype = y.dtype;
+    let x = |i: usize| -> Result<In<'d, T>, Error> { typed(input(i)?) };
+    let y: Out<'_, T> = out(y)?;
+    match kind {
+        OpKind::Concat(p) => {
+            let mut xs: heapless::Vec<In<'_, T>, MAX_OP_INPUTS> = heapless::Vec::new();
+            for j in 0..n_inputs {
+                xs.push(x(j)?).map_err(|_| Error::Unsupported {
+                    reason: "too many inputs",
+                })?;
+            }
+            array::concat::concat(p, &xs, y)
+        }
+        OpKind::Transpose(p) => array::transpose::transpose(p, x(0)?, y),
+        OpKind::Pad(p) => {
+            let value: T = fill_value(dtype, p.value);
+            array::pad::pad_with(p, value, x(0)?, y)
+        }
+        OpKind::Reshape => array::reshape::reshape(x(0)?, y),
+        OpKind::Slice(p) => array::slice::slice(p, x(0)?, y),
+        OpKind::Gather(p) => array::gather::gather(p, x(0)?, typed(input(1)?)?, y),
+        OpKind::Broadcast => array::broadcast::broadcast(x(0)?, y),
+        _ => {
+            return Err(Error::Unsupported {
+                reason: "this op runs on f32 tensors only",
+            })
+        }
+    }
+    Ok(())
+}
+
+/// Pad's f32 fill value as an element of `dtype`, stored in `T` (the dtype's size).
+fn fill_value<T: bytemuck::Pod + Default>(dtype: DType, value: f32) -> T {
+    let v = f64::from(value);
+    let bits: u64 = match dtype {
+        DType::F64 => v.to_bits(),
+        DType::Bool => u64::from(v != 0.0),
+        DType::U64 => v as u64,
+        DType::F32 => u64::from(value.to_bits()),
+        // Signed and narrower unsigned types: two's complement, truncated to the width below.
+        _ => v as i64 as u64,
+    };
+    let bytes = bits.to_le_bytes();
+    bytemuck::try_pod_read_unaligned(&bytes[..core::mem::size_of::<T>()]).unwrap_or_default()
+}
+
+
+fn check_dtype<T: Element>(dtype: DType) -> Result<(), Error> {
+    let same = T::DTYPE == dtype || (T::DTYPE == DType::U8 && dtype == DType::Bool);
+    if same {
+        Ok(())
+    } else {
+        Err(Error::WrongDType {
+            expected: dtype,
+            got: T::DTYPE,
+        })
     }
 }
 
@@ -349,6 +517,19 @@ impl TensorMut<'_> {
         bytemuck::try_cast_slice_mut(self.bytes).map_err(|_| Error::Unsupported {
             reason: "tensor is not f32-aligned",
         })
+    }
+
+    /// The elements as `T` (whose dtype must be the tensor's; Bool tensors are read as `u8`).
+    pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T], Error> {
+        check_dtype::<T>(self.record.dtype)?;
+        bytemuck::try_cast_slice_mut(self.bytes).map_err(|_| Error::Unsupported {
+            reason: "tensor bytes are not aligned for their dtype",
+        })
+    }
+
+    /// The raw little-endian bytes, writable (for inputs of any dtype, e.g. from a `.npy` file).
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.bytes
     }
 
     /// Copies `values` in; the length must match.
@@ -393,6 +574,19 @@ impl<'s> TensorRef<'s> {
         bytemuck::try_cast_slice(self.bytes).map_err(|_| Error::Unsupported {
             reason: "tensor is not f32-aligned",
         })
+    }
+
+    /// The elements as `T` (whose dtype must be the tensor's; Bool tensors are read as `u8`).
+    pub fn as_slice<T: Element>(&self) -> Result<&'s [T], Error> {
+        check_dtype::<T>(self.record.dtype)?;
+        bytemuck::try_cast_slice(self.bytes).map_err(|_| Error::Unsupported {
+            reason: "tensor bytes are not aligned for their dtype",
+        })
+    }
+
+    /// The raw little-endian bytes.
+    pub fn bytes(&self) -> &'s [u8] {
+        self.bytes
     }
 
     /// Copies the elements out; the length must match.

@@ -16,6 +16,8 @@
 mod array;
 #[path = "ops_f32/conv.rs"]
 mod conv;
+#[path = "ops_f32/conv_transpose.rs"]
+mod conv_transpose;
 #[path = "ops_f32/indexing.rs"]
 mod indexing;
 #[path = "ops_f32/math.rs"]
@@ -37,7 +39,7 @@ macro_rules! kernel_suite {
         mod $name {
             use proptest::prelude::*;
 
-            use $crate::{array, conv, indexing, math, nn, pool, reduce};
+            use $crate::{array, conv, conv_transpose, indexing, math, nn, pool, reduce};
 
             fn table() -> &'static ember_core::Kernels {
                 $table
@@ -59,6 +61,12 @@ macro_rules! kernel_suite {
                 #[test]
                 fn conv2d_matches_definition(case in conv::conv2d_case()) {
                     conv::check_conv2d(table(), &case)?;
+                }
+                #[test]
+                fn conv_transpose2d_matches_definition(
+                    case in conv_transpose::conv_transpose2d_case()
+                ) {
+                    conv_transpose::check_conv_transpose2d(table(), &case)?;
                 }
                 #[test]
                 fn fully_connected_matches_definition(case in nn::fully_connected_case()) {
@@ -138,6 +146,12 @@ macro_rules! kernel_suite {
                     conv::check_conv2d_edge(table(), &case)?;
                 }
                 #[test]
+                fn conv_transpose2d_validate_guards_kernel(
+                    case in conv_transpose::conv_transpose2d_edge_case()
+                ) {
+                    conv_transpose::check_conv_transpose2d_edge(table(), &case)?;
+                }
+                #[test]
                 fn pool_validate_guards_kernel(case in pool::pool_edge_case()) {
                     pool::check_pool_edge(table(), &case)?;
                 }
@@ -154,6 +168,10 @@ macro_rules! kernel_suite {
             #[test]
             fn conv2d_known_answers() {
                 conv::known_conv2d(table());
+            }
+            #[test]
+            fn conv_transpose2d_known_answers() {
+                conv_transpose::known_conv_transpose2d(table());
             }
             #[test]
             fn fully_connected_known_answers() {

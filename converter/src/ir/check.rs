@@ -44,10 +44,19 @@ impl Graph {
                 ));
             }
             let out = self.tensor(n.output);
-            if out.dtype != DType::F32 {
+            let dtypes: Vec<DType> = n.inputs.iter().map(|&i| self.tensor(i).dtype).collect();
+            let dtype = n
+                .op
+                .infer_dtype(&dtypes)
+                .map_err(|e| format!("node {}: {e}", n.name))?;
+            if dtype != out.dtype {
                 return Err(format!(
-                    "node {} writes a non-f32 tensor {}",
-                    n.name, out.name
+                    "node {} ({}) infers dtype {} but its output {} is {}",
+                    n.name,
+                    n.op.name(),
+                    dtype.name(),
+                    out.name,
+                    out.dtype.name()
                 ));
             }
             let inferred =

@@ -7,6 +7,7 @@
 //! like every op of the blob. [`Graph::check`] verifies the invariants after each pass.
 
 mod check;
+pub mod conv_transpose;
 pub mod eval;
 pub mod fold;
 pub mod op;
@@ -30,14 +31,9 @@ pub enum TensorLayout {
     Nhwc,
 }
 
-/// Element type of an IR tensor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DType {
-    /// 32-bit float: every runtime tensor.
-    F32,
-    /// 64-bit integer: only constants consumed at conversion time (shapes, pads, axes).
-    I64,
-}
+/// Element type of an IR tensor: the blob's dtypes. Constants keep their values in [`ConstData`]
+/// (f32, or i64 for every integer and bool type) and their dtype here; lowering writes them in it.
+pub use ember_core::DType;
 
 /// Constant data, row-major.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,7 +45,8 @@ pub enum ConstData {
 }
 
 impl ConstData {
-    /// Element type.
+    /// The dtype this data is held in (F32 or I64), which is the constant's dtype unless the tensor
+    /// says otherwise.
     pub fn dtype(&self) -> DType {
         match self {
             ConstData::F32(_) => DType::F32,
@@ -158,21 +155,38 @@ impl Graph {
 
     /// Adds a runtime (non-constant) f32 tensor in ONNX layout.
     pub fn add_activation(&mut self, name: &str, shape: Vec<usize>) -> TensorId {
+        self.add_activation_of(name, shape, DType::F32)
+    }
+
+    /// Adds a runtime (non-constant) tensor of `dtype` in ONNX layout.
+    pub fn add_activation_of(&mut self, name: &str, shape: Vec<usize>, dtype: DType) -> TensorId {
         self.add_tensor(Tensor {
             name: name.to_string(),
             shape,
-            dtype: DType::F32,
+            dtype,
             data: None,
             layout: TensorLayout::Onnx,
         })
     }
 
-    /// Adds a constant in ONNX layout.
+    /// Adds a constant in ONNX layout, of its data's dtype (F32 or I64).
     pub fn add_constant(&mut self, name: &str, shape: Vec<usize>, data: ConstData) -> TensorId {
+        let dtype = data.dtype();
+        self.add_constant_of(name, shape, data, dtype)
+    }
+
+    /// Adds a constant in ONNX layout whose dtype is `dtype` (values held in `data`).
+    pub fn add_constant_of(
+        &mut self,
+        name: &str,
+        shape: Vec<usize>,
+        data: ConstData,
+        dtype: DType,
+    ) -> TensorId {
         self.add_tensor(Tensor {
             name: name.to_string(),
             shape,
-            dtype: data.dtype(),
+            dtype,
             data: Some(data),
             layout: TensorLayout::Onnx,
         })

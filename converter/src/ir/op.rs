@@ -4,8 +4,13 @@
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::BinaryOp;
 use ember_core::ops::math::unary::UnaryOp;
+use ember_core::ops::math::compare::CompareOp;
+use ember_core::ops::math::logical::LogicalOp;
 use ember_core::ops::nn::reduce::ReduceOp;
 
+use super::DType;
+
+use super::conv_transpose::{self, ConvTranspose2d};
 use super::shape::{broadcast, numel, permute, window_out};
 use super::slicing::{self, Resize, Slice};
 
@@ -56,6 +61,8 @@ pub struct Pool2d {
 pub enum Op {
     /// Inputs `x, w[, b]`.
     Conv2d(Conv2d),
+    /// Inputs `x, w[, b]`; see [`conv_transpose`].
+    ConvTranspose2d(ConvTranspose2d),
     /// `y = act(x W^T + b)`; inputs `x [..., IN], w [OUT, IN][, b [OUT]]`.
     FullyConnected {
         /// Fused activation.
@@ -151,6 +158,30 @@ pub enum Op {
     },
     /// Resize of the last two axes.
     Resize(Resize),
+    /// Broadcasting comparison of two tensors of one dtype; output Bool.
+    Compare(CompareOp),
+    /// Broadcasting And / Or / Xor of two Bool tensors.
+    Logical(LogicalOp),
+    /// Boolean negation.
+    Not,
+    /// `cond ? a : b` with broadcasting; inputs `cond` (Bool), `a`, `b`.
+    Where,
+    /// Element-wise conversion to `to`.
+    Cast {
+        /// The output dtype.
+        to: DType,
+    },
+    /// ArgMax (`max`) or ArgMin along `axis`; output I64.
+    ArgReduce {
+        /// ArgMax if true.
+        max: bool,
+        /// The axis.
+        axis: usize,
+        /// Keep the axis as a dim of 1.
+        keepdims: bool,
+        /// Ties pick the last index.
+        select_last_index: bool,
+    },
 }
 
 impl Op {
@@ -158,6 +189,7 @@ impl Op {
     pub fn name(&self) -> &'static str {
         match self {
             Op::Conv2d(_) => "Conv2d",
+            Op::ConvTranspose2d(_) => "ConvTranspose2d",
             Op::FullyConnected { .. } => "FullyConnected",
             Op::MatMul => "MatMul",
             Op::Binary { .. } => "Binary",
@@ -178,6 +210,130 @@ impl Op {
             Op::Gather { .. } => "Gather",
             Op::Broadcast { .. } => "Broadcast",
             Op::Resize(_) => "Resize",
+            Op::Compare(c) => c.name(),
+            Op::Logical(l) => l.name(),
+            Op::Not => "Not",
+            Op::Where => "Where",
+            Op::Cast { .. } => "Cast",
+            Op::ArgReduce { max: true, .. } => "ArgMax",
+            Op::ArgReduce { .. } => "ArgMin",
+        }
+    }
+
+    /// The output dtype for these input dtypes, or why the op does not take them.
+    pub fn infer_dtype(&self, x: &[DType]) -> Result<DType, String> {
+        let first = x.first().copied().unwrap_or(DType::F32);
+        let all_same = x.iter().all(|&t| t == first);
+        let named = |t: DType| t.name();
+        match self {
+            Op::Compare(_) => {
+                if !all_same {
+                    return Err(format!(
+                        "compares {} with {}; both inputs must have one type",
+                        named(x[0]),
+                        named(x[1])
+                    ));
+                }
+                if first == DType::F16 {
+                    return Err("float16 comparisons are not supported".into());
+                }
+                Ok(DType::Bool)
+            }
+            Op::Logical(_) | Op::Not => {
+                if x.iter().any(|&t| t != DType::Bool) {
+                    return Err("logical ops take bool tensors".into());
+                }
+                Ok(DType::Bool)
+            }
+            Op::Where => {
+                if x.len() != 3 || x[0] != DType::Bool {
+                    return Err("the condition must be bool".into());
+                }
+                if x[1] != x[2] {
+                    return Err(format!(
+                        "the branches are {} and {}; they must have one type",
+                        named(x[1]),
+                        named(x[2])
+                    ));
+                }
+                Ok(x[1])
+            }
+            Op::Cast { to } => {
+                if first == DType::F16 || *to == DType::F16 {
+                    return Err("casts from or to float16 are not supported".into());
+                }
+                Ok(*to)
+            }
+            Op::ArgReduce { .. } => {
+                if matches!(first, DType::F16 | DType::Bool) {
+                    return Err(format!("ArgMax/ArgMin of {} is not supported", named(first)));
+                }
+                Ok(DType::I64)
+            }
+            Op::Concat { .. }
+            | Op::Transpose { .. }
+            | Op::Pad { .. }
+            | Op::Reshape { .. }
+            | Op::Slice(_)
+            | Op::Broadcast { .. } => {
+                if !all_same {
+                    return Err("inputs of different types".into());
+                }
+                if first == DType::F16 {
+                    return Err("float16 tensors are not supported at run time".into());
+                }
+                Ok(first)
+            }
+            Op::Gather { .. } => {
+                if x.get(1).is_some_and(|&t| t != DType::F32) {
+                    return Err("gather indices must be a constant".into());
+                }
+                if first == DType::F16 {
+                    return Err("float16 tensors are not supported at run time".into());
+                }
+                Ok(first)
+            }
+            Op::Binary { op, act } if first != DType::F32 || !all_same => {
+                let int_ok = !matches!(first, DType::F16 | DType::Bool)
+                    && *act == Activation::None
+                    && *op != BinaryOp::PRelu;
+                if !all_same {
+                    return Err(format!(
+                        "inputs are {} and {}; they must have one type",
+                        named(x[0]),
+                        named(x[1])
+                    ));
+                }
+                if !int_ok {
+                    return Err(format!("this op is not supported on {} tensors", named(first)));
+                }
+                Ok(first)
+            }
+            Op::Unary(u) if first != DType::F32 => {
+                let ok = match u {
+                    UnaryOp::Abs
+                    | UnaryOp::Neg
+                    | UnaryOp::Sign
+                    | UnaryOp::Relu
+                    | UnaryOp::Clip { .. } => true,
+                    UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round => first != DType::F64,
+                    _ => false,
+                };
+                if !ok || matches!(first, DType::F16 | DType::Bool) {
+                    return Err(format!(
+                        "{u:?} is not supported on {} tensors (FLOAT only)",
+                        named(first)
+                    ));
+                }
+                Ok(first)
+            }
+            _ => match x.iter().find(|&&t| t != DType::F32) {
+                Some(&t) => Err(format!(
+                    "an input is {}; this op computes in FLOAT only",
+                    named(t)
+                )),
+                None => Ok(DType::F32),
+            },
         }
     }
 
@@ -185,6 +341,7 @@ impl Op {
     pub fn activation_mut(&mut self) -> Option<&mut Activation> {
         match self {
             Op::Conv2d(c) => Some(&mut c.act),
+            Op::ConvTranspose2d(c) => Some(&mut c.act),
             Op::FullyConnected { act } | Op::Binary { act, .. } => Some(act),
             _ => None,
         }
@@ -203,6 +360,10 @@ impl Op {
             Op::Conv2d(c) => {
                 arity(2, 3)?;
                 infer_conv(c, x[0], x[1], x.get(2).copied())
+            }
+            Op::ConvTranspose2d(c) => {
+                arity(2, 3)?;
+                conv_transpose::infer(c, x[0], x[1], x.get(2).copied())
             }
             Op::FullyConnected { .. } => {
                 arity(2, 3)?;
@@ -345,6 +506,35 @@ impl Op {
             Op::Resize(r) => {
                 arity(1, 1)?;
                 slicing::infer_resize(r, x[0])
+            }
+            Op::Compare(_) | Op::Logical(_) => {
+                arity(2, 2)?;
+                broadcast(x[0], x[1])
+            }
+            Op::Not | Op::Cast { .. } => {
+                arity(1, 1)?;
+                Ok(x[0].to_vec())
+            }
+            Op::Where => {
+                arity(3, 3)?;
+                broadcast(x[0], &broadcast(x[1], x[2])?)
+            }
+            Op::ArgReduce { axis, keepdims, .. } => {
+                arity(1, 1)?;
+                let (axis, keepdims) = (*axis, *keepdims);
+                match x[0].get(axis) {
+                    None => Err(format!("axis {axis} is out of range for {:?}", x[0])),
+                    Some(0) => Err(format!("axis {axis} of {:?} is empty", x[0])),
+                    Some(_) => {
+                        let mut y = x[0].to_vec();
+                        if keepdims {
+                            y[axis] = 1;
+                        } else {
+                            y.remove(axis);
+                        }
+                        Ok(y)
+                    }
+                }
             }
         }
     }

@@ -77,8 +77,45 @@ fn validate_op(l: &Lowered, step: usize) -> Result<(), ConvertError> {
         xs.get(1).map_or(&[][..], Vec::as_slice),
         xs.get(2).map(Vec::as_slice),
     );
+    let dt = |k: usize| {
+        op.inputs
+            .get(k)
+            .map_or(ember_core::DType::F32, |&i| l.tensors[i as usize].dtype)
+    };
+    let typed = |k: usize| (xs.get(k).map_or(&[][..], Vec::as_slice), dt(k));
+    let out_dtype = l.tensors[op.output as usize].dtype;
+    let yt = (y.as_slice(), out_dtype);
+    let not_f32 = out_dtype != ember_core::DType::F32 || (0..xs.len()).any(|k| dt(k) != ember_core::DType::F32);
     let checked = match &op.kind {
+        OpKind::Binary(p) if not_f32 => ops::math::arith::validate_binary(p, typed(0), typed(1), yt),
+        OpKind::Unary(p) if not_f32 => ops::math::arith::validate_unary(p, typed(0), yt),
+        OpKind::Compare(p) => ops::math::compare::validate(p, typed(0), typed(1), yt),
+        OpKind::Logical(p) => ops::math::logical::validate(p, typed(0), typed(1), yt),
+        OpKind::Not => ops::math::logical::validate_not(typed(0), yt),
+        OpKind::Where => ops::math::where_op::validate(typed(0), typed(1), typed(2), yt),
+        OpKind::Cast(p) => ops::math::cast::validate(p, typed(0), yt),
+        OpKind::ArgReduce(p) => ops::nn::arg_reduce::validate(p, typed(0), yt),
+        OpKind::QuantConv2d(p) => {
+            ops::quant::conv::validate(p, x, w, xs.get(3).map(Vec::as_slice), b.unwrap_or(&[]), &y)
+        }
+        OpKind::QuantFullyConnected(p) => ops::quant::fully_connected::validate(
+            p,
+            x,
+            w,
+            xs.get(3).map(Vec::as_slice),
+            b.unwrap_or(&[]),
+            &y,
+        ),
+        OpKind::QuantAdd(p) => ops::quant::add::validate(p, x, w, &y),
+        OpKind::QuantMul(p) => ops::quant::mul::validate(p, x, w, &y),
+        OpKind::QuantAvgPool2d(p) => ops::quant::avg_pool::validate(p, x, &y),
+        OpKind::QuantMaxPool2d(p) => ops::quant::max_pool::validate(p, x, &y),
+        OpKind::QuantSoftmax(p) => ops::quant::softmax::validate(p, x, &y),
+        OpKind::Quantize(p) => ops::quant::quantize::validate(p, x, &y),
+        OpKind::Dequantize(p) => ops::quant::dequantize::validate(p, x, &y),
+        OpKind::Requantize(p) => ops::quant::requantize::validate(p, x, &y),
         OpKind::Conv2d(p) => ops::nn::conv::validate(p, x, w, b, &y),
+        OpKind::ConvTranspose2d(p) => ops::nn::conv_transpose::validate(p, x, w, b, &y),
         OpKind::FullyConnected(p) => ops::nn::fully_connected::validate(p, x, w, b, &y),
         OpKind::MatMul(p) => ops::nn::matmul::validate(p, x, w, &y),
         OpKind::Binary(p) => ops::math::binary::validate(p, x, w, &y),

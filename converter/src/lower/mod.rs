@@ -122,36 +122,24 @@ pub fn lower(g: &Graph) -> Result<Lowered, ConvertError> {
     for (r, &t) in order.iter().enumerate() {
         let tensor = g.tensor(t);
         let numel = crate::ir::shape::numel(&tensor.shape).map_err(ConvertError::limit)?;
-        if numel == 0 {
-            return Err(ConvertError::Tensor {
-                name: tensor.name.clone(),
-                reason: format!(
-                    "has shape {:?} with no elements, which Ember does not support",
-                    tensor.shape
-                ),
-            });
-        }
         match &tensor.data {
-            Some(ConstData::F32(v)) => {
+            Some(data) => {
                 let offset = u32::try_from(weights.len())
                     .map_err(|_| ConvertError::limit("the weights exceed 4 GiB"))?;
-                for x in v {
-                    weights.extend_from_slice(&x.to_le_bytes());
-                }
+                write_elements(&mut weights, data, tensor.dtype).map_err(|reason| {
+                    ConvertError::Tensor {
+                        name: tensor.name.clone(),
+                        reason,
+                    }
+                })?;
                 weights.resize(align_up(weights.len()), 0);
                 storage.push(Some(Storage::Weights { offset }));
-            }
-            Some(ConstData::I64(_)) => {
-                return Err(ConvertError::internal(format!(
-                    "integer constant {} is read by an op",
-                    tensor.name
-                )))
             }
             None => {
                 storage.push(None);
                 arena_index.insert(r as u32, arena_tensors.len());
                 arena_tensors.push(ArenaTensor {
-                    bytes: align_up(numel.saturating_mul(4)),
+                    bytes: align_up(numel.saturating_mul(tensor.dtype.size())),
                     first_use: first[r],
                     last_use: if is_output(t) { n_ops } else { last[r] },
                     is_input: g.is_input(t),
@@ -201,7 +189,7 @@ pub fn lower(g: &Graph) -> Result<Lowered, ConvertError> {
         };
         let is_weight = matches!(storage, Storage::Weights { .. });
         tensors.push(TensorRecord {
-            dtype: DType::F32,
+            dtype: tensor.dtype,
             dims,
             storage,
             quant: None,
@@ -239,4 +227,43 @@ pub fn lower(g: &Graph) -> Result<Lowered, ConvertError> {
     };
     check::check(&lowered)?;
     Ok(lowered)
+}
+
+/// Appends `data` to `out` as little-endian elements of `dtype`: f32 values widen to f64 or convert
+/// to integers (truncating, as a cast would), integer values narrow with two's-complement wrapping.
+fn write_elements(out: &mut Vec<u8>, data: &ConstData, dtype: DType) -> Result<(), String> {
+    fn put<const N: usize>(out: &mut Vec<u8>, b: [u8; N]) {
+        out.extend_from_slice(&b);
+    }
+    match data {
+        ConstData::F32(v) => {
+            for &x in v {
+                match dtype {
+                    DType::F32 => put(out, x.to_le_bytes()),
+                    DType::F64 => put(out, f64::from(x).to_le_bytes()),
+                    DType::Bool => out.push(u8::from(x != 0.0)),
+                    DType::F16 => return Err("float16 constants are not supported".into()),
+                    _ => write_int(out, x as i64, dtype),
+                }
+            }
+        }
+        ConstData::I64(v) => {
+            for &x in v {
+                match dtype {
+                    DType::F32 => put(out, (x as f32).to_le_bytes()),
+                    DType::F64 => put(out, (x as f64).to_le_bytes()),
+                    DType::Bool => out.push(u8::from(x != 0)),
+                    DType::F16 => return Err("float16 constants are not supported".into()),
+                    _ => write_int(out, x, dtype),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `x` as a little-endian integer of `dtype`'s width (wrapping).
+fn write_int(out: &mut Vec<u8>, x: i64, dtype: DType) {
+    let bytes = x.to_le_bytes();
+    out.extend_from_slice(&bytes[..dtype.size()]);
 }

@@ -1,8 +1,11 @@
 //! IR ops to the blob's closed [`OpKind`] enum, with parameters narrowed to the blob's integer widths.
 
+use ember_core::ops::math::{cast::CastParams, compare::CompareParams, logical::LogicalParams};
+use ember_core::ops::nn::arg_reduce::ArgReduceParams;
 use ember_core::ops::array::{concat::ConcatParams, pad::PadParams, transpose::TransposeParams};
 use ember_core::ops::array::{gather::GatherParams, slice::SliceParams};
 use ember_core::ops::math::{binary::BinaryParams, unary::UnaryParams};
+use ember_core::ops::nn::conv_transpose::ConvTranspose2dParams;
 use ember_core::ops::nn::{
     conv::Conv2dParams, fully_connected::FullyConnectedParams, matmul::MatMulParams,
     softmax::SoftmaxParams,
@@ -64,6 +67,23 @@ pub fn lower_op(n: &Node) -> Result<OpKind, ConvertError> {
                 pad_left: u16_of("padding", c.pads[1])?,
                 pad_bottom: u16_of("padding", c.pads[2])?,
                 pad_right: u16_of("padding", c.pads[3])?,
+                groups: u16_of("group", c.groups)?,
+                act: c.act,
+            })
+        }
+        Op::ConvTranspose2d(c) => {
+            nhwc(c.layout)?;
+            OpKind::ConvTranspose2d(ConvTranspose2dParams {
+                stride_h: u16_of("stride", c.strides[0])?,
+                stride_w: u16_of("stride", c.strides[1])?,
+                dilation_h: u16_of("dilation", c.dilations[0])?,
+                dilation_w: u16_of("dilation", c.dilations[1])?,
+                pad_top: u16_of("padding", c.pads[0])?,
+                pad_left: u16_of("padding", c.pads[1])?,
+                pad_bottom: u16_of("padding", c.pads[2])?,
+                pad_right: u16_of("padding", c.pads[3])?,
+                output_pad_h: u16_of("output padding", c.output_padding[0])?,
+                output_pad_w: u16_of("output padding", c.output_padding[1])?,
                 groups: u16_of("group", c.groups)?,
                 act: c.act,
             })
@@ -170,5 +190,21 @@ pub fn lower_op(n: &Node) -> Result<OpKind, ConvertError> {
         }),
         Op::Broadcast { .. } => OpKind::Broadcast,
         Op::Resize(r) => OpKind::Resize(r.params),
+        Op::Compare(op) => OpKind::Compare(CompareParams { op: *op }),
+        Op::Logical(op) => OpKind::Logical(LogicalParams { op: *op }),
+        Op::Not => OpKind::Not,
+        Op::Where => OpKind::Where,
+        Op::Cast { to } => OpKind::Cast(CastParams { to: *to }),
+        Op::ArgReduce {
+            max,
+            axis,
+            keepdims,
+            select_last_index,
+        } => OpKind::ArgReduce(ArgReduceParams {
+            max: *max,
+            axis: u8_of("axis", *axis)?,
+            keepdims: *keepdims,
+            select_last_index: *select_last_index,
+        }),
     })
 }

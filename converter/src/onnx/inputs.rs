@@ -20,19 +20,11 @@ pub fn input_shape(
             "is not a tensor (sequences, maps and optionals are not supported)".into(),
         ));
     };
-    if tt.elem_type != data_type::FLOAT {
+    if crate::onnx::tensor::dtype_of(tt.elem_type).is_none_or(|d| d == crate::ir::DType::F16) {
         return Err(err(format!(
-            "has element type {}; Ember's graph inputs are FLOAT",
+            "has element type {}; Ember's graph inputs are FLOAT, DOUBLE, BOOL or integer tensors",
             data_type::name(tt.elem_type)
         )));
-    }
-    if let Some(o) = over {
-        if o.contains(&0) {
-            return Err(err(format!(
-                "the override --shape {name}={} contains a 0",
-                join(o)
-            )));
-        }
     }
     let Some(shape) = tt.shape.as_ref() else {
         return match over {
@@ -42,19 +34,16 @@ pub fn input_shape(
             ))),
         };
     };
-    // Each dim: Ok(size) when static, Err(label) when dynamic.
-    let dims: Vec<Result<usize, String>> = shape
-        .dim
-        .iter()
-        .map(|d| match &d.value {
-            Some(DimensionValue::DimValue(v)) if *v > 0 => {
-                usize::try_from(*v).map_err(|_| format!("{v}"))
-            }
-            Some(DimensionValue::DimValue(v)) => Err(format!("{v}")),
+    // Each dim: Ok(size) when static (0 included: an empty tensor), Err(label) when dynamic.
+    let mut dims: Vec<Result<usize, String>> = Vec::with_capacity(shape.dim.len());
+    for (i, d) in shape.dim.iter().enumerate() {
+        dims.push(match &d.value {
+            Some(DimensionValue::DimValue(v)) => Ok(usize::try_from(*v)
+                .map_err(|_| err(format!("dimension {i} has the negative size {v}")))?),
             Some(DimensionValue::DimParam(p)) => Err(p.clone()),
             None => Err("?".to_string()),
-        })
-        .collect();
+        });
+    }
     let template = || {
         dims.iter()
             .map(|d| match d {
@@ -114,4 +103,14 @@ fn join(dims: &[usize]) -> String {
         .map(|d| d.to_string())
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// The dtype of graph input `vi` (checked by [`input_shape`] first).
+pub fn input_dtype(vi: &ValueInfoProto) -> crate::ir::DType {
+    match vi.r#type.as_ref().and_then(|t| t.value.as_ref()) {
+        Some(TypeValue::TensorType(tt)) => {
+            crate::onnx::tensor::dtype_of(tt.elem_type).unwrap_or(crate::ir::DType::F32)
+        }
+        _ => crate::ir::DType::F32,
+    }
 }

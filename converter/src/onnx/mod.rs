@@ -108,8 +108,8 @@ pub fn import_summarized(
                 reason: "two initializers have this name".to_string(),
             });
         }
-        let (shape, data) = tensor::read_tensor(init, &init.name)?;
-        let id = imp.graph.add_constant(&init.name, shape, data);
+        let (shape, data, dtype) = tensor::read_tensor_typed(init, &init.name)?;
+        let id = imp.graph.add_constant_of(&init.name, shape, data, dtype);
         imp.values.insert(init.name.clone(), id);
     }
 
@@ -143,7 +143,9 @@ pub fn import_summarized(
             used_overrides.insert(vi.name.as_str());
         }
         let shape = inputs::input_shape(vi, over, &mut imp.notices)?;
-        let id = imp.graph.add_activation(&vi.name, shape);
+        let id = imp
+            .graph
+            .add_activation_of(&vi.name, shape, inputs::input_dtype(vi));
         imp.graph.inputs.push(id);
         imp.values.insert(vi.name.clone(), id);
     }
@@ -208,7 +210,7 @@ pub fn import_summarized(
                 None => "is not produced by any node, initializer or input".to_string(),
             }));
         };
-        check_declared_output(vi, &imp.graph.tensor(id).shape, &mut imp.notices)
+        check_declared_output(vi, imp.graph.tensor(id), &mut imp.notices)
             .map_err(out_err)?;
         imp.graph.outputs.push(id);
     }
@@ -220,16 +222,19 @@ pub fn import_summarized(
 /// one gives a notice (the inferred one is used).
 fn check_declared_output(
     vi: &ValueInfoProto,
-    inferred: &[usize],
+    tensor: &crate::ir::Tensor,
     notices: &mut Vec<String>,
 ) -> Result<(), String> {
+    let inferred = tensor.shape.as_slice();
     let Some(TypeValue::TensorType(tt)) = vi.r#type.as_ref().and_then(|t| t.value.as_ref()) else {
         return Ok(());
     };
-    if tt.elem_type != data_type::FLOAT && tt.elem_type != 0 {
+    let declared = tensor::dtype_of(tt.elem_type);
+    if tt.elem_type != 0 && declared != Some(tensor.dtype) {
         return Err(format!(
-            "has element type {}; Ember's graph outputs are FLOAT",
-            data_type::name(tt.elem_type)
+            "has element type {} but Ember computes it as {}",
+            data_type::name(tt.elem_type),
+            data_type::name(tensor::onnx_type(tensor.dtype))
         ));
     }
     let Some(shape) = &tt.shape else {

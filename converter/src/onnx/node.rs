@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use crate::ir::fold::fold;
 use crate::ir::{ConstData, Graph, Node, Op, TensorId};
 use crate::onnx::proto::{attribute_type, AttributeProto, NodeProto};
-use crate::onnx::tensor::read_tensor;
+use crate::onnx::tensor::read_tensor_typed;
 use crate::ConvertError;
 
 /// Everything the import has built so far.
@@ -210,40 +210,35 @@ impl NodeCtx<'_> {
         inputs: Vec<TensorId>,
     ) -> Result<TensorId, ConvertError> {
         let g = &self.imp.graph;
+        let dtypes: Vec<crate::ir::DType> = inputs.iter().map(|&i| g.tensor(i).dtype).collect();
+        let dtype = op.infer_dtype(&dtypes).map_err(|e| self.err(e))?;
         if let [x] = inputs.as_slice() {
             let t = g.tensor(*x);
             if let Some(d) = &t.data {
                 // Inferring first also checks what `fold` relies on (a valid permutation).
                 let shape = op.infer(&[&t.shape]).map_err(|e| self.err(e))?;
                 if let Some(data) = fold(&op, d, &t.shape) {
-                    return Ok(self.imp.graph.add_constant(out_name, shape, data));
+                    return Ok(self.imp.graph.add_constant_of(out_name, shape, data, dtype));
                 }
             }
         }
-        if let Some(data) = eval_consts(g, &op, &inputs) {
+        // Shape arithmetic only: other integer types must wrap at their own width, at run time.
+        let shape_ints = dtypes.iter().all(|&t| t == crate::ir::DType::I64);
+        if let Some(data) = eval_consts(g, &op, &inputs).filter(|_| shape_ints) {
             let shapes: Vec<&[usize]> = inputs
                 .iter()
                 .map(|&i| g.tensor(i).shape.as_slice())
                 .collect();
             let shape = op.infer(&shapes).map_err(|e| self.err(e))?;
             let data = data.map_err(|e| self.err(e))?;
-            return Ok(self.imp.graph.add_constant(out_name, shape, data));
-        }
-        if let Some(&i) = inputs
-            .iter()
-            .find(|&&i| g.tensor(i).dtype != crate::ir::DType::F32)
-        {
-            return Err(self.err(format!(
-                "input \"{}\" is an integer tensor; Ember computes in FLOAT only",
-                g.tensor(i).name
-            )));
+            return Ok(self.imp.graph.add_constant_of(out_name, shape, data, dtype));
         }
         let shapes: Vec<&[usize]> = inputs
             .iter()
             .map(|&i| g.tensor(i).shape.as_slice())
             .collect();
         let shape = op.infer(&shapes).map_err(|e| self.err(e))?;
-        let out = self.imp.graph.add_activation(out_name, shape);
+        let out = self.imp.graph.add_activation_of(out_name, shape, dtype);
         self.imp.graph.nodes.push(Node {
             name: node_name.to_string(),
             onnx_op: self.node.op_type.clone(),
@@ -334,7 +329,10 @@ impl NodeCtx<'_> {
     }
 
     /// A TENSOR attribute, read as constant data.
-    pub fn attr_tensor(&self, name: &str) -> Result<Option<(Vec<usize>, ConstData)>, ConvertError> {
+    pub fn attr_tensor(
+        &self,
+        name: &str,
+    ) -> Result<Option<(Vec<usize>, ConstData, crate::ir::DType)>, ConvertError> {
         let Some(a) = self.typed_attr(name, attribute_type::TENSOR, "TENSOR", |a| a.t.is_some())?
         else {
             return Ok(None);
@@ -342,7 +340,7 @@ impl NodeCtx<'_> {
         let t =
             a.t.as_ref()
                 .ok_or_else(|| self.err(format!("attribute {name} holds no tensor")))?;
-        read_tensor(t, &format!("{}.{name}", self.name)).map(Some)
+        read_tensor_typed(t, &format!("{}.{name}", self.name)).map(Some)
     }
 
     /// True if the attribute is present at all.

@@ -20,6 +20,10 @@ pub mod data_type {
     pub const UINT8: i32 = 2;
     /// Signed 8-bit integer.
     pub const INT8: i32 = 3;
+    /// Unsigned 16-bit integer.
+    pub const UINT16: i32 = 4;
+    /// Signed 16-bit integer.
+    pub const INT16: i32 = 5;
     /// Signed 32-bit integer.
     pub const INT32: i32 = 6;
     /// Signed 64-bit integer.
@@ -30,6 +34,10 @@ pub mod data_type {
     pub const FLOAT16: i32 = 10;
     /// 64-bit float.
     pub const DOUBLE: i32 = 11;
+    /// Unsigned 32-bit integer.
+    pub const UINT32: i32 = 12;
+    /// Unsigned 64-bit integer.
+    pub const UINT64: i32 = 13;
 
     /// The ONNX spelling of a data type, for error messages.
     pub fn name(t: i32) -> &'static str {
@@ -256,6 +264,9 @@ pub struct TensorProto {
     /// `DOUBLE` (and `COMPLEX128`) data.
     #[prost(double, repeated, tag = "10")]
     pub double_data: Vec<f64>,
+    /// `UINT32` and `UINT64` data.
+    #[prost(uint64, repeated, tag = "11")]
+    pub uint64_data: Vec<u64>,
     /// Free-form documentation.
     #[prost(string, tag = "12")]
     pub doc_string: String,

@@ -1,14 +1,63 @@
 //! Reads the data of a `TensorProto` (an initializer or a `Constant` value) into a [`ConstData`].
 //!
-//! FLOAT and DOUBLE become f32; INT64, INT32 and BOOL become i64 (only consumed at conversion time, as
-//! shapes, pads or axes). Data stored outside the file is rejected. Sizes are checked against the
+//! FLOAT and DOUBLE values are held as f32, every integer type and BOOL as i64; the tensor keeps its
+//! ONNX type as a [`DType`], in which lowering writes it if an op reads it at run time. Data stored outside the file is rejected. Sizes are checked against the
 //! dims before anything is allocated, so a hostile file cannot make the converter allocate more
 //! than the bytes it holds.
 
 use crate::ir::shape::{dims_from_i64, numel};
-use crate::ir::ConstData;
+use crate::ir::{ConstData, DType};
 use crate::onnx::proto::{data_type, TensorProto, DATA_LOCATION_EXTERNAL};
 use crate::ConvertError;
+
+/// The Ember dtype of an ONNX element type, if Ember has one.
+pub fn dtype_of(t: i32) -> Option<DType> {
+    Some(match t {
+        data_type::FLOAT => DType::F32,
+        data_type::DOUBLE => DType::F64,
+        data_type::INT8 => DType::I8,
+        data_type::UINT8 => DType::U8,
+        data_type::INT16 => DType::I16,
+        data_type::UINT16 => DType::U16,
+        data_type::INT32 => DType::I32,
+        data_type::UINT32 => DType::U32,
+        data_type::INT64 => DType::I64,
+        data_type::UINT64 => DType::U64,
+        data_type::BOOL => DType::Bool,
+        data_type::FLOAT16 => DType::F16,
+        _ => return None,
+    })
+}
+
+/// The ONNX element type of an Ember dtype.
+pub fn onnx_type(d: DType) -> i32 {
+    match d {
+        DType::F32 => data_type::FLOAT,
+        DType::F64 => data_type::DOUBLE,
+        DType::I8 => data_type::INT8,
+        DType::U8 => data_type::UINT8,
+        DType::I16 => data_type::INT16,
+        DType::U16 => data_type::UINT16,
+        DType::I32 => data_type::INT32,
+        DType::U32 => data_type::UINT32,
+        DType::I64 => data_type::INT64,
+        DType::U64 => data_type::UINT64,
+        DType::Bool => data_type::BOOL,
+        DType::F16 => data_type::FLOAT16,
+    }
+}
+
+/// Dims, data and dtype of a tensor proto. `name` is used in messages (the proto's own name may be
+/// empty).
+pub fn read_tensor_typed(
+    t: &TensorProto,
+    name: &str,
+) -> Result<(Vec<usize>, ConstData, DType), ConvertError> {
+    let (shape, data) = read_tensor(t, name)?;
+    // read_tensor only accepts types that have a dtype.
+    let dtype = dtype_of(t.data_type).unwrap_or(data.dtype());
+    Ok((shape, data, dtype))
+}
 
 /// Dims and data of a tensor proto. `name` is used in messages (the proto's own name may be empty).
 pub fn read_tensor(t: &TensorProto, name: &str) -> Result<(Vec<usize>, ConstData), ConvertError> {
@@ -74,6 +123,41 @@ pub fn read_tensor(t: &TensorProto, name: &str) -> Result<(Vec<usize>, ConstData
             check_len(t.int32_data.len(), n, mismatch)?;
             ConstData::I64(t.int32_data.iter().map(|&v| i64::from(v)).collect())
         }
+        data_type::INT8 | data_type::UINT8 | data_type::INT16 | data_type::UINT16 if raw => {
+            let size = if matches!(t.data_type, data_type::INT8 | data_type::UINT8) { 1 } else { 2 };
+            if raw_len_mismatch(t.raw_data.len(), size, n) {
+                return Err(mismatch(t.raw_data.len() / size));
+            }
+            ConstData::I64(match t.data_type {
+                data_type::INT8 => t.raw_data.iter().map(|&b| i64::from(b as i8)).collect(),
+                data_type::UINT8 => t.raw_data.iter().map(|&b| i64::from(b)).collect(),
+                data_type::INT16 => le_chunks::<2>(&t.raw_data, n, mismatch)?
+                    .map(|b| i64::from(i16::from_le_bytes(b)))
+                    .collect(),
+                _ => le_chunks::<2>(&t.raw_data, n, mismatch)?
+                    .map(|b| i64::from(u16::from_le_bytes(b)))
+                    .collect(),
+            })
+        }
+        data_type::INT8 | data_type::UINT8 | data_type::INT16 | data_type::UINT16 => {
+            // Small integer types are stored in int32_data, one value each.
+            check_len(t.int32_data.len(), n, mismatch)?;
+            ConstData::I64(t.int32_data.iter().map(|&v| i64::from(v)).collect())
+        }
+        data_type::UINT32 if raw => ConstData::I64(
+            le_chunks::<4>(&t.raw_data, n, mismatch)?
+                .map(|b| i64::from(u32::from_le_bytes(b)))
+                .collect(),
+        ),
+        data_type::UINT32 | data_type::UINT64 if !raw => {
+            check_len(t.uint64_data.len(), n, mismatch)?;
+            ConstData::I64(t.uint64_data.iter().map(|&v| v as i64).collect())
+        }
+        data_type::UINT64 => ConstData::I64(
+            le_chunks::<8>(&t.raw_data, n, mismatch)?
+                .map(|b| u64::from_le_bytes(b) as i64)
+                .collect(),
+        ),
         data_type::BOOL if raw => {
             check_len(t.raw_data.len(), n, mismatch)?;
             ConstData::I64(t.raw_data.iter().map(|&b| i64::from(b != 0)).collect())
@@ -91,6 +175,10 @@ pub fn read_tensor(t: &TensorProto, name: &str) -> Result<(Vec<usize>, ConstData
         }
     };
     Ok((shape, data))
+}
+
+fn raw_len_mismatch(len: usize, size: usize, n: usize) -> bool {
+    len != n.saturating_mul(size)
 }
 
 fn check_len(

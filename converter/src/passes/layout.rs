@@ -3,8 +3,9 @@
 //!
 //! Walking the nodes in order, the pass tracks whether each 4-D activation is held in ONNX's layout
 //! (NCHW) or as NHWC:
-//! - Conv2d, MaxPool, AvgPool and GlobalAvgPool read NHWC (a Transpose `[0, 2, 3, 1]` is inserted in
-//!   front of an NCHW input) and write NHWC; weights are permuted OIHW -> OHWI at conversion time.
+//! - Conv2d, ConvTranspose2d, MaxPool, AvgPool and GlobalAvgPool read NHWC (a Transpose
+//!   `[0, 2, 3, 1]` is inserted in front of an NCHW input) and write NHWC; weights are permuted
+//!   OIHW -> OHWI at conversion time.
 //! - Unary ops write the layout they read; so does Resize of an NHWC activation (or one with an NHWC
 //!   copy), which runs channels-last, and a Slice of one (its parameters permuted).
 //! - A reduction (also GlobalMaxPool) of an activation that is NHWC (or has an NHWC copy) runs on it,
@@ -47,6 +48,12 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
     for mut node in nodes {
         let layout = match &mut node.op {
             Op::Conv2d(c) => {
+                c.layout = SpatialLayout::Nhwc;
+                node.inputs[0] = conv.nhwc(g, node.inputs[0])?;
+                node.inputs[1] = conv.nhwc(g, node.inputs[1])?;
+                TensorLayout::Nhwc
+            }
+            Op::ConvTranspose2d(c) => {
                 c.layout = SpatialLayout::Nhwc;
                 node.inputs[0] = conv.nhwc(g, node.inputs[0])?;
                 node.inputs[1] = conv.nhwc(g, node.inputs[1])?;
@@ -194,18 +201,18 @@ impl Conversions {
         let id = match &tensor.data {
             Some(ConstData::F32(v)) => {
                 let data = ConstData::F32(transpose(v, &dims, &TO_NHWC));
-                let id = g.add_constant(&name, shape, data);
+                let id = g.add_constant_of(&name, shape, data, tensor.dtype);
                 g.tensor_mut(id).layout = TensorLayout::Nhwc;
                 id
             }
-            Some(ConstData::I64(_)) => {
-                return Err(ConvertError::internal(format!(
-                    "integer constant {} reached the layout pass",
-                    tensor.name
-                )))
+            Some(ConstData::I64(v)) => {
+                let data = ConstData::I64(transpose(v, &dims, &TO_NHWC));
+                let id = g.add_constant_of(&name, shape, data, tensor.dtype);
+                g.tensor_mut(id).layout = TensorLayout::Nhwc;
+                id
             }
             None if rank == 4 => {
-                let id = g.add_activation(&name, shape);
+                let id = g.add_activation_of(&name, shape, tensor.dtype);
                 g.tensor_mut(id).layout = TensorLayout::Nhwc;
                 g.nodes.push(Node {
                     name: format!("{}.to_nhwc", tensor.name),
@@ -239,7 +246,7 @@ impl Conversions {
         }
         let tensor = g.tensor(t).clone();
         let shape: Vec<usize> = TO_NCHW.iter().map(|&p| tensor.shape[p]).collect();
-        let id = g.add_activation(&format!("{}.nchw", tensor.name), shape);
+        let id = g.add_activation_of(&format!("{}.nchw", tensor.name), shape, tensor.dtype);
         g.nodes.push(Node {
             name: format!("{}.to_nchw", tensor.name),
             onnx_op: "Transpose".into(),

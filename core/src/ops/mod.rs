@@ -4,6 +4,7 @@
 //! that passed `validate`, and never allocates.
 
 pub mod array;
+pub mod element;
 pub mod math;
 pub mod nn;
 pub mod pool;

@@ -1,7 +1,7 @@
 //! Shape arithmetic shared by the reference kernels: the checks every `validate` starts with, numpy
 //! broadcasting, row-major strides, and an odometer that walks several tensors in step without dividing.
 
-use crate::ops::MAX_RANK;
+use crate::ops::{In, Out, MAX_RANK};
 use crate::Error;
 
 /// `Ok(())` when `cond` holds, else a shape error saying `reason`.
@@ -132,4 +132,83 @@ pub(crate) fn for_each_offset<const K: usize>(
 #[inline]
 pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).fold(0.0, |acc, (&u, &v)| acc + u * v)
+}
+
+/// `y[i] = f(a[ia], b[ib])` where `ia` and `ib` are `i` broadcast into `a` and `b` (numpy rules; the
+/// shapes were checked with [`check_broadcast`]).
+///
+/// Walks `y` row by row (a row runs along the last axis) with an odometer over the outer axes; within a
+/// row, `a` and `b` advance by a fixed step (0 when they are broadcast along it).
+#[inline(always)]
+pub(crate) fn broadcast_zip<A: Copy, B: Copy, C>(
+    a: In<'_, A>,
+    b: In<'_, B>,
+    y: Out<'_, C>,
+    f: impl Fn(A, B) -> C,
+) {
+    if a.dims == b.dims {
+        // No broadcasting: y has this shape too.
+        for ((out, &u), &v) in y.data.iter_mut().zip(a.data).zip(b.data) {
+            *out = f(u, v);
+        }
+        return;
+    }
+    if y.data.is_empty() {
+        return;
+    }
+    // A scalar output is walked as one row of one element.
+    let rank = y.dims.len().max(1);
+    let y_dims = right_align(y.dims, rank);
+    let a_strides = broadcast_strides(&right_align(a.dims, rank)[..rank]);
+    let b_strides = broadcast_strides(&right_align(b.dims, rank)[..rank]);
+    let row_len = y_dims[rank - 1];
+    let (a_step, b_step) = (a_strides[rank - 1], b_strides[rank - 1]);
+    let mut rows = y.data.chunks_exact_mut(row_len);
+    for_each_offset(
+        &y_dims[..rank - 1],
+        &[a_strides, b_strides],
+        |[a_row, b_row]| {
+            if let Some(row) = rows.next() {
+                for (i, out) in row.iter_mut().enumerate() {
+                    *out = f(a.data[a_row + i * a_step], b.data[b_row + i * b_step]);
+                }
+            }
+        },
+    );
+}
+
+/// Like [`broadcast_zip`] for three inputs (`Where`).
+pub(crate) fn broadcast_zip3<A: Copy, B: Copy, C: Copy, D>(
+    a: In<'_, A>,
+    b: In<'_, B>,
+    c: In<'_, C>,
+    y: Out<'_, D>,
+    f: impl Fn(A, B, C) -> D,
+) {
+    if y.data.is_empty() {
+        return;
+    }
+    let rank = y.dims.len().max(1);
+    let y_dims = right_align(y.dims, rank);
+    let a_strides = broadcast_strides(&right_align(a.dims, rank)[..rank]);
+    let b_strides = broadcast_strides(&right_align(b.dims, rank)[..rank]);
+    let c_strides = broadcast_strides(&right_align(c.dims, rank)[..rank]);
+    let row_len = y_dims[rank - 1];
+    let steps = (a_strides[rank - 1], b_strides[rank - 1], c_strides[rank - 1]);
+    let mut rows = y.data.chunks_exact_mut(row_len);
+    for_each_offset(
+        &y_dims[..rank - 1],
+        &[a_strides, b_strides, c_strides],
+        |[a_row, b_row, c_row]| {
+            if let Some(row) = rows.next() {
+                for (i, out) in row.iter_mut().enumerate() {
+                    *out = f(
+                        a.data[a_row + i * steps.0],
+                        b.data[b_row + i * steps.1],
+                        c.data[c_row + i * steps.2],
+                    );
+                }
+            }
+        },
+    );
 }

@@ -474,6 +474,7 @@ pub fn binary_case() -> impl Strategy<Value = BinaryCase> {
         BinaryOp::Max,
         BinaryOp::PRelu,
         BinaryOp::Mod,
+        BinaryOp::FloorMod,
     ]);
     (op, activation(), vec(dim(), 0..=4))
         .prop_flat_map(|(op, act, full)| {
@@ -580,6 +581,12 @@ fn binary_definition(op: BinaryOp, u: f64, v: f64) -> f64 {
         }
         // Rust's `%` on floats is C's fmod: truncated division, the sign of the dividend.
         BinaryOp::Mod => u % v,
+        // Floored: the sign of the divisor (Python's `%`), from the floor formula directly.
+        BinaryOp::FloorMod => {
+            let r = u - (u / v).floor() * v;
+            // The formula can round to exactly v in f64; the true remainder is then 0 with v's sign.
+            if r == v { 0.0 * v } else { r }
+        }
     }
 }
 

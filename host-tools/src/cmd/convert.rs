@@ -51,11 +51,11 @@ pub fn parse_shape(arg: &str) -> Result<(String, Vec<usize>)> {
         .map(|d| d.trim().parse::<usize>())
         .collect::<Result<Vec<_>, _>>()
         .with_context(|| {
-            format!("--shape {arg:?}: dimensions must be positive integers separated by commas")
+            format!(
+                "--shape {arg:?}: dimensions must be whole numbers separated by commas (0 for an \
+                 empty dim)"
+            )
         })?;
-    if dims.contains(&0) {
-        bail!("--shape {arg:?}: dimensions must be positive");
-    }
     Ok((name.to_string(), dims))
 }
 

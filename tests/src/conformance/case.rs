@@ -1,10 +1,12 @@
 //! One node-test case: read `model.onnx` and `test_data_set_0/{input,output}_*.pb`, fold the
 //! non-float inputs into the model as initializers, convert, run, and compare.
 //!
-//! Float32 inputs stay runtime inputs, their shapes fixed from the test data. INT64, INT32 and BOOL
-//! inputs (shapes, axes, indices, masks) become initializers, so the converter sees them as the
-//! constants they are in a deployed model (tract's harness does the same with input facts). Any other
-//! input or output element type is reported as unsupported: the runtime is f32-only.
+//! Inputs of every type Ember has (float32, float64, the integer types, bool) are fed at run time,
+//! their shapes fixed from the test data. When that conversion fails and the case has integer or bool
+//! inputs, it is retried with those folded into the model as initializers, so the converter sees them
+//! as the constants they are in a deployed model (shapes, axes, indices; tract's harness does the same
+//! with input facts). Float16, bfloat16, float8, 4-bit and string tensors are reported as unsupported.
+//! Float outputs are compared with the case's tolerance, integer and bool outputs exactly.
 //!
 //! Many node tests feed weights as graph inputs (Conv's `W`, Clip's `min`, Pad's `value`), which
 //! Ember wants as constants. A case whose config names its runtime inputs (`input=x`) folds every other
@@ -16,6 +18,8 @@
 use std::path::Path;
 
 use ember_convert::onnx::proto::{data_type, ModelProto, NodeProto, TensorProto, TypeValue};
+use ember_convert::onnx::tensor::dtype_of;
+use ember_core::DType;
 use ember_convert::{ConvertError, ConvertOptions};
 use prost::Message;
 
@@ -47,6 +51,15 @@ enum Stage {
     Ran,
 }
 
+/// What an attempt found among the graph's runtime inputs.
+#[derive(Default)]
+struct SeenInputs {
+    /// Names of the float32 inputs.
+    floats: Vec<String>,
+    /// Number of integer and bool inputs.
+    ints: usize,
+}
+
 /// The test data of one case.
 struct TestData {
     inputs: Vec<TensorProto>,
@@ -58,16 +71,35 @@ struct TestData {
 pub fn run_case(dir: &Path, cfg: &CaseConfig) -> CaseRun {
     let mut node_ops = Vec::new();
     let mut stage = Stage::Prepare;
-    let mut floats = Vec::new();
+    let mut seen = SeenInputs::default();
     let first = attempt(
         dir,
         cfg.tol,
         cfg.inputs.as_deref(),
         &mut node_ops,
         &mut stage,
-        &mut floats,
+        &mut seen,
+        false,
     );
-    let first = first.unwrap_or_else(|o| o);
+    let floats = seen.floats;
+    let mut first = first.unwrap_or_else(|o| o);
+    // Integer and bool inputs run at run time first; when the converter needs them as constants
+    // (shapes, axes, indices), they are folded into the model, as a deployed model has them.
+    let fold_ints = seen.ints > 0 && stage == Stage::Convert;
+    if fold_ints {
+        let (mut ops2, mut seen2) = (Vec::new(), SeenInputs::default());
+        stage = Stage::Prepare;
+        first = attempt(
+            dir,
+            cfg.tol,
+            cfg.inputs.as_deref(),
+            &mut ops2,
+            &mut stage,
+            &mut seen2,
+            true,
+        )
+        .unwrap_or_else(|o| o);
+    }
     // An op the converter does not know stays unknown with constant weights: no retry.
     let unknown_op = matches!(&first, Outcome::Unsupported(m) if m.starts_with("op "));
     if cfg.inputs.is_some() || stage != Stage::Convert || floats.len() < 2 || unknown_op {
@@ -79,14 +111,16 @@ pub fn run_case(dir: &Path, cfg: &CaseConfig) -> CaseRun {
     }
     let only = vec![floats[0].clone()];
     let flag = format!("input={}", only[0]);
-    let (mut ops2, mut stage2, mut floats2) = (Vec::new(), Stage::Prepare, Vec::new());
+    let (mut ops2, mut stage2) = (Vec::new(), Stage::Prepare);
+    let mut seen2 = SeenInputs::default();
     let retry = attempt(
         dir,
         cfg.tol,
         Some(&only),
         &mut ops2,
         &mut stage2,
-        &mut floats2,
+        &mut seen2,
+        fold_ints,
     )
     .unwrap_or_else(|o| o);
     let outcome = match retry {
@@ -117,8 +151,13 @@ fn attempt(
     runtime_inputs: Option<&[String]>,
     node_ops: &mut Vec<String>,
     stage: &mut Stage,
-    floats: &mut Vec<String>,
+    seen: &mut SeenInputs,
+    fold_ints: bool,
 ) -> Result<Outcome, Outcome> {
+    let SeenInputs {
+        floats,
+        ints: int_inputs,
+    } = seen;
     let bytes = std::fs::read(dir.join("model.onnx"))
         .map_err(|e| Outcome::Error(format!("cannot read model.onnx: {e}")))?;
     let mut model = ModelProto::decode(&bytes[..])
@@ -170,7 +209,7 @@ fn attempt(
         )));
     }
     for (vi, t) in graph.output.iter().zip(&data.outputs) {
-        if t.data_type != data_type::FLOAT {
+        if dtype_of(t.data_type).is_none_or(|d| d == DType::F16) {
             return Err(Outcome::Unsupported(format!(
                 "dtype: output \"{}\" is {}",
                 vi.name,
@@ -179,36 +218,41 @@ fn attempt(
         }
     }
 
-    let mut feeds: Vec<(String, Vec<usize>, Vec<f32>)> = Vec::new();
+    let mut feeds: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
     let mut folded: Vec<TensorProto> = Vec::new();
     for (name, t) in runtime.iter().zip(&data.inputs) {
-        match t.data_type {
-            data_type::FLOAT if runtime_inputs.is_some_and(|r| !r.contains(name)) => {
+        match dtype_of(t.data_type) {
+            Some(DType::F32) if runtime_inputs.is_some_and(|r| !r.contains(name)) => {
                 floats.push(name.clone());
                 let mut c = t.clone();
                 c.name = name.clone();
                 folded.push(c);
             }
-            data_type::FLOAT => {
-                floats.push(name.clone());
-                let dims = dims_of(t).map_err(Outcome::Error)?;
-                if dims.contains(&0) {
-                    return Err(Outcome::Unsupported(format!(
-                        "empty tensor: input \"{name}\" has dims {dims:?}"
-                    )));
+            Some(DType::F32) | Some(DType::F64) => {
+                if t.data_type == data_type::FLOAT {
+                    floats.push(name.clone());
                 }
-                let values = f32_values(t).map_err(Outcome::Error)?;
-                feeds.push((name.clone(), dims, values));
+                let dims = dims_of(t).map_err(Outcome::Error)?;
+                let bytes = le_bytes(t).map_err(Outcome::Error)?;
+                feeds.push((name.clone(), dims, bytes));
             }
-            data_type::INT64 | data_type::INT32 | data_type::BOOL => {
+            // An empty integer input (no axes, say) can only be a constant.
+            Some(d) if d != DType::F16 && !fold_ints && !dims_of(t).map_err(Outcome::Error)?.contains(&0) => {
+                let dims = dims_of(t).map_err(Outcome::Error)?;
+                *int_inputs += 1;
+                let bytes = le_bytes(t).map_err(Outcome::Error)?;
+                feeds.push((name.clone(), dims, bytes));
+            }
+            Some(d) if d != DType::F16 => {
+                *int_inputs += 1;
                 let mut c = t.clone();
                 c.name = name.clone();
                 folded.push(c);
             }
-            other => {
+            _ => {
                 return Err(Outcome::Unsupported(format!(
                     "dtype: input \"{name}\" is {}",
-                    data_type::name(other)
+                    data_type::name(t.data_type)
                 )))
             }
         }
@@ -262,9 +306,18 @@ fn attempt(
             .iter()
             .find(|(n, _, _)| n == name)
             .ok_or_else(|| Outcome::Error(format!("blob input \"{name}\" is not a test input")))?;
-        s.input(i)
-            .and_then(|mut t| t.write_f32(values))
+        let mut t = s
+            .input(i)
             .map_err(|e| runtime_err(&format!("input \"{name}\""), e))?;
+        let dst = t.bytes_mut();
+        if dst.len() != values.len() {
+            return Err(Outcome::Error(format!(
+                "input \"{name}\": the blob holds {} bytes, the test data {}",
+                dst.len(),
+                values.len()
+            )));
+        }
+        dst.copy_from_slice(values);
     }
     s.run().map_err(|e| runtime_err("run", e))?;
 
@@ -282,7 +335,6 @@ fn attempt(
         })?;
         let expected = &data.outputs[j];
         let want_dims = dims_of(expected).map_err(Outcome::Error)?;
-        let want = f32_values(expected).map_err(Outcome::Error)?;
         let out = s
             .output(k)
             .map_err(|e| runtime_err(&format!("output \"{name}\""), e))?;
@@ -292,10 +344,21 @@ fn attempt(
                 "output \"{name}\": shape {got_dims:?}, expected {want_dims:?}"
             )));
         }
-        let got = out
-            .as_f32()
-            .map_err(|e| runtime_err(&format!("output \"{name}\""), e))?;
-        if let Err(d) = compare(got, &want, tol) {
+        let want_type = dtype_of(expected.data_type);
+        if want_type != Some(out.dtype()) {
+            return Ok(Outcome::Fail(format!(
+                "output \"{name}\": type {}, expected {}",
+                out.dtype().name(),
+                data_type::name(expected.data_type)
+            )));
+        }
+        let want = le_bytes(expected).map_err(Outcome::Error)?;
+        let verdict = match out.dtype() {
+            DType::F32 => compare(&f32s(out.bytes()), &f32s(&want), tol),
+            DType::F64 => compare(&f64s_as_f32(out.bytes()), &f64s_as_f32(&want), tol),
+            _ => compare_exact(out.bytes(), &want, out.dtype().size()),
+        };
+        if let Err(d) = verdict {
             worst.get_or_insert(format!("output \"{name}\": {d}"));
         }
     }
@@ -342,26 +405,94 @@ fn dims_of(t: &TensorProto) -> Result<Vec<usize>, String> {
     Ok(dims)
 }
 
-/// The elements of a FLOAT tensor proto (raw little-endian bytes or `float_data`).
-fn f32_values(t: &TensorProto) -> Result<Vec<f32>, String> {
+/// The elements of a tensor proto as little-endian bytes of its own type (raw data as stored, or
+/// the typed field converted).
+fn le_bytes(t: &TensorProto) -> Result<Vec<u8>, String> {
+    let dtype = dtype_of(t.data_type)
+        .ok_or_else(|| format!("tensor \"{}\" has type {}", t.name, data_type::name(t.data_type)))?;
     let n: usize = dims_of(t)?.iter().product();
-    let values: Vec<f32> = if t.raw_data.is_empty() {
-        t.float_data.clone()
-    } else {
-        t.raw_data
-            .chunks_exact(4)
-            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect()
-    };
-    if values.len() != n {
+    let size = dtype.size();
+    if !t.raw_data.is_empty() {
+        if t.raw_data.len() != n * size {
+            return Err(format!(
+                "tensor \"{}\": {n} elements need {} bytes, the data holds {}",
+                t.name,
+                n * size,
+                t.raw_data.len()
+            ));
+        }
+        return Ok(t.raw_data.clone());
+    }
+    let mut out = Vec::with_capacity(n * size);
+    match dtype {
+        DType::F32 => t.float_data.iter().for_each(|v| out.extend(v.to_le_bytes())),
+        DType::F64 => t.double_data.iter().for_each(|v| out.extend(v.to_le_bytes())),
+        DType::I64 => t.int64_data.iter().for_each(|v| out.extend(v.to_le_bytes())),
+        DType::U32 | DType::U64 => t
+            .uint64_data
+            .iter()
+            .for_each(|v| out.extend(&v.to_le_bytes()[..size])),
+        // INT32, INT16, INT8, UINT16, UINT8 and BOOL live in int32_data, one value each.
+        _ => t
+            .int32_data
+            .iter()
+            .for_each(|v| out.extend(&v.to_le_bytes()[..size])),
+    }
+    if out.len() != n * size {
         return Err(format!(
-            "tensor \"{}\": dims {:?} need {n} values, the data holds {}",
+            "tensor \"{}\": {n} elements need {} bytes, the data holds {}",
             t.name,
-            t.dims,
-            values.len()
+            n * size,
+            out.len()
         ));
     }
-    Ok(values)
+    Ok(out)
+}
+
+fn f32s(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// f64 elements, narrowed to f32 for the tolerance check (the node tests' tolerances are f32-sized).
+fn f64s_as_f32(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(8)
+        .map(|c| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(c);
+            f64::from_le_bytes(a) as f32
+        })
+        .collect()
+}
+
+/// Integer and bool outputs must match exactly (bools compared as true/false).
+fn compare_exact(got: &[u8], want: &[u8], size: usize) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("{} bytes, expected {}", got.len(), want.len()));
+    }
+    let as_i128 = |c: &[u8]| {
+        let mut a = [0u8; 16];
+        a[..c.len()].copy_from_slice(c);
+        i128::from_le_bytes(a)
+    };
+    let bad: Vec<usize> = got
+        .chunks_exact(size)
+        .zip(want.chunks_exact(size))
+        .enumerate()
+        .filter(|(_, (g, w))| g != w)
+        .map(|(i, _)| i)
+        .collect();
+    match bad.first() {
+        None => Ok(()),
+        Some(&i) => Err(format!(
+            "{} of {} elements differ; first at {i}: got {}, expected {}",
+            bad.len(),
+            got.len() / size,
+            as_i128(&got[i * size..][..size]),
+            as_i128(&want[i * size..][..size])
+        )),
+    }
 }
 
 /// Sorts a conversion error into "unsupported" (the converter declined an op, attribute or type)

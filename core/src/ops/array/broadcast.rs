@@ -23,7 +23,7 @@ pub fn validate(x: &[usize], y: &[usize]) -> Result<(), Error> {
 }
 
 /// `y[i...] = x[i...]` with the index taken as 0 along `x`'s size-1 (and missing) axes.
-pub fn broadcast(x: In<'_>, y: Out<'_>) {
+pub fn broadcast<T: Copy>(x: In<'_, T>, y: Out<'_, T>) {
     if y.data.is_empty() {
         return;
     }

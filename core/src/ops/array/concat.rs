@@ -46,7 +46,7 @@ pub fn validate(p: &ConcatParams, xs: &[&[usize]], y: &[usize]) -> Result<(), Er
 /// Writes the inputs one after the other along `axis`.
 ///
 /// Seen as `[outer, size_i * inner]`, each input contributes one contiguous run per outer index.
-pub fn concat(p: &ConcatParams, xs: &[In<'_>], y: Out<'_>) {
+pub fn concat<T: Copy>(p: &ConcatParams, xs: &[In<'_, T>], y: Out<'_, T>) {
     let axis = usize::from(p.axis);
     if y.data.is_empty() {
         return;

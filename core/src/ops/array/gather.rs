@@ -52,7 +52,12 @@ pub fn validate_indices(p: &GatherParams, x: &[usize], indices: &[f32]) -> Resul
 
 /// `y[o, j, r] = x[o, indices[j], r]`, seeing `x` as `[outer, x[axis], inner]` and `y` as
 /// `[outer, indices.len(), inner]`: one contiguous run of `inner` elements per (outer, index).
-pub fn gather(p: &GatherParams, x: In<'_>, indices: In<'_>, y: Out<'_>) {
+pub fn gather<T: Copy + Default>(
+    p: &GatherParams,
+    x: In<'_, T>,
+    indices: In<'_>,
+    y: Out<'_, T>,
+) {
     if y.data.is_empty() {
         return;
     }
@@ -61,7 +66,7 @@ pub fn gather(p: &GatherParams, x: In<'_>, indices: In<'_>, y: Out<'_>) {
     let inner: usize = x.dims[axis + 1..].iter().product();
     if len == 0 {
         // Only reachable with unchecked indices (no index is inside an empty axis).
-        y.data.fill(0.0);
+        y.data.fill(T::default());
         return;
     }
     let mut runs = y.data.chunks_exact_mut(inner);
@@ -72,7 +77,7 @@ pub fn gather(p: &GatherParams, x: In<'_>, indices: In<'_>, y: Out<'_>) {
             // Indices were checked by `validate_indices`; an unchecked bad one reads zeros.
             match plane.get(start..start.saturating_add(inner)) {
                 Some(src) => run.copy_from_slice(src),
-                None => run.fill(0.0),
+                None => run.fill(T::default()),
             }
         }
     }

@@ -32,10 +32,15 @@ pub fn validate(p: &PadParams, x: &[usize], y: &[usize]) -> Result<(), Error> {
 }
 
 /// Copies `x` into the middle of `y` and fills the border with `value`.
+pub fn pad(p: &PadParams, x: In<'_>, y: Out<'_>) {
+    pad_with(p, p.value, x, y);
+}
+
+/// [`pad`] for any element type, filling with `value` (the caller converts `p.value`).
 ///
 /// Fills all of `y`, then copies each row (last axis) of `x` to its place.
-pub fn pad(p: &PadParams, x: In<'_>, y: Out<'_>) {
-    y.data.fill(p.value);
+pub fn pad_with<T: Copy>(p: &PadParams, value: T, x: In<'_, T>, y: Out<'_, T>) {
+    y.data.fill(value);
     if x.data.is_empty() {
         return;
     }

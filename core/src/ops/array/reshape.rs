@@ -20,6 +20,6 @@ pub fn validate(x: &[usize], y: &[usize]) -> Result<(), Error> {
 }
 
 /// Copies the elements of `x` into `y`.
-pub fn reshape(x: In<'_>, y: Out<'_>) {
+pub fn reshape<T: Copy>(x: In<'_, T>, y: Out<'_, T>) {
     y.data.copy_from_slice(x.data);
 }

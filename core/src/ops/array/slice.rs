@@ -43,7 +43,7 @@ pub fn validate(p: &SliceParams, x: &[usize], y: &[usize]) -> Result<(), Error> 
 /// `y[j0, j1, ...] = x[start[0] + j0 * step[0], start[1] + j1 * step[1], ...]`.
 ///
 /// Walks `y` row by row (last axis), carrying a signed input offset like an odometer.
-pub fn slice(p: &SliceParams, x: In<'_>, y: Out<'_>) {
+pub fn slice<T: Copy>(p: &SliceParams, x: In<'_, T>, y: Out<'_, T>) {
     if y.data.is_empty() {
         return;
     }

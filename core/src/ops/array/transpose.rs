@@ -42,7 +42,7 @@ pub fn validate(p: &TransposeParams, x: &[usize], y: &[usize]) -> Result<(), Err
 ///
 /// Walks `y` in order, reading `x` with its strides permuted (`y` axis `i` steps by `x`'s stride of axis
 /// `perm[i]`).
-pub fn transpose(p: &TransposeParams, x: In<'_>, y: Out<'_>) {
+pub fn transpose<T: Copy>(p: &TransposeParams, x: In<'_, T>, y: Out<'_, T>) {
     let rank = x.dims.len();
     let perm = &p.perm[..rank];
     let identity = perm.iter().enumerate().all(|(i, &a)| usize::from(a) == i);

@@ -4,9 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ops::math::activation::{max_nan, min_nan, Activation};
-use crate::ops::shape::{
-    broadcast_strides, check_broadcast, check_dims, for_each_offset, right_align,
-};
+use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -32,6 +30,8 @@ pub enum BinaryOp {
     PRelu,
     /// `a - trunc(a / b) * b`, the sign of `a` (C `fmod`, ONNX `Mod` with `fmod=1`).
     Mod,
+    /// `a - floor(a / b) * b`, the sign of `b` (Python's `%`, ONNX `Mod` with `fmod=0`).
+    FloorMod,
 }
 
 impl BinaryOp {
@@ -47,6 +47,7 @@ impl BinaryOp {
             BinaryOp::Max => "Max",
             BinaryOp::PRelu => "PRelu",
             BinaryOp::Mod => "Mod",
+            BinaryOp::FloorMod => "FloorMod",
         }
     }
 }
@@ -73,53 +74,20 @@ pub fn validate(_p: &BinaryParams, a: &[usize], b: &[usize], y: &[usize]) -> Res
 pub fn binary(p: &BinaryParams, a: In<'_>, b: In<'_>, y: Out<'_>) {
     let act = p.act;
     match p.op {
-        BinaryOp::Add => broadcast_map(a, b, y, |u, v| act.apply(u + v)),
-        BinaryOp::Sub => broadcast_map(a, b, y, |u, v| act.apply(u - v)),
-        BinaryOp::Mul => broadcast_map(a, b, y, |u, v| act.apply(u * v)),
-        BinaryOp::Div => broadcast_map(a, b, y, |u, v| act.apply(u / v)),
-        BinaryOp::Pow => broadcast_map(a, b, y, |u, v| act.apply(libm::powf(u, v))),
-        BinaryOp::Min => broadcast_map(a, b, y, |u, v| act.apply(min_nan(u, v))),
-        BinaryOp::Max => broadcast_map(a, b, y, |u, v| act.apply(max_nan(u, v))),
+        BinaryOp::Add => broadcast_zip(a, b, y, |u, v| act.apply(u + v)),
+        BinaryOp::Sub => broadcast_zip(a, b, y, |u, v| act.apply(u - v)),
+        BinaryOp::Mul => broadcast_zip(a, b, y, |u, v| act.apply(u * v)),
+        BinaryOp::Div => broadcast_zip(a, b, y, |u, v| act.apply(u / v)),
+        BinaryOp::Pow => broadcast_zip(a, b, y, |u, v| act.apply(libm::powf(u, v))),
+        BinaryOp::Min => broadcast_zip(a, b, y, |u, v| act.apply(min_nan(u, v))),
+        BinaryOp::Max => broadcast_zip(a, b, y, |u, v| act.apply(max_nan(u, v))),
         BinaryOp::PRelu => {
-            broadcast_map(a, b, y, |u, v| act.apply(if u < 0.0 { v * u } else { u }))
+            broadcast_zip(a, b, y, |u, v| act.apply(if u < 0.0 { v * u } else { u }))
         }
-        BinaryOp::Mod => broadcast_map(a, b, y, |u, v| act.apply(libm::fmodf(u, v))),
+        BinaryOp::Mod => broadcast_zip(a, b, y, |u, v| act.apply(libm::fmodf(u, v))),
+        BinaryOp::FloorMod => broadcast_zip(a, b, y, |u, v| {
+            let r = libm::fmodf(u, v);
+            act.apply(if r != 0.0 && ((r < 0.0) != (v < 0.0)) { r + v } else { r })
+        }),
     }
-}
-
-/// `y[i] = f(a[ia], b[ib])` where `ia` and `ib` are `i` broadcast into `a` and `b`.
-///
-/// Walks `y` row by row (a row runs along the last axis) with an odometer over the outer axes; within a
-/// row, `a` and `b` advance by a fixed step (0 when they are broadcast along it).
-#[inline(always)]
-fn broadcast_map(a: In<'_>, b: In<'_>, y: Out<'_>, f: impl Fn(f32, f32) -> f32) {
-    if a.dims == b.dims {
-        // No broadcasting: y has this shape too.
-        for ((out, &u), &v) in y.data.iter_mut().zip(a.data).zip(b.data) {
-            *out = f(u, v);
-        }
-        return;
-    }
-    if y.data.is_empty() {
-        return;
-    }
-    // A scalar output is walked as one row of one element.
-    let rank = y.dims.len().max(1);
-    let y_dims = right_align(y.dims, rank);
-    let a_strides = broadcast_strides(&right_align(a.dims, rank)[..rank]);
-    let b_strides = broadcast_strides(&right_align(b.dims, rank)[..rank]);
-    let row_len = y_dims[rank - 1];
-    let (a_step, b_step) = (a_strides[rank - 1], b_strides[rank - 1]);
-    let mut rows = y.data.chunks_exact_mut(row_len);
-    for_each_offset(
-        &y_dims[..rank - 1],
-        &[a_strides, b_strides],
-        |[a_row, b_row]| {
-            if let Some(row) = rows.next() {
-                for (i, out) in row.iter_mut().enumerate() {
-                    *out = f(a.data[a_row + i * a_step], b.data[b_row + i * b_step]);
-                }
-            }
-        },
-    );
 }

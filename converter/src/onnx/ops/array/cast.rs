@@ -1,15 +1,15 @@
-//! ONNX `Cast` and `CastLike` (to the type of its second input: FLOAT or, for an integer constant,
-//! INT64). Casts of constants are evaluated at
-//! conversion time between FLOAT/DOUBLE (held as f32) and INT64/INT32/INT8/UINT8/BOOL (held as i64):
-//! float to integer truncates toward zero, anything to BOOL is `!= 0`. A cast of a FLOAT activation to
-//! FLOAT is an identity; any other cast of a runtime value is unsupported (Ember computes in f32).
+//! ONNX `Cast` and `CastLike` (to the type of its second input). Casts of constants are evaluated at
+//! conversion time (values held as f32 or i64): float to integer truncates toward zero, integers wrap
+//! to the target width, anything to BOOL is `!= 0`. A cast of a runtime value to its own type is an
+//! identity, any other a runtime [`Op::Cast`] (float16 and strings are not runtime types).
 
 use crate::ir::{ConstData, DType, Op, TensorId};
 use crate::onnx::node::NodeCtx;
 use crate::onnx::proto::data_type;
+use crate::onnx::tensor::dtype_of;
 use crate::ConvertError;
 
-use super::shape::bind_constant;
+use super::shape::bind_constant_of;
 
 /// Imports `Cast`.
 pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
@@ -25,10 +25,7 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
 pub fn import_like(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let x = ctx.input(0, "input")?;
     let target = ctx.input(1, "target_type")?;
-    let to = match ctx.graph().tensor(target).dtype {
-        DType::F32 => data_type::FLOAT,
-        DType::I64 => data_type::INT64,
-    };
+    let to = crate::onnx::tensor::onnx_type(ctx.graph().tensor(target).dtype);
     cast(ctx, x, to)
 }
 
@@ -36,40 +33,54 @@ pub fn import_like(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
 fn cast(ctx: &mut NodeCtx<'_>, x: TensorId, to: i32) -> Result<(), ConvertError> {
     let t = ctx.graph().tensor(x);
     let shape = t.shape.clone();
-    let Some(data) = t.data.clone() else {
-        if to == data_type::FLOAT {
-            ctx.emit(Op::Reshape { shape }, vec![x])?;
-            return Ok(());
-        }
+    let from = t.dtype;
+    let Some(mut dtype) = dtype_of(to) else {
         return Err(ctx.err(format!(
-            "a cast of the runtime value \"{}\" to {} is not supported; Ember computes in FLOAT \
-             only (casts of constants are evaluated at conversion time)",
-            t.name,
+            "a cast to {} ({to}) is not supported",
             data_type::name(to)
         )));
     };
-    let cast = match (data, to) {
-        (d, data_type::FLOAT | data_type::DOUBLE | data_type::FLOAT16) => ConstData::F32(match d {
+    let Some(data) = t.data.clone() else {
+        if dtype == from {
+            ctx.emit(Op::Reshape { shape }, vec![x])?;
+        } else {
+            ctx.emit(Op::Cast { to: dtype }, vec![x])?;
+        }
+        return Ok(());
+    };
+    if dtype == DType::F16 {
+        // Constants are held in f32 at conversion time; float16 storage is not a runtime type.
+        dtype = DType::F32;
+    }
+    let int_bits = |d: DType| (d.size() * 8) as u32;
+    let wrap = |v: i64| -> i64 {
+        // Two's-complement wrap to the target width, as numpy's astype does.
+        let bits = int_bits(dtype);
+        if bits >= 64 {
+            return v;
+        }
+        let unsigned = matches!(dtype, DType::U8 | DType::U16 | DType::U32);
+        let m = v & ((1i64 << bits) - 1);
+        if !unsigned && m >= 1i64 << (bits - 1) {
+            m - (1i64 << bits)
+        } else {
+            m
+        }
+    };
+    let cast = match dtype {
+        DType::F32 | DType::F64 => ConstData::F32(match data {
             ConstData::F32(v) => v,
             ConstData::I64(v) => v.iter().map(|&i| i as f32).collect(),
         }),
-        (d, data_type::BOOL) => ConstData::I64(match d {
+        DType::Bool => ConstData::I64(match data {
             ConstData::F32(v) => v.iter().map(|&f| i64::from(f != 0.0)).collect(),
             ConstData::I64(v) => v.iter().map(|&i| i64::from(i != 0)).collect(),
         }),
-        (d, data_type::INT64 | data_type::INT32 | data_type::INT8 | data_type::UINT8) => {
-            ConstData::I64(match d {
-                // `as` truncates toward zero (and saturates), like numpy's astype for in-range values.
-                ConstData::F32(v) => v.iter().map(|&f| f as i64).collect(),
-                ConstData::I64(v) => v,
-            })
-        }
-        (_, other) => {
-            return Err(ctx.err(format!(
-                "a cast to {} ({other}) is not supported",
-                data_type::name(other)
-            )))
-        }
+        _ => ConstData::I64(match data {
+            // `as` truncates toward zero (and saturates), like numpy's astype for in-range values.
+            ConstData::F32(v) => v.iter().map(|&f| wrap(f as i64)).collect(),
+            ConstData::I64(v) => v.iter().map(|&i| wrap(i)).collect(),
+        }),
     };
-    bind_constant(ctx, shape, cast)
+    bind_constant_of(ctx, shape, cast, dtype)
 }

@@ -1,7 +1,7 @@
 //! ONNX `Constant`: the value becomes a constant tensor (stored with the weights if an op reads it,
 //! consumed at conversion time if it is a shape, pads or axes).
 
-use crate::ir::ConstData;
+use crate::ir::{ConstData, DType};
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
 
@@ -10,13 +10,13 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let value = if let Some(t) = ctx.attr_tensor("value")? {
         t
     } else if let Some(v) = ctx.attr_float("value_float")? {
-        (vec![], ConstData::F32(vec![v]))
+        (vec![], ConstData::F32(vec![v]), DType::F32)
     } else if let Some(v) = ctx.attr_floats("value_floats")? {
-        (vec![v.len()], ConstData::F32(v))
+        (vec![v.len()], ConstData::F32(v), DType::F32)
     } else if let Some(v) = ctx.attr_int("value_int")? {
-        (vec![], ConstData::I64(vec![v]))
+        (vec![], ConstData::I64(vec![v]), DType::I64)
     } else if let Some(v) = ctx.attr_ints("value_ints")? {
-        (vec![v.len()], ConstData::I64(v))
+        (vec![v.len()], ConstData::I64(v), DType::I64)
     } else {
         let found: Vec<&str> = ctx.node.attribute.iter().map(|a| a.name.as_str()).collect();
         return Err(ctx.err(format!(
@@ -32,7 +32,7 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         .filter(|n| !n.is_empty())
         .cloned()
         .ok_or_else(|| ctx.err("the node has no output"))?;
-    let (shape, data) = value;
-    let id = ctx.imp.graph.add_constant(&name, shape, data);
+    let (shape, data, dtype) = value;
+    let id = ctx.imp.graph.add_constant_of(&name, shape, data, dtype);
     ctx.bind_output(id)
 }

@@ -1,11 +1,11 @@
 //! ONNX `ConstantOfShape`: a constant at conversion time (the shape input must be constant).
 
 use crate::ir::shape::dims_from_i64;
-use crate::ir::ConstData;
+use crate::ir::{ConstData, DType};
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
 
-use super::shape::bind_constant;
+use super::shape::bind_constant_of;
 
 /// Imports `ConstantOfShape`.
 pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
@@ -13,16 +13,16 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let dims = ctx.const_ints(s, "input shape")?;
     let shape = dims_from_i64(&dims).map_err(|e| ctx.err(e))?;
     let n = crate::ir::shape::numel(&shape).map_err(|e| ctx.err(e))?;
-    let data = match ctx.attr_tensor("value")? {
-        None => ConstData::F32(vec![0.0; n]),
-        Some((_, ConstData::F32(v))) if v.len() == 1 => ConstData::F32(vec![v[0]; n]),
-        Some((_, ConstData::I64(v))) if v.len() == 1 => ConstData::I64(vec![v[0]; n]),
-        Some((_, v)) => {
+    let (data, dtype) = match ctx.attr_tensor("value")? {
+        None => (ConstData::F32(vec![0.0; n]), DType::F32),
+        Some((_, ConstData::F32(v), t)) if v.len() == 1 => (ConstData::F32(vec![v[0]; n]), t),
+        Some((_, ConstData::I64(v), t)) if v.len() == 1 => (ConstData::I64(vec![v[0]; n]), t),
+        Some((_, v, _)) => {
             return Err(ctx.err(format!(
                 "attribute value must hold one element, it holds {}",
                 v.len()
             )))
         }
     };
-    bind_constant(ctx, shape, data)
+    bind_constant_of(ctx, shape, data, dtype)
 }

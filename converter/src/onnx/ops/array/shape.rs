@@ -45,3 +45,21 @@ pub(crate) fn bind_constant(
     let id = ctx.imp.graph.add_constant(&name, shape, data);
     ctx.bind_output(id)
 }
+
+/// [`bind_constant`] with the constant's dtype given (its data may be held wider).
+pub(crate) fn bind_constant_of(
+    ctx: &mut NodeCtx<'_>,
+    shape: Vec<usize>,
+    data: ConstData,
+    dtype: crate::ir::DType,
+) -> Result<(), ConvertError> {
+    let name = ctx
+        .node
+        .output
+        .first()
+        .filter(|n| !n.is_empty())
+        .cloned()
+        .ok_or_else(|| ctx.err("the node has no output"))?;
+    let id = ctx.imp.graph.add_constant_of(&name, shape, data, dtype);
+    ctx.bind_output(id)
+}

@@ -1,13 +1,13 @@
 //! ONNX `Add`, `Sub`, `Mul`, `Div`, `Pow`, `PRelu` and `Mod` (numpy broadcasting) to [`Op::Binary`]. A
 //! constant operand stays a constant and is stored with the weights. `Pow` by a constant 2 becomes
-//! `x * x`, by 0.5 `Sqrt`; an integer constant exponent is converted to FLOAT. `Mod` takes FLOAT
-//! operands, so only `fmod=1` (C `fmod`) applies.
+//! `x * x`, by 0.5 `Sqrt`; an integer constant exponent is converted to FLOAT. `Mod` of FLOAT
+//! operands needs `fmod=1` (C `fmod`); integer operands take either (`fmod=0` is Python's `%`).
 
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::BinaryOp;
 use ember_core::ops::math::unary::UnaryOp;
 
-use crate::ir::{ConstData, Op, TensorId};
+use crate::ir::{ConstData, DType, Op, TensorId};
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
 
@@ -34,6 +34,15 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         BinaryOp::PRelu => check_prelu_slope(ctx, a, b)?,
         BinaryOp::Mod => {
             let fmod = ctx.attr_int("fmod")?.unwrap_or(0);
+            let float = matches!(
+                ctx.graph().tensor(a).dtype,
+                crate::ir::DType::F32 | crate::ir::DType::F64
+            );
+            if fmod == 0 && !float {
+                // Integer Mod without fmod takes the divisor's sign (Python's %).
+                ctx.emit(Op::Binary { op: BinaryOp::FloorMod, act }, vec![a, b])?;
+                return Ok(());
+            }
             if fmod != 1 {
                 return Err(ctx.err(format!(
                     "fmod={fmod} is not supported: FLOAT operands need fmod=1 (C fmod)"
@@ -50,13 +59,21 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
 fn pow(ctx: &mut NodeCtx<'_>, x: TensorId, y: TensorId) -> Result<(), ConvertError> {
     let act = Activation::None;
     let x_shape = ctx.shape(x);
-    let y = match &ctx.graph().tensor(y).data {
-        // ONNX allows an integer exponent (T2); Ember computes in FLOAT.
-        Some(ConstData::I64(v)) => {
-            let data = v.iter().map(|&e| e as f32).collect();
+    // ONNX allows an exponent of another type (T2); Ember raises to the base's type.
+    let (x_type, y_type) = (ctx.graph().tensor(x).dtype, ctx.graph().tensor(y).dtype);
+    let y = match ctx.graph().tensor(y).data.clone() {
+        Some(d) if y_type != x_type => {
+            let float = matches!(x_type, DType::F32 | DType::F64);
+            let data = match (d, float) {
+                (ConstData::I64(v), true) => ConstData::F32(v.iter().map(|&e| e as f32).collect()),
+                (ConstData::F32(v), false) => ConstData::I64(v.iter().map(|&e| e as i64).collect()),
+                (d, _) => d,
+            };
             let shape = ctx.shape(y);
-            ctx.add_constant("exponent", shape, ConstData::F32(data))
+            let name = format!("{}.exponent", ctx.name);
+            ctx.imp.graph.add_constant_of(&name, shape, data, x_type)
         }
+        None if y_type != x_type => ctx.emit_tmp("exponent", Op::Cast { to: x_type }, vec![y])?,
         _ => y,
     };
     // The output keeps x's shape when the scalar exponent broadcasts into it (rank no higher).

@@ -1,7 +1,17 @@
 //! ONNX `LayerNormalization` (opset 17) to [`Op::LayerNorm`]: `axis` (default -1), `epsilon` (default
 //! 1e-5), `Scale` and optional `B` broadcastable to `X.shape[axis..]`. Constant scale and bias are
-//! expanded to that shape at conversion time; computed ones must have it already. Only the first output
-//! `Y` is computed: a model that reads `Mean` or `InvStdDev` is rejected.
+//! expanded to that shape at conversion time; computed ones must have it already. `stash_type` must be
+//! 1 (FLOAT, the default): Ember computes the statistics in f32.
+//!
+//! The optional outputs `Mean` and `InvStdDev` (shape `X.shape[..axis]` followed by 1s) are computed,
+//! when the model reads them, by the spec's own decomposition:
+//! `Mean = ReduceMean(X)`, `InvStdDev = 1 / sqrt(ReduceMean((X - Mean)^2) + epsilon)`, both reduced
+//! over the axes from `axis` on with the dims kept. `Y` stays one fused [`Op::LayerNorm`].
+
+use ember_core::ops::math::activation::Activation;
+use ember_core::ops::math::binary::BinaryOp;
+use ember_core::ops::math::unary::UnaryOp;
+use ember_core::ops::nn::reduce::ReduceOp;
 
 use crate::ir::shape::resolve_axis;
 use crate::ir::{ConstData, Op, TensorId};
@@ -18,15 +28,68 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let axis =
         resolve_axis(axis_attr, xs.len()).map_err(|e| ctx.err(format!("attribute axis: {e}")))?;
     let epsilon = ctx.attr_float("epsilon")?.unwrap_or(1e-5);
-    ctx.extra_outputs_unavailable(
-        "LayerNormalization's Mean or InvStdDev, which Ember does not compute (only Y is supported)",
-    );
+    if let Some(stash) = ctx.attr_int("stash_type")?.filter(|&t| t != 1) {
+        return Err(ctx.err(format!(
+            "attribute stash_type={stash} is not supported; Ember computes the statistics in FLOAT \
+             (stash_type=1)"
+        )));
+    }
+    if ctx.node.output.len() > 3 {
+        return Err(ctx.err(format!(
+            "the node has {} outputs; LayerNormalization has at most 3 (Y, Mean, InvStdDev)",
+            ctx.node.output.len()
+        )));
+    }
     let inner = xs[axis..].to_vec();
     let mut inputs = vec![x, expand_to(ctx, scale, &inner, "scale")?];
     if let Some(b) = bias {
         inputs.push(expand_to(ctx, b, &inner, "bias")?);
     }
     ctx.emit(Op::LayerNorm { axis, epsilon }, inputs)?;
+    let wants = |i: usize| ctx.node.output.get(i).is_some_and(|n| !n.is_empty());
+    let (want_mean, want_inv_std_dev) = (wants(1), wants(2));
+    if !want_mean && !want_inv_std_dev {
+        return Ok(());
+    }
+    let mean_op = Op::Reduce {
+        op: ReduceOp::Mean,
+        axes: (axis..xs.len()).collect(),
+        keepdims: true,
+    };
+    let binary = |op| Op::Binary {
+        op,
+        act: Activation::None,
+    };
+    let mean = ctx.emit_tmp("mean", mean_op.clone(), vec![x])?;
+    bind_extra_output(ctx, 1, mean)?;
+    if !want_inv_std_dev {
+        return Ok(());
+    }
+    let centered = ctx.emit_tmp("centered", binary(BinaryOp::Sub), vec![x, mean])?;
+    let squared = ctx.emit_tmp("squared", binary(BinaryOp::Mul), vec![centered, centered])?;
+    let var = ctx.emit_tmp("var", mean_op, vec![squared])?;
+    let eps = ctx.add_constant("epsilon", vec![], ConstData::F32(vec![epsilon]));
+    let var_eps = ctx.emit_tmp("var_eps", binary(BinaryOp::Add), vec![var, eps])?;
+    let std_dev = ctx.emit_tmp("std_dev", Op::Unary(UnaryOp::Sqrt), vec![var_eps])?;
+    let inv = ctx.emit_tmp("inv_std_dev", Op::Unary(UnaryOp::Reciprocal), vec![std_dev])?;
+    bind_extra_output(ctx, 2, inv)
+}
+
+/// Binds the node's output `i`, when the model names it, to `id` (renamed after it).
+fn bind_extra_output(ctx: &mut NodeCtx<'_>, i: usize, id: TensorId) -> Result<(), ConvertError> {
+    let Some(name) = ctx.node.output.get(i).filter(|n| !n.is_empty()).cloned() else {
+        return Ok(());
+    };
+    if ctx.imp.values.contains_key(&name) {
+        return Err(ctx.err(format!(
+            "output \"{name}\" is already defined by an earlier node"
+        )));
+    }
+    let g = &mut ctx.imp.graph;
+    if !g.is_const(id) && !g.is_input(id) {
+        g.rename(id, &name);
+    }
+    ctx.imp.values.insert(name, id);
     Ok(())
 }
 

@@ -1,8 +1,10 @@
-//! Neural-network ops: Conv, Gemm, MatMul, Softmax/LogSoftmax, the reductions, and the
-//! normalizations (Batch, Layer, Instance).
+//! Neural-network ops: Conv, ConvTranspose, Gemm, MatMul, Softmax/LogSoftmax, the reductions,
+//! and the normalizations (Batch, Layer, Instance).
 
+pub mod arg_reduce;
 pub mod batch_norm;
 pub mod conv;
+pub mod conv_transpose;
 pub mod gemm;
 pub mod instance_norm;
 pub mod layer_norm;

@@ -1,0 +1,118 @@
+//! Zero-size dims: a declared `dim_value` of 0 (or a `--shape` override with a 0) is a real, empty
+//! dim, not a dynamic one. Reductions over an empty axis give ONNX's identity values (sum 0, product 1,
+//! max -inf, min +inf, log-sum -inf), and empty outputs run as empty tensors.
+
+mod common;
+
+use common::{attr_i, attr_ints, fixed, model, node, unshaped, value, D};
+use ember_convert::{convert, ConvertOptions};
+
+/// Converts `bytes` (with `opts`), runs it on `x`, and returns the first output and its dims.
+fn run(bytes: &[u8], opts: &ConvertOptions, x: &[f32]) -> (Vec<f32>, Vec<usize>) {
+    let c = convert(bytes, opts).unwrap_or_else(|e| panic!("{e}"));
+    let blob = ember_core::AlignedBuf::from_bytes(&c.blob);
+    let m = ember_core::Model::parse(blob.as_bytes()).expect("the converter's blob parses");
+    let mut arena = ember_core::AlignedBuf::zeroed(m.arena_bytes());
+    let mut s = ember_core::Session::new(&m, arena.as_mut_bytes()).unwrap();
+    s.input(0).unwrap().write_f32(x).unwrap();
+    s.run().expect("the model runs");
+    let out = s.output(0).unwrap();
+    let dims = out.dims().iter().map(|&d| d as usize).collect();
+    (out.as_f32().unwrap().to_vec(), dims)
+}
+
+/// `op` over axis 1 of `x [2, 0, 3]`, dims kept (opset 11: axes as an attribute).
+fn reduction(op: &str) -> Vec<u8> {
+    model(
+        11,
+        vec![node(
+            op,
+            "r",
+            &["x"],
+            &["y"],
+            vec![attr_ints("axes", &[1]), attr_i("keepdims", 1)],
+        )],
+        vec![fixed("x", &[2, 0, 3])],
+        vec![unshaped("y")],
+        vec![],
+    )
+}
+
+#[test]
+fn reductions_over_an_empty_axis_give_their_identity() {
+    let cases = [
+        ("ReduceSum", 0.0),
+        ("ReduceSumSquare", 0.0),
+        ("ReduceL1", 0.0),
+        ("ReduceL2", 0.0),
+        ("ReduceProd", 1.0),
+        ("ReduceMax", f32::NEG_INFINITY),
+        ("ReduceMin", f32::INFINITY),
+        ("ReduceLogSum", f32::NEG_INFINITY),
+        ("ReduceLogSumExp", f32::NEG_INFINITY),
+    ];
+    for (op, want) in cases {
+        let (y, dims) = run(&reduction(op), &ConvertOptions::default(), &[]);
+        assert_eq!(dims, [2, 1, 3], "{op}");
+        assert_eq!(y, [want; 6], "{op}");
+    }
+}
+
+#[test]
+fn an_empty_output_runs() {
+    // Reducing axis 2 of [2, 0, 3] keeps the empty axis: [2, 0, 1].
+    let bytes = model(
+        11,
+        vec![node(
+            "ReduceSum",
+            "r",
+            &["x"],
+            &["y"],
+            vec![attr_ints("axes", &[2])],
+        )],
+        vec![fixed("x", &[2, 0, 3])],
+        vec![unshaped("y")],
+        vec![],
+    );
+    let (y, dims) = run(&bytes, &ConvertOptions::default(), &[]);
+    assert_eq!(dims, [2, 0, 1]);
+    assert!(y.is_empty());
+}
+
+#[test]
+fn a_zero_override_is_a_real_dim() {
+    // The second dim is symbolic; the override makes it 0.
+    let bytes = model(
+        11,
+        vec![node(
+            "ReduceSum",
+            "r",
+            &["x"],
+            &["y"],
+            vec![attr_ints("axes", &[1]), attr_i("keepdims", 0)],
+        )],
+        vec![value("x", &[D::N(2), D::P("len")])],
+        vec![unshaped("y")],
+        vec![],
+    );
+    let opts = ConvertOptions {
+        shapes: vec![("x".into(), vec![2, 0])],
+        ..ConvertOptions::default()
+    };
+    let (y, dims) = run(&bytes, &opts, &[]);
+    assert_eq!(dims, [2]);
+    assert_eq!(y, [0.0, 0.0]);
+}
+
+#[test]
+fn a_negative_dim_is_an_error() {
+    let bytes = model(
+        11,
+        vec![node("Relu", "r", &["x"], &["y"], vec![])],
+        vec![fixed("x", &[2, -3])],
+        vec![unshaped("y")],
+        vec![],
+    );
+    let e = convert(&bytes, &ConvertOptions::default()).expect_err("conversion must fail");
+    assert!(e.to_string().contains("negative size -3"), "{e}");
+}

@@ -1,0 +1,175 @@
+//! Element types and dtype-erased tensor views.
+//!
+//! Most kernels are written for one element type (`In<'_, f32>`). Ops that run on every dtype
+//! (comparison, casts, `Where`, integer arithmetic) take an [`AnyIn`] / [`AnyOut`]: the bytes, the
+//! dtype and the dims. They turn it into a typed view with [`AnyIn::typed`] after matching on the dtype,
+//! so one kernel serves all types without a type parameter in the kernel table.
+
+use crate::format::DType;
+use crate::ops::{In, Out};
+
+/// A Rust type that is the storage of one [`DType`]. Booleans are stored as `u8` 0/1 and have no
+/// `Element` type of their own: kernels read them as `u8`.
+pub trait Element: bytemuck::Pod + PartialOrd + Default {
+    /// The dtype whose elements this type stores.
+    const DTYPE: DType;
+    /// The value as f64 (exact for every integer up to 2^53).
+    fn to_f64(self) -> f64;
+    /// The value converted from f64 as a numpy `astype` does for in-range values: floats round to
+    /// nearest, integers truncate toward zero and saturate at the type's bounds (NaN becomes 0).
+    fn from_f64(v: f64) -> Self;
+    /// The value as i64 (floats truncate toward zero and saturate; u64 above i64::MAX saturates).
+    fn to_i64(self) -> i64;
+    /// The value converted from i64 with two's-complement wrapping, as numpy's `astype` does.
+    fn from_i64(v: i64) -> Self;
+}
+
+macro_rules! int_element {
+    ($($t:ty => $d:ident),*) => {$(
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn from_f64(v: f64) -> Self {
+                // `as` truncates toward zero, saturates, and maps NaN to 0.
+                v as $t
+            }
+            fn to_i64(self) -> i64 {
+                // u64 values above i64::MAX saturate; every other integer type fits.
+                i64::try_from(self).unwrap_or(i64::MAX)
+            }
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+        }
+    )*};
+}
+
+int_element!(i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64);
+
+macro_rules! float_element {
+    ($($t:ty => $d:ident),*) => {$(
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            fn from_i64(v: i64) -> Self {
+                v as $t
+            }
+        }
+    )*};
+}
+
+float_element!(f32 => F32, f64 => F64);
+
+/// A read-only tensor of any dtype.
+#[derive(Clone, Copy, Debug)]
+pub struct AnyIn<'a> {
+    /// Element type.
+    pub dtype: DType,
+    /// The elements' bytes (`dtype.size()` bytes each, aligned for the dtype).
+    pub bytes: &'a [u8],
+    /// Dimensions, outermost first.
+    pub dims: &'a [usize],
+}
+
+/// A writable tensor of any dtype.
+#[derive(Debug)]
+pub struct AnyOut<'a> {
+    /// Element type.
+    pub dtype: DType,
+    /// The elements' bytes.
+    pub bytes: &'a mut [u8],
+    /// Dimensions, outermost first.
+    pub dims: &'a [usize],
+}
+
+impl<'a> AnyIn<'a> {
+    /// The elements as `T`, or `None` if the bytes are not a whole, aligned number of `T`s. Callers
+    /// match on `dtype` first; the type is not checked against it here, so booleans can be read as `u8`.
+    pub fn typed<T: bytemuck::Pod>(self) -> Option<In<'a, T>> {
+        // An empty tensor's bytes may sit anywhere (even at a dangling address): no elements to align.
+        let data = match self.bytes {
+            [] => &[],
+            bytes => bytemuck::try_cast_slice(bytes).ok()?,
+        };
+        Some(In {
+            data,
+            dims: self.dims,
+        })
+    }
+}
+
+impl<'a> AnyOut<'a> {
+    /// The elements as `T`, writable; see [`AnyIn::typed`].
+    pub fn typed<T: bytemuck::Pod>(self) -> Option<Out<'a, T>> {
+        let data = match self.bytes {
+            [] => &mut [],
+            bytes => bytemuck::try_cast_slice_mut(bytes).ok()?,
+        };
+        Some(Out {
+            data,
+            dims: self.dims,
+        })
+    }
+}
+
+/// Calls `$body` with `$T` bound to the storage type of `$dtype` (booleans as `u8`), for every dtype
+/// that has one (all but F16); evaluates `$other` for F16.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! with_element {
+    ($dtype:expr, $T:ident => $body:expr, _ => $other:expr) => {
+        match $dtype {
+            $crate::format::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::format::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            $crate::format::DType::I8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::format::DType::U8 | $crate::format::DType::Bool => {
+                type $T = u8;
+                $body
+            }
+            $crate::format::DType::I16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::format::DType::U16 => {
+                type $T = u16;
+                $body
+            }
+            $crate::format::DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::format::DType::U32 => {
+                type $T = u32;
+                $body
+            }
+            $crate::format::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::format::DType::U64 => {
+                type $T = u64;
+                $body
+            }
+            $crate::format::DType::F16 => $other,
+        }
+    };
+}

@@ -1,0 +1,84 @@
+//! Element-wise comparisons with broadcasting: Equal, Less, LessOrEqual, Greater, GreaterOrEqual.
+//! Both inputs share one dtype (any but F16); the output is Bool. Comparisons with NaN are false
+//! (Equal too), as in IEEE arithmetic and numpy.
+
+use serde::{Deserialize, Serialize};
+
+use crate::format::DType;
+use crate::ops::element::{AnyIn, AnyOut};
+use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure};
+use crate::ops::{In, Out};
+use crate::Error;
+
+/// Which comparison. The variant index is in the blob: new variants go at the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum CompareOp {
+    /// `a == b`.
+    Equal,
+    /// `a < b`.
+    Less,
+    /// `a <= b`.
+    LessOrEqual,
+    /// `a > b`.
+    Greater,
+    /// `a >= b`.
+    GreaterOrEqual,
+}
+
+impl CompareOp {
+    /// The ONNX op name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CompareOp::Equal => "Equal",
+            CompareOp::Less => "Less",
+            CompareOp::LessOrEqual => "LessOrEqual",
+            CompareOp::Greater => "Greater",
+            CompareOp::GreaterOrEqual => "GreaterOrEqual",
+        }
+    }
+}
+
+/// Parameters of a comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct CompareParams {
+    /// The comparison.
+    pub op: CompareOp,
+}
+
+/// Checks shapes (`a` and `b` broadcast to `y`) and dtypes (`a` and `b` the same, not F16; `y` Bool).
+pub fn validate(
+    _p: &CompareParams,
+    a: (&[usize], DType),
+    b: (&[usize], DType),
+    y: (&[usize], DType),
+) -> Result<(), Error> {
+    check_dims(a.0)?;
+    check_dims(b.0)?;
+    check_dims(y.0)?;
+    ensure(a.1 == b.1, "comparison inputs have different dtypes")?;
+    ensure(a.1 != DType::F16, "comparison of float16 is not supported")?;
+    ensure(y.1 == DType::Bool, "comparison output is not bool")?;
+    check_broadcast(a.0, b.0, y.0)
+}
+
+/// `y = a op b` (1 or 0) with broadcasting.
+pub fn compare(p: &CompareParams, a: AnyIn<'_>, b: AnyIn<'_>, y: AnyOut<'_>) {
+    let Some(y) = y.typed::<u8>() else { return };
+    crate::with_element!(a.dtype, T => {
+        if let (Some(a), Some(b)) = (a.typed::<T>(), b.typed::<T>()) {
+            compare_typed(p.op, a, b, y);
+        }
+    }, _ => {})
+}
+
+fn compare_typed<T: PartialOrd + Copy>(op: CompareOp, a: In<'_, T>, b: In<'_, T>, y: Out<'_, u8>) {
+    match op {
+        CompareOp::Equal => broadcast_zip(a, b, y, |u, v| u8::from(u == v)),
+        CompareOp::Less => broadcast_zip(a, b, y, |u, v| u8::from(u < v)),
+        CompareOp::LessOrEqual => broadcast_zip(a, b, y, |u, v| u8::from(u <= v)),
+        CompareOp::Greater => broadcast_zip(a, b, y, |u, v| u8::from(u > v)),
+        CompareOp::GreaterOrEqual => broadcast_zip(a, b, y, |u, v| u8::from(u >= v)),
+    }
+}

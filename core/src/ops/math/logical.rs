@@ -1,0 +1,83 @@
+//! Boolean logic with broadcasting: And, Or, Xor on two Bool tensors, and Not on one. Bools are bytes
+//! holding 0 or 1; any non-zero byte reads as true, and results are always 0 or 1.
+
+use serde::{Deserialize, Serialize};
+
+use crate::format::DType;
+use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure};
+use crate::ops::{In, Out};
+use crate::Error;
+
+/// Which logical function. The variant index is in the blob: new variants go at the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum LogicalOp {
+    /// `a && b`.
+    And,
+    /// `a || b`.
+    Or,
+    /// `a != b`.
+    Xor,
+}
+
+impl LogicalOp {
+    /// The ONNX op name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LogicalOp::And => "And",
+            LogicalOp::Or => "Or",
+            LogicalOp::Xor => "Xor",
+        }
+    }
+}
+
+/// Parameters of a binary logical op.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct LogicalParams {
+    /// The function.
+    pub op: LogicalOp,
+}
+
+/// Checks that `a` and `b` broadcast to `y` and that all three are Bool.
+pub fn validate(
+    _p: &LogicalParams,
+    a: (&[usize], DType),
+    b: (&[usize], DType),
+    y: (&[usize], DType),
+) -> Result<(), Error> {
+    check_dims(a.0)?;
+    check_dims(b.0)?;
+    check_dims(y.0)?;
+    ensure(
+        a.1 == DType::Bool && b.1 == DType::Bool && y.1 == DType::Bool,
+        "logical op on a tensor that is not bool",
+    )?;
+    check_broadcast(a.0, b.0, y.0)
+}
+
+/// `y = a op b` with broadcasting.
+pub fn logical(p: &LogicalParams, a: In<'_, u8>, b: In<'_, u8>, y: Out<'_, u8>) {
+    match p.op {
+        LogicalOp::And => broadcast_zip(a, b, y, |u, v| u8::from(u != 0 && v != 0)),
+        LogicalOp::Or => broadcast_zip(a, b, y, |u, v| u8::from(u != 0 || v != 0)),
+        LogicalOp::Xor => broadcast_zip(a, b, y, |u, v| u8::from((u != 0) != (v != 0))),
+    }
+}
+
+/// Checks that `x` and `y` are Bool tensors of one shape.
+pub fn validate_not(x: (&[usize], DType), y: (&[usize], DType)) -> Result<(), Error> {
+    check_dims(x.0)?;
+    ensure(x.0 == y.0, "not: output dims differ from input")?;
+    ensure(
+        x.1 == DType::Bool && y.1 == DType::Bool,
+        "not: tensor is not bool",
+    )
+}
+
+/// `y = !x`.
+pub fn not(x: In<'_, u8>, y: Out<'_, u8>) {
+    for (out, &v) in y.data.iter_mut().zip(x.data) {
+        *out = u8::from(v == 0);
+    }
+}

@@ -1,0 +1,57 @@
+//! `Where`: `y = cond ? a : b` element-wise, with three-way numpy broadcasting. `cond` is Bool; `a`, `b`
+//! and `y` share one dtype (any).
+
+use crate::format::DType;
+use crate::ops::element::{AnyIn, AnyOut};
+use crate::ops::shape::{broadcast_zip3, check_broadcast, check_dims, ensure};
+use crate::ops::MAX_RANK;
+use crate::Error;
+
+/// Checks dtypes (`cond` Bool, `a`, `b`, `y` equal) and that the three inputs broadcast to `y`.
+pub fn validate(
+    cond: (&[usize], DType),
+    a: (&[usize], DType),
+    b: (&[usize], DType),
+    y: (&[usize], DType),
+) -> Result<(), Error> {
+    check_dims(cond.0)?;
+    check_dims(a.0)?;
+    check_dims(b.0)?;
+    check_dims(y.0)?;
+    ensure(cond.1 == DType::Bool, "where: condition is not bool")?;
+    ensure(
+        a.1 == b.1 && b.1 == y.1,
+        "where: the two branches and the output differ in dtype",
+    )?;
+    ensure(a.1 != DType::F16, "where: float16 is not supported")?;
+    // Broadcast a with b first, then that shape with cond: the output must be the three-way result.
+    let rank = a.0.len().max(b.0.len());
+    ensure(rank <= MAX_RANK, "where: rank above 6")?;
+    let mut ab = [0usize; MAX_RANK];
+    for i in 0..rank {
+        let pick = |d: &[usize]| {
+            let off = rank - d.len();
+            if i < off {
+                1
+            } else {
+                d[i - off]
+            }
+        };
+        let (da, db) = (pick(a.0), pick(b.0));
+        ab[i] = if da == 1 { db } else { da };
+    }
+    check_broadcast(a.0, b.0, &ab[..rank])?;
+    check_broadcast(cond.0, &ab[..rank], y.0)
+}
+
+/// `y[i] = cond[i] != 0 ? a[i] : b[i]` with broadcasting.
+pub fn where_select(cond: AnyIn<'_>, a: AnyIn<'_>, b: AnyIn<'_>, y: AnyOut<'_>) {
+    let Some(cond) = cond.typed::<u8>() else {
+        return;
+    };
+    crate::with_element!(y.dtype, T => {
+        if let (Some(a), Some(b), Some(y)) = (a.typed::<T>(), b.typed::<T>(), y.typed::<T>()) {
+            broadcast_zip3(cond, a, b, y, |c, u, v| if c != 0 { u } else { v });
+        }
+    }, _ => {})
+}

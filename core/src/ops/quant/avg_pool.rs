@@ -1,0 +1,70 @@
+//! int8 2-D average pooling, NHWC (TFLM's int8 `AveragePool`): input and output share their
+//! quantization, so the mean of the stored values, rounded, is the output.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ops::pool::{avg_pool as float_avg_pool, Pool2dParams};
+use crate::ops::quant::pool::pool2d;
+use crate::ops::quant::requant::clamp_to_i8;
+use crate::ops::shape::ensure;
+use crate::ops::{In, Out};
+use crate::Error;
+
+/// Largest window area (`kernel_h * kernel_w`) whose int32 sum of int8 values cannot overflow.
+pub const MAX_WINDOW_AREA: usize = 1 << 23;
+
+/// Parameters of an int8 average pooling.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct QuantAvgPoolParams {
+    /// Window, strides and padding. Without `count_include_pad` (TFLite's only mode) the divisor is the
+    /// number of valid cells; with it, padding cells count as holding `zero_point` (real 0).
+    pub window: Pool2dParams,
+    /// Zero point of input and output (only used with `count_include_pad`).
+    pub zero_point: i8,
+    /// Lower clamp of the output (fused activation), applied first.
+    pub act_min: i8,
+    /// Upper clamp of the output (fused activation).
+    pub act_max: i8,
+}
+
+/// The float average pooling's shape rules (see [`pool::avg_pool::validate`](float_avg_pool::validate)),
+/// and a window area of at most [`MAX_WINDOW_AREA`].
+pub fn validate(p: &QuantAvgPoolParams, x: &[usize], y: &[usize]) -> Result<(), Error> {
+    float_avg_pool::validate(&p.window, x, y)?;
+    let area = usize::from(p.window.kernel_h) * usize::from(p.window.kernel_w);
+    ensure(
+        area <= MAX_WINDOW_AREA,
+        "int8 average pool window is larger than 2^23 cells",
+    )
+}
+
+/// `y` = the sum over each window divided by the cell count, rounded half away from zero (TFLM:
+/// `(sum +- count / 2) / count`), clamped to `act_min..=act_max`.
+pub fn avg_pool(p: &QuantAvgPoolParams, x: In<'_, i8>, y: Out<'_, i8>) {
+    let full_window = usize::from(p.window.kernel_h) * usize::from(p.window.kernel_w);
+    let include_pad = p.window.count_include_pad;
+    let (zero_point, act_min, act_max) = (i32::from(p.zero_point), p.act_min, p.act_max);
+    pool2d(
+        &p.window,
+        x,
+        y,
+        0,
+        |acc, v| acc + i32::from(v),
+        |mut acc, valid_cells| {
+            let count = if include_pad {
+                // Padding cells hold the zero point. Both counts are at most 2^23.
+                acc += (full_window - valid_cells) as i32 * zero_point;
+                full_window as i32
+            } else {
+                valid_cells as i32
+            };
+            let mean = if acc > 0 {
+                (acc + count / 2) / count
+            } else {
+                (acc - count / 2) / count
+            };
+            clamp_to_i8(mean, act_min, act_max)
+        },
+    );
+}

@@ -1,0 +1,176 @@
+//! int8 2-D convolution over NHWC activations (TFLM's `ConvPerChannel` and `DepthwiseConvPerChannel`):
+//! stride, dilation, explicit padding and groups (groups == input channels is a depthwise convolution,
+//! possibly with a channel multiplier), per-channel requantization.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ops::math::activation::Activation;
+use crate::ops::nn::conv as float_conv;
+use crate::ops::quant::requant::{
+    channel_row, check_per_channel_dims, clamp_to_i8, multiply_by_quantized_multiplier,
+};
+use crate::ops::{In, Out};
+use crate::Error;
+
+/// Parameters of an int8 convolution. Weights are symmetric int8 `[OC, KH, KW, IC / groups]` (OHWI),
+/// the bias int32 `[OC]` (scale `x_scale * w_scale[oc]`, zero point 0), and the requantization an int32
+/// tensor `[OC, 2]` of `(multiplier, shift)` rows for `x_scale * w_scale[oc] / y_scale` (or `[1, 2]`
+/// for per-tensor weights).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct QuantConv2dParams {
+    /// Vertical stride.
+    pub stride_h: u16,
+    /// Horizontal stride.
+    pub stride_w: u16,
+    /// Vertical dilation.
+    pub dilation_h: u16,
+    /// Horizontal dilation.
+    pub dilation_w: u16,
+    /// Rows added above (they hold the input zero point, i.e. real 0).
+    pub pad_top: u16,
+    /// Columns added on the left.
+    pub pad_left: u16,
+    /// Rows added below.
+    pub pad_bottom: u16,
+    /// Columns added on the right.
+    pub pad_right: u16,
+    /// Number of groups; input and output channels are both multiples of it.
+    pub groups: u16,
+    /// Zero point of the input (TFLite's `input_offset` is its negation).
+    pub x_zero_point: i8,
+    /// Zero point of the output (TFLite's `output_offset`).
+    pub y_zero_point: i8,
+    /// Lower clamp of the output (fused activation), applied first.
+    pub act_min: i8,
+    /// Upper clamp of the output (fused activation).
+    pub act_max: i8,
+}
+
+impl QuantConv2dParams {
+    /// The shape parameters as the float convolution's (whose shape rules this op shares).
+    fn float_params(&self) -> float_conv::Conv2dParams {
+        float_conv::Conv2dParams {
+            stride_h: self.stride_h,
+            stride_w: self.stride_w,
+            dilation_h: self.dilation_h,
+            dilation_w: self.dilation_w,
+            pad_top: self.pad_top,
+            pad_left: self.pad_left,
+            pad_bottom: self.pad_bottom,
+            pad_right: self.pad_right,
+            groups: self.groups,
+            act: Activation::None,
+        }
+    }
+}
+
+/// Checks the shapes: the float convolution's rules (see [`nn::conv::validate`](float_conv::validate):
+/// `x` `[N, H, W, IC]`, `w` `[OC, KH, KW, IC / groups]`, `b` `[OC]` if present, `y` `[N, OH, OW, OC]`,
+/// strides, dilations and groups non-zero), and `requant` `[OC, 2]` or `[1, 2]`.
+///
+/// The requantization values are checked by [`requant::check_per_channel`](super::requant::check_per_channel).
+pub fn validate(
+    p: &QuantConv2dParams,
+    x: &[usize],
+    w: &[usize],
+    b: Option<&[usize]>,
+    requant: &[usize],
+    y: &[usize],
+) -> Result<(), Error> {
+    float_conv::validate(&p.float_params(), x, w, b, y)?;
+    check_per_channel_dims(requant, w[0])
+}
+
+/// `y = clamp(requant(conv(x - x_zero_point, w) + b) + y_zero_point, act_min, act_max)`.
+///
+/// For each output pixel and channel, as TFLM: accumulate in int32 `w * (x - x_zero_point)` over the kernel
+/// taps that land inside the input (padding holds the zero point, so adds nothing) and the input channels
+/// of the channel's group, add the bias, scale with the channel's `(multiplier, shift)`, add the output
+/// zero point and clamp. The accumulation wraps on overflow (which needs over 66,000 taps of extreme
+/// values; TFLM's is undefined there).
+pub fn conv2d(
+    p: &QuantConv2dParams,
+    x: In<'_, i8>,
+    w: In<'_, i8>,
+    b: Option<&[i32]>,
+    requant: &[i32],
+    y: Out<'_, i8>,
+) {
+    let (batch, in_h, in_w, in_c) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
+    let (out_c, k_h, k_w, group_in_c) = (w.dims[0], w.dims[1], w.dims[2], w.dims[3]);
+    let (out_h, out_w) = (y.dims[1], y.dims[2]);
+    if y.data.is_empty() {
+        return;
+    }
+    let group_out_c = out_c / usize::from(p.groups);
+    let (stride_h, stride_w) = (usize::from(p.stride_h), usize::from(p.stride_w));
+    let (dil_h, dil_w) = (usize::from(p.dilation_h), usize::from(p.dilation_w));
+    let (pad_top, pad_left) = (usize::from(p.pad_top), usize::from(p.pad_left));
+    let x_offset = -i32::from(p.x_zero_point);
+
+    let mut pixels = y.data.chunks_exact_mut(out_c);
+    for n in 0..batch {
+        for oy in 0..out_h {
+            for ox in 0..out_w {
+                let Some(out) = pixels.next() else { return };
+                for (oc, out) in out.iter_mut().enumerate() {
+                    let group_start = (oc / group_out_c) * group_in_c;
+                    let mut acc: i32 = 0;
+                    for ky in 0..k_h {
+                        // Row in padded coordinates, then in the input; taps in the padding add nothing.
+                        let Some(iy) = (oy * stride_h + ky * dil_h).checked_sub(pad_top) else {
+                            continue;
+                        };
+                        if iy >= in_h {
+                            continue;
+                        }
+                        for kx in 0..k_w {
+                            let Some(ix) = (ox * stride_w + kx * dil_w).checked_sub(pad_left)
+                            else {
+                                continue;
+                            };
+                            if ix >= in_w {
+                                continue;
+                            }
+                            let pixel = ((n * in_h + iy) * in_w + ix) * in_c;
+                            let xs = &x.data[pixel + group_start..][..group_in_c];
+                            let w_row = ((oc * k_h + ky) * k_w + kx) * group_in_c;
+                            let ws = &w.data[w_row..][..group_in_c];
+                            acc = acc.wrapping_add(dot_offset(xs, ws, x_offset));
+                        }
+                    }
+                    if let Some(b) = b {
+                        acc = acc.wrapping_add(b[oc]);
+                    }
+                    *out = requantize_acc(acc, requant, oc, p.y_zero_point, p.act_min, p.act_max);
+                }
+            }
+        }
+    }
+}
+
+/// `sum(w[i] * (x[i] + x_offset))` in int32, wrapping. Each term fits easily (`|w| <= 128`,
+/// `|x + x_offset| <= 255`).
+#[inline(always)]
+pub(crate) fn dot_offset(xs: &[i8], ws: &[i8], x_offset: i32) -> i32 {
+    xs.iter().zip(ws).fold(0i32, |acc, (&xv, &wv)| {
+        acc.wrapping_add(i32::from(wv) * (i32::from(xv) + x_offset))
+    })
+}
+
+/// The output stage of Conv2d and FullyConnected: scale the accumulator with channel `channel`'s
+/// multiplier, add the output zero point (saturating), clamp to `act_min..=act_max`.
+#[inline(always)]
+pub(crate) fn requantize_acc(
+    acc: i32,
+    requant: &[i32],
+    channel: usize,
+    y_zero_point: i8,
+    act_min: i8,
+    act_max: i8,
+) -> i8 {
+    let (multiplier, shift) = channel_row(requant, channel);
+    let scaled = multiply_by_quantized_multiplier(acc, multiplier, shift);
+    clamp_to_i8(scaled.saturating_add(y_zero_point.into()), act_min, act_max)
+}

@@ -1,0 +1,73 @@
+//! int8 fully connected layer (TFLM's `FullyConnected` / `FullyConnectedPerChannel` with symmetric
+//! weights): `y = clamp(requant(x - x_zero_point) * W^T + b) + y_zero_point)`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ops::math::activation::Activation;
+use crate::ops::nn::fully_connected as float_fc;
+use crate::ops::quant::conv::{dot_offset, requantize_acc};
+use crate::ops::quant::requant::check_per_channel_dims;
+use crate::ops::{In, Out};
+use crate::Error;
+
+/// Parameters of an int8 fully connected layer. Weights are symmetric int8 `[OUT, IN]`, the bias int32
+/// `[OUT]` (scale `x_scale * w_scale[o]`), and the requantization an int32 tensor `[OUT, 2]` of
+/// `(multiplier, shift)` rows for `x_scale * w_scale[o] / y_scale` (or `[1, 2]` for per-tensor weights).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct QuantFullyConnectedParams {
+    /// Zero point of the input.
+    pub x_zero_point: i8,
+    /// Zero point of the output.
+    pub y_zero_point: i8,
+    /// Lower clamp of the output (fused activation), applied first.
+    pub act_min: i8,
+    /// Upper clamp of the output (fused activation).
+    pub act_max: i8,
+}
+
+/// Checks the shapes: the float layer's rules (see
+/// [`nn::fully_connected::validate`](float_fc::validate): `x` `[..., IN]`, `w` `[OUT, IN]`, `b` `[OUT]`
+/// if present, `y` `[..., OUT]`), and `requant` `[OUT, 2]` or `[1, 2]`.
+pub fn validate(
+    _p: &QuantFullyConnectedParams,
+    x: &[usize],
+    w: &[usize],
+    b: Option<&[usize]>,
+    requant: &[usize],
+    y: &[usize],
+) -> Result<(), Error> {
+    let float_params = float_fc::FullyConnectedParams {
+        act: Activation::None,
+    };
+    float_fc::validate(&float_params, x, w, b, y)?;
+    check_per_channel_dims(requant, w[0])
+}
+
+/// `y[r, o] = clamp(requant_o(sum_i w[o, i] * (x[r, i] - x_zero_point) + b[o]) + y_zero_point)` for every
+/// row `r` of `x`, accumulated in int32 (wrapping) as TFLM does.
+pub fn fully_connected(
+    p: &QuantFullyConnectedParams,
+    x: In<'_, i8>,
+    w: In<'_, i8>,
+    b: Option<&[i32]>,
+    requant: &[i32],
+    y: Out<'_, i8>,
+) {
+    let (out_features, in_features) = (w.dims[0], w.dims[1]);
+    if y.data.is_empty() {
+        return;
+    }
+    let x_offset = -i32::from(p.x_zero_point);
+    for (r, y_row) in y.data.chunks_exact_mut(out_features).enumerate() {
+        let x_row = &x.data[r * in_features..][..in_features];
+        for (o, out) in y_row.iter_mut().enumerate() {
+            let w_row = &w.data[o * in_features..][..in_features];
+            let mut acc = dot_offset(x_row, w_row, x_offset);
+            if let Some(b) = b {
+                acc = acc.wrapping_add(b[o]);
+            }
+            *out = requantize_acc(acc, requant, o, p.y_zero_point, p.act_min, p.act_max);
+        }
+    }
+}

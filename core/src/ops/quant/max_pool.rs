@@ -1,0 +1,39 @@
+//! int8 2-D max pooling, NHWC (TFLM's int8 `MaxPool`): input and output share their quantization.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ops::pool::{max_pool as float_max_pool, Pool2dParams};
+use crate::ops::quant::pool::pool2d;
+use crate::ops::quant::requant::clamp_to_i8;
+use crate::ops::{In, Out};
+use crate::Error;
+
+/// Parameters of an int8 max pooling.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct QuantMaxPoolParams {
+    /// Window, strides and padding (`count_include_pad` is ignored).
+    pub window: Pool2dParams,
+    /// Lower clamp of the output (fused activation), applied first.
+    pub act_min: i8,
+    /// Upper clamp of the output (fused activation).
+    pub act_max: i8,
+}
+
+/// The float max pooling's shape rules (see [`pool::max_pool::validate`](float_max_pool::validate)).
+pub fn validate(p: &QuantMaxPoolParams, x: &[usize], y: &[usize]) -> Result<(), Error> {
+    float_max_pool::validate(&p.window, x, y)
+}
+
+/// `y` = the maximum over each window (padding never wins), clamped to `act_min..=act_max`.
+pub fn max_pool(p: &QuantMaxPoolParams, x: In<'_, i8>, y: Out<'_, i8>) {
+    let (act_min, act_max) = (p.act_min, p.act_max);
+    pool2d(
+        &p.window,
+        x,
+        y,
+        i8::MIN.into(),
+        |acc, v| acc.max(v.into()),
+        |acc, _| clamp_to_i8(acc, act_min, act_max),
+    );
+}

@@ -1,0 +1,82 @@
+//! int8 multiplication with numpy broadcasting (TFLM's int8 `Mul`): the product of the offset inputs,
+//! requantized to the output.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ops::quant::elementwise::broadcast_map;
+use crate::ops::quant::requant::{
+    check_multiplier, clamp_to_i8, multiply_by_quantized_multiplier, quantize_multiplier,
+    MAX_SHIFT, MIN_SHIFT,
+};
+use crate::ops::shape::{check_broadcast, check_dims};
+use crate::ops::{In, Out};
+use crate::Error;
+
+/// Parameters of an int8 Mul.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct QuantMulParams {
+    /// Zero point of `a`.
+    pub a_zero_point: i8,
+    /// Zero point of `b`.
+    pub b_zero_point: i8,
+    /// Zero point of `y`.
+    pub y_zero_point: i8,
+    /// Q31 multiplier of `a_scale * b_scale / y_scale`.
+    pub multiplier: i32,
+    /// Shift of `multiplier`.
+    pub shift: i32,
+    /// Lower clamp of the output (fused activation), applied first.
+    pub act_min: i8,
+    /// Upper clamp of the output (fused activation).
+    pub act_max: i8,
+}
+
+impl QuantMulParams {
+    /// The parameters TFLM's `Prepare` computes (in f64) for these scales and zero points (converter side).
+    pub fn from_scales(a: (f32, i8), b: (f32, i8), y: (f32, i8), act_min: i8, act_max: i8) -> Self {
+        let real = f64::from(a.0) * f64::from(b.0) / f64::from(y.0);
+        let (multiplier, shift) = quantize_multiplier(real);
+        QuantMulParams {
+            a_zero_point: a.1,
+            b_zero_point: b.1,
+            y_zero_point: y.1,
+            multiplier,
+            shift,
+            act_min,
+            act_max,
+        }
+    }
+}
+
+/// Checks that `a` and `b` broadcast (numpy rules) to exactly `y`, and the multiplier (non-negative, shift
+/// in `-31..=30`).
+pub fn validate(p: &QuantMulParams, a: &[usize], b: &[usize], y: &[usize]) -> Result<(), Error> {
+    check_dims(a)?;
+    check_dims(b)?;
+    check_dims(y)?;
+    check_broadcast(a, b, y)?;
+    check_multiplier(
+        p.multiplier,
+        p.shift,
+        MIN_SHIFT,
+        MAX_SHIFT,
+        "int8 mul multiplier is negative or its shift is outside -31..=30",
+    )
+}
+
+/// `y = clamp(requant((a - a_zp) * (b - b_zp)) + y_zp)` with broadcasting.
+pub fn mul(p: &QuantMulParams, a: In<'_, i8>, b: In<'_, i8>, y: Out<'_, i8>) {
+    let p = *p;
+    broadcast_map(a, b, y, move |u, v| {
+        let u = i32::from(u) - i32::from(p.a_zero_point);
+        let v = i32::from(v) - i32::from(p.b_zero_point);
+        // |u|, |v| <= 255: the product fits.
+        let scaled = multiply_by_quantized_multiplier(u * v, p.multiplier, p.shift);
+        clamp_to_i8(
+            scaled.saturating_add(p.y_zero_point.into()),
+            p.act_min,
+            p.act_max,
+        )
+    });
+}

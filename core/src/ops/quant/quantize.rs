@@ -1,0 +1,54 @@
+//! Quantize: f32 to int8 at a graph input (TFLM's `AffineQuantize`; ONNX `QuantizeLinear`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::ops::shape::{check_dims, ensure};
+use crate::ops::{In, Out};
+use crate::Error;
+
+/// How `x / scale` is rounded to an integer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Rounding {
+    /// Ties away from zero (C `roundf`): TFLite and TFLM.
+    HalfAwayFromZero,
+    /// Ties to even: ONNX `QuantizeLinear`.
+    HalfToEven,
+}
+
+/// Parameters of a quantization (per tensor).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct QuantizeParams {
+    /// Scale of the output (finite, positive).
+    pub scale: f32,
+    /// Zero point of the output.
+    pub zero_point: i8,
+    /// Rounding of `x / scale`.
+    pub rounding: Rounding,
+}
+
+/// Checks that `y` has the shape of `x` and that the scale is finite and positive.
+pub fn validate(p: &QuantizeParams, x: &[usize], y: &[usize]) -> Result<(), Error> {
+    check_dims(x)?;
+    ensure(x == y, "quantize output shape differs from input")?;
+    ensure(
+        p.scale.is_finite() && p.scale > 0.0,
+        "quantize scale is not finite and positive",
+    )
+}
+
+/// `y = clamp(round(x / scale) + zero_point, -128, 127)`, the division in f32 as TFLM does it. NaN
+/// quantizes to the zero point, infinities to the int8 bounds.
+pub fn quantize(p: &QuantizeParams, x: In<'_>, y: Out<'_, i8>) {
+    for (out, &v) in y.data.iter_mut().zip(x.data) {
+        let q = v / p.scale;
+        let rounded = match p.rounding {
+            Rounding::HalfAwayFromZero => libm::roundf(q),
+            Rounding::HalfToEven => libm::rintf(q),
+        };
+        // `as` saturates (NaN gives 0), then the zero point is added without overflow.
+        let shifted = (rounded as i32).saturating_add(p.zero_point.into());
+        *out = shifted.clamp(i8::MIN.into(), i8::MAX.into()) as i8;
+    }
+}

@@ -1,0 +1,227 @@
+//! Fixed-point requantization as the TFLite int8 spec does it: a real multiplier `M` is stored as a Q31
+//! `multiplier` in `[2^30, 2^31)` and a power-of-two `shift`, `M ~= multiplier * 2^(shift - 31)`, and an
+//! int32 value is scaled by it with a saturating rounding doubling high multiply followed by a rounding
+//! right shift (two roundings, exactly as TFLite's and TFLM's reference `MultiplyByQuantizedMultiplier`).
+//!
+//! [`quantize_multiplier`] and [`activation_range`] are converter-side helpers (pure math, no `std`); the
+//! device only runs [`multiply_by_quantized_multiplier`] and friends, never float.
+
+use crate::ops::math::activation::Activation;
+use crate::ops::shape::ensure;
+use crate::Error;
+
+/// Smallest `shift` a multiplier may have (`M >= 2^-32`; smaller multipliers are stored as 0).
+pub const MIN_SHIFT: i32 = -31;
+/// Largest `shift` a multiplier may have (`M < 2^30`).
+pub const MAX_SHIFT: i32 = 30;
+
+/// `round(a * b / 2^31)` with ties toward +infinity, saturating the one overflowing case
+/// (`i32::MIN * i32::MIN`) to `i32::MAX` (gemmlowp's `SaturatingRoundingDoublingHighMul`).
+#[inline]
+pub fn saturating_rounding_doubling_high_mul(a: i32, b: i32) -> i32 {
+    if a == i32::MIN && b == i32::MIN {
+        return i32::MAX;
+    }
+    let ab = i64::from(a) * i64::from(b);
+    let nudge: i64 = if ab >= 0 { 1 << 30 } else { 1 - (1 << 30) };
+    // |ab| < 2^62 here, so `ab + nudge` does not overflow and the quotient fits in i32.
+    ((ab + nudge) / (1i64 << 31)) as i32
+}
+
+/// `round(x / 2^exponent)` with ties away from zero (gemmlowp's `RoundingDivideByPOT`).
+///
+/// gemmlowp defines it for `exponent` in `0..=31`; this function gives the same results there, and extends
+/// it exactly (still rounding half away from zero) to larger exponents. Negative exponents count as 0 and
+/// exponents above 62 as 62, so it never panics.
+#[inline]
+pub fn rounding_divide_by_pot(x: i32, exponent: i32) -> i32 {
+    let exponent = exponent.clamp(0, 62);
+    let x = i64::from(x);
+    let mask = (1i64 << exponent) - 1;
+    let remainder = x & mask;
+    let threshold = (mask >> 1) + i64::from(x < 0);
+    // The quotient lies between x and 0 and the +1 only rounds toward x, so the result fits in i32.
+    ((x >> exponent) + i64::from(remainder > threshold)) as i32
+}
+
+/// `x * M` rounded, where `M = multiplier * 2^(shift - 31)` (TFLite's `MultiplyByQuantizedMultiplier`):
+/// `x` is first shifted left by `max(shift, 0)`, multiplied with
+/// [`saturating_rounding_doubling_high_mul`], then shifted right by `max(-shift, 0)` with
+/// [`rounding_divide_by_pot`].
+///
+/// Valid multipliers have `shift` in [`MIN_SHIFT`]`..=`[`MAX_SHIFT`] (what `validate` checks). Outside that
+/// range the function still never panics: shifts are clamped to `-62..=31`. The left shift wraps on
+/// overflow, as the C `x * (1 << left_shift)` does on every target TFLM runs on.
+#[inline]
+pub fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> i32 {
+    let shift = shift.clamp(-62, 31);
+    let left = shift.max(0);
+    let right = (-shift).max(0);
+    let shifted = x.wrapping_mul(1i32.wrapping_shl(left as u32));
+    rounding_divide_by_pot(
+        saturating_rounding_doubling_high_mul(shifted, multiplier),
+        right,
+    )
+}
+
+/// `(multiplier, shift)` with `real ~= multiplier * 2^(shift - 31)` and `|multiplier|` in `[2^30, 2^31)`
+/// (TFLite's `QuantizeMultiplier`): the mantissa of `real` rounded half away from zero to Q31.
+///
+/// Zero, non-finite values and multipliers below `2^-32` (shift below [`MIN_SHIFT`]) give `(0, 0)`.
+/// Multipliers of `2^30` and above give a shift above [`MAX_SHIFT`], which `validate` rejects.
+pub fn quantize_multiplier(real: f64) -> (i32, i32) {
+    if real == 0.0 || !real.is_finite() {
+        return (0, 0);
+    }
+    let (mantissa, mut shift) = frexp(real);
+    // |mantissa| in [0.5, 1): the product is exact and rounds to at most 2^31 in magnitude.
+    let mut q = libm::round(mantissa * TWO_POW_31) as i64;
+    if q == 1i64 << 31 {
+        q /= 2;
+        shift += 1;
+    }
+    if shift < MIN_SHIFT {
+        return (0, 0);
+    }
+    // q is in [-2^31, 2^31), so it fits.
+    (q as i32, shift)
+}
+
+const TWO_POW_31: f64 = 2_147_483_648.0;
+
+/// `(multiplier, shift)` of one output channel of a Conv2d or FullyConnected: the real multiplier
+/// `x_scale * w_scale / y_scale` computed in f64 from the f32 scales, in that order, then
+/// [`quantize_multiplier`]. This is TFLM's derivation (`PopulateConvolutionQuantizationParams`), so the
+/// rows the converter writes give TFLM's results bit for bit.
+pub fn channel_multiplier(x_scale: f32, w_scale: f32, y_scale: f32) -> (i32, i32) {
+    quantize_multiplier(f64::from(x_scale) * f64::from(w_scale) / f64::from(y_scale))
+}
+
+/// `(m, e)` with `x = m * 2^e` and `|m|` in `[0.5, 1)` (C's `frexp`), for finite non-zero `x`.
+fn frexp(x: f64) -> (f64, i32) {
+    const EXP_MASK: u64 = 0x7ff << 52;
+    let bits = x.to_bits();
+    let biased = ((bits & EXP_MASK) >> 52) as i32;
+    if biased == 0 {
+        // Subnormal: scale into the normal range first (2^54 is exact).
+        let (m, e) = frexp(x * 18_014_398_509_481_984.0);
+        return (m, e - 54);
+    }
+    // Keep sign and fraction, set the exponent so that the value is in [0.5, 1).
+    let m = f64::from_bits((bits & !EXP_MASK) | (1022 << 52));
+    (m, biased - 1022)
+}
+
+/// The int8 clamp bounds `(act_min, act_max)` of a fused activation for an output quantized with
+/// `scale` and `zero_point` (TFLite's `CalculateActivationRangeQuantized`): `Relu` clamps below at the
+/// quantized 0, `Relu6` also above at the quantized 6, `Clip` at its quantized bounds. A bound is
+/// quantized as `zero_point + round(bound / scale)` (f32 division, ties away from zero), then
+/// saturated to int8.
+pub fn activation_range(act: Activation, scale: f32, zero_point: i8) -> (i8, i8) {
+    let quantize = |v: f32| {
+        let q = libm::roundf(v / scale) as i32; // `as` saturates (and maps NaN to 0)
+        q.saturating_add(i32::from(zero_point))
+            .clamp(i8::MIN.into(), i8::MAX.into()) as i8
+    };
+    match act {
+        Activation::None => (i8::MIN, i8::MAX),
+        Activation::Relu => (quantize(0.0), i8::MAX),
+        Activation::Relu6 => (quantize(0.0), quantize(6.0)),
+        Activation::Clip { min, max } => (quantize(min), quantize(max)),
+    }
+}
+
+/// `min(max(v, act_min), act_max)` as int8: the lower bound first, as TFLite does (so `act_min > act_max`
+/// gives `act_max`, like ONNX `Clip`).
+#[inline(always)]
+pub fn clamp_to_i8(v: i32, act_min: i8, act_max: i8) -> i8 {
+    let lower = v.max(act_min.into());
+    // Both bounds are int8, so the result is too.
+    lower.min(act_max.into()) as i8
+}
+
+/// Checks one multiplier: `multiplier >= 0` and `shift` in `min_shift..=max_shift`.
+pub(crate) fn check_multiplier(
+    multiplier: i32,
+    shift: i32,
+    min_shift: i32,
+    max_shift: i32,
+    reason: &'static str,
+) -> Result<(), Error> {
+    ensure(
+        multiplier >= 0 && (min_shift..=max_shift).contains(&shift),
+        reason,
+    )
+}
+
+/// Checks the dims of a per-channel requantization tensor: `[channels, 2]` (one `(multiplier, shift)`
+/// row per output channel) or `[1, 2]` (one row for every channel, per-tensor).
+pub(crate) fn check_per_channel_dims(dims: &[usize], channels: usize) -> Result<(), Error> {
+    ensure(
+        dims.len() == 2 && dims[1] == 2 && (dims[0] == channels || dims[0] == 1),
+        "requantization tensor is not [OC, 2] or [1, 2]",
+    )
+}
+
+/// Checks the values of a per-channel requantization tensor (rows of `(multiplier, shift)`, flattened):
+/// every multiplier non-negative and every shift in [`MIN_SHIFT`]`..=`[`MAX_SHIFT`]. The blob validator runs it
+/// on the constant tensor; kernels do not rely on it to be safe, only to be meaningful.
+pub fn check_per_channel(requant: &[i32]) -> Result<(), Error> {
+    ensure(
+        requant.len().is_multiple_of(2),
+        "requantization tensor has an odd length",
+    )?;
+    for row in requant.chunks_exact(2) {
+        check_multiplier(
+            row[0],
+            row[1],
+            MIN_SHIFT,
+            MAX_SHIFT,
+            "requantization multiplier is negative or its shift is outside -31..=30",
+        )?;
+    }
+    Ok(())
+}
+
+/// The `(multiplier, shift)` row of output channel `channel` in a validated `[OC, 2]` or `[1, 2]` tensor.
+#[inline(always)]
+pub(crate) fn channel_row(requant: &[i32], channel: usize) -> (i32, i32) {
+    let row = if requant.len() == 2 { 0 } else { channel * 2 };
+    (requant[row], requant[row + 1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frexp_matches_definition() {
+        for x in [
+            1.0,
+            0.5,
+            0.75,
+            3.0,
+            -6.5,
+            1e-300,
+            5e-324,
+            1e300,
+            f64::MIN_POSITIVE,
+        ] {
+            let (m, e) = frexp(x);
+            assert!((0.5..1.0).contains(&m.abs()), "{x}: {m}");
+            assert_eq!(m * libm::exp2(f64::from(e)), x, "{x}");
+        }
+    }
+
+    #[test]
+    fn quantize_multiplier_known_answers() {
+        assert_eq!(quantize_multiplier(0.5), (1 << 30, 0));
+        assert_eq!(quantize_multiplier(1.0), (1 << 30, 1));
+        assert_eq!(quantize_multiplier(0.25), (1 << 30, -1));
+        // 2^31 - 2^-22 rounds up to 2^31: renormalized.
+        assert_eq!(quantize_multiplier(1.0 - 1e-12), (1 << 30, 1));
+        assert_eq!(quantize_multiplier(0.0), (0, 0));
+        assert_eq!(quantize_multiplier(1e-20), (0, 0));
+        assert_eq!(quantize_multiplier(f64::NAN), (0, 0));
+    }
+}

@@ -1,0 +1,66 @@
+//! Requantize: int8 to int8 with another scale and zero point (TFLM's int8 `Quantize` from an int8
+//! input), as where Concat's inputs are quantized differently from its output.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ops::quant::requant::{
+    check_multiplier, clamp_to_i8, multiply_by_quantized_multiplier, quantize_multiplier,
+    MAX_SHIFT, MIN_SHIFT,
+};
+use crate::ops::shape::{check_dims, ensure};
+use crate::ops::{In, Out};
+use crate::Error;
+
+/// Parameters of a requantization.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct RequantizeParams {
+    /// Zero point of the input.
+    pub x_zero_point: i8,
+    /// Zero point of the output.
+    pub y_zero_point: i8,
+    /// Q31 multiplier of `x_scale / y_scale`.
+    pub multiplier: i32,
+    /// Shift of `multiplier`.
+    pub shift: i32,
+}
+
+impl RequantizeParams {
+    /// The parameters for an input quantized as `x` and an output as `y` (`(scale, zero_point)`;
+    /// converter side).
+    pub fn from_scales(x: (f32, i8), y: (f32, i8)) -> Self {
+        let (multiplier, shift) = quantize_multiplier(f64::from(x.0) / f64::from(y.0));
+        RequantizeParams {
+            x_zero_point: x.1,
+            y_zero_point: y.1,
+            multiplier,
+            shift,
+        }
+    }
+}
+
+/// Checks that `y` has the shape of `x`, and the multiplier (non-negative, shift in `-31..=30`).
+pub fn validate(p: &RequantizeParams, x: &[usize], y: &[usize]) -> Result<(), Error> {
+    check_dims(x)?;
+    ensure(x == y, "requantize output shape differs from input")?;
+    check_multiplier(
+        p.multiplier,
+        p.shift,
+        MIN_SHIFT,
+        MAX_SHIFT,
+        "requantize multiplier is negative or its shift is outside -31..=30",
+    )
+}
+
+/// `y = clamp(requant(x - x_zero_point) + y_zero_point, -128, 127)`.
+pub fn requantize(p: &RequantizeParams, x: In<'_, i8>, y: Out<'_, i8>) {
+    for (out, &v) in y.data.iter_mut().zip(x.data) {
+        let centered = i32::from(v) - i32::from(p.x_zero_point);
+        let scaled = multiply_by_quantized_multiplier(centered, p.multiplier, p.shift);
+        *out = clamp_to_i8(
+            scaled.saturating_add(p.y_zero_point.into()),
+            i8::MIN,
+            i8::MAX,
+        );
+    }
+}

@@ -1,0 +1,313 @@
+//! Conformance suite for int8 (TFLite-spec) kernels.
+//!
+//! Every kernel of an [`Int8Kernels`] table is checked over proptest-generated shapes, quantization
+//! parameters and values in two ways:
+//!
+//! - against the real-valued op: inputs dequantized in f64, the op computed exactly, the result
+//!   requantized with round-half-away-from-zero and clamped. The kernel must be within 1 LSB of it
+//!   (exactly equal for max pooling, Quantize and Dequantize);
+//! - against TFLite's integer arithmetic, written out here with exact i64/i128 mathematics (int32
+//!   accumulation, the two roundings of `MultiplyByQuantizedMultiplier`, TFLM's average rounding): the
+//!   kernel must be bit-identical, which is what makes it checkable against TFLM. (Softmax is checked
+//!   against the real-valued op only; its fixed-point exponential is TFLM's, bit for bit, by
+//!   construction, and against TFLM's own outputs by `tests/tflm/`.)
+//!
+//! `validate` is tested too: it accepts every generated case and rejects wrong shapes and parameters,
+//! and whatever odd case it accepts runs without panicking.
+//!
+//! The checks are functions taking a `&Int8Kernels`; `int8_suite!(name, &TABLE)` instantiates them as
+//! `#[test]`s for one table. A target with its own int8 kernels (`ember-cortex-m`'s DSP ones, say) builds
+//! its table and runs the same suite (including this file with a `#[path]` module) to prove bit-identical
+//! output. The fixed-point primitives themselves (`ember_core::ops::quant::requant`) are tested once, in
+//! `ops_int8/requant.rs`.
+
+#[path = "ops_int8/conv.rs"]
+mod conv;
+#[path = "ops_int8/elementwise.rs"]
+mod elementwise;
+#[path = "ops_int8/pool.rs"]
+mod pool;
+#[path = "ops_int8/requant.rs"]
+mod requant;
+#[path = "ops_int8/softmax.rs"]
+mod softmax;
+#[path = "ops_int8/tflm.rs"]
+mod tflm;
+
+use ember_core::ops::quant as q;
+use ember_core::ops::{In, Out};
+use proptest::prelude::*;
+
+/// Signature of an int8 Conv2d kernel (`x, w, bias, requant, y`).
+pub type Conv2dFn =
+    fn(&q::conv::QuantConv2dParams, In<'_, i8>, In<'_, i8>, Option<&[i32]>, &[i32], Out<'_, i8>);
+/// Signature of an int8 FullyConnected kernel (`x, w, bias, requant, y`).
+pub type FullyConnectedFn = fn(
+    &q::fully_connected::QuantFullyConnectedParams,
+    In<'_, i8>,
+    In<'_, i8>,
+    Option<&[i32]>,
+    &[i32],
+    Out<'_, i8>,
+);
+/// Signature of an int8 Add kernel.
+pub type AddFn = fn(&q::add::QuantAddParams, In<'_, i8>, In<'_, i8>, Out<'_, i8>);
+/// Signature of an int8 Mul kernel.
+pub type MulFn = fn(&q::mul::QuantMulParams, In<'_, i8>, In<'_, i8>, Out<'_, i8>);
+/// Signature of an int8 average pooling kernel.
+pub type AvgPoolFn = fn(&q::avg_pool::QuantAvgPoolParams, In<'_, i8>, Out<'_, i8>);
+/// Signature of an int8 max pooling kernel.
+pub type MaxPoolFn = fn(&q::max_pool::QuantMaxPoolParams, In<'_, i8>, Out<'_, i8>);
+/// Signature of an int8 softmax kernel.
+pub type SoftmaxFn = fn(&q::softmax::QuantSoftmaxParams, In<'_, i8>, Out<'_, i8>);
+/// Signature of a Quantize (f32 to int8) kernel.
+pub type QuantizeFn = fn(&q::quantize::QuantizeParams, In<'_>, Out<'_, i8>);
+/// Signature of a Dequantize (int8 to f32) kernel.
+pub type DequantizeFn = fn(&q::dequantize::DequantizeParams, In<'_, i8>, Out<'_>);
+/// Signature of a Requantize (int8 to int8) kernel.
+pub type RequantizeFn = fn(&q::requantize::RequantizeParams, In<'_, i8>, Out<'_, i8>);
+
+/// The int8 kernels under test, one function pointer per op (the int8 part of a target's kernel table).
+#[derive(Clone, Copy, Debug)]
+pub struct Int8Kernels {
+    /// Conv2d, depthwise via groups.
+    pub conv2d: Conv2dFn,
+    /// FullyConnected.
+    pub fully_connected: FullyConnectedFn,
+    /// Add.
+    pub add: AddFn,
+    /// Mul.
+    pub mul: MulFn,
+    /// AvgPool2d.
+    pub avg_pool: AvgPoolFn,
+    /// MaxPool2d.
+    pub max_pool: MaxPoolFn,
+    /// Softmax.
+    pub softmax: SoftmaxFn,
+    /// Quantize.
+    pub quantize: QuantizeFn,
+    /// Dequantize.
+    pub dequantize: DequantizeFn,
+    /// Requantize.
+    pub requantize: RequantizeFn,
+}
+
+/// `ember-core`'s reference int8 kernels.
+pub const REFERENCE: Int8Kernels = Int8Kernels {
+    conv2d: q::conv::conv2d,
+    fully_connected: q::fully_connected::fully_connected,
+    add: q::add::add,
+    mul: q::mul::mul,
+    avg_pool: q::avg_pool::avg_pool,
+    max_pool: q::max_pool::max_pool,
+    softmax: q::softmax::softmax,
+    quantize: q::quantize::quantize,
+    dequantize: q::dequantize::dequantize,
+    requantize: q::requantize::requantize,
+};
+
+/// Instantiates the whole suite for one table: `int8_suite!(reference, &REFERENCE)` makes a module
+/// `reference` with one test per check.
+macro_rules! int8_suite {
+    ($name:ident, $table:expr) => {
+        mod $name {
+            use proptest::prelude::*;
+
+            use $crate::{conv, elementwise, pool, softmax, tflm, Int8Kernels};
+
+            fn table() -> &'static Int8Kernels {
+                $table
+            }
+
+            proptest! {
+                #![proptest_config(ProptestConfig::with_cases(128))]
+                #[test]
+                fn conv2d_matches_definitions(case in conv::conv2d_case()) {
+                    conv::check_conv2d(table(), &case)?;
+                }
+                #[test]
+                fn fully_connected_matches_definitions(case in conv::fully_connected_case()) {
+                    conv::check_fully_connected(table(), &case)?;
+                }
+                #[test]
+                fn add_matches_definitions(case in elementwise::add_case()) {
+                    elementwise::check_add(table(), &case)?;
+                }
+                #[test]
+                fn mul_matches_definitions(case in elementwise::mul_case()) {
+                    elementwise::check_mul(table(), &case)?;
+                }
+                #[test]
+                fn requantize_matches_definitions(case in elementwise::requantize_case()) {
+                    elementwise::check_requantize(table(), &case)?;
+                }
+                #[test]
+                fn quantize_matches_definition(case in elementwise::quantize_case()) {
+                    elementwise::check_quantize(table(), &case)?;
+                }
+                #[test]
+                fn dequantize_matches_definition(case in elementwise::dequantize_case()) {
+                    elementwise::check_dequantize(table(), &case)?;
+                }
+                #[test]
+                fn pools_match_definitions(case in pool::pool_case()) {
+                    pool::check_pools(table(), &case)?;
+                }
+                #[test]
+                fn softmax_matches_definition(case in softmax::softmax_case()) {
+                    softmax::check_softmax(table(), &case)?;
+                }
+            }
+
+            proptest! {
+                // Many odd cases are rejected; more of them leave enough accepted ones.
+                #![proptest_config(ProptestConfig::with_cases(256))]
+                #[test]
+                fn conv2d_validate_guards_kernel(case in conv::conv2d_edge_case()) {
+                    conv::check_conv2d_edge(table(), &case)?;
+                }
+                #[test]
+                fn pool_validate_guards_kernel(case in pool::pool_edge_case()) {
+                    pool::check_pool_edge(table(), &case)?;
+                }
+            }
+
+            #[test]
+            fn conv2d_known_answers() {
+                conv::known_conv2d(table());
+            }
+            #[test]
+            fn fully_connected_known_answers() {
+                conv::known_fully_connected(table());
+            }
+            #[test]
+            fn elementwise_known_answers() {
+                elementwise::known_elementwise(table());
+            }
+            #[test]
+            fn pool_known_answers() {
+                pool::known_pools(table());
+            }
+            #[test]
+            fn softmax_known_answers() {
+                softmax::known_softmax(table());
+            }
+            #[test]
+            fn matches_tflm_bit_for_bit() {
+                tflm::check_tflm_golden(table());
+            }
+        }
+    };
+}
+
+int8_suite!(reference, &crate::REFERENCE);
+
+/// Number of elements of a shape.
+pub fn numel(dims: &[usize]) -> usize {
+    dims.iter().product()
+}
+
+/// Row-major flat position of `index` in `dims`.
+pub fn flat(index: &[usize], dims: &[usize]) -> usize {
+    index.iter().zip(dims).fold(0, |acc, (&i, &d)| acc * d + i)
+}
+
+/// `v` rounded to the nearest integer, ties away from zero.
+pub fn round_half_away(v: f64) -> f64 {
+    v.round()
+}
+
+/// `min(max(v, lo), hi)`: the lower bound first, as the kernels clamp.
+pub fn clamp_lower_first(v: i64, lo: i8, hi: i8) -> i8 {
+    v.max(lo.into()).min(hi.into()) as i8
+}
+
+/// The real value `real` quantized with `scale` and `zero_point` (ties away from zero), then clamped to
+/// `act_min..=act_max` (lower bound first). The real-valued definitions end with it.
+pub fn requantize_real(real: f64, scale: f64, zero_point: i8, act_min: i8, act_max: i8) -> i8 {
+    let q = round_half_away(real / scale).clamp(-1e12, 1e12) as i64 + i64::from(zero_point);
+    clamp_lower_first(q, act_min, act_max)
+}
+
+/// `n / 2^e` rounded to nearest, ties away from zero, exactly.
+pub fn div_pow2_half_away(n: i128, e: u32) -> i128 {
+    if e == 0 {
+        return n;
+    }
+    let d = 1i128 << e;
+    let magnitude = (2 * n.abs() + d) / (2 * d);
+    if n < 0 {
+        -magnitude
+    } else {
+        magnitude
+    }
+}
+
+/// TFLite's `MultiplyByQuantizedMultiplier(x, multiplier, shift)` written from its definition with exact
+/// arithmetic: `x * 2^left` (must fit int32), then `x * multiplier / 2^31` rounded to nearest with ties
+/// toward +infinity (the doubling high multiply; `i32::MIN * i32::MIN` saturates), then divided by
+/// `2^right` rounded with ties away from zero.
+pub fn mbqm_definition(x: i64, multiplier: i32, shift: i32) -> i64 {
+    let left = shift.max(0) as u32;
+    let right = (-shift).max(0) as u32;
+    let shifted = i128::from(x) << left;
+    assert!(
+        i32::try_from(shifted).is_ok(),
+        "x << left overflows int32 in a test case"
+    );
+    let high = if shifted == i128::from(i32::MIN) && multiplier == i32::MIN {
+        i128::from(i32::MAX)
+    } else {
+        (shifted * i128::from(multiplier) + (1 << 30)).div_euclid(1 << 31)
+    };
+    div_pow2_half_away(high, right) as i64
+}
+
+/// Checks `|got[i] - want[i]| <= tolerance` for every output (int8 steps).
+pub fn assert_within(got: &[i8], want: &[i8], tolerance: i32) -> Result<(), TestCaseError> {
+    prop_assert_eq!(got.len(), want.len(), "output length");
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        prop_assert!(
+            (i32::from(g) - i32::from(w)).abs() <= tolerance,
+            "output {}: got {}, want {} (+-{})\n got: {:?}\nwant: {:?}",
+            i,
+            g,
+            w,
+            tolerance,
+            got,
+            want
+        );
+    }
+    Ok(())
+}
+
+/// `n` int8 values, any.
+pub fn int8_values(n: usize) -> impl Strategy<Value = Vec<i8>> {
+    proptest::collection::vec(any::<i8>(), n)
+}
+
+/// A scale, log-uniform in `lo..hi`.
+pub fn scale(lo: f64, hi: f64) -> impl Strategy<Value = f64> {
+    (lo.ln()..hi.ln()).prop_map(f64::exp)
+}
+
+/// A zero point: usually anything, now and then 0 or -128 (common in practice).
+pub fn zero_point() -> impl Strategy<Value = i8> {
+    prop_oneof![4 => any::<i8>(), 1 => Just(0i8), 1 => Just(-128i8)]
+}
+
+/// Fused activation bounds `(act_min, act_max)`: none, a Relu at the zero point `zp`, a random range,
+/// or now and then crossed bounds (everything becomes `act_max`).
+pub fn act_range(zp: i8) -> impl Strategy<Value = (i8, i8)> {
+    prop_oneof![
+        3 => Just((i8::MIN, i8::MAX)),
+        2 => Just((zp, i8::MAX)),
+        2 => (any::<i8>(), any::<i8>()).prop_map(|(a, b)| (a.min(b), a.max(b))),
+        1 => (any::<i8>(), any::<i8>()),
+    ]
+}
+
+/// A small dim, now and then 0 (an empty tensor; kernels must cope).
+pub fn dim() -> impl Strategy<Value = usize> {
+    prop_oneof![12 => 1usize..=4, 1 => Just(0usize)]
+}
