@@ -6,23 +6,23 @@
 
 use crate::ops::array::{concat::ConcatParams, pad::PadParams, transpose::TransposeParams};
 use crate::ops::array::{gather::GatherParams, resize::ResizeParams, slice::SliceParams};
+use crate::ops::element::{AnyIn, AnyOut};
 use crate::ops::math::{binary::BinaryParams, unary::UnaryParams};
+use crate::ops::math::{cast::CastParams, compare::CompareParams, logical::LogicalParams};
+use crate::ops::nn::arg_reduce::ArgReduceParams;
 use crate::ops::nn::conv_transpose::ConvTranspose2dParams;
-use crate::ops::quant::{
-    self, add::QuantAddParams, avg_pool::QuantAvgPoolParams, conv::QuantConv2dParams,
-    dequantize::DequantizeParams, fully_connected::QuantFullyConnectedParams,
-    max_pool::QuantMaxPoolParams, mul::QuantMulParams, quantize::QuantizeParams,
-    requantize::RequantizeParams, softmax::QuantSoftmaxParams,
-};
 use crate::ops::nn::{
     conv::Conv2dParams, fully_connected::FullyConnectedParams, matmul::MatMulParams,
     softmax::SoftmaxParams,
 };
 use crate::ops::nn::{layer_norm::LayerNormParams, reduce::ReduceParams};
 use crate::ops::pool::Pool2dParams;
-use crate::ops::element::{AnyIn, AnyOut};
-use crate::ops::math::{cast::CastParams, compare::CompareParams, logical::LogicalParams};
-use crate::ops::nn::arg_reduce::ArgReduceParams;
+use crate::ops::quant::{
+    self, add::QuantAddParams, avg_pool::QuantAvgPoolParams, conv::QuantConv2dParams,
+    dequantize::DequantizeParams, fully_connected::QuantFullyConnectedParams,
+    max_pool::QuantMaxPoolParams, mul::QuantMulParams, quantize::QuantizeParams,
+    requantize::RequantizeParams, softmax::QuantSoftmaxParams,
+};
 use crate::ops::{array, math, nn, pool, In, Out};
 
 /// Signature of a 2-D convolution kernel.

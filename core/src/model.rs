@@ -301,7 +301,8 @@ impl<'b> Model<'b> {
             Storage::Weights { .. } => return Err(bad("output is a weight tensor")),
         };
         let mut dims: heapless::Vec<UDims, { crate::format::MAX_OP_INPUTS }> = heapless::Vec::new();
-        let mut dtypes: heapless::Vec<DType, { crate::format::MAX_OP_INPUTS }> = heapless::Vec::new();
+        let mut dtypes: heapless::Vec<DType, { crate::format::MAX_OP_INPUTS }> =
+            heapless::Vec::new();
         for &id in op.inputs.iter() {
             let t = self
                 .tensor(id as usize)
@@ -326,7 +327,9 @@ impl<'b> Model<'b> {
         // Which dtypes each op takes: f32-only ops, ops on any dtype (checked by their own validate),
         // and data movement (input and output of one dtype, any but F16 unless f32 already).
         let all_f32 = out.dtype == DType::F32 && dtypes.iter().all(|&t| t == DType::F32);
-        let same_dtype = dtypes.first().is_some_and(|&t| t == out.dtype && t != DType::F16)
+        let same_dtype = dtypes
+            .first()
+            .is_some_and(|&t| t == out.dtype && t != DType::F16)
             && dtypes.iter().all(|&t| t == out.dtype);
         let movement = matches!(
             op.kind,
@@ -348,11 +351,15 @@ impl<'b> Model<'b> {
         );
         if movement {
             if !same_dtype {
-                return Err(bad("data-movement op whose inputs and output differ in dtype"));
+                return Err(bad(
+                    "data-movement op whose inputs and output differ in dtype",
+                ));
             }
         } else if let OpKind::Gather(_) = op.kind {
             if out.dtype != dt(0) || out.dtype == DType::F16 || dt(1) != DType::F32 {
-                return Err(bad("gather needs data and output of one dtype and f32 indices"));
+                return Err(bad(
+                    "gather needs data and output of one dtype and f32 indices",
+                ));
             }
         } else if matches!(op.kind, OpKind::Binary(_) | OpKind::Unary(_)) && !all_f32 {
             // Integer and f64 arithmetic: arith's validate checks the dtypes.

@@ -273,7 +273,9 @@ impl<'a> Session<'a> {
             // An alias planned by the converter: the bytes are already in place.
             OpKind::Reshape if aliased => {}
             OpKind::Compare(p) => (k.compare)(p, any_in(0)?, any_in(1)?, y_any),
-            OpKind::Logical(p) => (k.logical)(p, typed(any_in(0)?)?, typed(any_in(1)?)?, out(y_any)?),
+            OpKind::Logical(p) => {
+                (k.logical)(p, typed(any_in(0)?)?, typed(any_in(1)?)?, out(y_any)?)
+            }
             OpKind::Not => (k.not)(typed(any_in(0)?)?, out(y_any)?),
             OpKind::Where => (k.where_select)(any_in(0)?, any_in(1)?, any_in(2)?, y_any),
             OpKind::Cast(p) => (k.cast)(p, any_in(0)?, y_any),
@@ -286,7 +288,14 @@ impl<'a> Session<'a> {
                     _ => None,
                 };
                 let rq = typed::<i32>(any_in(2)?)?.data;
-                (k.quant_conv2d)(p, typed(any_in(0)?)?, typed(any_in(1)?)?, bias, rq, out(y_any)?)
+                (k.quant_conv2d)(
+                    p,
+                    typed(any_in(0)?)?,
+                    typed(any_in(1)?)?,
+                    bias,
+                    rq,
+                    out(y_any)?,
+                )
             }
             OpKind::QuantFullyConnected(p) => {
                 let bias = match data.len() {
@@ -465,7 +474,6 @@ fn fill_value<T: bytemuck::Pod + Default>(dtype: DType, value: f32) -> T {
     let bytes = bits.to_le_bytes();
     bytemuck::try_pod_read_unaligned(&bytes[..core::mem::size_of::<T>()]).unwrap_or_default()
 }
-
 
 fn check_dtype<T: Element>(dtype: DType) -> Result<(), Error> {
     let same = T::DTYPE == dtype || (T::DTYPE == DType::U8 && dtype == DType::Bool);

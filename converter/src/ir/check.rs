@@ -45,10 +45,9 @@ impl Graph {
             }
             let out = self.tensor(n.output);
             let dtypes: Vec<DType> = n.inputs.iter().map(|&i| self.tensor(i).dtype).collect();
-            let dtype = n
-                .op
-                .infer_dtype(&dtypes)
-                .map_err(|e| format!("node {}: {e}", n.name))?;
+            let dtype =
+                n.op.infer_dtype(&dtypes)
+                    .map_err(|e| format!("node {}: {e}", n.name))?;
             if dtype != out.dtype {
                 return Err(format!(
                     "node {} ({}) infers dtype {} but its output {} is {}",

@@ -3,9 +3,9 @@
 
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::BinaryOp;
-use ember_core::ops::math::unary::UnaryOp;
 use ember_core::ops::math::compare::CompareOp;
 use ember_core::ops::math::logical::LogicalOp;
+use ember_core::ops::math::unary::UnaryOp;
 use ember_core::ops::nn::reduce::ReduceOp;
 
 use super::DType;
@@ -266,7 +266,10 @@ impl Op {
             }
             Op::ArgReduce { .. } => {
                 if matches!(first, DType::F16 | DType::Bool) {
-                    return Err(format!("ArgMax/ArgMin of {} is not supported", named(first)));
+                    return Err(format!(
+                        "ArgMax/ArgMin of {} is not supported",
+                        named(first)
+                    ));
                 }
                 Ok(DType::I64)
             }
@@ -305,7 +308,10 @@ impl Op {
                     ));
                 }
                 if !int_ok {
-                    return Err(format!("this op is not supported on {} tensors", named(first)));
+                    return Err(format!(
+                        "this op is not supported on {} tensors",
+                        named(first)
+                    ));
                 }
                 Ok(first)
             }

@@ -85,9 +85,12 @@ fn validate_op(l: &Lowered, step: usize) -> Result<(), ConvertError> {
     let typed = |k: usize| (xs.get(k).map_or(&[][..], Vec::as_slice), dt(k));
     let out_dtype = l.tensors[op.output as usize].dtype;
     let yt = (y.as_slice(), out_dtype);
-    let not_f32 = out_dtype != ember_core::DType::F32 || (0..xs.len()).any(|k| dt(k) != ember_core::DType::F32);
+    let not_f32 = out_dtype != ember_core::DType::F32
+        || (0..xs.len()).any(|k| dt(k) != ember_core::DType::F32);
     let checked = match &op.kind {
-        OpKind::Binary(p) if not_f32 => ops::math::arith::validate_binary(p, typed(0), typed(1), yt),
+        OpKind::Binary(p) if not_f32 => {
+            ops::math::arith::validate_binary(p, typed(0), typed(1), yt)
+        }
         OpKind::Unary(p) if not_f32 => ops::math::arith::validate_unary(p, typed(0), yt),
         OpKind::Compare(p) => ops::math::compare::validate(p, typed(0), typed(1), yt),
         OpKind::Logical(p) => ops::math::logical::validate(p, typed(0), typed(1), yt),

@@ -1,10 +1,10 @@
 //! IR ops to the blob's closed [`OpKind`] enum, with parameters narrowed to the blob's integer widths.
 
-use ember_core::ops::math::{cast::CastParams, compare::CompareParams, logical::LogicalParams};
-use ember_core::ops::nn::arg_reduce::ArgReduceParams;
 use ember_core::ops::array::{concat::ConcatParams, pad::PadParams, transpose::TransposeParams};
 use ember_core::ops::array::{gather::GatherParams, slice::SliceParams};
 use ember_core::ops::math::{binary::BinaryParams, unary::UnaryParams};
+use ember_core::ops::math::{cast::CastParams, compare::CompareParams, logical::LogicalParams};
+use ember_core::ops::nn::arg_reduce::ArgReduceParams;
 use ember_core::ops::nn::conv_transpose::ConvTranspose2dParams;
 use ember_core::ops::nn::{
     conv::Conv2dParams, fully_connected::FullyConnectedParams, matmul::MatMulParams,

@@ -210,8 +210,7 @@ pub fn import_summarized(
                 None => "is not produced by any node, initializer or input".to_string(),
             }));
         };
-        check_declared_output(vi, imp.graph.tensor(id), &mut imp.notices)
-            .map_err(out_err)?;
+        check_declared_output(vi, imp.graph.tensor(id), &mut imp.notices).map_err(out_err)?;
         imp.graph.outputs.push(id);
     }
     notices.append(&mut imp.notices);

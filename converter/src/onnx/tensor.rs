@@ -124,7 +124,11 @@ pub fn read_tensor(t: &TensorProto, name: &str) -> Result<(Vec<usize>, ConstData
             ConstData::I64(t.int32_data.iter().map(|&v| i64::from(v)).collect())
         }
         data_type::INT8 | data_type::UINT8 | data_type::INT16 | data_type::UINT16 if raw => {
-            let size = if matches!(t.data_type, data_type::INT8 | data_type::UINT8) { 1 } else { 2 };
+            let size = if matches!(t.data_type, data_type::INT8 | data_type::UINT8) {
+                1
+            } else {
+                2
+            };
             if raw_len_mismatch(t.raw_data.len(), size, n) {
                 return Err(mismatch(t.raw_data.len() / size));
             }

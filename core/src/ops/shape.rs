@@ -194,7 +194,11 @@ pub(crate) fn broadcast_zip3<A: Copy, B: Copy, C: Copy, D>(
     let b_strides = broadcast_strides(&right_align(b.dims, rank)[..rank]);
     let c_strides = broadcast_strides(&right_align(c.dims, rank)[..rank]);
     let row_len = y_dims[rank - 1];
-    let steps = (a_strides[rank - 1], b_strides[rank - 1], c_strides[rank - 1]);
+    let steps = (
+        a_strides[rank - 1],
+        b_strides[rank - 1],
+        c_strides[rank - 1],
+    );
     let mut rows = y.data.chunks_exact_mut(row_len);
     for_each_offset(
         &y_dims[..rank - 1],

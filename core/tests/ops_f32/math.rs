@@ -585,7 +585,11 @@ fn binary_definition(op: BinaryOp, u: f64, v: f64) -> f64 {
         BinaryOp::FloorMod => {
             let r = u - (u / v).floor() * v;
             // The formula can round to exactly v in f64; the true remainder is then 0 with v's sign.
-            if r == v { 0.0 * v } else { r }
+            if r == v {
+                0.0 * v
+            } else {
+                r
+            }
         }
     }
 }

@@ -19,8 +19,8 @@ use std::path::Path;
 
 use ember_convert::onnx::proto::{data_type, ModelProto, NodeProto, TensorProto, TypeValue};
 use ember_convert::onnx::tensor::dtype_of;
-use ember_core::DType;
 use ember_convert::{ConvertError, ConvertOptions};
+use ember_core::DType;
 use prost::Message;
 
 use super::compare::{compare, Tolerance};
@@ -237,7 +237,11 @@ fn attempt(
                 feeds.push((name.clone(), dims, bytes));
             }
             // An empty integer input (no axes, say) can only be a constant.
-            Some(d) if d != DType::F16 && !fold_ints && !dims_of(t).map_err(Outcome::Error)?.contains(&0) => {
+            Some(d)
+                if d != DType::F16
+                    && !fold_ints
+                    && !dims_of(t).map_err(Outcome::Error)?.contains(&0) =>
+            {
                 let dims = dims_of(t).map_err(Outcome::Error)?;
                 *int_inputs += 1;
                 let bytes = le_bytes(t).map_err(Outcome::Error)?;
@@ -408,8 +412,13 @@ fn dims_of(t: &TensorProto) -> Result<Vec<usize>, String> {
 /// The elements of a tensor proto as little-endian bytes of its own type (raw data as stored, or
 /// the typed field converted).
 fn le_bytes(t: &TensorProto) -> Result<Vec<u8>, String> {
-    let dtype = dtype_of(t.data_type)
-        .ok_or_else(|| format!("tensor \"{}\" has type {}", t.name, data_type::name(t.data_type)))?;
+    let dtype = dtype_of(t.data_type).ok_or_else(|| {
+        format!(
+            "tensor \"{}\" has type {}",
+            t.name,
+            data_type::name(t.data_type)
+        )
+    })?;
     let n: usize = dims_of(t)?.iter().product();
     let size = dtype.size();
     if !t.raw_data.is_empty() {
@@ -425,9 +434,18 @@ fn le_bytes(t: &TensorProto) -> Result<Vec<u8>, String> {
     }
     let mut out = Vec::with_capacity(n * size);
     match dtype {
-        DType::F32 => t.float_data.iter().for_each(|v| out.extend(v.to_le_bytes())),
-        DType::F64 => t.double_data.iter().for_each(|v| out.extend(v.to_le_bytes())),
-        DType::I64 => t.int64_data.iter().for_each(|v| out.extend(v.to_le_bytes())),
+        DType::F32 => t
+            .float_data
+            .iter()
+            .for_each(|v| out.extend(v.to_le_bytes())),
+        DType::F64 => t
+            .double_data
+            .iter()
+            .for_each(|v| out.extend(v.to_le_bytes())),
+        DType::I64 => t
+            .int64_data
+            .iter()
+            .for_each(|v| out.extend(v.to_le_bytes())),
         DType::U32 | DType::U64 => t
             .uint64_data
             .iter()

@@ -52,12 +52,7 @@ pub fn validate_indices(p: &GatherParams, x: &[usize], indices: &[f32]) -> Resul
 
 /// `y[o, j, r] = x[o, indices[j], r]`, seeing `x` as `[outer, x[axis], inner]` and `y` as
 /// `[outer, indices.len(), inner]`: one contiguous run of `inner` elements per (outer, index).
-pub fn gather<T: Copy + Default>(
-    p: &GatherParams,
-    x: In<'_, T>,
-    indices: In<'_>,
-    y: Out<'_, T>,
-) {
+pub fn gather<T: Copy + Default>(p: &GatherParams, x: In<'_, T>, indices: In<'_>, y: Out<'_, T>) {
     if y.data.is_empty() {
         return;
     }

@@ -173,10 +173,7 @@ pub fn validate_binary(
         p.act == Activation::None,
         "fused activation on a non-f32 op",
     )?;
-    ensure(
-        binary_supported(p.op),
-        "this binary op runs on f32 only",
-    )?;
+    ensure(binary_supported(p.op), "this binary op runs on f32 only")?;
     check_broadcast(a.0, b.0, y.0)
 }
 
@@ -189,19 +186,34 @@ pub fn binary(p: &BinaryParams, a: AnyIn<'_>, b: AnyIn<'_>, y: AnyOut<'_>) {
     }, _ => {})
 }
 
-fn binary_typed<T: ArithOrSkip>(op: BinaryOp, a: crate::ops::In<'_, T>, b: crate::ops::In<'_, T>, y: crate::ops::Out<'_, T>) {
+fn binary_typed<T: ArithOrSkip>(
+    op: BinaryOp,
+    a: crate::ops::In<'_, T>,
+    b: crate::ops::In<'_, T>,
+    y: crate::ops::Out<'_, T>,
+) {
     T::binary(op, a, b, y)
 }
 
 /// Dispatch helper: f32 and bool (`u8` is an integer here) never reach these kernels (validate
 /// rejects them), but `with_element!` instantiates every storage type.
 trait ArithOrSkip: Copy {
-    fn binary(op: BinaryOp, a: crate::ops::In<'_, Self>, b: crate::ops::In<'_, Self>, y: crate::ops::Out<'_, Self>);
+    fn binary(
+        op: BinaryOp,
+        a: crate::ops::In<'_, Self>,
+        b: crate::ops::In<'_, Self>,
+        y: crate::ops::Out<'_, Self>,
+    );
     fn unary(p: &UnaryParams, x: crate::ops::In<'_, Self>, y: crate::ops::Out<'_, Self>);
 }
 
 impl<T: Arith> ArithOrSkip for T {
-    fn binary(op: BinaryOp, a: crate::ops::In<'_, T>, b: crate::ops::In<'_, T>, y: crate::ops::Out<'_, T>) {
+    fn binary(
+        op: BinaryOp,
+        a: crate::ops::In<'_, T>,
+        b: crate::ops::In<'_, T>,
+        y: crate::ops::Out<'_, T>,
+    ) {
         match op {
             BinaryOp::Add => broadcast_zip(a, b, y, T::add),
             BinaryOp::Sub => broadcast_zip(a, b, y, T::sub),
@@ -251,7 +263,13 @@ impl<T: Arith> ArithOrSkip for T {
 }
 
 impl ArithOrSkip for f32 {
-    fn binary(_: BinaryOp, _: crate::ops::In<'_, f32>, _: crate::ops::In<'_, f32>, _: crate::ops::Out<'_, f32>) {}
+    fn binary(
+        _: BinaryOp,
+        _: crate::ops::In<'_, f32>,
+        _: crate::ops::In<'_, f32>,
+        _: crate::ops::Out<'_, f32>,
+    ) {
+    }
     fn unary(_: &UnaryParams, _: crate::ops::In<'_, f32>, _: crate::ops::Out<'_, f32>) {}
 }
 
@@ -275,10 +293,7 @@ pub fn validate_unary(
     ensure(x.0 == y.0, "unary output dims differ from input")?;
     ensure(x.1 == y.1, "unary input and output differ in dtype")?;
     ensure(supported(x.1), "unary op on this dtype is not supported")?;
-    ensure(
-        unary_supported(p.op, x.1),
-        "this unary op runs on f32 only",
-    )
+    ensure(unary_supported(p.op, x.1), "this unary op runs on f32 only")
 }
 
 /// `y = op(x)` for integer and f64 tensors.

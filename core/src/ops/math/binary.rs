@@ -87,7 +87,11 @@ pub fn binary(p: &BinaryParams, a: In<'_>, b: In<'_>, y: Out<'_>) {
         BinaryOp::Mod => broadcast_zip(a, b, y, |u, v| act.apply(libm::fmodf(u, v))),
         BinaryOp::FloorMod => broadcast_zip(a, b, y, |u, v| {
             let r = libm::fmodf(u, v);
-            act.apply(if r != 0.0 && ((r < 0.0) != (v < 0.0)) { r + v } else { r })
+            act.apply(if r != 0.0 && ((r < 0.0) != (v < 0.0)) {
+                r + v
+            } else {
+                r
+            })
         }),
     }
 }

@@ -43,15 +43,16 @@ pub fn validate(
     ensure(x.0[axis] > 0, "arg-reduction over an empty axis")?;
     let same = |i: usize, j: usize| x.0.get(i) == y.0.get(j);
     let ok = if p.keepdims {
-        y.0.len() == x.0.len()
-            && y.0[axis] == 1
-            && (0..x.0.len()).all(|i| i == axis || same(i, i))
+        y.0.len() == x.0.len() && y.0[axis] == 1 && (0..x.0.len()).all(|i| i == axis || same(i, i))
     } else {
         y.0.len() + 1 == x.0.len()
             && (0..axis).all(|i| same(i, i))
             && (axis + 1..x.0.len()).all(|i| same(i, i - 1))
     };
-    ensure(ok, "arg-reduction output dims are not the input's with the axis reduced")
+    ensure(
+        ok,
+        "arg-reduction output dims are not the input's with the axis reduced",
+    )
 }
 
 /// `y = argmax/argmin(x, axis)`.

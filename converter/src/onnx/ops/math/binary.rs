@@ -40,7 +40,13 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
             );
             if fmod == 0 && !float {
                 // Integer Mod without fmod takes the divisor's sign (Python's %).
-                ctx.emit(Op::Binary { op: BinaryOp::FloorMod, act }, vec![a, b])?;
+                ctx.emit(
+                    Op::Binary {
+                        op: BinaryOp::FloorMod,
+                        act,
+                    },
+                    vec![a, b],
+                )?;
                 return Ok(());
             }
             if fmod != 1 {
