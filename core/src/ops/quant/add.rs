@@ -3,10 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ops::quant::elementwise::broadcast_map;
 use crate::ops::quant::requant::{
     check_multiplier, clamp_to_i8, multiply_by_quantized_multiplier, quantize_multiplier, MIN_SHIFT,
 };
+use crate::ops::shape::broadcast_zip;
 use crate::ops::shape::{check_broadcast, check_dims, ensure};
 use crate::ops::{In, Out};
 use crate::Error;
@@ -101,7 +101,7 @@ pub fn validate(p: &QuantAddParams, a: &[usize], b: &[usize], y: &[usize]) -> Re
 pub fn add(p: &QuantAddParams, a: In<'_, i8>, b: In<'_, i8>, y: Out<'_, i8>) {
     let p = *p;
     let unit = 1i32.wrapping_shl(p.left_shift.clamp(0, 31) as u32);
-    broadcast_map(a, b, y, move |u, v| {
+    broadcast_zip(a, b, y, move |u, v| {
         let u = (i32::from(u) - i32::from(p.a_zero_point)).wrapping_mul(unit);
         let v = (i32::from(v) - i32::from(p.b_zero_point)).wrapping_mul(unit);
         let u = multiply_by_quantized_multiplier(u, p.a_multiplier, p.a_shift);

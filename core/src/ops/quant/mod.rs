@@ -26,5 +26,4 @@ pub mod requant;
 pub mod requantize;
 pub mod softmax;
 
-mod elementwise;
 mod pool;

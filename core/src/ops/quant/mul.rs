@@ -3,11 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ops::quant::elementwise::broadcast_map;
 use crate::ops::quant::requant::{
     check_multiplier, clamp_to_i8, multiply_by_quantized_multiplier, quantize_multiplier,
     MAX_SHIFT, MIN_SHIFT,
 };
+use crate::ops::shape::broadcast_zip;
 use crate::ops::shape::{check_broadcast, check_dims};
 use crate::ops::{In, Out};
 use crate::Error;
@@ -68,7 +68,7 @@ pub fn validate(p: &QuantMulParams, a: &[usize], b: &[usize], y: &[usize]) -> Re
 /// `y = clamp(requant((a - a_zp) * (b - b_zp)) + y_zp)` with broadcasting.
 pub fn mul(p: &QuantMulParams, a: In<'_, i8>, b: In<'_, i8>, y: Out<'_, i8>) {
     let p = *p;
-    broadcast_map(a, b, y, move |u, v| {
+    broadcast_zip(a, b, y, move |u, v| {
         let u = i32::from(u) - i32::from(p.a_zero_point);
         let v = i32::from(v) - i32::from(p.b_zero_point);
         // |u|, |v| <= 255: the product fits.
