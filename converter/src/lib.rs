@@ -25,6 +25,7 @@ pub mod lower;
 pub mod onnx;
 pub mod passes;
 pub mod plan;
+pub mod quantize;
 
 use ember_core::format::write::{write_blob, BlobParts};
 use ember_core::format::{ArenaPlan, ModelInfo};

@@ -29,6 +29,27 @@ pub struct Args {
     /// Symbol of the blob in `--emit object`.
     #[arg(long, default_value = "ember_model")]
     pub symbol: String,
+    /// Quantize the model after calibrating it on `--calibrate` samples (post-training quantization:
+    /// int8 activations per tensor, int8 weights per channel).
+    #[arg(long, value_enum)]
+    pub quantize: Option<Quantize>,
+    /// Calibration samples: a .npy of N inputs (`[N, ...]`, each the model input's size), or a folder of
+    /// .npy files. Use training data, not the data you evaluate on.
+    #[arg(long, value_name = "NPY_OR_DIR", requires = "quantize")]
+    pub calibrate: Option<PathBuf>,
+    /// How a tensor's range is taken: `minmax`, or `percentile:99.99` (ignores the rarest outliers).
+    #[arg(long, default_value = "minmax", requires = "quantize")]
+    pub calibration: String,
+    /// Also write the quantized model as an ONNX QDQ file (to check it with onnxruntime, say).
+    #[arg(long, value_name = "FILE.onnx", requires = "quantize")]
+    pub save_qdq: Option<PathBuf>,
+}
+
+/// Quantization targets of `ember convert --quantize`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Quantize {
+    /// int8 activations and weights (the TFLite int8 scheme).
+    Int8,
 }
 
 /// Output forms of `ember convert`.
@@ -74,8 +95,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let pb = super::spinner("converting");
     let converted = convert(&bytes, &opts);
     pb.finish_and_clear();
-    let converted =
+    let mut converted =
         converted.with_context(|| format!("cannot convert {}", args.model.display()))?;
+    if args.quantize.is_some() {
+        converted = quantize_int8(args, &bytes, &opts, &converted)?;
+    }
     for notice in &converted.report.notices {
         eprintln!("notice: {notice}");
     }
@@ -143,4 +167,100 @@ fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
     let tmp = std::path::PathBuf::from(tmp);
     crate::emit::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `--quantize int8`: calibrate, rewrite as QDQ, convert that, and report the agreement with the float
+/// model on the calibration samples.
+fn quantize_int8(
+    args: &Args,
+    onnx: &[u8],
+    opts: &ConvertOptions,
+    float: &ember_convert::Converted,
+) -> Result<ember_convert::Converted> {
+    use ember_convert::quantize::{self, Calibration};
+    let Some(path) = &args.calibrate else {
+        bail!("--quantize int8 needs calibration data: --calibrate samples.npy (a few hundred training inputs)");
+    };
+    let method = match args.calibration.as_str() {
+        "minmax" => Calibration::MinMax,
+        other => match other.strip_prefix("percentile:").map(str::parse::<f32>) {
+            Some(Ok(p)) if (50.0..=100.0).contains(&p) => Calibration::Percentile(p),
+            _ => bail!("--calibration {other:?}: expected minmax or percentile:P with P in 50..=100 (e.g. percentile:99.99)"),
+        },
+    };
+    let [(input, shape)] = float.report.inputs.as_slice() else {
+        bail!(
+            "--quantize calibrates models with one input; this one has {} ({})",
+            float.report.inputs.len(),
+            float
+                .report
+                .inputs
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    };
+    let per_sample: usize = shape.iter().product();
+    let mut files: Vec<PathBuf> = if path.is_dir() {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(path)
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "npy"))
+            .collect();
+        v.sort();
+        v
+    } else {
+        vec![path.clone()]
+    };
+    if files.is_empty() {
+        bail!("{} holds no .npy files", path.display());
+    }
+    let mut samples: Vec<Vec<Vec<f32>>> = Vec::new();
+    for f in files.drain(..) {
+        let a = crate::npy::read_f32(&f)?;
+        if per_sample == 0 || a.data.len() % per_sample != 0 {
+            bail!(
+                "{}: {} values do not split into samples of input \"{input}\" {:?} ({per_sample} values each)",
+                f.display(),
+                a.data.len(),
+                shape
+            );
+        }
+        samples.extend(a.data.chunks(per_sample).map(|c| vec![c.to_vec()]));
+    }
+    let pb = super::progress(samples.len() as u64, "calibrating");
+    let ranges = quantize::calibrate(onnx, opts, &samples, method, &mut |done, _| {
+        pb.set_position(done as u64)
+    });
+    pb.finish_and_clear();
+    let ranges = ranges.context("calibration failed")?;
+    let (qdq, summary) = quantize::quantize_qdq(onnx, &ranges).context("quantization failed")?;
+    eprintln!(
+        "quantized: {} activations, {} weight tensors (per channel), {} biases, calibrated on {} samples ({})",
+        summary.activations,
+        summary.weights,
+        summary.biases,
+        samples.len(),
+        args.calibration
+    );
+    for s in &summary.skipped {
+        eprintln!("notice: left in float: {s}");
+    }
+    if let Some(p) = &args.save_qdq {
+        write_atomically(p, &qdq)?;
+        println!("wrote {}", p.display());
+    }
+    let int8 = convert(&qdq, opts).context("cannot convert the quantized (QDQ) model")?;
+    let ag = quantize::agreement(&float.blob, &int8.blob, &samples)
+        .context("cannot compare the float and int8 models")?;
+    eprintln!(
+        "float vs int8 on the calibration set: top-1 {}/{} rows agree ({:.2}%), max |diff| {:.4}, mean |diff| {:.5}",
+        ag.top1_same,
+        ag.rows,
+        100.0 * ag.top1_same as f64 / ag.rows.max(1) as f64,
+        ag.max_abs_diff,
+        ag.mean_abs_diff
+    );
+    Ok(int8)
 }

@@ -1,0 +1,261 @@
+//! Calibration: the range of every quantizable tensor over sample inputs, measured by running the float
+//! model with Ember's own runtime.
+
+use std::collections::{HashMap, HashSet};
+
+use prost::Message;
+
+use super::{model_err, FUSED_CONSUMERS, QUANTIZED_OUTPUTS};
+use crate::onnx::proto::{
+    data_type, ModelProto, TypeProto, TypeProtoTensor, TypeValue, ValueInfoProto,
+};
+use crate::{convert, ConvertError, ConvertOptions};
+
+/// How a tensor's range is taken from its calibration values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Calibration {
+    /// The smallest and largest value seen.
+    MinMax,
+    /// The given percentile (e.g. 99.99) of the values from above, and the complementary one from below.
+    Percentile(f32),
+}
+
+/// The calibrated range of each tensor, by ONNX value name.
+pub type Ranges = HashMap<String, (f32, f32)>;
+
+/// Values kept per tensor for a percentile (strided beyond this, so memory stays bounded).
+const MAX_KEPT: usize = 1 << 20;
+
+/// The names of the tensors that get a Quantize/Dequantize pair: the float graph inputs and the
+/// outputs of the [`QUANTIZED_OUTPUTS`] ops, except those read only by a fused op, and except values
+/// that are constants (computed from initializers alone).
+pub(crate) fn quantized_tensors(model: &ModelProto) -> Vec<String> {
+    let Some(g) = &model.graph else {
+        return Vec::new();
+    };
+    let mut constant: HashSet<&str> = g.initializer.iter().map(|t| t.name.as_str()).collect();
+    for n in &g.node {
+        let all_const = n.op_type == "Constant"
+            || (!n.input.is_empty()
+                && n.input
+                    .iter()
+                    .all(|i| i.is_empty() || constant.contains(i.as_str())));
+        if all_const {
+            constant.extend(n.output.iter().map(String::as_str));
+        }
+    }
+    let mut readers: HashMap<&str, Vec<&str>> = HashMap::new();
+    for n in &g.node {
+        for i in &n.input {
+            readers
+                .entry(i.as_str())
+                .or_default()
+                .push(n.op_type.as_str());
+        }
+    }
+    let outputs: HashSet<&str> = g.output.iter().map(|o| o.name.as_str()).collect();
+    let fused_only = |name: &str| {
+        !outputs.contains(name)
+            && readers
+                .get(name)
+                .is_some_and(|r| r.len() == 1 && FUSED_CONSUMERS.contains(&r[0]))
+    };
+    let mut names = Vec::new();
+    for vi in &g.input {
+        let float = matches!(
+            vi.r#type.as_ref().and_then(|t| t.value.as_ref()),
+            Some(TypeValue::TensorType(t)) if t.elem_type == data_type::FLOAT
+        );
+        if float && !constant.contains(vi.name.as_str()) && !fused_only(&vi.name) {
+            names.push(vi.name.clone());
+        }
+    }
+    for n in &g.node {
+        let Some(out) = n.output.first() else {
+            continue;
+        };
+        if QUANTIZED_OUTPUTS.contains(&n.op_type.as_str())
+            && !out.is_empty()
+            && !constant.contains(out.as_str())
+            && !fused_only(out)
+        {
+            names.push(out.clone());
+        }
+    }
+    names
+}
+
+/// Runs the float model on every sample (`samples[k][i]`: the values of graph input `i` for sample `k`,
+/// in the shapes `opts` gives or the model declares) and returns the range of every quantized tensor.
+/// `progress(done, total)` is called after each sample.
+pub fn calibrate(
+    onnx: &[u8],
+    opts: &ConvertOptions,
+    samples: &[Vec<Vec<f32>>],
+    method: Calibration,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Ranges, ConvertError> {
+    if samples.is_empty() {
+        return Err(model_err("calibration needs at least one sample"));
+    }
+    let mut model = ModelProto::decode(onnx).map_err(|e| model_err(format!("{e}")))?;
+    let names = quantized_tensors(&model);
+    let graph = model
+        .graph
+        .as_mut()
+        .ok_or_else(|| model_err("the model holds no graph"))?;
+    let inputs: Vec<String> = graph
+        .input
+        .iter()
+        .map(|v| v.name.clone())
+        .filter(|n| !graph.initializer.iter().any(|t| &t.name == n))
+        .collect();
+    let already: HashSet<String> = graph.output.iter().map(|o| o.name.clone()).collect();
+    let exposed: Vec<String> = names
+        .iter()
+        .filter(|n| !inputs.contains(n) && !already.contains(*n))
+        .cloned()
+        .collect();
+    for name in &exposed {
+        graph.output.push(ValueInfoProto {
+            name: name.clone(),
+            r#type: Some(TypeProto {
+                value: Some(TypeValue::TensorType(TypeProtoTensor {
+                    elem_type: data_type::FLOAT,
+                    shape: None,
+                })),
+                denotation: String::new(),
+            }),
+            doc_string: String::new(),
+        });
+    }
+    let converted = convert(&model.encode_to_vec(), opts)?;
+    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
+    let m = ember_core::Model::parse(blob.as_bytes())
+        .map_err(|e| ConvertError::internal(format!("the calibration blob does not parse: {e}")))?;
+    let mut arena = ember_core::AlignedBuf::zeroed(m.arena_bytes());
+    let mut session = ember_core::Session::new(&m, arena.as_mut_bytes())
+        .map_err(|e| ConvertError::internal(format!("calibration session: {e}")))?;
+    let input_order: Vec<usize> = converted
+        .report
+        .inputs
+        .iter()
+        .map(|(n, _)| inputs.iter().position(|i| i == n).unwrap_or(usize::MAX))
+        .collect();
+
+    let mut stats: HashMap<String, Stats> = HashMap::new();
+    let mut keep = |name: &str, values: &[f32]| {
+        stats
+            .entry(name.to_string())
+            .or_insert_with(Stats::new)
+            .add(values, method != Calibration::MinMax);
+    };
+    for (k, sample) in samples.iter().enumerate() {
+        for (slot, &i) in input_order.iter().enumerate() {
+            let values = sample.get(i).ok_or_else(|| {
+                model_err(format!(
+                    "calibration sample {k} has {} inputs; the model has {}",
+                    sample.len(),
+                    inputs.len()
+                ))
+            })?;
+            session
+                .input(slot)
+                .and_then(|mut t| t.write_f32(values))
+                .map_err(|e| {
+                    model_err(format!(
+                        "calibration sample {k}, input \"{}\": {e}",
+                        inputs.get(i).map_or("?", String::as_str)
+                    ))
+                })?;
+            if names.contains(&inputs[i]) {
+                keep(&inputs[i], values);
+            }
+        }
+        session
+            .run()
+            .map_err(|e| ConvertError::internal(format!("calibration run: {e}")))?;
+        for (slot, (name, _)) in converted.report.outputs.iter().enumerate() {
+            if !names.contains(name) {
+                continue;
+            }
+            let out = session
+                .output(slot)
+                .and_then(|t| t.as_f32())
+                .map_err(|e| ConvertError::internal(format!("calibration output {name}: {e}")))?;
+            keep(name, out);
+        }
+        progress(k + 1, samples.len());
+    }
+
+    let mut ranges = Ranges::new();
+    for (name, st) in stats {
+        if let Some(range) = st.range(method) {
+            ranges.insert(name, range);
+        }
+    }
+    Ok(ranges)
+}
+
+/// What calibration keeps of one tensor: its exact min and max, and for percentiles a uniform sample of
+/// at most [`MAX_KEPT`] values (reservoir sampling with a fixed-seed generator, so runs repeat).
+struct Stats {
+    min: f32,
+    max: f32,
+    kept: Vec<f32>,
+    count: u64,
+    rng: u64,
+}
+
+impl Stats {
+    fn new() -> Self {
+        Stats {
+            min: f32::INFINITY,
+            max: f32::NEG_INFINITY,
+            kept: Vec::new(),
+            count: 0,
+            rng: 0x9E37_79B9_7F4A_7C15,
+        }
+    }
+
+    fn add(&mut self, values: &[f32], sample: bool) {
+        for &x in values.iter().filter(|x| x.is_finite()) {
+            self.min = self.min.min(x);
+            self.max = self.max.max(x);
+            if !sample {
+                continue;
+            }
+            self.count += 1;
+            if self.kept.len() < MAX_KEPT {
+                self.kept.push(x);
+                continue;
+            }
+            // xorshift64
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            let j = (self.rng % self.count) as usize;
+            if j < MAX_KEPT {
+                self.kept[j] = x;
+            }
+        }
+    }
+
+    fn range(mut self, method: Calibration) -> Option<(f32, f32)> {
+        if self.min > self.max {
+            return None;
+        }
+        match method {
+            Calibration::MinMax => Some((self.min, self.max)),
+            Calibration::Percentile(p) => {
+                let v = &mut self.kept;
+                v.sort_by(f32::total_cmp);
+                let p = f64::from(p.clamp(50.0, 100.0)) / 100.0;
+                let last = v.len() - 1;
+                let hi = ((last as f64) * p).round() as usize;
+                let lo = ((last as f64) * (1.0 - p)).round() as usize;
+                Some((v[lo.min(last)], v[hi.min(last)]))
+            }
+        }
+    }
+}
