@@ -35,6 +35,8 @@ pub mod session;
 pub use aligned::AlignedBuf;
 pub use error::Error;
 pub use format::DType;
+#[doc(hidden)]
+pub use half;
 pub use kernels::{Kernels, REFERENCE};
 pub use model::Model;
 pub use op::OpKind;

@@ -325,11 +325,9 @@ impl<'b> Model<'b> {
         let typed = |k: usize| (d(k).unwrap_or(&[]), dt(k));
         let yt = (y.as_slice(), out.dtype);
         // Which dtypes each op takes: f32-only ops, ops on any dtype (checked by their own validate),
-        // and data movement (input and output of one dtype, any but F16 unless f32 already).
+        // and data movement (input and output of one dtype, any).
         let all_f32 = out.dtype == DType::F32 && dtypes.iter().all(|&t| t == DType::F32);
-        let same_dtype = dtypes
-            .first()
-            .is_some_and(|&t| t == out.dtype && t != DType::F16)
+        let same_dtype = dtypes.first().is_some_and(|&t| t == out.dtype)
             && dtypes.iter().all(|&t| t == out.dtype);
         let movement = matches!(
             op.kind,
@@ -356,7 +354,7 @@ impl<'b> Model<'b> {
                 ));
             }
         } else if let OpKind::Gather(_) = op.kind {
-            if out.dtype != dt(0) || out.dtype == DType::F16 || dt(1) != DType::F32 {
+            if out.dtype != dt(0) || dt(1) != DType::F32 {
                 return Err(bad(
                     "gather needs data and output of one dtype and f32 indices",
                 ));

@@ -468,6 +468,7 @@ fn fill_value<T: bytemuck::Pod + Default>(dtype: DType, value: f32) -> T {
         DType::Bool => u64::from(v != 0.0),
         DType::U64 => v as u64,
         DType::F32 => u64::from(value.to_bits()),
+        DType::F16 => u64::from(half::f16::from_f32(value).to_bits()),
         // Signed and narrower unsigned types: two's complement, truncated to the width below.
         _ => v as i64 as u64,
     };

@@ -242,7 +242,7 @@ fn write_elements(out: &mut Vec<u8>, data: &ConstData, dtype: DType) -> Result<(
                     DType::F32 => put(out, x.to_le_bytes()),
                     DType::F64 => put(out, f64::from(x).to_le_bytes()),
                     DType::Bool => out.push(u8::from(x != 0.0)),
-                    DType::F16 => return Err("float16 constants are not supported".into()),
+                    DType::F16 => put(out, ember_core::half::f16::from_f32(x).to_le_bytes()),
                     _ => write_int(out, x as i64, dtype),
                 }
             }
@@ -253,7 +253,7 @@ fn write_elements(out: &mut Vec<u8>, data: &ConstData, dtype: DType) -> Result<(
                     DType::F32 => put(out, (x as f32).to_le_bytes()),
                     DType::F64 => put(out, (x as f64).to_le_bytes()),
                     DType::Bool => out.push(u8::from(x != 0)),
-                    DType::F16 => return Err("float16 constants are not supported".into()),
+                    DType::F16 => put(out, ember_core::half::f16::from_f64(x as f64).to_le_bytes()),
                     _ => write_int(out, x, dtype),
                 }
             }

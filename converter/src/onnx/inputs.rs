@@ -20,7 +20,7 @@ pub fn input_shape(
             "is not a tensor (sequences, maps and optionals are not supported)".into(),
         ));
     };
-    if crate::onnx::tensor::dtype_of(tt.elem_type).is_none_or(|d| d == crate::ir::DType::F16) {
+    if crate::onnx::tensor::dtype_of(tt.elem_type).is_none() {
         return Err(err(format!(
             "has element type {}; Ember's graph inputs are FLOAT, DOUBLE, BOOL or integer tensors",
             data_type::name(tt.elem_type)

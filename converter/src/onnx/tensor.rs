@@ -162,6 +162,21 @@ pub fn read_tensor(t: &TensorProto, name: &str) -> Result<(Vec<usize>, ConstData
                 .map(|b| u64::from_le_bytes(b) as i64)
                 .collect(),
         ),
+        data_type::FLOAT16 if raw => ConstData::F32(
+            le_chunks::<2>(&t.raw_data, n, mismatch)?
+                .map(|b| ember_core::half::f16::from_le_bytes(b).to_f32())
+                .collect(),
+        ),
+        data_type::FLOAT16 => {
+            // float16 bits, one value per int32.
+            check_len(t.int32_data.len(), n, mismatch)?;
+            ConstData::F32(
+                t.int32_data
+                    .iter()
+                    .map(|&b| ember_core::half::f16::from_bits(b as u16).to_f32())
+                    .collect(),
+            )
+        }
         data_type::BOOL if raw => {
             check_len(t.raw_data.len(), n, mismatch)?;
             ConstData::I64(t.raw_data.iter().map(|&b| i64::from(b != 0)).collect())

@@ -70,6 +70,22 @@ macro_rules! float_element {
 
 float_element!(f32 => F32, f64 => F64);
 
+impl Element for half::f16 {
+    const DTYPE: DType = DType::F16;
+    fn to_f64(self) -> f64 {
+        half::f16::to_f64(self)
+    }
+    fn from_f64(v: f64) -> Self {
+        half::f16::from_f64(v)
+    }
+    fn to_i64(self) -> i64 {
+        half::f16::to_f64(self) as i64
+    }
+    fn from_i64(v: i64) -> Self {
+        half::f16::from_f64(v as f64)
+    }
+}
+
 /// A read-only tensor of any dtype.
 #[derive(Clone, Copy, Debug)]
 pub struct AnyIn<'a> {
@@ -122,12 +138,12 @@ impl<'a> AnyOut<'a> {
     }
 }
 
-/// Calls `$body` with `$T` bound to the storage type of `$dtype` (booleans as `u8`), for every dtype
-/// that has one (all but F16); evaluates `$other` for F16.
+/// Calls `$body` with `$T` bound to the storage type of `$dtype` (booleans as `u8`, F16 as
+/// `half::f16`).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! with_element {
-    ($dtype:expr, $T:ident => $body:expr, _ => $other:expr) => {
+    ($dtype:expr, $T:ident => $body:expr) => {
         match $dtype {
             $crate::format::DType::F32 => {
                 type $T = f32;
@@ -169,7 +185,10 @@ macro_rules! with_element {
                 type $T = u64;
                 $body
             }
-            $crate::format::DType::F16 => $other,
+            $crate::format::DType::F16 => {
+                type $T = $crate::half::f16;
+                $body
+            }
         }
     };
 }

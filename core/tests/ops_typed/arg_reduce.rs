@@ -214,7 +214,7 @@ fn arg_reduce_validate_rejects() {
         (p(1, false), (s, DType::F32), (&[2], DType::I32)),
         (p(1, false), (s, DType::F32), (&[2], DType::U64)),
         (p(1, false), (s, DType::Bool), (&[2], DType::I64)),
-        (p(1, false), (s, DType::F16), (&[2], DType::I64)),
+        (p(1, false), (s, DType::F16), (&[2], DType::F16)),
         (p(2, false), (s, DType::F32), (&[2], DType::I64)),
         (p(0, false), (&[], DType::F32), (&[], DType::I64)),
         (p(1, false), (&[2, 0], DType::F32), (&[2], DType::I64)),

@@ -231,8 +231,8 @@ fn cast_validate_rejects() {
         (DType::I32, (s, DType::F32), (&[6], DType::I32)),
         (DType::I32, (s, DType::F32), (s, DType::I64)),
         (DType::Bool, (s, DType::F32), (s, DType::U8)),
-        (DType::F16, (s, DType::F32), (s, DType::F16)),
-        (DType::F32, (s, DType::F16), (s, DType::F32)),
+        (DType::F16, (s, DType::F32), (s, DType::F32)),
+        (DType::F32, (s, DType::F16), (&[3, 2], DType::F32)),
     ];
     for (to, x, y) in bad {
         assert!(
@@ -249,4 +249,46 @@ fn cast_validate_rejects() {
             );
         }
     }
+}
+
+/// float16 (storage only): casts round to nearest, ties to even, and overflow to infinity, as IEEE
+/// binary16 does. Bit patterns from the binary16 definition.
+#[test]
+fn cast_to_and_from_float16() {
+    use ember_core::ops::element::{AnyIn, AnyOut};
+    let x: [f32; 5] = [1.0 / 3.0, 2049.0, 65504.0, 70000.0, -2.5];
+    let mut y = [0u16; 5];
+    let dims = [5usize];
+    cast::cast(
+        &CastParams { to: DType::F16 },
+        AnyIn {
+            dtype: DType::F32,
+            bytes: bytemuck::cast_slice(&x),
+            dims: &dims,
+        },
+        AnyOut {
+            dtype: DType::F16,
+            bytes: bytemuck::cast_slice_mut(&mut y),
+            dims: &dims,
+        },
+    );
+    // 1/3 -> 0x3555 (0.333251953125); 2049 -> 2048 (tie, even); 65504 is the largest finite value;
+    // 70000 overflows to +inf (0x7c00); -2.5 -> 0xc100.
+    assert_eq!(y, [0x3555, 0x6800, 0x7bff, 0x7c00, 0xc100]);
+    let mut back = [0i32; 5];
+    cast::cast(
+        &CastParams { to: DType::I32 },
+        AnyIn {
+            dtype: DType::F16,
+            bytes: bytemuck::cast_slice(&y),
+            dims: &dims,
+        },
+        AnyOut {
+            dtype: DType::I32,
+            bytes: bytemuck::cast_slice_mut(&mut back),
+            dims: &dims,
+        },
+    );
+    // Truncation toward zero; infinity saturates.
+    assert_eq!(back, [0, 2048, 65504, i32::MAX, -2]);
 }

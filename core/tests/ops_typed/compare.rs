@@ -187,7 +187,7 @@ fn compare_validate_rejects() {
         ((s, DType::I32), (s, DType::I64), (s, DType::Bool)),
         ((s, DType::F32), (s, DType::F64), (s, DType::Bool)),
         ((s, DType::U8), (s, DType::Bool), (s, DType::Bool)),
-        ((s, DType::F16), (s, DType::F16), (s, DType::Bool)),
+        ((s, DType::F16), (s, DType::F32), (s, DType::Bool)),
         ((s, DType::I32), (s, DType::I32), (s, DType::U8)),
         ((s, DType::I32), (s, DType::I32), (s, DType::I32)),
         ((s, DType::I32), (&[4], DType::I32), (s, DType::Bool)),

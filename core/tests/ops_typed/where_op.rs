@@ -126,7 +126,7 @@ fn where_validate_rejects() {
             (s, DType::Bool),
             (s, DType::F16),
             (s, DType::F16),
-            (s, DType::F16),
+            (s, DType::F32),
         ),
         (
             (&[4], DType::Bool),

@@ -209,7 +209,7 @@ fn attempt(
         )));
     }
     for (vi, t) in graph.output.iter().zip(&data.outputs) {
-        if dtype_of(t.data_type).is_none_or(|d| d == DType::F16) {
+        if dtype_of(t.data_type).is_none() {
             return Err(Outcome::Unsupported(format!(
                 "dtype: output \"{}\" is {}",
                 vi.name,
@@ -228,7 +228,7 @@ fn attempt(
                 c.name = name.clone();
                 folded.push(c);
             }
-            Some(DType::F32) | Some(DType::F64) => {
+            Some(DType::F32) | Some(DType::F64) | Some(DType::F16) => {
                 if t.data_type == data_type::FLOAT {
                     floats.push(name.clone());
                 }
@@ -237,17 +237,13 @@ fn attempt(
                 feeds.push((name.clone(), dims, bytes));
             }
             // An empty integer input (no axes, say) can only be a constant.
-            Some(d)
-                if d != DType::F16
-                    && !fold_ints
-                    && !dims_of(t).map_err(Outcome::Error)?.contains(&0) =>
-            {
+            Some(_) if !fold_ints && !dims_of(t).map_err(Outcome::Error)?.contains(&0) => {
                 let dims = dims_of(t).map_err(Outcome::Error)?;
                 *int_inputs += 1;
                 let bytes = le_bytes(t).map_err(Outcome::Error)?;
                 feeds.push((name.clone(), dims, bytes));
             }
-            Some(d) if d != DType::F16 => {
+            Some(_) => {
                 *int_inputs += 1;
                 let mut c = t.clone();
                 c.name = name.clone();
@@ -360,6 +356,7 @@ fn attempt(
         let verdict = match out.dtype() {
             DType::F32 => compare(&f32s(out.bytes()), &f32s(&want), tol),
             DType::F64 => compare(&f64s_as_f32(out.bytes()), &f64s_as_f32(&want), tol),
+            DType::F16 => compare(&f16s_as_f32(out.bytes()), &f16s_as_f32(&want), tol),
             _ => compare_exact(out.bytes(), &want, out.dtype().size()),
         };
         if let Err(d) = verdict {
@@ -481,6 +478,13 @@ fn f64s_as_f32(b: &[u8]) -> Vec<f32> {
             a.copy_from_slice(c);
             f64::from_le_bytes(a) as f32
         })
+        .collect()
+}
+
+/// float16 elements, widened to f32 (exactly).
+fn f16s_as_f32(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(2)
+        .map(|c| ember_core::half::f16::from_le_bytes([c[0], c[1]]).to_f32())
         .collect()
 }
 

@@ -11,6 +11,7 @@ use crate::ops::math::activation::Activation;
 use crate::ops::math::binary::{BinaryOp, BinaryParams};
 use crate::ops::math::unary::{UnaryOp, UnaryParams};
 use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure};
+use crate::ops::{In, Out};
 use crate::Error;
 
 /// Arithmetic every non-f32 element type provides.
@@ -183,37 +184,22 @@ pub fn binary(p: &BinaryParams, a: AnyIn<'_>, b: AnyIn<'_>, y: AnyOut<'_>) {
         if let (Some(a), Some(b), Some(y)) = (a.typed::<T>(), b.typed::<T>(), y.typed::<T>()) {
             binary_typed::<T>(p.op, a, b, y);
         }
-    }, _ => {})
+    })
 }
 
-fn binary_typed<T: ArithOrSkip>(
-    op: BinaryOp,
-    a: crate::ops::In<'_, T>,
-    b: crate::ops::In<'_, T>,
-    y: crate::ops::Out<'_, T>,
-) {
+fn binary_typed<T: ArithOrSkip>(op: BinaryOp, a: In<'_, T>, b: In<'_, T>, y: Out<'_, T>) {
     T::binary(op, a, b, y)
 }
 
 /// Dispatch helper: f32 and bool (`u8` is an integer here) never reach these kernels (validate
 /// rejects them), but `with_element!` instantiates every storage type.
 trait ArithOrSkip: Copy {
-    fn binary(
-        op: BinaryOp,
-        a: crate::ops::In<'_, Self>,
-        b: crate::ops::In<'_, Self>,
-        y: crate::ops::Out<'_, Self>,
-    );
-    fn unary(p: &UnaryParams, x: crate::ops::In<'_, Self>, y: crate::ops::Out<'_, Self>);
+    fn binary(op: BinaryOp, a: In<'_, Self>, b: In<'_, Self>, y: Out<'_, Self>);
+    fn unary(p: &UnaryParams, x: In<'_, Self>, y: Out<'_, Self>);
 }
 
 impl<T: Arith> ArithOrSkip for T {
-    fn binary(
-        op: BinaryOp,
-        a: crate::ops::In<'_, T>,
-        b: crate::ops::In<'_, T>,
-        y: crate::ops::Out<'_, T>,
-    ) {
+    fn binary(op: BinaryOp, a: In<'_, T>, b: In<'_, T>, y: Out<'_, T>) {
         match op {
             BinaryOp::Add => broadcast_zip(a, b, y, T::add),
             BinaryOp::Sub => broadcast_zip(a, b, y, T::sub),
@@ -229,7 +215,7 @@ impl<T: Arith> ArithOrSkip for T {
         }
     }
 
-    fn unary(p: &UnaryParams, x: crate::ops::In<'_, T>, y: crate::ops::Out<'_, T>) {
+    fn unary(p: &UnaryParams, x: In<'_, T>, y: Out<'_, T>) {
         let f = |v: T| -> T {
             match p.op {
                 UnaryOp::Abs => v.abs(),
@@ -262,16 +248,17 @@ impl<T: Arith> ArithOrSkip for T {
     }
 }
 
-impl ArithOrSkip for f32 {
-    fn binary(
-        _: BinaryOp,
-        _: crate::ops::In<'_, f32>,
-        _: crate::ops::In<'_, f32>,
-        _: crate::ops::Out<'_, f32>,
-    ) {
-    }
-    fn unary(_: &UnaryParams, _: crate::ops::In<'_, f32>, _: crate::ops::Out<'_, f32>) {}
+/// f32 and f16 never reach these kernels (f32 has its own, f16 is storage only).
+macro_rules! skip_arith {
+    ($($t:ty),*) => {$(
+        impl ArithOrSkip for $t {
+            fn binary(_: BinaryOp, _: In<'_, $t>, _: In<'_, $t>, _: Out<'_, $t>) {}
+            fn unary(_: &UnaryParams, _: In<'_, $t>, _: Out<'_, $t>) {}
+        }
+    )*};
 }
+
+skip_arith!(f32, half::f16);
 
 /// The unary ops this file runs for a non-f32 dtype.
 fn unary_supported(op: UnaryOp, d: DType) -> bool {
@@ -302,5 +289,5 @@ pub fn unary(p: &UnaryParams, x: AnyIn<'_>, y: AnyOut<'_>) {
         if let (Some(x), Some(y)) = (x.typed::<T>(), y.typed::<T>()) {
             T::unary(p, x, y);
         }
-    }, _ => {})
+    })
 }

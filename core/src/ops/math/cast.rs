@@ -1,6 +1,6 @@
 //! `Cast`: converts every element to another dtype, as numpy's `astype` does: float to integer
 //! truncates toward zero (saturating at the type's bounds, NaN to 0), integer to integer wraps, anything
-//! to bool is `!= 0`, bool to anything is 0 or 1. Float16 is not supported.
+//! to bool is `!= 0`, bool to anything is 0 or 1. Float16 converts through f64 (exact both ways).
 
 use serde::{Deserialize, Serialize};
 
@@ -21,11 +21,7 @@ pub struct CastParams {
 pub fn validate(p: &CastParams, x: (&[usize], DType), y: (&[usize], DType)) -> Result<(), Error> {
     check_dims(x.0)?;
     ensure(x.0 == y.0, "cast output dims differ from input")?;
-    ensure(y.1 == p.to, "cast output dtype differs from the op's")?;
-    ensure(
-        x.1 != DType::F16 && y.1 != DType::F16,
-        "cast from or to float16 is not supported",
-    )
+    ensure(y.1 == p.to, "cast output dtype differs from the op's")
 }
 
 /// A value on its way between two dtypes: integers keep all 64 bits, floats their value.
@@ -38,7 +34,7 @@ enum Scalar {
 
 fn read<T: Element>(v: T, from: DType) -> Scalar {
     match from {
-        DType::F32 | DType::F64 => Scalar::Float(v.to_f64()),
+        DType::F16 | DType::F32 | DType::F64 => Scalar::Float(v.to_f64()),
         DType::U64 => Scalar::UInt(bytemuck::try_cast::<T, u64>(v).unwrap_or(0)),
         _ => Scalar::Int(v.to_i64()),
     }
@@ -54,7 +50,7 @@ fn write<T: Element>(s: Scalar, to: DType) -> T {
         // from_i64 wraps, which is what u64 -> narrower does bit for bit; to f32/f64 go through f64.
         // Straight to f32 (one rounding), not through f64.
         (Scalar::UInt(u), DType::F32) => T::from_f64(f64::from(u as f32)),
-        (Scalar::UInt(u), DType::F64) => T::from_f64(u as f64),
+        (Scalar::UInt(u), _) if matches!(to, DType::F64 | DType::F16) => T::from_f64(u as f64),
         (Scalar::UInt(u), _) => T::from_i64(u as i64),
     }
 }
@@ -69,6 +65,6 @@ pub fn cast(_p: &CastParams, x: AnyIn<'_>, y: AnyOut<'_>) {
             for (out, &v) in y.data.iter_mut().zip(x.data) {
                 *out = write::<D>(read::<S>(v, from), to);
             }
-        }, _ => {})
-    }, _ => {})
+        })
+    })
 }

@@ -1,5 +1,5 @@
 //! Element-wise comparisons with broadcasting: Equal, Less, LessOrEqual, Greater, GreaterOrEqual.
-//! Both inputs share one dtype (any but F16); the output is Bool. Comparisons with NaN are false
+//! Both inputs share one dtype (any); the output is Bool. Comparisons with NaN are false
 //! (Equal too), as in IEEE arithmetic and numpy.
 
 use serde::{Deserialize, Serialize};
@@ -47,7 +47,7 @@ pub struct CompareParams {
     pub op: CompareOp,
 }
 
-/// Checks shapes (`a` and `b` broadcast to `y`) and dtypes (`a` and `b` the same, not F16; `y` Bool).
+/// Checks shapes (`a` and `b` broadcast to `y`) and dtypes (`a` and `b` the same; `y` Bool).
 pub fn validate(
     _p: &CompareParams,
     a: (&[usize], DType),
@@ -58,7 +58,6 @@ pub fn validate(
     check_dims(b.0)?;
     check_dims(y.0)?;
     ensure(a.1 == b.1, "comparison inputs have different dtypes")?;
-    ensure(a.1 != DType::F16, "comparison of float16 is not supported")?;
     ensure(y.1 == DType::Bool, "comparison output is not bool")?;
     check_broadcast(a.0, b.0, y.0)
 }
@@ -70,7 +69,7 @@ pub fn compare(p: &CompareParams, a: AnyIn<'_>, b: AnyIn<'_>, y: AnyOut<'_>) {
         if let (Some(a), Some(b)) = (a.typed::<T>(), b.typed::<T>()) {
             compare_typed(p.op, a, b, y);
         }
-    }, _ => {})
+    })
 }
 
 fn compare_typed<T: PartialOrd + Copy>(op: CompareOp, a: In<'_, T>, b: In<'_, T>, y: Out<'_, u8>) {

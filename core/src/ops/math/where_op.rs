@@ -23,7 +23,6 @@ pub fn validate(
         a.1 == b.1 && b.1 == y.1,
         "where: the two branches and the output differ in dtype",
     )?;
-    ensure(a.1 != DType::F16, "where: float16 is not supported")?;
     // Broadcast a with b first, then that shape with cond: the output must be the three-way result.
     let rank = a.0.len().max(b.0.len());
     ensure(rank <= MAX_RANK, "where: rank above 6")?;
@@ -53,5 +52,5 @@ pub fn where_select(cond: AnyIn<'_>, a: AnyIn<'_>, b: AnyIn<'_>, y: AnyOut<'_>) 
         if let (Some(a), Some(b), Some(y)) = (a.typed::<T>(), b.typed::<T>(), y.typed::<T>()) {
             broadcast_zip3(cond, a, b, y, |c, u, v| if c != 0 { u } else { v });
         }
-    }, _ => {})
+    })
 }

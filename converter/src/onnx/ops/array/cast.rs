@@ -34,7 +34,7 @@ fn cast(ctx: &mut NodeCtx<'_>, x: TensorId, to: i32) -> Result<(), ConvertError>
     let t = ctx.graph().tensor(x);
     let shape = t.shape.clone();
     let from = t.dtype;
-    let Some(mut dtype) = dtype_of(to) else {
+    let Some(dtype) = dtype_of(to) else {
         return Err(ctx.err(format!(
             "a cast to {} ({to}) is not supported",
             data_type::name(to)
@@ -48,10 +48,6 @@ fn cast(ctx: &mut NodeCtx<'_>, x: TensorId, to: i32) -> Result<(), ConvertError>
         }
         return Ok(());
     };
-    if dtype == DType::F16 {
-        // Constants are held in f32 at conversion time; float16 storage is not a runtime type.
-        dtype = DType::F32;
-    }
     let int_bits = |d: DType| (d.size() * 8) as u32;
     let wrap = |v: i64| -> i64 {
         // Two's-complement wrap to the target width, as numpy's astype does.
@@ -72,6 +68,14 @@ fn cast(ctx: &mut NodeCtx<'_>, x: TensorId, to: i32) -> Result<(), ConvertError>
             ConstData::F32(v) => v,
             ConstData::I64(v) => v.iter().map(|&i| i as f32).collect(),
         }),
+        // Held in f32, rounded to float16's precision now (lowering then writes them exactly).
+        DType::F16 => {
+            let round = |x: f32| ember_core::half::f16::from_f32(x).to_f32();
+            ConstData::F32(match data {
+                ConstData::F32(v) => v.into_iter().map(round).collect(),
+                ConstData::I64(v) => v.iter().map(|&i| round(i as f32)).collect(),
+            })
+        }
         DType::Bool => ConstData::I64(match data {
             ConstData::F32(v) => v.iter().map(|&f| i64::from(f != 0.0)).collect(),
             ConstData::I64(v) => v.iter().map(|&i| i64::from(i != 0)).collect(),
