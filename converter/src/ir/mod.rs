@@ -7,6 +7,7 @@
 //! like every op of the blob. [`Graph::check`] verifies the invariants after each pass.
 
 mod check;
+pub mod const_eval;
 pub mod conv_transpose;
 pub mod eval;
 pub mod fold;

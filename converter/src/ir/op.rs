@@ -234,9 +234,6 @@ impl Op {
                         named(x[1])
                     ));
                 }
-                if first == DType::F16 {
-                    return Err("float16 comparisons are not supported".into());
-                }
                 Ok(DType::Bool)
             }
             Op::Logical(_) | Op::Not => {
@@ -265,7 +262,7 @@ impl Op {
                 Ok(*to)
             }
             Op::ArgReduce { .. } => {
-                if matches!(first, DType::F16 | DType::Bool) {
+                if first == DType::Bool {
                     return Err(format!(
                         "ArgMax/ArgMin of {} is not supported",
                         named(first)
@@ -282,18 +279,13 @@ impl Op {
                 if !all_same {
                     return Err("inputs of different types".into());
                 }
-                if first == DType::F16 {
-                    return Err("float16 tensors are not supported at run time".into());
-                }
                 Ok(first)
             }
             Op::Gather { .. } => {
                 if x.get(1).is_some_and(|&t| t != DType::F32) {
                     return Err("gather indices must be a constant".into());
                 }
-                if first == DType::F16 {
-                    return Err("float16 tensors are not supported at run time".into());
-                }
+
                 Ok(first)
             }
             Op::Binary { op, act } if first != DType::F32 || !all_same => {
@@ -546,7 +538,7 @@ impl Op {
     }
 }
 
-fn infer_conv(
+pub(crate) fn infer_conv(
     c: &Conv2d,
     x: &[usize],
     w: &[usize],
@@ -583,7 +575,7 @@ fn infer_conv(
     })
 }
 
-fn infer_pool(p: &Pool2d, x: &[usize]) -> Result<Vec<usize>, String> {
+pub(crate) fn infer_pool(p: &Pool2d, x: &[usize]) -> Result<Vec<usize>, String> {
     let (n, c, h, w) = match (x, p.layout) {
         ([n, c, h, w], SpatialLayout::Nchw) => (*n, *c, *h, *w),
         ([n, h, w, c], SpatialLayout::Nhwc) => (*n, *c, *h, *w),

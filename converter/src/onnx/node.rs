@@ -238,6 +238,17 @@ impl NodeCtx<'_> {
             .map(|&i| g.tensor(i).shape.as_slice())
             .collect();
         let shape = op.infer(&shapes).map_err(|e| self.err(e))?;
+        // Every input constant: run the op now, with the runtime's own kernels.
+        let consts: Option<Vec<_>> = inputs
+            .iter()
+            .map(|&i| {
+                let t = g.tensor(i);
+                t.data.as_ref().map(|d| (t.shape.as_slice(), d, t.dtype))
+            })
+            .collect();
+        if let Some(data) = consts.and_then(|c| crate::ir::const_eval::eval(&op, &c, &shape, dtype)) {
+            return Ok(self.imp.graph.add_constant_of(out_name, shape, data, dtype));
+        }
         let out = self.imp.graph.add_activation_of(out_name, shape, dtype);
         self.imp.graph.nodes.push(Node {
             name: node_name.to_string(),

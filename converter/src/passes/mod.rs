@@ -6,7 +6,8 @@
 //!    nodes ([`dead_nodes`]);
 //! 2. layout: move 4-D activations of spatial ops to NHWC ([`layout`]), once;
 //! 3. tidy-up: merge and simplify transposes ([`transposes`]), collapse reshape chains
-//!    ([`reshapes`]), then the clean-up passes again.
+//!    ([`reshapes`]), then the clean-up passes again;
+//! 4. outputs: give graph outputs that folded into constants a copy op ([`constant_outputs`]), once.
 //!
 //! Transposes are only inserted around layout-sensitive ops, never pushed through them into weights
 //! (a later step). Reshape-like nodes that survive are free at run time: the memory planner makes
@@ -15,6 +16,7 @@
 //! Every pass application is recorded in a [`PassRecord`] ([`log`]): its stage, round, node counts
 //! and what it changed.
 
+pub mod constant_outputs;
 pub mod dead_nodes;
 pub mod fold_batch_norm;
 pub mod fuse_activation;
@@ -57,6 +59,13 @@ pub fn run(g: &mut Graph) -> Result<Vec<PassRecord>, ConvertError> {
     fixed_point(g, "clean-up", CLEANUP, &mut log)?;
     apply(g, "layout", ("layout", layout::run), 1, &mut log)?;
     fixed_point(g, "tidy-up", TIDY, &mut log)?;
+    apply(
+        g,
+        "outputs",
+        ("constant_outputs", constant_outputs::run),
+        1,
+        &mut log,
+    )?;
     Ok(log)
 }
 
