@@ -137,7 +137,11 @@ fn read_elements(b: &[u8], dtype: DType) -> Option<ConstData> {
             chunks
                 .map(|c| {
                     // Sign-extend from the element's width.
-                    let mut a = if c[n - 1] & 0x80 != 0 { [0xff; 8] } else { [0; 8] };
+                    let mut a = if c[n - 1] & 0x80 != 0 {
+                        [0xff; 8]
+                    } else {
+                        [0; 8]
+                    };
                     a[..n].copy_from_slice(c);
                     i64::from_le_bytes(a)
                 })
