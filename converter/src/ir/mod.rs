@@ -12,6 +12,7 @@ pub mod conv_transpose;
 pub mod eval;
 pub mod fold;
 pub mod op;
+pub mod quant;
 pub mod shape;
 pub mod slicing;
 
@@ -82,6 +83,9 @@ pub struct Tensor {
     pub data: Option<ConstData>,
     /// How `shape` relates to ONNX's logical shape.
     pub layout: TensorLayout,
+    /// Quantization: of an int8 activation (per tensor), or, on a FLOAT constant, the int8 values and
+    /// scales it was dequantized from (see [`quant::Quant`]).
+    pub quant: Option<quant::Quant>,
 }
 
 /// One op invocation with a single output.
@@ -167,6 +171,7 @@ impl Graph {
             dtype,
             data: None,
             layout: TensorLayout::Onnx,
+            quant: None,
         })
     }
 
@@ -190,6 +195,7 @@ impl Graph {
             dtype,
             data: Some(data),
             layout: TensorLayout::Onnx,
+            quant: None,
         })
     }
 

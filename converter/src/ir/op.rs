@@ -182,6 +182,9 @@ pub enum Op {
         /// Ties pick the last index.
         select_last_index: bool,
     },
+    /// An int8 op of the TFLite int8 spec, or a Quantize/Dequantize/Requantize at an int8 edge; see
+    /// [`super::quant`].
+    Quant(super::quant::QuantOp),
 }
 
 impl Op {
@@ -217,6 +220,7 @@ impl Op {
             Op::Cast { .. } => "Cast",
             Op::ArgReduce { max: true, .. } => "ArgMax",
             Op::ArgReduce { .. } => "ArgMin",
+            Op::Quant(q) => q.name(),
         }
     }
 
@@ -255,12 +259,8 @@ impl Op {
                 }
                 Ok(x[1])
             }
-            Op::Cast { to } => {
-                if first == DType::F16 || *to == DType::F16 {
-                    return Err("casts from or to float16 are not supported".into());
-                }
-                Ok(*to)
-            }
+            Op::Cast { to } => Ok(*to),
+            Op::Quant(q) => q.infer_dtype(x),
             Op::ArgReduce { .. } => {
                 if first == DType::Bool {
                     return Err(format!(
@@ -517,6 +517,7 @@ impl Op {
                 arity(3, 3)?;
                 broadcast(x[0], &broadcast(x[1], x[2])?)
             }
+            Op::Quant(q) => q.infer(x),
             Op::ArgReduce { axis, keepdims, .. } => {
                 arity(1, 1)?;
                 let (axis, keepdims) = (*axis, *keepdims);

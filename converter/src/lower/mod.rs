@@ -5,6 +5,7 @@
 mod check;
 pub mod memory;
 pub(crate) mod ops;
+mod quant;
 
 use std::collections::HashMap;
 
@@ -160,6 +161,7 @@ pub fn lower(g: &Graph) -> Result<Lowered, ConvertError> {
         .collect();
     let plan = memory::plan(&arena_tensors, &reshapes)?;
 
+    let quant_params = quant::records(g);
     let mut tensors = Vec::with_capacity(order.len());
     for (r, &t) in order.iter().enumerate() {
         let tensor = g.tensor(t);
@@ -192,7 +194,7 @@ pub fn lower(g: &Graph) -> Result<Lowered, ConvertError> {
             dtype: tensor.dtype,
             dims,
             storage,
-            quant: None,
+            quant: quant_params.get(&t).copied(),
             first_use: if is_weight || g.is_input(t) {
                 0
             } else {

@@ -195,6 +195,7 @@ pub fn lower_op(n: &Node) -> Result<OpKind, ConvertError> {
         Op::Not => OpKind::Not,
         Op::Where => OpKind::Where,
         Op::Cast { to } => OpKind::Cast(CastParams { to: *to }),
+        Op::Quant(q) => return super::quant::lower(n, q),
         Op::ArgReduce {
             max,
             axis,

@@ -218,7 +218,15 @@ impl NodeCtx<'_> {
                 // Inferring first also checks what `fold` relies on (a valid permutation).
                 let shape = op.infer(&[&t.shape]).map_err(|e| self.err(e))?;
                 if let Some(data) = fold(&op, d, &t.shape) {
-                    return Ok(self.imp.graph.add_constant_of(out_name, shape, data, dtype));
+                    // A Reshape that keeps the leading dim keeps per-channel (axis 0) quantization.
+                    let quant = t.quant.clone().filter(|q| {
+                        matches!(op, Op::Reshape { .. })
+                            && (q.scales.len() == 1
+                                || (q.axis == 0 && shape.first() == t.shape.first()))
+                    });
+                    let id = self.imp.graph.add_constant_of(out_name, shape, data, dtype);
+                    self.imp.graph.tensor_mut(id).quant = quant;
+                    return Ok(id);
                 }
             }
         }
@@ -246,7 +254,8 @@ impl NodeCtx<'_> {
                 t.data.as_ref().map(|d| (t.shape.as_slice(), d, t.dtype))
             })
             .collect();
-        if let Some(data) = consts.and_then(|c| crate::ir::const_eval::eval(&op, &c, &shape, dtype)) {
+        if let Some(data) = consts.and_then(|c| crate::ir::const_eval::eval(&op, &c, &shape, dtype))
+        {
             return Ok(self.imp.graph.add_constant_of(out_name, shape, data, dtype));
         }
         let out = self.imp.graph.add_activation_of(out_name, shape, dtype);

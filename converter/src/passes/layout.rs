@@ -6,6 +6,9 @@
 //! - Conv2d, ConvTranspose2d, MaxPool, AvgPool and GlobalAvgPool read NHWC (a Transpose
 //!   `[0, 2, 3, 1]` is inserted in front of an NCHW input) and write NHWC; weights are permuted
 //!   OIHW -> OHWI at conversion time.
+//! - The int8 ops (`ir::quant::QuantOp`) follow their float counterparts: QuantConv2d and the int8
+//!   pools like Conv2d and pooling, QuantAdd/QuantMul like binary ops, per-tensor
+//!   Quantize/Dequantize/Requantize like unary ops; the others read ONNX's layout.
 //! - Unary ops write the layout they read; so does Resize of an NHWC activation (or one with an NHWC
 //!   copy), which runs channels-last, and a Slice of one (its parameters permuted).
 //! - A reduction (also GlobalMaxPool) of an activation that is NHWC (or has an NHWC copy) runs on it,
@@ -29,6 +32,7 @@
 use std::collections::HashMap;
 
 use crate::ir::fold::transpose;
+use crate::ir::quant::QuantOp;
 use crate::ir::{ConstData, Graph, Node, Op, SpatialLayout, TensorId, TensorLayout};
 use crate::ConvertError;
 
@@ -98,6 +102,22 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
                 }
             }
             Op::Binary { .. } => binary(g, &mut conv, &mut node)?,
+            Op::Quant(QuantOp::Conv2d { conv: c, .. }) => {
+                c.layout = SpatialLayout::Nhwc;
+                node.inputs[0] = conv.nhwc(g, node.inputs[0])?;
+                node.inputs[1] = conv.nhwc(g, node.inputs[1])?;
+                TensorLayout::Nhwc
+            }
+            Op::Quant(QuantOp::MaxPool { pool: p, .. } | QuantOp::AvgPool { pool: p, .. }) => {
+                p.layout = SpatialLayout::Nhwc;
+                node.inputs[0] = conv.nhwc(g, node.inputs[0])?;
+                TensorLayout::Nhwc
+            }
+            // Per-tensor conversions are element-wise: they keep the layout they read.
+            Op::Quant(QuantOp::Quantize(_) | QuantOp::Dequantize(_) | QuantOp::Requantize(_)) => {
+                g.tensor(node.inputs[0]).layout
+            }
+            Op::Quant(QuantOp::Add(_) | QuantOp::Mul(_)) => binary(g, &mut conv, &mut node)?,
             _ => {
                 for i in 0..node.inputs.len() {
                     node.inputs[i] = conv.onnx(g, node.inputs[i])?;

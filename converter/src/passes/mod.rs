@@ -2,8 +2,8 @@
 //! consistency check ([`Graph::check`]) after every pass:
 //!
 //! 1. clean-up: remove identities ([`identity`]), fold or rewrite BatchNormalization
-//!    ([`fold_batch_norm`]), fuse activations into their producers ([`fuse_activation`]), remove dead
-//!    nodes ([`dead_nodes`]);
+//!    ([`fold_batch_norm`]), fuse activations into their producers ([`fuse_activation`]), fuse
+//!    Dequantize -> float op -> Quantize into int8 ops ([`qdq`]), remove dead nodes ([`dead_nodes`]);
 //! 2. layout: move 4-D activations of spatial ops to NHWC ([`layout`]), once;
 //! 3. tidy-up: merge and simplify transposes ([`transposes`]), collapse reshape chains
 //!    ([`reshapes`]), then the clean-up passes again;
@@ -23,6 +23,7 @@ pub mod fuse_activation;
 pub mod identity;
 pub mod layout;
 pub mod log;
+pub mod qdq;
 pub mod reshapes;
 pub mod transposes;
 
@@ -39,6 +40,7 @@ const CLEANUP: &[(&str, Pass)] = &[
     ("identity", identity::run),
     ("fold_batch_norm", fold_batch_norm::run),
     ("fuse_activation", fuse_activation::run),
+    ("qdq", qdq::run),
     ("dead_nodes", dead_nodes::run),
 ];
 

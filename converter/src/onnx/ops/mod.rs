@@ -8,6 +8,7 @@ pub mod array;
 pub mod math;
 pub mod nn;
 pub mod pool;
+pub mod quant;
 mod window;
 
 use std::collections::HashMap;
@@ -53,6 +54,11 @@ const OPS: &[(&str, ImportFn, &str)] = &[
     ),
     ("Conv", nn::conv::import, "nn/conv"),
     (
+        "ConvInteger",
+        quant::conv_integer::import,
+        "quant/conv_integer",
+    ),
+    (
         "ConvTranspose",
         nn::conv_transpose::import,
         "nn/conv_transpose",
@@ -63,6 +69,11 @@ const OPS: &[(&str, ImportFn, &str)] = &[
         "DepthToSpace",
         array::depth_to_space::import_depth_to_space,
         "array/depth_to_space",
+    ),
+    (
+        "DequantizeLinear",
+        quant::dequantize_linear::import,
+        "quant/dequantize_linear",
     ),
     ("Div", math::binary::import, "math/binary"),
     ("Dropout", array::identity::import, "array/identity"),
@@ -107,6 +118,11 @@ const OPS: &[(&str, ImportFn, &str)] = &[
     ("Log", math::unary::import, "math/unary"),
     ("LogSoftmax", nn::softmax::import, "nn/softmax"),
     ("MatMul", nn::matmul::import, "nn/matmul"),
+    (
+        "MatMulInteger",
+        quant::matmul_integer::import,
+        "quant/matmul_integer",
+    ),
     ("Max", math::variadic::import, "math/variadic"),
     ("MaxPool", pool::max_pool::import, "pool/max_pool"),
     ("Mean", math::variadic::import, "math/variadic"),
@@ -120,6 +136,21 @@ const OPS: &[(&str, ImportFn, &str)] = &[
     ("PRelu", math::binary::import, "math/binary"),
     ("Pad", array::pad::import, "array/pad"),
     ("Pow", math::binary::import, "math/binary"),
+    (
+        "QLinearConv",
+        quant::qlinear_conv::import,
+        "quant/qlinear_conv",
+    ),
+    (
+        "QLinearMatMul",
+        quant::qlinear_matmul::import,
+        "quant/qlinear_matmul",
+    ),
+    (
+        "QuantizeLinear",
+        quant::quantize_linear::import,
+        "quant/quantize_linear",
+    ),
     ("Range", array::range::import, "array/range"),
     ("Reciprocal", math::unary::import, "math/unary"),
     ("ReduceL1", nn::reduce::import, "nn/reduce"),
@@ -186,7 +217,8 @@ pub fn supported_ops_markdown() -> String {
         "# Supported ONNX ops\n\n\
          Generated from `converter/src/onnx/ops/mod.rs` by `EMBER_BLESS=1 cargo test -p ember-convert --test \
          supported_ops_doc`; do not edit by hand. Each op's importer documents the attributes it accepts;\n\
-         anything else is an error naming the node, the op and the opset. Default domain only, float32.\n\n\
+         anything else is an error naming the node, the op and the opset. Default domain only; quantized \
+         models: docs/quantization.md.\n\n\
          | ONNX op | importer |\n| --- | --- |\n",
     );
     for (name, _, module) in OPS {

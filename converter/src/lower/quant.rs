@@ -1,0 +1,141 @@
+//! Lowering of the IR's int8 ops ([`QuantOp`]) to the blob's `Quant*` op kinds: the window fields
+//! narrowed to the blob's widths; every other parameter was computed by the QDQ pass or the importers.
+
+use ember_core::ops::pool::Pool2dParams;
+use ember_core::ops::quant::{
+    avg_pool::QuantAvgPoolParams, conv::QuantConv2dParams, max_pool::QuantMaxPoolParams,
+};
+use std::collections::HashMap;
+
+use ember_core::format::QuantParams;
+use ember_core::{DType, OpKind};
+
+use crate::ir::quant::QuantOp;
+use crate::ir::{Graph, Node, Op, Pool2d, SpatialLayout, TensorId};
+use crate::ConvertError;
+
+/// The blob op of int8 node `n` (in Ember's layout).
+pub fn lower(n: &Node, q: &QuantOp) -> Result<OpKind, ConvertError> {
+    let u16_of = |what: &str, v: usize| {
+        u16::try_from(v).map_err(|_| {
+            ConvertError::limit(format!(
+                "node \"{}\": {what} {v} exceeds Ember's maximum {}",
+                n.name,
+                u16::MAX
+            ))
+        })
+    };
+    let nhwc = |layout: SpatialLayout| {
+        if layout == SpatialLayout::Nhwc {
+            Ok(())
+        } else {
+            Err(ConvertError::internal(format!(
+                "node \"{}\" reached lowering in NCHW layout",
+                n.name
+            )))
+        }
+    };
+    let window = |p: &Pool2d| -> Result<Pool2dParams, ConvertError> {
+        nhwc(p.layout)?;
+        Ok(Pool2dParams {
+            kernel_h: u16_of("kernel height", p.kernel[0])?,
+            kernel_w: u16_of("kernel width", p.kernel[1])?,
+            stride_h: u16_of("stride", p.strides[0])?,
+            stride_w: u16_of("stride", p.strides[1])?,
+            pad_top: u16_of("padding", p.pads[0])?,
+            pad_left: u16_of("padding", p.pads[1])?,
+            pad_bottom: u16_of("padding", p.pads[2])?,
+            pad_right: u16_of("padding", p.pads[3])?,
+            count_include_pad: p.count_include_pad,
+        })
+    };
+    Ok(match q {
+        QuantOp::Quantize(p) => OpKind::Quantize(*p),
+        QuantOp::Dequantize(p) => OpKind::Dequantize(*p),
+        QuantOp::Requantize(p) => OpKind::Requantize(*p),
+        QuantOp::Conv2d {
+            conv: c,
+            x_zero_point,
+            y_zero_point,
+            act_min,
+            act_max,
+        } => {
+            nhwc(c.layout)?;
+            OpKind::QuantConv2d(QuantConv2dParams {
+                stride_h: u16_of("stride", c.strides[0])?,
+                stride_w: u16_of("stride", c.strides[1])?,
+                dilation_h: u16_of("dilation", c.dilations[0])?,
+                dilation_w: u16_of("dilation", c.dilations[1])?,
+                pad_top: u16_of("padding", c.pads[0])?,
+                pad_left: u16_of("padding", c.pads[1])?,
+                pad_bottom: u16_of("padding", c.pads[2])?,
+                pad_right: u16_of("padding", c.pads[3])?,
+                groups: u16_of("group", c.groups)?,
+                x_zero_point: *x_zero_point,
+                y_zero_point: *y_zero_point,
+                act_min: *act_min,
+                act_max: *act_max,
+            })
+        }
+        QuantOp::FullyConnected(p) => OpKind::QuantFullyConnected(*p),
+        QuantOp::Add(p) => OpKind::QuantAdd(*p),
+        QuantOp::Mul(p) => OpKind::QuantMul(*p),
+        QuantOp::MaxPool {
+            pool,
+            act_min,
+            act_max,
+        } => OpKind::QuantMaxPool2d(QuantMaxPoolParams {
+            window: window(pool)?,
+            act_min: *act_min,
+            act_max: *act_max,
+        }),
+        QuantOp::AvgPool {
+            pool,
+            zero_point,
+            act_min,
+            act_max,
+        } => OpKind::QuantAvgPool2d(QuantAvgPoolParams {
+            window: window(pool)?,
+            zero_point: *zero_point,
+            act_min: *act_min,
+            act_max: *act_max,
+        }),
+        QuantOp::Softmax(p) => OpKind::QuantSoftmax(*p),
+    })
+}
+
+/// The blob's `(scale, zero_point)` of every I8 tensor that has per-tensor parameters: its own, or,
+/// for the output of a data-movement op (inserted by the layout pass, say), its input's.
+pub fn records(g: &Graph) -> HashMap<TensorId, QuantParams> {
+    let mut m = HashMap::new();
+    for (i, t) in g.tensors.iter().enumerate() {
+        let scalar = t.quant.as_ref().and_then(|q| q.int8_scalar());
+        if let (DType::I8, Some((scale, zp))) = (t.dtype, scalar) {
+            m.insert(
+                TensorId(i),
+                QuantParams {
+                    scale,
+                    zero_point: zp.into(),
+                },
+            );
+        }
+    }
+    for n in &g.nodes {
+        let moves = matches!(
+            n.op,
+            Op::Reshape { .. }
+                | Op::Transpose { .. }
+                | Op::Slice(_)
+                | Op::Pad { .. }
+                | Op::Broadcast { .. }
+                | Op::Gather { .. }
+                | Op::Concat { .. }
+        );
+        if moves && g.tensor(n.output).dtype == DType::I8 && !m.contains_key(&n.output) {
+            if let Some(&q) = n.inputs.first().and_then(|i| m.get(i)) {
+                m.insert(n.output, q);
+            }
+        }
+    }
+    m
+}

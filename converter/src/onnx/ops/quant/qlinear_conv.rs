@@ -1,0 +1,113 @@
+//! ONNX `QLinearConv` (2-D), imported as its QDQ form: `x` and `w` dequantized (the weights at
+//! conversion time, keeping their int8 values and scales), a float Conv, the int32 bias `B` as a float
+//! constant of scale `x_scale * w_scale`, and a QuantizeLinear of the result. The QDQ pass then makes it
+//! one int8 convolution when the weights are symmetric int8 (`w_zero_point` 0); otherwise (uint8
+//! weights, or a non-zero weight zero point) it stays a float convolution between a Dequantize and a
+//! Quantize, with a notice in the report (results then match ONNX's integer arithmetic within one
+//! step of the output where float rounding differs); the import reports it in a notice.
+
+use ember_core::ops::math::activation::Activation;
+
+use crate::ir::op::Conv2d;
+use crate::ir::quant::Quant;
+use crate::ir::{ConstData, DType, Op, SpatialLayout};
+use crate::onnx::node::NodeCtx;
+use crate::onnx::ops::window;
+use crate::ConvertError;
+
+/// Imports `QLinearConv`.
+pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
+    let x = ctx.input(0, "x")?;
+    let x_scale = ctx.input(1, "x_scale")?;
+    let x_zp = ctx.input(2, "x_zero_point")?;
+    let w = ctx.input(3, "w")?;
+    let w_scale = ctx.input(4, "w_scale")?;
+    let w_zp = ctx.input(5, "w_zero_point")?;
+    let y_scale = ctx.input(6, "y_scale")?;
+    let y_zp = ctx.input(7, "y_zero_point")?;
+    let b = ctx.opt_input(8)?;
+    let (xs, ws) = (ctx.shape(x), ctx.shape(w));
+    if xs.len() != 4 || ws.len() != 4 {
+        return Err(ctx.err(format!(
+            "x {xs:?} and w {ws:?} must have rank 4; only 2-D QLinearConv is supported"
+        )));
+    }
+    let xf = super::dequantize(ctx, x, x_scale, Some(x_zp), 1, "x")?;
+    let wf = super::dequantize(ctx, w, w_scale, Some(w_zp), 0, "w")?;
+    if !ctx.graph().is_const(wf) {
+        return Err(ctx.err("the weights w must be constants (initializers); Ember resolves them at conversion time"));
+    }
+    let wq = ctx.graph().tensor(wf).quant.clone();
+    let mut inputs = vec![xf, wf];
+    if let Some(b) = b {
+        inputs.push(bias(ctx, b, x_scale, wq.as_ref(), ws[0])?);
+    }
+    if let Some(k) = ctx.attr_sizes("kernel_shape", 1)? {
+        if k != ws[2..] {
+            return Err(ctx.err(format!(
+                "attribute kernel_shape={k:?} does not match the weights' kernel {:?}",
+                &ws[2..]
+            )));
+        }
+    }
+    let group = ctx.attr_int("group")?.unwrap_or(1);
+    let groups = usize::try_from(group)
+        .ok()
+        .filter(|&g| g >= 1)
+        .ok_or_else(|| ctx.err(format!("attribute group={group} must be at least 1")))?;
+    let win = window::resolve(ctx, [xs[2], xs[3]], [ws[2], ws[3]])?;
+    let op = Op::Conv2d(Conv2d {
+        strides: win.strides,
+        dilations: win.dilations,
+        pads: win.pads,
+        groups,
+        act: Activation::None,
+        layout: SpatialLayout::Nchw,
+    });
+    let yf = ctx.emit_tmp("conv", op, inputs)?;
+    let dtype = ctx.graph().tensor(y_zp).dtype;
+    let y = super::quantize(ctx, yf, y_scale, Some(y_zp), dtype, 1)?;
+    ctx.finish(y)
+}
+
+/// The int32 bias `b` as a FLOAT constant `b * x_scale * w_scale[c]`, carrying its quantization.
+fn bias(
+    ctx: &mut NodeCtx<'_>,
+    b: crate::ir::TensorId,
+    x_scale: crate::ir::TensorId,
+    wq: Option<&Quant>,
+    channels: usize,
+) -> Result<crate::ir::TensorId, ConvertError> {
+    let bt = ctx.graph().tensor(b);
+    let (Some(ConstData::I64(bv)), DType::I32) = (&bt.data, bt.dtype) else {
+        return Err(ctx.err("the bias B must be an INT32 constant"));
+    };
+    let bv = bv.clone();
+    let xs = ctx.const_scalar(x_scale, "x_scale")?;
+    let Some(wq) = wq else {
+        return Err(ctx.err("w_scale must be a constant"));
+    };
+    if bv.len() != channels || !(wq.scales.len() == 1 || wq.scales.len() == channels) {
+        return Err(ctx.err(format!(
+            "bias B has {} values and w_scale {}; both must match the {channels} output channels",
+            bv.len(),
+            wq.scales.len()
+        )));
+    }
+    let scales: Vec<f32> = (0..channels)
+        .map(|c| xs * wq.scales[if wq.scales.len() == 1 { 0 } else { c }])
+        .collect();
+    let values = bv
+        .iter()
+        .zip(&scales)
+        .map(|(&v, &s)| v as f32 * s)
+        .collect();
+    let id = ctx.add_constant("bias", vec![channels], ConstData::F32(values));
+    ctx.imp.graph.tensor_mut(id).quant = Some(Quant {
+        scales,
+        zero_points: vec![0; channels],
+        axis: 0,
+        dtype: DType::I32,
+    });
+    Ok(id)
+}

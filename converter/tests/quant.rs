@@ -1,0 +1,401 @@
+//! Quantized ONNX on small hand-built models: uint8 QuantizeLinear/DequantizeLinear through the int8
+//! path (values and zero point moved by 128), a QDQ Add fused into QuantAdd, and the rejections.
+//! Expected values come from ONNX's definitions, computed here.
+
+mod common;
+
+use common::*;
+use ember_convert::onnx::proto::{data_type, TensorProto, TypeValue, ValueInfoProto};
+use ember_convert::{convert, ConvertOptions, Converted};
+use ember_core::{AlignedBuf, DType, Model, Session};
+
+fn typed(name: &str, dims: &[i64], t: i32, data: &[i32]) -> TensorProto {
+    TensorProto {
+        name: name.into(),
+        dims: dims.to_vec(),
+        data_type: t,
+        int32_data: data.to_vec(),
+        ..TensorProto::default()
+    }
+}
+
+fn of_type(mut vi: ValueInfoProto, elem: i32) -> ValueInfoProto {
+    if let Some(TypeValue::TensorType(t)) = vi.r#type.as_mut().and_then(|t| t.value.as_mut()) {
+        t.elem_type = elem;
+    }
+    vi
+}
+
+fn uint8_input(name: &str, dims: &[i64]) -> ValueInfoProto {
+    of_type(fixed(name, dims), data_type::UINT8)
+}
+
+fn op_names(c: &Converted) -> Vec<String> {
+    let blob = AlignedBuf::from_bytes(&c.blob);
+    let m = Model::parse(blob.as_bytes()).expect("the blob parses");
+    (0..m.op_count())
+        .map(|i| m.op(i).expect("op decodes").kind.name().to_string())
+        .collect()
+}
+
+/// Runs `c` on one f32 input; returns each output's dtype and bytes.
+fn run(c: &Converted, x: &[f32]) -> Vec<(DType, Vec<u8>)> {
+    let blob = AlignedBuf::from_bytes(&c.blob);
+    let m = Model::parse(blob.as_bytes()).expect("the blob parses");
+    let mut arena = AlignedBuf::zeroed(m.arena_bytes());
+    let mut s = Session::new(&m, arena.as_mut_bytes()).expect("session opens");
+    s.input(0).unwrap().write_f32(x).unwrap();
+    s.run().expect("runs");
+    (0..c.report.outputs.len())
+        .map(|k| {
+            let o = s.output(k).unwrap();
+            (o.dtype(), o.bytes().to_vec())
+        })
+        .collect()
+}
+
+#[test]
+fn uint8_quantize_dequantize_run_as_int8_and_match_onnx() {
+    let (scale, zp) = (0.5f32, 128i32);
+    let onnx = model(
+        13,
+        vec![
+            node("QuantizeLinear", "q", &["x", "s", "z"], &["y"], vec![]),
+            node("DequantizeLinear", "dq", &["y", "s", "z"], &["r"], vec![]),
+        ],
+        vec![fixed("x", &[1, 8])],
+        vec![of_type(unshaped("y"), data_type::UINT8), unshaped("r")],
+        vec![
+            floats("s", &[], &[scale]),
+            typed("z", &[], data_type::UINT8, &[zp]),
+        ],
+    );
+    let c = convert(&onnx, &ConvertOptions::default()).expect("converts");
+    let ops = op_names(&c);
+    assert!(ops.contains(&"Quantize".to_string()), "{ops:?}");
+    assert!(ops.contains(&"Dequantize".to_string()), "{ops:?}");
+    let x = [-70.0f32, -64.25, -0.25, 0.25, 0.75, 1.25, 63.5, 100.0];
+    let out = run(&c, &x);
+    // ONNX: y = saturate(rint(x / scale) + zp) as uint8 (ties to even); r = (y - zp) * scale.
+    let want: Vec<u8> = x
+        .iter()
+        .map(|&v| ((v / scale).round_ties_even() + zp as f32).clamp(0.0, 255.0) as u8)
+        .collect();
+    assert_eq!(out[0].0, DType::U8);
+    assert_eq!(out[0].1, want);
+    let r: Vec<f32> = out[1]
+        .1
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let want_r: Vec<f32> = want
+        .iter()
+        .map(|&q| (q as f32 - zp as f32) * scale)
+        .collect();
+    assert_eq!(r, want_r);
+}
+
+#[test]
+fn qdq_add_becomes_quant_add_within_one_step() {
+    let (sa, sb, sy) = (0.05f32, 0.03f32, 0.07f32);
+    let onnx = model(
+        13,
+        vec![
+            node("QuantizeLinear", "qa", &["x", "sa", "za"], &["a8"], vec![]),
+            node(
+                "DequantizeLinear",
+                "dqa",
+                &["a8", "sa", "za"],
+                &["a"],
+                vec![],
+            ),
+            node("QuantizeLinear", "qb", &["x", "sb", "zb"], &["b8"], vec![]),
+            node(
+                "DequantizeLinear",
+                "dqb",
+                &["b8", "sb", "zb"],
+                &["b"],
+                vec![],
+            ),
+            node("Add", "add", &["a", "b"], &["sum"], vec![]),
+            node("QuantizeLinear", "qy", &["sum", "sy", "zy"], &["y"], vec![]),
+        ],
+        vec![fixed("x", &[1, 16])],
+        vec![of_type(unshaped("y"), data_type::INT8)],
+        vec![
+            floats("sa", &[], &[sa]),
+            typed("za", &[], data_type::INT8, &[3]),
+            floats("sb", &[], &[sb]),
+            typed("zb", &[], data_type::INT8, &[-5]),
+            floats("sy", &[], &[sy]),
+            typed("zy", &[], data_type::INT8, &[1]),
+        ],
+    );
+    let c = convert(&onnx, &ConvertOptions::default()).expect("converts");
+    let ops = op_names(&c);
+    assert!(ops.contains(&"QuantAdd".to_string()), "{ops:?}");
+    assert!(!ops.contains(&"Binary".to_string()), "{ops:?}");
+    let fused = c
+        .report
+        .passes
+        .iter()
+        .filter(|p| p.name == "qdq")
+        .flat_map(|p| &p.changes)
+        .any(|l| l.contains("add + qy -> add+qy"));
+    assert!(fused, "{:?}", c.report.passes);
+    let x: Vec<f32> = pseudo_random(16, 7).iter().map(|v| v * 4.0).collect();
+    let y = &run(&c, &x)[0];
+    assert_eq!(y.0, DType::I8);
+    let q = |v: f32, s: f32, z: i32| ((v / s).round_ties_even() as i32 + z).clamp(-128, 127);
+    for (i, &v) in x.iter().enumerate() {
+        let real = (q(v, sa, 3) - 3) as f32 * sa + (q(v, sb, -5) + 5) as f32 * sb;
+        let want = q(real, sy, 1);
+        let got = i32::from(y.1[i] as i8);
+        assert!((got - want).abs() <= 1, "element {i}: {got} vs {want}");
+    }
+}
+
+#[test]
+fn blocked_quantization_is_rejected_with_the_node_named() {
+    let onnx = model(
+        21,
+        vec![node(
+            "DequantizeLinear",
+            "blocked",
+            &["x8", "s"],
+            &["y"],
+            vec![attr_i("axis", 1), attr_i("block_size", 2)],
+        )],
+        vec![fixed("x", &[1, 4])],
+        vec![unshaped("y")],
+        vec![
+            typed("x8", &[1, 4], data_type::INT8, &[1, 2, 3, 4]),
+            floats("s", &[1, 2], &[0.5, 0.25]),
+        ],
+    );
+    let e = convert(&onnx, &ConvertOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("blocked") && e.contains("DequantizeLinear") && e.contains("block_size"),
+        "{e}"
+    );
+}
+
+#[test]
+fn conv_integer_beyond_exact_float_range_is_rejected() {
+    // 3 x 3 x 300 taps of weights up to 127 with uint8 inputs can sum past 2^24.
+    let w = vec![127; 9 * 300];
+    let onnx = model(
+        10,
+        vec![node("ConvInteger", "ci", &["x", "w"], &["y"], vec![])],
+        vec![uint8_input("x", &[1, 300, 3, 3])],
+        vec![unshaped("y")],
+        vec![typed("w", &[1, 300, 3, 3], data_type::INT8, &w)],
+    );
+    let e = convert(&onnx, &ConvertOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("ConvInteger") && e.contains("2^24"), "{e}");
+}
+
+/// The ONNX node-test folder in `target/venv`, if the venv is installed.
+fn node_dir() -> Option<std::path::PathBuf> {
+    let lib = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/venv/lib");
+    std::fs::read_dir(lib)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("site-packages/onnx/backend/test/data/node"))
+        .find(|p| p.is_dir())
+}
+
+/// Runs node-test `case` as a deployed model has it: input 0 at run time, every other input folded
+/// into the model as an initializer (so scales, zero points and weights are constants). Returns the
+/// blob's op names and whether the output matches `output_0.pb` exactly.
+fn deployed_case(dir: &std::path::Path, case: &str) -> (Vec<String>, bool, Vec<String>) {
+    use ember_convert::onnx::proto::ModelProto;
+    use prost::Message;
+    let read = |p: std::path::PathBuf| std::fs::read(&p).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+    let mut m = ModelProto::decode(&read(dir.join(case).join("model.onnx"))[..]).unwrap();
+    let g = m.graph.as_mut().unwrap();
+    let data = dir.join(case).join("test_data_set_0");
+    let mut x0 = None;
+    for (i, vi) in g.input.clone().iter().enumerate() {
+        let mut t = TensorProto::decode(&read(data.join(format!("input_{i}.pb")))[..]).unwrap();
+        t.name = vi.name.clone();
+        if i == 0 {
+            x0 = Some(t);
+        } else {
+            g.initializer.push(t);
+        }
+    }
+    g.input.truncate(1);
+    let x0 = x0.unwrap();
+    let want = TensorProto::decode(&read(data.join("output_0.pb"))[..]).unwrap();
+    let c = convert(&m.encode_to_vec(), &ConvertOptions::default())
+        .unwrap_or_else(|e| panic!("{case}: {e}"));
+    let blob = AlignedBuf::from_bytes(&c.blob);
+    let model = Model::parse(blob.as_bytes()).unwrap();
+    let mut arena = AlignedBuf::zeroed(model.arena_bytes());
+    let mut s = Session::new(&model, arena.as_mut_bytes()).unwrap();
+    let bytes: Vec<u8> = if x0.raw_data.is_empty() {
+        match x0.data_type {
+            data_type::FLOAT => x0.float_data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            _ => x0.int32_data.iter().map(|&v| v as u8).collect(),
+        }
+    } else {
+        x0.raw_data.clone()
+    };
+    s.input(0).unwrap().bytes_mut().copy_from_slice(&bytes);
+    s.run().unwrap();
+    let want_bytes: Vec<u8> = if want.raw_data.is_empty() {
+        match want.data_type {
+            data_type::FLOAT => want
+                .float_data
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+            _ => want.int32_data.iter().map(|&v| v as u8).collect(),
+        }
+    } else {
+        want.raw_data.clone()
+    };
+    (
+        op_names(&c),
+        s.output(0).unwrap().bytes() == want_bytes.as_slice(),
+        c.report.notices.clone(),
+    )
+}
+
+#[test]
+fn node_tests_with_constant_parameters_take_the_int8_path() {
+    let Some(dir) = node_dir() else {
+        eprintln!("skipped: no target/venv with onnx 1.22.0 (cargo xtask venv)");
+        return;
+    };
+    // (case, an op the blob must have)
+    let cases = [
+        ("test_quantizelinear", "Quantize"),
+        ("test_dequantizelinear", "Dequantize"),
+        ("test_qlinearmatmul_2D_uint8_float32", "Quantize"),
+        ("test_qlinearmatmul_2D_int8_float32", "Quantize"),
+        ("test_qlinearconv", "Quantize"),
+    ];
+    for (case, op) in cases {
+        let (ops, exact, notices) = deployed_case(&dir, case);
+        if case == "test_qlinearconv" {
+            // uint8 weights with zero point 255: reported, and run in float.
+            assert!(
+                notices.iter().any(|n| n.contains("not symmetric int8")),
+                "{notices:?}"
+            );
+            assert!(ops.iter().any(|o| o == "Conv2d"), "{ops:?}");
+        }
+        println!("{case}: exact {exact}, ops {ops:?}");
+        assert!(ops.iter().any(|o| o == op), "{case}: {ops:?}");
+        assert!(exact, "{case}: output differs from ONNX's");
+    }
+}
+
+#[test]
+fn qdq_global_average_pool_becomes_int8_pool_and_requantize() {
+    let (sx, sy) = (0.04f32, 0.01f32);
+    let onnx = model(
+        13,
+        vec![
+            node("QuantizeLinear", "qx", &["x", "sx", "zx"], &["x8"], vec![]),
+            node(
+                "DequantizeLinear",
+                "dqx",
+                &["x8", "sx", "zx"],
+                &["xd"],
+                vec![],
+            ),
+            node("GlobalAveragePool", "gap", &["xd"], &["m"], vec![]),
+            node("QuantizeLinear", "qy", &["m", "sy", "zy"], &["y"], vec![]),
+        ],
+        vec![fixed("x", &[1, 2, 3, 3])],
+        vec![of_type(unshaped("y"), data_type::INT8)],
+        vec![
+            floats("sx", &[], &[sx]),
+            typed("zx", &[], data_type::INT8, &[-10]),
+            floats("sy", &[], &[sy]),
+            typed("zy", &[], data_type::INT8, &[4]),
+        ],
+    );
+    let c = convert(&onnx, &ConvertOptions::default()).expect("converts");
+    let ops = op_names(&c);
+    assert!(ops.contains(&"QuantAvgPool2d".to_string()), "{ops:?}");
+    assert!(ops.contains(&"Requantize".to_string()), "{ops:?}");
+    let x = pseudo_random(18, 3);
+    let y = &run(&c, &x)[0];
+    let q = |v: f32, s: f32, z: i32| ((v / s).round_ties_even() as i32 + z).clamp(-128, 127);
+    for ch in 0..2 {
+        let mean: f32 = x[ch * 9..][..9]
+            .iter()
+            .map(|&v| (q(v, sx, -10) + 10) as f32 * sx)
+            .sum::<f32>()
+            / 9.0;
+        let want = q(mean, sy, 4);
+        let got = i32::from(y.1[ch] as i8);
+        assert!((got - want).abs() <= 1, "channel {ch}: {got} vs {want}");
+    }
+}
+
+#[test]
+fn uint8_qdq_chain_runs_in_int8_without_conversions_between_ops() {
+    let (s, z) = (0.02f32, 120i32);
+    let onnx = model(
+        13,
+        vec![
+            node("QuantizeLinear", "qx", &["x", "s", "z"], &["x8"], vec![]),
+            node(
+                "DequantizeLinear",
+                "dqx",
+                &["x8", "s", "z"],
+                &["xd"],
+                vec![],
+            ),
+            node(
+                "MaxPool",
+                "pool",
+                &["xd"],
+                &["p"],
+                vec![
+                    attr_ints("kernel_shape", &[2, 2]),
+                    attr_ints("strides", &[2, 2]),
+                ],
+            ),
+            node("QuantizeLinear", "qp", &["p", "s", "z"], &["p8"], vec![]),
+            node("DequantizeLinear", "dqp", &["p8", "s", "z"], &["y"], vec![]),
+        ],
+        vec![fixed("x", &[1, 1, 4, 4])],
+        vec![unshaped("y")],
+        vec![
+            floats("s", &[], &[s]),
+            typed("z", &[], data_type::UINT8, &[z]),
+        ],
+    );
+    let c = convert(&onnx, &ConvertOptions::default()).expect("converts");
+    let ops = op_names(&c);
+    // The layout's NCHW <-> NHWC moves of a 1-channel image are free Reshapes.
+    let work: Vec<&String> = ops.iter().filter(|o| *o != "Reshape").collect();
+    assert_eq!(
+        work,
+        ["Quantize", "QuantMaxPool2d", "Dequantize"],
+        "{ops:?}"
+    );
+    let x: Vec<f32> = pseudo_random(16, 11).iter().map(|v| v * 3.0).collect();
+    let y = &run(&c, &x)[0];
+    let q = |v: f32| ((v / s).round_ties_even() as i32 + z).clamp(0, 255);
+    for (k, out) in y.1.chunks_exact(4).enumerate() {
+        let (oy, ox) = (k / 2, k % 2);
+        let m = (0..4)
+            .map(|t| q(x[(oy * 2 + t / 2) * 4 + ox * 2 + t % 2]))
+            .max()
+            .unwrap_or(0);
+        let want = (m - z) as f32 * s;
+        let got = f32::from_le_bytes([out[0], out[1], out[2], out[3]]);
+        assert_eq!(got, want, "element {k}");
+    }
+}
