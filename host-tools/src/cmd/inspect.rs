@@ -58,12 +58,24 @@ fn show(path: &Path, blob: &ember_core::AlignedBuf) -> Result<ExitCode> {
             .map(|t| shape_str(&t.dims))
             .unwrap_or_default()
     };
+    let quant = |i: usize| {
+        model
+            .tensor(i)
+            .and_then(|t| t.quant)
+            .map(|q| format!(" scale={} zero_point={}", q.scale, q.zero_point))
+            .unwrap_or_default()
+    };
     for (what, ids) in [("input ", model.inputs()), ("output", model.outputs())] {
         for &id in ids {
+            let dtype = model
+                .tensor(id as usize)
+                .map(|t| t.dtype.name())
+                .unwrap_or("?");
             println!(
-                "  {what}        {} {} f32",
+                "  {what}        {} {} {dtype}{}",
                 name(id as usize),
-                dims(id as usize)
+                dims(id as usize),
+                quant(id as usize)
             );
         }
     }
@@ -92,8 +104,8 @@ fn show(path: &Path, blob: &ember_core::AlignedBuf) -> Result<ExitCode> {
     }
     println!();
     println!(
-        "  {:>3}  {:<20} {:<16} {:<5} {:<22} live ops",
-        "#", "tensor", "shape", "dtype", "storage"
+        "  {:>3}  {:<20} {:<16} {:<7} {:<22} {:<10} quantization",
+        "#", "tensor", "shape", "dtype", "storage", "live ops"
     );
     for i in 0..model.tensor_count() {
         let Some(t) = model.tensor(i) else { continue };
@@ -106,14 +118,19 @@ fn show(path: &Path, blob: &ember_core::AlignedBuf) -> Result<ExitCode> {
             Storage::Arena { .. } if t.last_use == u32::MAX => format!("{}..end", t.first_use),
             Storage::Arena { .. } => format!("{}..{}", t.first_use, t.last_use),
         };
+        let quantization = t
+            .quant
+            .map(|q| format!("scale {} zero point {}", q.scale, q.zero_point))
+            .unwrap_or_default();
         println!(
-            "  {:>3}  {:<20} {:<16} {:<5} {:<22} {}",
+            "  {:>3}  {:<20} {:<16} {:<7} {:<22} {:<10} {}",
             i,
             name(i),
             shape_str(&t.dims),
-            format!("{:?}", t.dtype).to_lowercase(),
+            t.dtype.name(),
             storage,
-            live
+            live,
+            quantization
         );
     }
     Ok(ExitCode::SUCCESS)
