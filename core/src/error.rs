@@ -101,6 +101,16 @@ pub enum Error {
         /// What.
         reason: &'static str,
     },
+    /// The session's kernel table leaves out the family of an op the model has (e.g. a firmware built
+    /// with `REFERENCE_F32` given an int8 model).
+    KernelMissing {
+        /// Op index.
+        op: u32,
+        /// Op name.
+        name: &'static str,
+        /// The table's name.
+        kernels: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -149,6 +159,11 @@ impl fmt::Display for Error {
                 "wrong element type: the tensor is {expected:?}, accessed as {got:?}"
             ),
             Error::Unsupported { reason } => write!(f, "unsupported: {reason}"),
+            Error::KernelMissing { op, name, kernels } => write!(
+                f,
+                "op {op} ({name}) has no kernel in the \"{kernels}\" table: open the session with a \
+                 table that has its family (ember_core::REFERENCE has every one)"
+            ),
         }
     }
 }

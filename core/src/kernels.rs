@@ -23,7 +23,9 @@ use crate::ops::quant::{
     max_pool::QuantMaxPoolParams, mul::QuantMulParams, quantize::QuantizeParams,
     requantize::RequantizeParams, softmax::QuantSoftmaxParams,
 };
+use crate::op::OpKind;
 use crate::ops::{array, math, nn, pool, In, Out};
+use crate::Error;
 
 /// Signature of a 2-D convolution kernel.
 pub type Conv2dFn = fn(&Conv2dParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>);
@@ -104,13 +106,34 @@ pub type DequantizeFn = fn(&DequantizeParams, In<'_, i8>, Out<'_>);
 /// Signature of a requantize kernel.
 pub type RequantizeFn = fn(&RequantizeParams, In<'_, i8>, Out<'_, i8>);
 
-/// A target's kernels, one entry per op of the blob's op set. Data-movement ops (concat, transpose,
-/// pad, reshape, slice, gather, broadcast) on tensors other than f32 run the generic reference kernels,
-/// which only copy elements.
+/// Signature of data movement on tensors other than f32 (`kind` is Concat, Transpose, Pad, Reshape,
+/// Slice, Gather or Broadcast).
+pub type MovementFn = fn(&OpKind, &[AnyIn<'_>], AnyOut<'_>) -> Result<(), Error>;
+
+/// The kernel families a table provides, as bits of [`Kernels::families`]. A session refuses a model
+/// with an op whose family its table lacks, so a table can leave families out (their entries are
+/// stubs the session never calls) and a firmware links only the kernels it can run.
+pub mod family {
+    /// Every op on f32 tensors.
+    pub const F32: u8 = 1;
+    /// Ops on the other dtypes: integer and f64 arithmetic, comparisons, logic, Where, Cast, ArgMax,
+    /// and data movement of any dtype.
+    pub const TYPED: u8 = 2;
+    /// The int8 ops (and data movement of int8 tensors).
+    pub const INT8: u8 = 4;
+    /// All of them.
+    pub const ALL: u8 = F32 | TYPED | INT8;
+}
+
+/// A target's kernels, one entry per op of the blob's op set, and the families of ops it runs.
 #[derive(Clone, Copy, Debug)]
 pub struct Kernels {
     /// Name shown by `ember inspect` and in profiles (`"reference"`, `"cpu-avx2"`, ...).
     pub name: &'static str,
+    /// Which [`family`] bits this table provides; entries of the others are never called.
+    pub families: u8,
+    /// Data movement on tensors other than f32 (families TYPED and INT8).
+    pub movement_any: MovementFn,
     /// Conv2d (including depthwise, via groups).
     pub conv2d: Conv2dFn,
     /// ConvTranspose2d.
@@ -194,6 +217,8 @@ pub struct Kernels {
 /// The portable reference kernels of `ember-core`: plain Rust, no SIMD, no allocation.
 pub static REFERENCE: Kernels = Kernels {
     name: "reference",
+    families: family::ALL,
+    movement_any: array::any::movement,
     conv2d: nn::conv::conv2d,
     conv_transpose2d: nn::conv_transpose::conv_transpose2d,
     fully_connected: nn::fully_connected::fully_connected,
@@ -235,3 +260,91 @@ pub static REFERENCE: Kernels = Kernels {
     dequantize: quant::dequantize::dequantize,
     requantize: quant::requantize::requantize,
 };
+
+/// The reference kernels for f32 models only: what a firmware running a float model links (the other
+/// families' entries are stubs; a model that needs them is refused when the session opens).
+pub static REFERENCE_F32: Kernels = Kernels {
+    name: "reference-f32",
+    families: family::F32,
+    movement_any: stub::movement,
+    binary_any: stub::binary_any,
+    unary_any: stub::unary_any,
+    compare: stub::compare,
+    logical: stub::logical,
+    not: stub::not,
+    where_select: stub::where_select,
+    cast: stub::cast,
+    arg_reduce: stub::arg_reduce,
+    quant_conv2d: stub::quant_conv2d,
+    quant_fully_connected: stub::quant_fully_connected,
+    quant_add: stub::quant_add,
+    quant_mul: stub::quant_mul,
+    quant_avg_pool: stub::quant_avg_pool,
+    quant_max_pool: stub::quant_max_pool,
+    quant_softmax: stub::quant_softmax,
+    quantize: stub::quantize,
+    dequantize: stub::dequantize,
+    requantize: stub::requantize,
+    ..REFERENCE
+};
+
+/// The reference kernels for int8 models (with f32 at their edges): f32 and int8 families.
+pub static REFERENCE_INT8: Kernels = Kernels {
+    name: "reference-int8",
+    families: family::F32 | family::INT8,
+    binary_any: stub::binary_any,
+    unary_any: stub::unary_any,
+    compare: stub::compare,
+    logical: stub::logical,
+    not: stub::not,
+    where_select: stub::where_select,
+    cast: stub::cast,
+    arg_reduce: stub::arg_reduce,
+    ..REFERENCE
+};
+
+/// Entries for the families a table leaves out. The session never calls them (it refuses such models
+/// up front); each does nothing, or reports the op as unsupported where it can.
+mod stub {
+    use super::*;
+
+    pub fn movement(_: &OpKind, _: &[AnyIn<'_>], _: AnyOut<'_>) -> Result<(), Error> {
+        Err(Error::Unsupported {
+            reason: "this kernel table has no data movement for this dtype",
+        })
+    }
+    pub fn binary_any(_: &BinaryParams, _: AnyIn<'_>, _: AnyIn<'_>, _: AnyOut<'_>) {}
+    pub fn unary_any(_: &UnaryParams, _: AnyIn<'_>, _: AnyOut<'_>) {}
+    pub fn compare(_: &CompareParams, _: AnyIn<'_>, _: AnyIn<'_>, _: AnyOut<'_>) {}
+    pub fn logical(_: &LogicalParams, _: In<'_, u8>, _: In<'_, u8>, _: Out<'_, u8>) {}
+    pub fn not(_: In<'_, u8>, _: Out<'_, u8>) {}
+    pub fn where_select(_: AnyIn<'_>, _: AnyIn<'_>, _: AnyIn<'_>, _: AnyOut<'_>) {}
+    pub fn cast(_: &CastParams, _: AnyIn<'_>, _: AnyOut<'_>) {}
+    pub fn arg_reduce(_: &ArgReduceParams, _: AnyIn<'_>, _: Out<'_, i64>) {}
+    pub fn quant_conv2d(
+        _: &QuantConv2dParams,
+        _: In<'_, i8>,
+        _: In<'_, i8>,
+        _: Option<&[i32]>,
+        _: &[i32],
+        _: Out<'_, i8>,
+    ) {
+    }
+    pub fn quant_fully_connected(
+        _: &QuantFullyConnectedParams,
+        _: In<'_, i8>,
+        _: In<'_, i8>,
+        _: Option<&[i32]>,
+        _: &[i32],
+        _: Out<'_, i8>,
+    ) {
+    }
+    pub fn quant_add(_: &QuantAddParams, _: In<'_, i8>, _: In<'_, i8>, _: Out<'_, i8>) {}
+    pub fn quant_mul(_: &QuantMulParams, _: In<'_, i8>, _: In<'_, i8>, _: Out<'_, i8>) {}
+    pub fn quant_avg_pool(_: &QuantAvgPoolParams, _: In<'_, i8>, _: Out<'_, i8>) {}
+    pub fn quant_max_pool(_: &QuantMaxPoolParams, _: In<'_, i8>, _: Out<'_, i8>) {}
+    pub fn quant_softmax(_: &QuantSoftmaxParams, _: In<'_, i8>, _: Out<'_, i8>) {}
+    pub fn quantize(_: &QuantizeParams, _: In<'_>, _: Out<'_, i8>) {}
+    pub fn dequantize(_: &DequantizeParams, _: In<'_, i8>, _: Out<'_>) {}
+    pub fn requantize(_: &RequantizeParams, _: In<'_, i8>, _: Out<'_, i8>) {}
+}

@@ -37,7 +37,7 @@ pub use error::Error;
 pub use format::DType;
 #[doc(hidden)]
 pub use half;
-pub use kernels::{Kernels, REFERENCE};
+pub use kernels::{Kernels, REFERENCE, REFERENCE_F32, REFERENCE_INT8};
 pub use model::Model;
 pub use op::OpKind;
 #[cfg(feature = "std")]

@@ -11,7 +11,7 @@ use crate::kernels::{Kernels, REFERENCE};
 use crate::model::{arena_range, byte_size, round_up, UDims};
 use crate::op::OpKind;
 use crate::ops::element::{AnyIn, AnyOut, Element};
-use crate::ops::{array, In, Out};
+use crate::ops::{In, Out};
 use crate::{Error, Model};
 
 /// A time source for profiling, as a value: a DWT cycle counter on a Cortex-M, `Instant` on a host.
@@ -79,6 +79,7 @@ impl<'a> Session<'a> {
         arena: &'a mut [u8],
         kernels: &'static Kernels,
     ) -> Result<Self, Error> {
+        check_families(model, kernels)?;
         let plan = model.plan();
         let addr = arena.as_ptr() as usize;
         let padding = (ALIGN - addr % ALIGN) % ALIGN;
@@ -319,7 +320,13 @@ impl<'a> Session<'a> {
             OpKind::Dequantize(p) => (k.dequantize)(p, typed(any_in(0)?)?, out(y_any)?),
             OpKind::Requantize(p) => (k.requantize)(p, typed(any_in(0)?)?, out(y_any)?),
             kind if all_f32 => run_f32(k, kind, &any_in, data.len(), y_any)?,
-            kind => run_movement(kind, &any_in, data.len(), y_any)?,
+            kind => {
+                let mut xs: heapless::Vec<AnyIn<'_>, MAX_OP_INPUTS> = heapless::Vec::new();
+                for j in 0..data.len() {
+                    xs.push(any_in(j)?).map_err(|_| bad("too many inputs"))?;
+                }
+                (k.movement_any)(kind, &xs, y_any)?
+            }
         }
         Ok(op.kind)
     }
@@ -407,74 +414,6 @@ fn run_f32<'d>(
     Ok(())
 }
 
-/// Runs a data-movement op on tensors that are not f32, with the generic reference kernels picked by
-/// element size (they only copy elements, so e.g. i32 and u32 share one instance).
-fn run_movement<'d>(
-    kind: &OpKind,
-    input: &dyn Fn(usize) -> Result<AnyIn<'d>, Error>,
-    n_inputs: usize,
-    y: AnyOut<'_>,
-) -> Result<(), Error> {
-    match y.dtype.size() {
-        1 => movement::<u8>(kind, input, n_inputs, y),
-        2 => movement::<u16>(kind, input, n_inputs, y),
-        4 => movement::<u32>(kind, input, n_inputs, y),
-        _ => movement::<u64>(kind, input, n_inputs, y),
-    }
-}
-
-fn movement<'d, T: bytemuck::Pod + Default>(
-    kind: &OpKind,
-    input: &dyn Fn(usize) -> Result<AnyIn<'d>, Error>,
-    n_inputs: usize,
-    y: AnyOut<'_>,
-) -> Result<(), Error> {
-    let dtype = y.dtype;
-    let x = |i: usize| -> Result<In<'d, T>, Error> { typed(input(i)?) };
-    let y: Out<'_, T> = out(y)?;
-    match kind {
-        OpKind::Concat(p) => {
-            let mut xs: heapless::Vec<In<'_, T>, MAX_OP_INPUTS> = heapless::Vec::new();
-            for j in 0..n_inputs {
-                xs.push(x(j)?).map_err(|_| Error::Unsupported {
-                    reason: "too many inputs",
-                })?;
-            }
-            array::concat::concat(p, &xs, y)
-        }
-        OpKind::Transpose(p) => array::transpose::transpose(p, x(0)?, y),
-        OpKind::Pad(p) => {
-            let value: T = fill_value(dtype, p.value);
-            array::pad::pad_with(p, value, x(0)?, y)
-        }
-        OpKind::Reshape => array::reshape::reshape(x(0)?, y),
-        OpKind::Slice(p) => array::slice::slice(p, x(0)?, y),
-        OpKind::Gather(p) => array::gather::gather(p, x(0)?, typed(input(1)?)?, y),
-        OpKind::Broadcast => array::broadcast::broadcast(x(0)?, y),
-        _ => {
-            return Err(Error::Unsupported {
-                reason: "this op runs on f32 tensors only",
-            })
-        }
-    }
-    Ok(())
-}
-
-/// Pad's f32 fill value as an element of `dtype`, stored in `T` (the dtype's size).
-fn fill_value<T: bytemuck::Pod + Default>(dtype: DType, value: f32) -> T {
-    let v = f64::from(value);
-    let bits: u64 = match dtype {
-        DType::F64 => v.to_bits(),
-        DType::Bool => u64::from(v != 0.0),
-        DType::U64 => v as u64,
-        DType::F32 => u64::from(value.to_bits()),
-        DType::F16 => u64::from(half::f16::from_f32(value).to_bits()),
-        // Signed and narrower unsigned types: two's complement, truncated to the width below.
-        _ => v as i64 as u64,
-    };
-    let bytes = bits.to_le_bytes();
-    bytemuck::try_pod_read_unaligned(&bytes[..core::mem::size_of::<T>()]).unwrap_or_default()
-}
 
 fn check_dtype<T: Element>(dtype: DType) -> Result<(), Error> {
     let same = T::DTYPE == dtype || (T::DTYPE == DType::U8 && dtype == DType::Bool);
@@ -486,6 +425,51 @@ fn check_dtype<T: Element>(dtype: DType) -> Result<(), Error> {
             got: T::DTYPE,
         })
     }
+}
+
+/// Refuses a model with an op whose kernel family `kernels` leaves out (see [`crate::kernels::family`]).
+fn check_families(model: &Model<'_>, kernels: &Kernels) -> Result<(), Error> {
+    use crate::kernels::family;
+    for i in 0..model.op_count() {
+        let op = model.op(i).ok_or(Error::BadOp {
+            op: i as u32,
+            reason: "record does not decode",
+        })?;
+        let dtype = |id: u32| model.tensor(id as usize).map_or(DType::F32, |t| t.dtype);
+        let mut dtypes = op.inputs.iter().map(|&id| dtype(id)).chain([dtype(op.output)]);
+        let quant_op = matches!(
+            op.kind,
+            OpKind::QuantConv2d(_)
+                | OpKind::QuantFullyConnected(_)
+                | OpKind::QuantAdd(_)
+                | OpKind::QuantMul(_)
+                | OpKind::QuantAvgPool2d(_)
+                | OpKind::QuantMaxPool2d(_)
+                | OpKind::QuantSoftmax(_)
+                | OpKind::Quantize(_)
+                | OpKind::Dequantize(_)
+                | OpKind::Requantize(_)
+        );
+        let all_f32 = dtypes.clone().all(|t| t == DType::F32);
+        // int8 data movement (Reshape, Concat, ... of int8 tensors; Gather's indices are f32).
+        let int8_movement = dtype(op.output) == DType::I8
+            && dtypes.all(|t| t == DType::I8 || t == DType::F32);
+        let need = if quant_op || int8_movement {
+            family::INT8
+        } else if all_f32 {
+            family::F32
+        } else {
+            family::TYPED
+        };
+        if kernels.families & need == 0 {
+            return Err(Error::KernelMissing {
+                op: i as u32,
+                name: op.kind.name(),
+                kernels: kernels.name,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A writable view of a graph input.

@@ -6,8 +6,41 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
-/// `(crate folder, chip for the dry run)`.
-const BOARDS: &[(&str, &str)] = &[("firmware-examples/stm32f411-blackpill", "STM32F411RETx")];
+/// A real board: its crate, the chip for the dry run, its target, and which ELF it must reject.
+struct Board {
+    dir: &'static str,
+    chip: &'static str,
+    triple: &'static str,
+    /// `None`: the QEMU mps2-an386 ELF (flash at 0); `Some(i)`: board `i`'s ELF, for a chip whose flash
+    /// is at 0 too.
+    foreign: Option<usize>,
+}
+
+const BOARDS: &[Board] = &[
+    Board {
+        dir: "firmware-examples/stm32f411-blackpill",
+        chip: "STM32F411RETx",
+        triple: "thumbv7em-none-eabihf",
+        foreign: None,
+    },
+    Board {
+        dir: "firmware-examples/nrf52840-dk",
+        chip: "nRF52840_xxAA",
+        triple: "thumbv7em-none-eabihf",
+        foreign: Some(0),
+    },
+    Board {
+        dir: "firmware-examples/rp2040-pico",
+        chip: "RP2040",
+        triple: "thumbv6m-none-eabi",
+        foreign: None,
+    },
+];
+
+fn elf_of(root: &Path, b: &Board) -> std::path::PathBuf {
+    root.join(b.dir)
+        .join(format!("target/{}/release/digits", b.triple))
+}
 
 fn ok(cmd: &mut Command, what: &str) -> Result<String> {
     let out = cmd
@@ -24,8 +57,8 @@ fn ok(cmd: &mut Command, what: &str) -> Result<String> {
     Ok(text)
 }
 
-/// Builds every real-board example and dry-runs `ember flash` on it; `foreign_elf` (linked for QEMU's
-/// mps2-an386, flash at 0) must be rejected by the same chip.
+/// Builds every real-board example and dry-runs `ember flash` on it; each must also reject an ELF linked
+/// for another memory map: an earlier board's, or `foreign_elf` (linked for QEMU's mps2-an386, flash at 0).
 pub fn check(root: &Path, foreign_elf: &Path) -> Result<()> {
     ok(
         Command::new("cargo")
@@ -34,7 +67,8 @@ pub fn check(root: &Path, foreign_elf: &Path) -> Result<()> {
         "building ember",
     )?;
     let ember = root.join("target/debug/ember");
-    for (dir, chip) in BOARDS {
+    for b in BOARDS {
+        let (dir, chip) = (b.dir, b.chip);
         let board = root.join(dir);
         let model = board.join("target/digits.ember");
         std::fs::create_dir_all(board.join("target"))?;
@@ -64,7 +98,7 @@ pub fn check(root: &Path, foreign_elf: &Path) -> Result<()> {
                 .env_remove("RUSTFLAGS"),
             &format!("clippy on {dir}"),
         )?;
-        let elf = board.join("target/thumbv7em-none-eabihf/release/digits");
+        let elf = elf_of(root, b);
         let plan = ok(
             Command::new(&ember)
                 .args(["flash", "--dry-run", "--chip", chip])
@@ -72,15 +106,19 @@ pub fn check(root: &Path, foreign_elf: &Path) -> Result<()> {
             &format!("ember flash --dry-run --chip {chip} on {dir}"),
         )?;
         eprintln!("{plan}");
+        let foreign = match b.foreign {
+            Some(i) => elf_of(root, &BOARDS[i]),
+            None => foreign_elf.to_path_buf(),
+        };
         let out = Command::new(&ember)
             .args(["flash", "--dry-run", "--chip", chip])
-            .arg(foreign_elf)
+            .arg(&foreign)
             .output()?;
         let text = String::from_utf8_lossy(&out.stderr);
         if out.status.success() || !text.contains("lies outside the flash") {
             bail!(
-                "ember flash --dry-run --chip {chip} accepted {} (linked for mps2-an386): {text}",
-                foreign_elf.display()
+                "ember flash --dry-run --chip {chip} accepted {}, linked for another memory map: {text}",
+                foreign.display()
             );
         }
         eprintln!("rejected as expected: {}", text.trim());

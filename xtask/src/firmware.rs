@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context, Result};
 use object::{Object, ObjectSection, SectionKind};
 
+pub mod dsp_check;
 mod install;
 use install::{find_or_install_qemu, qemu_version};
 
@@ -196,6 +197,12 @@ pub fn qemu_check(root: &Path) -> Result<()> {
                 failures.push(format!("{}: {e:#}", board.name));
             }
         }
+    }
+
+    // The DSP int8 kernels against the reference on the M4F and the M7 (`qemu-dsp-check`).
+    if let Err(e) = dsp_check::check(root, &qemus[&Qemu::Arm]) {
+        eprintln!("FAILED: {e:#}");
+        failures.push(format!("qemu-dsp-check: {e:#}"));
     }
 
     print_summary(&results);

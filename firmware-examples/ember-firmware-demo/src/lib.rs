@@ -16,10 +16,14 @@
 
 use core::fmt::Write;
 
+#[cfg(any(feature = "defmt-lines", feature = "dwt"))]
+pub mod board;
 #[cfg(feature = "cortex-m")]
 pub mod cortex_m_glue;
+#[cfg(feature = "systick")]
+pub mod systick;
 
-use ember_core::{Clock, Error, Model, OpEvent, Session};
+use ember_core::{Clock, Error, Kernels, Model, OpEvent, Session};
 
 /// Pixels in one test image: 8x8, row-major, in [0, 1].
 pub const PIXELS: usize = 64;
@@ -34,7 +38,9 @@ macro_rules! emit {
 
 /// Runs the digits demo: parses `blob`, opens a session over `arena`, profiles `images[0]` op by op,
 /// classifies every image (timed as a whole, with the printing left out), then prints each top-1 class,
-/// the accuracy against `labels`, the arena report and the inference time, all to `out`.
+/// the accuracy against `labels`, the arena report and the inference time, all to `out`. The session
+/// runs `kernels`: a table with only the families the model needs (`ember_core::REFERENCE_F32` for the
+/// float model) keeps the others out of the firmware.
 pub fn run_digits<const N: usize>(
     blob: &[u8],
     arena: &mut [u8],
@@ -42,6 +48,7 @@ pub fn run_digits<const N: usize>(
     labels: &[u8; N],
     clock: &dyn Clock,
     out: &mut dyn Write,
+    kernels: &'static Kernels,
 ) -> Result<(), Error> {
     let model = Model::parse(blob)?;
     emit!(
@@ -51,7 +58,7 @@ pub fn run_digits<const N: usize>(
         model.blob_bytes(),
         model.weights_bytes()
     );
-    let mut session = Session::new(&model, arena)?;
+    let mut session = Session::with_kernels(&model, arena, kernels)?;
 
     // Profile the first image, op by op.
     if let Some(first) = images.first() {

@@ -1,6 +1,7 @@
 //! Data movement: concatenation, transposition, padding, reshape copies, slicing, gathering,
 //! broadcasting and resizing.
 
+pub mod any;
 pub mod broadcast;
 pub mod concat;
 pub mod gather;

@@ -71,7 +71,15 @@ fn main() -> ! {
 fn classify(clock: &SysTickClock, out: &mut HostStream) -> Result<(), Error> {
     let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
     let mut arena = [0u8; model::ARENA_BYTES];
-    run_digits(blob, &mut arena, &IMAGES, &LABELS, clock, out)
+    run_digits(
+        blob,
+        &mut arena,
+        &IMAGES,
+        &LABELS,
+        clock,
+        out,
+        &ember_core::REFERENCE_F32,
+    )
 }
 
 /// The stack's deepest use so far and its size, in bytes: the stack grows down from `_stack_start` to

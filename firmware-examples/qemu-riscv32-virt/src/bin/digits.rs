@@ -48,7 +48,15 @@ fn main() -> ! {
     };
     let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
     let mut arena = [0u8; model::ARENA_BYTES];
-    match run_digits(blob, &mut arena, &IMAGES, &LABELS, &MtimeClock, &mut out) {
+    match run_digits(
+        blob,
+        &mut arena,
+        &IMAGES,
+        &LABELS,
+        &MtimeClock,
+        &mut out,
+        &ember_core::REFERENCE_F32,
+    ) {
         Ok(()) => exit(debug::EXIT_SUCCESS),
         Err(e) => {
             hprintln!("error {}", e);

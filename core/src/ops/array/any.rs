@@ -1,0 +1,87 @@
+//! Data movement on tensors of any dtype but f32 (which has its own table entries): the generic
+//! reference kernels, instantiated by element size only (they copy elements, so i32 and u32 share one
+//! instance), behind one kernel-table entry so that a firmware without such tensors links none of them.
+
+use crate::format::DType;
+use crate::op::OpKind;
+use crate::ops::element::{AnyIn, AnyOut};
+use crate::ops::{array, In, Out};
+use crate::Error;
+
+fn typed<T: bytemuck::Pod>(x: AnyIn<'_>) -> Result<In<'_, T>, Error> {
+    x.typed().ok_or(Error::Unsupported {
+        reason: "tensor bytes are not aligned for their dtype",
+    })
+}
+
+/// Runs data-movement op `kind` (Concat, Transpose, Pad, Reshape, Slice, Gather, Broadcast) on `xs`
+/// into `y`, whose dtype all data inputs share (checked by `Model::parse`).
+pub fn movement(kind: &OpKind, xs: &[AnyIn<'_>], y: AnyOut<'_>) -> Result<(), Error> {
+    match y.dtype.size() {
+        1 => by_size::<u8>(kind, xs, y),
+        2 => by_size::<u16>(kind, xs, y),
+        4 => by_size::<u32>(kind, xs, y),
+        _ => by_size::<u64>(kind, xs, y),
+    }
+}
+
+fn by_size<T: bytemuck::Pod + Default>(
+    kind: &OpKind,
+    xs: &[AnyIn<'_>],
+    y: AnyOut<'_>,
+) -> Result<(), Error> {
+    let dtype = y.dtype;
+    let missing = Error::Unsupported {
+        reason: "missing input",
+    };
+    let x = |i: usize| -> Result<In<'_, T>, Error> { typed(*xs.get(i).ok_or(missing)?) };
+    let y: Out<'_, T> = y.typed().ok_or(Error::Unsupported {
+        reason: "tensor bytes are not aligned for their dtype",
+    })?;
+    match kind {
+        OpKind::Concat(p) => {
+            let mut ins: heapless::Vec<In<'_, T>, { crate::format::MAX_OP_INPUTS }> =
+                heapless::Vec::new();
+            for j in 0..xs.len() {
+                ins.push(x(j)?).map_err(|_| Error::Unsupported {
+                    reason: "too many inputs",
+                })?;
+            }
+            array::concat::concat(p, &ins, y)
+        }
+        OpKind::Transpose(p) => array::transpose::transpose(p, x(0)?, y),
+        OpKind::Pad(p) => {
+            let value: T = fill_value(dtype, p.value);
+            array::pad::pad_with(p, value, x(0)?, y)
+        }
+        OpKind::Reshape => array::reshape::reshape(x(0)?, y),
+        OpKind::Slice(p) => array::slice::slice(p, x(0)?, y),
+        OpKind::Gather(p) => {
+            let idx: In<'_, f32> = typed(*xs.get(1).ok_or(missing)?)?;
+            array::gather::gather(p, x(0)?, idx, y)
+        }
+        OpKind::Broadcast => array::broadcast::broadcast(x(0)?, y),
+        _ => {
+            return Err(Error::Unsupported {
+                reason: "this op runs on f32 tensors only",
+            })
+        }
+    }
+    Ok(())
+}
+
+/// Pad's f32 fill value as an element of `dtype`, stored in `T` (the dtype's size).
+fn fill_value<T: bytemuck::Pod + Default>(dtype: DType, value: f32) -> T {
+    let v = f64::from(value);
+    let bits: u64 = match dtype {
+        DType::F64 => v.to_bits(),
+        DType::Bool => u64::from(v != 0.0),
+        DType::U64 => v as u64,
+        DType::F32 => u64::from(value.to_bits()),
+        DType::F16 => u64::from(half::f16::from_f32(value).to_bits()),
+        // Signed and narrower unsigned types: two's complement, truncated to the width below.
+        _ => v as i64 as u64,
+    };
+    let bytes = bits.to_le_bytes();
+    bytemuck::try_pod_read_unaligned(&bytes[..core::mem::size_of::<T>()]).unwrap_or_default()
+}

@@ -1,0 +1,316 @@
+//! int8 2-D convolution on the DSP extension, bit-identical to `ember_core::ops::quant::conv::conv2d`.
+//!
+//! - `groups == 1` and `dilation_w == 1` (the common convolution): for an output pixel and a kernel row,
+//!   the taps that land inside the input are one contiguous run of `x` (`taps * IC` bytes, NHWC) and one
+//!   of `w` (OHWI). The rows are gathered (im2col, as CMSIS-NN does) into a 1 KiB stack buffer with the
+//!   padding set to the input zero point, which adds exactly 0, and each output channel's weights (one
+//!   contiguous `KH * KW * IC` run) are dotted with it in one go, two output channels at a time
+//!   ([`dot_offset2`]). Fields over 1 KiB take one dot product per kernel row. This holds for one input
+//!   channel too (a first layer on a grey image).
+//! - other grouped or dilated convolutions with at least four input channels per group: one dot product
+//!   per tap over the group's channels ([`dot_offset`]).
+//! - depthwise (one input channel per group, any channel multiplier), kernels of up to 64 taps: a
+//!   channel's taps are strided in `x` (NHWC) but contiguous in `w` (`[OC, KH, KW, 1]`), so for each
+//!   output pixel the tap positions are worked out once, each channel's taps are gathered (padding as
+//!   the zero point, adding exactly 0) into a small stack buffer, and dotted with the channel's weights.
+//! - other groups of two or three input channels, and depthwise kernels over 64 taps: no run worth
+//!   packing, so the reference kernel runs.
+
+use ember_core::ops::quant::conv::{self as reference, QuantConv2dParams};
+use ember_core::ops::{In, Out};
+
+use super::dot::{dot_offset, dot_offset2, requantize_acc, STEP};
+
+/// `y = clamp(requant(conv(x - x_zero_point, w) + b) + y_zero_point, act_min, act_max)`: the
+/// reference's contract (see `ember_core::ops::quant::conv::conv2d`), for the shapes its `validate`
+/// accepts.
+pub fn conv2d(
+    p: &QuantConv2dParams,
+    x: In<'_, i8>,
+    w: In<'_, i8>,
+    b: Option<&[i32]>,
+    requant: &[i32],
+    y: Out<'_, i8>,
+) {
+    let group_in_c = w.dims[3];
+    if p.groups == 1 && p.dilation_w == 1 {
+        conv2d_rows(p, x, w, b, requant, y);
+    } else if group_in_c >= STEP {
+        conv2d_taps(p, x, w, b, requant, y);
+    } else if group_in_c == 1 && w.dims[1] * w.dims[2] <= DEPTHWISE_TAPS {
+        depthwise_conv2d(p, x, w, b, requant, y);
+    } else {
+        reference::conv2d(p, x, w, b, requant, y);
+    }
+}
+
+/// Stack bytes for one output pixel's receptive field (`KH * KW * IC`; 3x3 kernels up to 113 input
+/// channels). Larger fields take one dot product per kernel row instead.
+const PATCH_BYTES: usize = 1024;
+/// Output channels from which gathering the receptive field costs less than it saves (measured under
+/// QEMU: below it, the per-row dot products are as fast).
+const GATHER_MIN_CHANNELS: usize = 4;
+
+/// `groups == 1`, `dilation_w == 1`: the receptive field gathered into [`PATCH_BYTES`] on the stack and
+/// one dot product per output channel over it, or, for larger fields, one per kernel row; two output
+/// channels at a time either way.
+fn conv2d_rows(
+    p: &QuantConv2dParams,
+    x: In<'_, i8>,
+    w: In<'_, i8>,
+    b: Option<&[i32]>,
+    requant: &[i32],
+    y: Out<'_, i8>,
+) {
+    let (batch, in_h, in_w, in_c) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
+    let (out_c, k_h, k_w) = (w.dims[0], w.dims[1], w.dims[2]);
+    let (out_h, out_w) = (y.dims[1], y.dims[2]);
+    if y.data.is_empty() {
+        return;
+    }
+    let (stride_h, stride_w) = (usize::from(p.stride_h), usize::from(p.stride_w));
+    let dil_h = usize::from(p.dilation_h);
+    let (pad_top, pad_left) = (usize::from(p.pad_top), usize::from(p.pad_left));
+    let x_offset = -i32::from(p.x_zero_point);
+    let finish = |acc: i32, oc: usize| {
+        let acc = match b {
+            Some(b) => acc.wrapping_add(b[oc]),
+            None => acc,
+        };
+        requantize_acc(acc, requant, oc, p.y_zero_point, p.act_min, p.act_max)
+    };
+
+    // The receptive field of one output pixel, gathered when it fits.
+    let patch_len = k_h * k_w * in_c;
+    // Gathering pays once its cost is shared by a few channels; `in_c > 0` keeps the rows non-empty.
+    let gather = out_c >= GATHER_MIN_CHANNELS && in_c > 0;
+    let mut patch = [0i8; PATCH_BYTES];
+
+    let mut pixels = y.data.chunks_exact_mut(out_c);
+    for n in 0..batch {
+        for oy in 0..out_h {
+            for ox in 0..out_w {
+                let Some(out) = pixels.next() else { return };
+                // The kernel columns whose input column `ox * stride_w + kx - pad_left` is inside
+                // `0..in_w`: `kx_lo..kx_hi`, the same for every kernel row and output channel.
+                let left = ox * stride_w;
+                let kx_lo = pad_left.saturating_sub(left);
+                let kx_hi = k_w.min((in_w + pad_left).saturating_sub(left));
+                if kx_lo >= kx_hi {
+                    // Every tap is padding: the accumulator is the bias alone.
+                    for (oc, out) in out.iter_mut().enumerate() {
+                        *out = finish(0, oc);
+                    }
+                    continue;
+                }
+                let ix_lo = left + kx_lo - pad_left;
+                let run = (kx_hi - kx_lo) * in_c;
+                // One `x` run per valid kernel row, shared by every output channel.
+                let row_of = |ky: usize| {
+                    let iy = (oy * stride_h + ky * dil_h).checked_sub(pad_top)?;
+                    (iy < in_h).then(|| &x.data[((n * in_h + iy) * in_w + ix_lo) * in_c..][..run])
+                };
+                let w_run =
+                    |oc: usize, ky: usize| &w.data[((oc * k_h + ky) * k_w + kx_lo) * in_c..][..run];
+
+                if gather && patch_len <= PATCH_BYTES {
+                    // The pixel's whole receptive field: a 1xK kernel's one full row as it is, else
+                    // gathered with the padding set to the input zero point (whose offset term
+                    // `x_zero_point + x_offset` is 0, so it adds nothing, as in the reference). Then one
+                    // dot product per channel over all `KH * KW * IC` taps: each channel's OHWI weights
+                    // are one contiguous run of that length.
+                    let whole_row = k_h == 1 && kx_lo == 0 && kx_hi == k_w;
+                    let xs = match if whole_row { row_of(0) } else { None } {
+                        Some(row) => row,
+                        None => {
+                            let row_len = k_w * in_c;
+                            for (ky, dst) in
+                                patch[..patch_len].chunks_exact_mut(row_len).enumerate()
+                            {
+                                match row_of(ky) {
+                                    Some(xs) => {
+                                        dst[..kx_lo * in_c].fill(p.x_zero_point);
+                                        dst[kx_lo * in_c..kx_hi * in_c].copy_from_slice(xs);
+                                        dst[kx_hi * in_c..].fill(p.x_zero_point);
+                                    }
+                                    None => dst.fill(p.x_zero_point),
+                                }
+                            }
+                            &patch[..patch_len]
+                        }
+                    };
+                    let w_all = |oc: usize| &w.data[oc * patch_len..][..patch_len];
+                    let mut channels = out.chunks_exact_mut(2);
+                    for (pair, outs) in (&mut channels).enumerate() {
+                        let oc = 2 * pair;
+                        let (da, db) = dot_offset2(xs, w_all(oc), w_all(oc + 1), x_offset);
+                        outs[0] = finish(da, oc);
+                        outs[1] = finish(db, oc + 1);
+                    }
+                    if let [last] = channels.into_remainder() {
+                        let oc = out_c - 1;
+                        *last = finish(dot_offset(xs, w_all(oc), x_offset), oc);
+                    }
+                    continue;
+                }
+
+                let mut channels = out.chunks_exact_mut(2);
+                for (pair, outs) in (&mut channels).enumerate() {
+                    let oc = 2 * pair;
+                    let (mut acc_a, mut acc_b) = (0i32, 0i32);
+                    for ky in 0..k_h {
+                        let Some(xs) = row_of(ky) else { continue };
+                        let (da, db) = dot_offset2(xs, w_run(oc, ky), w_run(oc + 1, ky), x_offset);
+                        acc_a = acc_a.wrapping_add(da);
+                        acc_b = acc_b.wrapping_add(db);
+                    }
+                    outs[0] = finish(acc_a, oc);
+                    outs[1] = finish(acc_b, oc + 1);
+                }
+                if let [last] = channels.into_remainder() {
+                    let oc = out_c - 1;
+                    let mut acc = 0i32;
+                    for ky in 0..k_h {
+                        let Some(xs) = row_of(ky) else { continue };
+                        acc = acc.wrapping_add(dot_offset(xs, w_run(oc, ky), x_offset));
+                    }
+                    *last = finish(acc, oc);
+                }
+            }
+        }
+    }
+}
+
+/// Most taps a depthwise kernel may have for [`depthwise_conv2d`] (8x8; larger kernels run the
+/// reference).
+const DEPTHWISE_TAPS: usize = 64;
+
+/// Depthwise (`groups == IC`, one input channel per group, `OC / IC` output channels per input
+/// channel): per output pixel, the input offset of every tap (or none, for padding) once; per channel,
+/// its taps gathered and one dot product with each of its output channels' contiguous weights.
+fn depthwise_conv2d(
+    p: &QuantConv2dParams,
+    x: In<'_, i8>,
+    w: In<'_, i8>,
+    b: Option<&[i32]>,
+    requant: &[i32],
+    y: Out<'_, i8>,
+) {
+    let (batch, in_h, in_w, in_c) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
+    let (out_c, k_h, k_w) = (w.dims[0], w.dims[1], w.dims[2]);
+    let (out_h, out_w) = (y.dims[1], y.dims[2]);
+    if y.data.is_empty() {
+        return;
+    }
+    let taps = k_h * k_w;
+    let multiplier = out_c / usize::from(p.groups);
+    let (stride_h, stride_w) = (usize::from(p.stride_h), usize::from(p.stride_w));
+    let (dil_h, dil_w) = (usize::from(p.dilation_h), usize::from(p.dilation_w));
+    let (pad_top, pad_left) = (usize::from(p.pad_top), usize::from(p.pad_left));
+    let x_offset = -i32::from(p.x_zero_point);
+    // Offset in `x` of each tap's pixel (channel 0), `None` in the padding.
+    let mut sources = [None::<usize>; DEPTHWISE_TAPS];
+    // One channel's taps, padding as the input zero point.
+    let mut gathered = [0i8; DEPTHWISE_TAPS];
+
+    let mut pixels = y.data.chunks_exact_mut(out_c);
+    for n in 0..batch {
+        for oy in 0..out_h {
+            for ox in 0..out_w {
+                let Some(out) = pixels.next() else { return };
+                for (t, source) in sources[..taps].iter_mut().enumerate() {
+                    let (ky, kx) = (t / k_w, t % k_w);
+                    let iy = (oy * stride_h + ky * dil_h)
+                        .checked_sub(pad_top)
+                        .filter(|&iy| iy < in_h);
+                    let ix = (ox * stride_w + kx * dil_w)
+                        .checked_sub(pad_left)
+                        .filter(|&ix| ix < in_w);
+                    *source = iy
+                        .zip(ix)
+                        .map(|(iy, ix)| ((n * in_h + iy) * in_w + ix) * in_c);
+                }
+                for (c, outs) in out.chunks_exact_mut(multiplier).enumerate() {
+                    for (g, source) in gathered[..taps].iter_mut().zip(&sources[..taps]) {
+                        *g = match source {
+                            Some(at) => x.data[at + c],
+                            None => p.x_zero_point,
+                        };
+                    }
+                    for (m, out) in outs.iter_mut().enumerate() {
+                        let oc = c * multiplier + m;
+                        let ws = &w.data[oc * taps..][..taps];
+                        let mut acc = dot_offset(&gathered[..taps], ws, x_offset);
+                        if let Some(b) = b {
+                            acc = acc.wrapping_add(b[oc]);
+                        }
+                        *out =
+                            requantize_acc(acc, requant, oc, p.y_zero_point, p.act_min, p.act_max);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Grouped or dilated, at least [`STEP`] input channels per group: one dot product per tap, as the
+/// reference loops.
+fn conv2d_taps(
+    p: &QuantConv2dParams,
+    x: In<'_, i8>,
+    w: In<'_, i8>,
+    b: Option<&[i32]>,
+    requant: &[i32],
+    y: Out<'_, i8>,
+) {
+    let (batch, in_h, in_w, in_c) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
+    let (out_c, k_h, k_w, group_in_c) = (w.dims[0], w.dims[1], w.dims[2], w.dims[3]);
+    let (out_h, out_w) = (y.dims[1], y.dims[2]);
+    if y.data.is_empty() {
+        return;
+    }
+    let group_out_c = out_c / usize::from(p.groups);
+    let (stride_h, stride_w) = (usize::from(p.stride_h), usize::from(p.stride_w));
+    let (dil_h, dil_w) = (usize::from(p.dilation_h), usize::from(p.dilation_w));
+    let (pad_top, pad_left) = (usize::from(p.pad_top), usize::from(p.pad_left));
+    let x_offset = -i32::from(p.x_zero_point);
+
+    let mut pixels = y.data.chunks_exact_mut(out_c);
+    for n in 0..batch {
+        for oy in 0..out_h {
+            for ox in 0..out_w {
+                let Some(out) = pixels.next() else { return };
+                for (oc, out) in out.iter_mut().enumerate() {
+                    let group_start = (oc / group_out_c) * group_in_c;
+                    let mut acc: i32 = 0;
+                    for ky in 0..k_h {
+                        let Some(iy) = (oy * stride_h + ky * dil_h).checked_sub(pad_top) else {
+                            continue;
+                        };
+                        if iy >= in_h {
+                            continue;
+                        }
+                        for kx in 0..k_w {
+                            let Some(ix) = (ox * stride_w + kx * dil_w).checked_sub(pad_left)
+                            else {
+                                continue;
+                            };
+                            if ix >= in_w {
+                                continue;
+                            }
+                            let pixel = ((n * in_h + iy) * in_w + ix) * in_c;
+                            let xs = &x.data[pixel + group_start..][..group_in_c];
+                            let w_row = ((oc * k_h + ky) * k_w + kx) * group_in_c;
+                            let ws = &w.data[w_row..][..group_in_c];
+                            acc = acc.wrapping_add(dot_offset(xs, ws, x_offset));
+                        }
+                    }
+                    if let Some(b) = b {
+                        acc = acc.wrapping_add(b[oc]);
+                    }
+                    *out = requantize_acc(acc, requant, oc, p.y_zero_point, p.act_min, p.act_max);
+                }
+            }
+        }
+    }
+}
