@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use ember_convert::{convert, ConvertError, ConvertOptions, Converted};
+use ember_convert::{convert, ConvertOptions, Converted};
 use ember_core::format::Storage;
 
 fn conv(bytes: &[u8]) -> Converted {

@@ -4,6 +4,7 @@
 //! (`ember-cpu`, `ember-cortex-m`) export their own tables, usually the reference table with some entries
 //! replaced. There is no trait and no type parameter: switching targets is changing a value.
 
+use crate::op::OpKind;
 use crate::ops::array::{concat::ConcatParams, pad::PadParams, transpose::TransposeParams};
 use crate::ops::array::{gather::GatherParams, resize::ResizeParams, slice::SliceParams};
 use crate::ops::element::{AnyIn, AnyOut};
@@ -23,7 +24,6 @@ use crate::ops::quant::{
     max_pool::QuantMaxPoolParams, mul::QuantMulParams, quantize::QuantizeParams,
     requantize::RequantizeParams, softmax::QuantSoftmaxParams,
 };
-use crate::op::OpKind;
 use crate::ops::{array, math, nn, pool, In, Out};
 use crate::Error;
 

@@ -414,7 +414,6 @@ fn run_f32<'d>(
     Ok(())
 }
 
-
 fn check_dtype<T: Element>(dtype: DType) -> Result<(), Error> {
     let same = T::DTYPE == dtype || (T::DTYPE == DType::U8 && dtype == DType::Bool);
     if same {
@@ -436,7 +435,11 @@ fn check_families(model: &Model<'_>, kernels: &Kernels) -> Result<(), Error> {
             reason: "record does not decode",
         })?;
         let dtype = |id: u32| model.tensor(id as usize).map_or(DType::F32, |t| t.dtype);
-        let mut dtypes = op.inputs.iter().map(|&id| dtype(id)).chain([dtype(op.output)]);
+        let mut dtypes = op
+            .inputs
+            .iter()
+            .map(|&id| dtype(id))
+            .chain([dtype(op.output)]);
         let quant_op = matches!(
             op.kind,
             OpKind::QuantConv2d(_)
@@ -452,8 +455,8 @@ fn check_families(model: &Model<'_>, kernels: &Kernels) -> Result<(), Error> {
         );
         let all_f32 = dtypes.clone().all(|t| t == DType::F32);
         // int8 data movement (Reshape, Concat, ... of int8 tensors; Gather's indices are f32).
-        let int8_movement = dtype(op.output) == DType::I8
-            && dtypes.all(|t| t == DType::I8 || t == DType::F32);
+        let int8_movement =
+            dtype(op.output) == DType::I8 && dtypes.all(|t| t == DType::I8 || t == DType::F32);
         let need = if quant_op || int8_movement {
             family::INT8
         } else if all_f32 {

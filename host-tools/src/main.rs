@@ -39,7 +39,7 @@ enum Command {
         #[arg(long, value_name = "SVG", conflicts_with = "passes")]
         plot: Option<PathBuf>,
     },
-    /// Run a blob on the host CPU, optionally checking the outputs.
+    /// Run a blob on the host CPU (or a GPU with --device), optionally checking the outputs.
     Run(cmd::run::Args),
     /// Measure latency and memory of a model on the host CPU.
     Bench(cmd::bench::Args),
@@ -47,6 +47,8 @@ enum Command {
     Flash(cmd::flash::Args),
     /// List attached debug probes.
     Probes,
+    /// List GPUs (through Vulkan: name, type, API version, memory heaps) and attached debug probes.
+    Devices,
     /// Convert the bundled digits CNN, run it on the held-out images, and report accuracy, memory, latency.
     Demo(cmd::demo::Args),
 }
@@ -67,6 +69,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => cmd::demo::run(&args),
         Command::Flash(args) => cmd::flash::run(&args),
         Command::Probes => cmd::flash::list_probes(),
+        Command::Devices => cmd::device::list(),
     };
     match result {
         Ok(code) => code,

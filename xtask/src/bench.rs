@@ -4,12 +4,15 @@
 //! (`converter/tests/models/ops/<case>.onnx` with `<case>.x.npy`), it runs `ember bench --json` (release
 //! build) and `xtask/bench/ort_bench.py` (onnxruntime, one thread and default threads), then prints a
 //! table and writes it to `target/bench/report.md`. A benchmark, not a test: it asserts nothing about speed.
+//! A second table puts Ember's int8 digits CNN next to the same int8 network in TFLM ([`tflm`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
+
+mod tflm;
 
 /// One model to measure: a label, the ONNX file, and an input file.
 struct Case {
@@ -89,7 +92,10 @@ pub fn run(root: &Path, python: &Path) -> Result<()> {
     if !status.success() {
         bail!("cannot build the ember CLI");
     }
-    let ember = root.join("target").join("release").join("ember");
+    // Where the `cargo build` above put it: CARGO_TARGET_DIR, when set, moves it out of `target/`.
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let ember = target.join("release").join("ember");
     let mut rows = Vec::new();
     for case in cases(root)? {
         eprintln!("bench {}", case.name);
@@ -159,6 +165,7 @@ pub fn run(root: &Path, python: &Path) -> Result<()> {
         report.push_str(r);
         report.push('\n');
     }
+    report.push_str(&tflm::section(root, &ember));
     let dir = root.join("target").join("bench");
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join("report.md"), &report)?;

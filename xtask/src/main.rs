@@ -1,12 +1,14 @@
 //! `cargo xtask <task>`: project automation in Rust, so that CI and a developer run the same steps.
 //!
 //! - `ci`: everything CI checks, installing what it needs first (rustup targets, a Python venv under
-//!   `target/venv` for the golden-data check). Fails on the first failing step.
+//!   `target/venv` for the golden-data check, Mesa's software Vulkan for the GPU suite). Fails on the
+//!   first failing step.
 
 mod bench;
 mod boards;
 mod conformance;
 mod firmware;
+mod gpu;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -160,6 +162,12 @@ fn ci() -> Result<()> {
             boards::check(&root(), &mps2)
         },
     )?;
+    // The GPU suite (ember-gpu's tests) runs inside `tests` below, on lavapipe, failing without a device.
+    s.step("software Vulkan (lavapipe) for the GPU suite", || {
+        gpu::install_lavapipe()?;
+        std::env::set_var("EMBER_REQUIRE_GPU", "1");
+        Ok(())
+    })?;
     s.step("tests", || {
         run("cargo", &["test", "--workspace", "--all-targets"])
     })?;

@@ -233,7 +233,11 @@ pub fn lower(g: &Graph) -> Result<Lowered, ConvertError> {
 
 /// Appends `data` to `out` as little-endian elements of `dtype`: f32 values widen to f64 or convert
 /// to integers (truncating, as a cast would), integer values narrow with two's-complement wrapping.
-pub(crate) fn write_elements(out: &mut Vec<u8>, data: &ConstData, dtype: DType) -> Result<(), String> {
+pub(crate) fn write_elements(
+    out: &mut Vec<u8>,
+    data: &ConstData,
+    dtype: DType,
+) -> Result<(), String> {
     fn put<const N: usize>(out: &mut Vec<u8>, b: [u8; N]) {
         out.extend_from_slice(&b);
     }

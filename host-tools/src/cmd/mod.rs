@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod convert;
 pub mod demo;
+pub mod device;
 pub mod flash;
 pub mod inspect;
 pub mod run;

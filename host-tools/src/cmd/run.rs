@@ -14,10 +14,14 @@ use crate::npy;
 pub struct Args {
     /// The .ember blob.
     pub model: PathBuf,
-    /// An input as x.npy (in graph-input order) or NAME=x.npy (repeatable). float32, the input's exact shape.
+    /// An input as x.npy (in graph-input order) or NAME=x.npy (repeatable), in the input's exact shape and
+    /// its own element type (int8, uint8, int32, ..., float32); float32 into an int8 input is quantized with
+    /// the input's scale and zero point.
     #[arg(long = "input", value_name = "[NAME=]FILE", required = true)]
     pub inputs: Vec<String>,
-    /// Expected output as y.npy or NAME=y.npy (repeatable); a mismatch exits non-zero.
+    /// Expected output as y.npy or NAME=y.npy (repeatable), in the output's type (integers compared with
+    /// --atol in units, e.g. --atol 1 for +-1 LSB) or float32 (an int8 output is dequantized first); a
+    /// mismatch exits non-zero.
     #[arg(long = "expect", value_name = "[NAME=]FILE")]
     pub expects: Vec<String>,
     /// Absolute tolerance for --expect.
@@ -35,11 +39,15 @@ pub struct Args {
     /// Print each op's time (median over the runs) and share of the total.
     #[arg(long)]
     pub profile: bool,
+    /// Where to run: cpu (reference kernels), vulkan[:N], metal, cuda[:N] or best (GPUs need the `gpu`
+    /// feature); a GPU run also prints the memory-pool report.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
 }
 
 /// Resolves `[NAME=]FILE` arguments against a list of graph tensors (`ids`): named ones by name, unnamed
 /// ones in order. Returns `(position in ids, file)`.
-fn bind<'a>(
+pub(super) fn bind<'a>(
     model: &Model<'_>,
     ids: &[u32],
     args: &'a [String],
@@ -87,7 +95,7 @@ fn bind<'a>(
     Ok(bound)
 }
 
-fn io_name(model: &Model<'_>, id: u32, fallback: &str) -> String {
+pub(super) fn io_name(model: &Model<'_>, id: u32, fallback: &str) -> String {
     model
         .tensor_name(id as usize)
         .map(str::to_string)
@@ -95,6 +103,9 @@ fn io_name(model: &Model<'_>, id: u32, fallback: &str) -> String {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
+    if !args.device.eq_ignore_ascii_case("cpu") {
+        return super::device::run(args);
+    }
     let blob = read_blob(&args.model)?;
     let model = parse(&blob, &args.model)?;
     let mut arena = AlignedBuf::zeroed(model.arena_bytes());
@@ -113,12 +124,15 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     // Graph inputs are consumed by a run (later ops may reuse their arena bytes), so they are written
     // again before every run.
-    let mut loaded: Vec<(usize, Vec<f32>)> = Vec::new();
+    let mut loaded: Vec<(usize, Vec<u8>)> = Vec::new();
     for &(pos, file) in &inputs {
         let name = io_name(&model, model.inputs()[pos], &format!("input{pos}"));
-        let arr = npy::read_f32(Path::new(file)).with_context(|| format!("input {name:?}"))?;
-        let mut t = session.input(pos)?;
-        let want: Vec<usize> = t.dims().iter().map(|&d| d as usize).collect();
+        let arr = npy::read_typed(Path::new(file)).with_context(|| format!("input {name:?}"))?;
+        let t = session.input(pos)?;
+        let (want, want_type) = (
+            t.dims().iter().map(|&d| d as usize).collect::<Vec<usize>>(),
+            t.dtype(),
+        );
         if arr.shape != want {
             let hint = if arr.shape.len() == want.len() && arr.shape[1..] == want[1..] {
                 format!(
@@ -134,13 +148,18 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 String::new()
             };
             bail!(
-                "input {name:?}: the model expects shape {} float32, {file} has shape {}{hint}",
+                "input {name:?}: the model expects shape {} {}, {file} has shape {}{hint}",
                 shape_str(&want),
+                want_type.name(),
                 shape_str(&arr.shape)
             );
         }
-        t.write_f32(&arr.data)?;
-        loaded.push((pos, arr.data));
+        let quant = model
+            .tensor(model.inputs()[pos] as usize)
+            .and_then(|t| t.quant);
+        let bytes = input_bytes(arr, want_type, quant)
+            .with_context(|| format!("input {name:?} ({file})"))?;
+        loaded.push((pos, bytes));
     }
 
     let mut times = Vec::with_capacity(args.repeat.max(1));
@@ -148,7 +167,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let mut per_op: Vec<Vec<u64>> = vec![Vec::new(); model.op_count()];
     for _ in 0..args.repeat.max(1) {
         for (pos, data) in &loaded {
-            session.input(*pos)?.write_f32(data)?;
+            session.input(*pos)?.bytes_mut().copy_from_slice(data);
         }
         let start = Instant::now();
         if args.profile {
@@ -170,10 +189,17 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 
     for (pos, &id) in model.outputs().iter().enumerate() {
         let out = session.output(pos)?;
-        let values = out.as_f32()?;
+        let values: Vec<f32> = npy::to_f64(out.dtype(), out.bytes())
+            .into_iter()
+            .map(|v| v as f32)
+            .collect();
         let name = io_name(&model, id, &format!("output{pos}"));
-        println!("output {name:?} {} f32:", shape_str(out.dims()));
-        print_values(values, out.dims());
+        println!(
+            "output {name:?} {} {}:",
+            shape_str(out.dims()),
+            out.dtype().name()
+        );
+        print_values(&values, out.dims());
     }
     println!(
         "time: {:.1} us (median of {} run{}), arena {} bytes, reference kernels",
@@ -186,7 +212,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     for (pos, file) in bind(&model, model.outputs(), &args.outputs, "output")? {
         let out = session.output(pos)?;
         let dims: Vec<usize> = out.dims().iter().map(|&d| d as usize).collect();
-        npy::write_f32(Path::new(file), &dims, out.as_f32()?)?;
+        npy::write_typed(Path::new(file), &dims, out.dtype(), out.bytes())?;
         println!("wrote {file}");
     }
 
@@ -194,10 +220,28 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     for (pos, file) in bind(&model, model.outputs(), &args.expects, "output")? {
         let name = io_name(&model, model.outputs()[pos], &format!("output{pos}"));
         let out = session.output(pos)?;
-        let got = out.as_f32()?;
         let dims: Vec<usize> = out.dims().iter().map(|&d| d as usize).collect();
-        let want =
-            npy::read_f32(Path::new(file)).with_context(|| format!("expected output {name:?}"))?;
+        let want = npy::read_typed(Path::new(file))
+            .with_context(|| format!("expected output {name:?}"))?;
+        let quant = model
+            .tensor(model.outputs()[pos] as usize)
+            .and_then(|t| t.quant);
+        let mut got = npy::to_f64(out.dtype(), out.bytes());
+        match (out.dtype(), want.dtype, quant) {
+            (a, b, _) if a == b => {}
+            // A float expectation for a quantized output: compare the dequantized values.
+            (ember_core::DType::I8, ember_core::DType::F32, Some(q)) => {
+                for v in &mut got {
+                    *v = f64::from(q.scale) * (*v - f64::from(q.zero_point));
+                }
+            }
+            (a, b, _) => bail!(
+                "expected output {name:?}: the model produces {}, {file} holds {}",
+                a.name(),
+                b.name()
+            ),
+        }
+        let want_values = npy::to_f64(want.dtype, &want.bytes);
         if want.shape != dims {
             bail!(
                 "expected output {name:?}: the model produces shape {}, {file} has shape {}",
@@ -205,7 +249,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 shape_str(&want.shape)
             );
         }
-        let cmp = compare(got, &want.data, args.atol, args.rtol);
+        let cmp = compare_f64(&got, &want_values, args.atol, args.rtol);
         println!(
             "expect {name:?}: max |diff| {:.3e} at index {}, {} of {} values outside atol {:e} + rtol {:e}: {}",
             cmp.max_diff,
@@ -283,8 +327,65 @@ pub fn compare(got: &[f32], want: &[f32], atol: f32, rtol: f32) -> Comparison {
     c
 }
 
+/// [`compare`] on f64 values (integers exactly).
+pub fn compare_f64(got: &[f64], want: &[f64], atol: f32, rtol: f32) -> Comparison {
+    let (atol, rtol) = (f64::from(atol), f64::from(rtol));
+    let mut c = Comparison {
+        max_diff: 0.0,
+        max_at: 0,
+        mismatches: 0,
+    };
+    let mut max = 0f64;
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let same = (g.is_nan() && w.is_nan()) || g == w;
+        let diff = if same { 0.0 } else { (g - w).abs() };
+        let diff = if diff.is_nan() { f64::INFINITY } else { diff };
+        if diff > max {
+            max = diff;
+            c.max_at = i;
+        }
+        if diff > atol + rtol * w.abs() {
+            c.mismatches += 1;
+        }
+    }
+    c.max_diff = max as f32;
+    c
+}
+
+/// The bytes to write into an input of `dtype`: the array's own if its type is the input's, or float32
+/// values quantized with the input's scale and zero point (round half away from zero, saturating).
+fn input_bytes(
+    arr: npy::Typed,
+    dtype: ember_core::DType,
+    quant: Option<ember_core::format::QuantParams>,
+) -> Result<Vec<u8>> {
+    use ember_core::DType as E;
+    if arr.dtype == dtype {
+        return Ok(arr.bytes);
+    }
+    match (arr.dtype, dtype, quant) {
+        (E::F32, E::I8, Some(q)) => Ok(npy::to_f64(E::F32, &arr.bytes)
+            .iter()
+            .map(|&x| {
+                let v = (x / f64::from(q.scale)).round() + f64::from(q.zero_point);
+                v.clamp(-128.0, 127.0) as i8 as u8
+            })
+            .collect()),
+        (have, want, _) => bail!(
+            "holds {} values; the input is {}{}",
+            have.name(),
+            want.name(),
+            if want == E::I8 {
+                " without a scale to quantize float32 with: pass int8 values"
+            } else {
+                ""
+            }
+        ),
+    }
+}
+
 /// Prints small outputs whole; for a 2-D output also the arg-max of each row.
-fn print_values(values: &[f32], dims: &[u32]) {
+pub(super) fn print_values(values: &[f32], dims: &[u32]) {
     let shown: Vec<String> = values.iter().take(20).map(|v| format!("{v:.6}")).collect();
     let more = if values.len() > 20 {
         format!(" ... ({} values)", values.len())

@@ -1,0 +1,198 @@
+//! `ember run --device vulkan|metal|cuda|best` (through `ember-gpu`'s `DeviceSession`) and `ember devices`
+//! (GPUs through Vulkan, and debug probes).
+
+use std::process::ExitCode;
+
+use anyhow::{anyhow, bail, Result};
+
+use super::run::Args;
+
+/// Runs `args.model` on `args.device` (anything but the CPU reference path).
+#[cfg(feature = "gpu")]
+pub fn run(args: &Args) -> Result<ExitCode> {
+    use std::path::Path;
+    use std::time::Instant;
+
+    use anyhow::Context;
+    use ember_gpu::{Device, DeviceSession};
+
+    use super::run::{bind, compare, io_name, print_values};
+    use super::{parse, read_blob, shape_str};
+    use crate::npy;
+
+    let device: Device = args.device.parse()?;
+    let blob = read_blob(&args.model)?;
+    let model = parse(&blob, &args.model)?;
+    let mut session = DeviceSession::new(blob.as_bytes(), device)?;
+    let inputs = bind(&model, model.inputs(), &args.inputs, "input")?;
+    if inputs.len() != model.inputs().len() {
+        bail!(
+            "give one --input per graph input ({})",
+            model.inputs().len()
+        );
+    }
+    let mut loaded = Vec::new();
+    for &(pos, file) in &inputs {
+        let name = io_name(&model, model.inputs()[pos], &format!("input{pos}"));
+        let arr = npy::read_f32(Path::new(file)).with_context(|| format!("input {name:?}"))?;
+        let want: Vec<usize> = session
+            .input(pos)?
+            .dims()
+            .iter()
+            .map(|&d| d as usize)
+            .collect();
+        if arr.shape != want {
+            bail!(
+                "input {name:?}: the model expects shape {} float32, {file} has shape {}",
+                shape_str(&want),
+                shape_str(&arr.shape)
+            );
+        }
+        loaded.push((pos, arr.data));
+    }
+    let write_inputs = |session: &mut DeviceSession<'_>| -> Result<()> {
+        for (pos, data) in &loaded {
+            session.input(*pos)?.write_f32(data)?;
+        }
+        Ok(())
+    };
+    if args.profile && device.is_gpu() {
+        // The first run compiles the kernels; profile a later one.
+        write_inputs(&mut session)?;
+        session.run()?;
+    }
+    let mut times = Vec::new();
+    let mut profile = None;
+    for _ in 0..args.repeat.max(1) {
+        write_inputs(&mut session)?;
+        let start = Instant::now();
+        if args.profile {
+            profile = Some(session.run_profiled()?);
+        } else {
+            session.run()?;
+        }
+        times.push(start.elapsed());
+    }
+    times.sort();
+    let median = times[times.len() / 2];
+    if let Some(p) = &profile {
+        println!(
+            "profile (last run, {} on {}):",
+            p.source,
+            session.device_name()
+        );
+        println!("  {:>3}  {:<24} {:<16} {:>10}", "#", "node", "op", "us");
+        for op in &p.ops {
+            println!(
+                "  {:>3}  {:<24} {:<16} {:>10.2}",
+                op.index,
+                model.op_name(op.index).unwrap_or("-"),
+                op.op,
+                op.nanos as f64 / 1e3
+            );
+        }
+        println!("  total {:.2} us", p.total_nanos as f64 / 1e3);
+    }
+    let outputs: Vec<_> = (0..model.outputs().len())
+        .map(|pos| session.output(pos))
+        .collect::<Result<_, _>>()?;
+    for (pos, (&id, out)) in model.outputs().iter().zip(&outputs).enumerate() {
+        let name = io_name(&model, id, &format!("output{pos}"));
+        println!("output {name:?} {} f32:", shape_str(out.dims()));
+        print_values(out.as_f32(), out.dims());
+    }
+    println!(
+        "time: {:.1} us (median of {} run{}) on {}",
+        median.as_secs_f64() * 1e6,
+        times.len(),
+        if times.len() == 1 { "" } else { "s" },
+        session.device_name()
+    );
+    println!("memory: {}", session.memory_report());
+    for (pos, file) in bind(&model, model.outputs(), &args.outputs, "output")? {
+        let out = &outputs[pos];
+        let dims: Vec<usize> = out.dims().iter().map(|&d| d as usize).collect();
+        let bytes: Vec<u8> = out.as_f32().iter().flat_map(|v| v.to_le_bytes()).collect();
+        npy::write_typed(Path::new(file), &dims, ember_core::DType::F32, &bytes)?;
+        println!("wrote {file}");
+    }
+    let mut ok = true;
+    for (pos, file) in bind(&model, model.outputs(), &args.expects, "output")? {
+        let name = io_name(&model, model.outputs()[pos], &format!("output{pos}"));
+        let got = outputs[pos].as_f32();
+        let want =
+            npy::read_f32(Path::new(file)).with_context(|| format!("expected output {name:?}"))?;
+        if want.data.len() != got.len() {
+            bail!(
+                "expected output {name:?}: {file} has {} values, the model produces {}",
+                want.data.len(),
+                got.len()
+            );
+        }
+        let cmp = compare(got, &want.data, args.atol, args.rtol);
+        println!(
+            "expect {name:?}: max |diff| {:.3e} at index {}, {} of {} values outside atol {:e} + rtol {:e}: {}",
+            cmp.max_diff,
+            cmp.max_at,
+            cmp.mismatches,
+            got.len(),
+            args.atol,
+            args.rtol,
+            if cmp.mismatches == 0 { "ok" } else { "MISMATCH" }
+        );
+        ok &= cmp.mismatches == 0;
+    }
+    if !ok {
+        eprintln!("error: outputs differ from the expected values beyond the tolerance");
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Without the `gpu` feature only the CPU exists.
+#[cfg(not(feature = "gpu"))]
+pub fn run(args: &Args) -> Result<ExitCode> {
+    bail!(
+        "device {:?}: this ember was built without GPU support (rebuild ember-cli with --features gpu); \
+         available devices: cpu",
+        args.device
+    )
+}
+
+/// `ember devices`: Vulkan devices (name, type, API version, memory heaps), then debug probes.
+pub fn list() -> Result<ExitCode> {
+    #[cfg(feature = "gpu")]
+    {
+        let gpus = ember_gpu::vulkan_devices();
+        if gpus.is_empty() {
+            println!("no Vulkan devices (no loader or no driver; lavapipe: apt-get install mesa-vulkan-drivers)");
+        }
+        for d in gpus {
+            let heaps: Vec<String> = d
+                .heaps
+                .iter()
+                .map(|h| {
+                    format!(
+                        "{:.1} GiB{}",
+                        h.bytes as f64 / (1u64 << 30) as f64,
+                        if h.device_local { " device-local" } else { "" }
+                    )
+                })
+                .collect();
+            println!(
+                "vulkan:{}  {} ({}), Vulkan {}, heaps: {}",
+                d.index,
+                d.name,
+                d.kind_name(),
+                d.api_version,
+                heaps.join(", ")
+            );
+        }
+        println!("cuda: not in this build (see the README's GPU section)");
+        println!("best: {}", ember_gpu::Device::best());
+    }
+    #[cfg(not(feature = "gpu"))]
+    println!("GPUs: not listed (this ember was built without the gpu feature)");
+    println!("debug probes:");
+    super::flash::list_probes().map_err(|e| anyhow!("{e:#}"))
+}

@@ -1,0 +1,118 @@
+//! `ember` with int8 models: `--quantize int8` conversion with its agreement report, int8 expectations
+//! compared in LSBs, int8 outputs written as int8 `.npy`, and `inspect` showing scales and zero points.
+//! Goldens: onnxruntime's raw int8 logits of the `quantize_static` digits model (`tests/models/digits_qdq`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn ember(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ember"))
+        .args(args)
+        .output()
+        .expect("ember starts")
+}
+
+fn model(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/models")
+        .join(rel)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn int8_outputs_compare_in_lsb_and_write_as_int8() {
+    let dir = scratch_dir("int8_qdq");
+    let blob = dir.join("q.ember");
+    let b = blob.to_str().unwrap();
+    let o = ember(&[
+        "convert",
+        &model("digits_qdq/model.onnx"),
+        "--shape",
+        "input=360,1,8,8",
+        "-o",
+        b,
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let logits = "logits_QuantizeLinear_Output";
+    let expect = format!("{logits}={}", model("digits_qdq/q.npy"));
+    let out_npy = dir.join("logits.npy");
+    let output = format!("{logits}={}", out_npy.display());
+    let x = model("digits/x.npy");
+    // Within +-1 LSB of onnxruntime's int8 logits.
+    let o = ember(&[
+        "run", b, "--input", &x, "--expect", &expect, "--atol", "1", "--output", &output,
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("0 of 3600 values outside"),
+        "{}",
+        text(&o)
+    );
+    // Not bit for bit: a tighter tolerance fails, and says how many values differ.
+    let o = ember(&["run", b, "--input", &x, "--expect", &expect]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("MISMATCH"), "{}", text(&o));
+    // The written output is an int8 .npy (header descr '|i1').
+    let written = std::fs::read(&out_npy).unwrap();
+    let header = String::from_utf8_lossy(&written[..128.min(written.len())]).into_owned();
+    assert!(header.contains("'|i1'"), "{header}");
+    // inspect shows the int8 tensors' quantization.
+    let o = ember(&["inspect", b]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("zero point -128"), "{}", text(&o));
+}
+
+#[test]
+fn quantize_int8_reports_agreement_with_float() {
+    let dir = scratch_dir("ptq");
+    let blob = dir.join("d8.ember");
+    let o = ember(&[
+        "convert",
+        &model("digits/model.onnx"),
+        "-o",
+        blob.to_str().unwrap(),
+        "--quantize",
+        "int8",
+        "--calibrate",
+        &model("digits/calib.npy"),
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("float vs int8 on the calibration set: top-1"),
+        "{t}"
+    );
+    assert!(
+        t.contains("4 weight tensors (per channel), 4 biases"),
+        "{t}"
+    );
+    // Without calibration data it is a clear error, and nothing is written.
+    let other = dir.join("none.ember");
+    let o = ember(&[
+        "convert",
+        &model("digits/model.onnx"),
+        "-o",
+        other.to_str().unwrap(),
+        "--quantize",
+        "int8",
+    ]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("--calibrate"), "{}", text(&o));
+    assert!(!other.exists());
+}

@@ -1,0 +1,114 @@
+//! `Device::Cpu`: `ember_core::Session` with `ember_cpu::KERNELS` over an arena the session owns.
+
+use ember_core::format::{Storage, ALIGN};
+use ember_core::{AlignedBuf, MemoryReport, Model, Session, StdClock};
+
+use crate::session::{OpTiming, Profile, TimingSource};
+use crate::Error;
+
+pub(crate) struct CpuBackend<'b> {
+    model: Model<'b>,
+    arena: AlignedBuf,
+    report: MemoryReport,
+}
+
+impl<'b> CpuBackend<'b> {
+    pub(crate) fn new(model: Model<'b>) -> Result<Self, Error> {
+        let mut arena = AlignedBuf::zeroed(model.arena_bytes());
+        let report = Session::with_kernels(&model, arena.as_mut_bytes(), &ember_cpu::KERNELS)?
+            .memory_report();
+        Ok(CpuBackend {
+            model,
+            arena,
+            report,
+        })
+    }
+
+    pub(crate) fn model(&self) -> &Model<'b> {
+        &self.model
+    }
+
+    /// A session over the owned arena; the arena keeps the bytes between calls.
+    fn session(&mut self) -> Result<Session<'_>, Error> {
+        Ok(Session::with_kernels(
+            &self.model,
+            self.arena.as_mut_bytes(),
+            &ember_cpu::KERNELS,
+        )?)
+    }
+
+    pub(crate) fn write_input(&mut self, index: usize, values: &[f32]) -> Result<(), Error> {
+        Ok(self.session()?.input(index)?.write_f32(values)?)
+    }
+
+    /// Graph output `index`, read from where the session's arena holds it (persistent region first,
+    /// then the planned activations at the tensor's offset; the `AlignedBuf` needs no padding).
+    pub(crate) fn read_output(&self, index: usize) -> Result<Vec<f32>, Error> {
+        let outputs = self.model.outputs();
+        let id = *outputs.get(index).ok_or(ember_core::Error::NoSuchTensor {
+            index,
+            count: outputs.len(),
+        })?;
+        let t = self
+            .model
+            .tensor(id as usize)
+            .ok_or(ember_core::Error::BadMetadata {
+                reason: "graph tensor id out of range",
+            })?;
+        let Storage::Arena { offset } = t.storage else {
+            return Err(ember_core::Error::BadTensor {
+                tensor: id,
+                reason: "graph inputs and outputs must live in the arena",
+            }
+            .into());
+        };
+        let persistent = (self.model.plan().persistent_bytes as usize).div_ceil(ALIGN) * ALIGN;
+        let len: usize = t.dims.iter().map(|&d| d as usize).product();
+        let start = persistent + offset as usize;
+        let bytes = self.arena.as_bytes().get(start..start + 4 * len).ok_or(
+            ember_core::Error::BadTensor {
+                tensor: id,
+                reason: "output runs past the arena",
+            },
+        )?;
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+
+    pub(crate) fn run(&mut self) -> Result<(), Error> {
+        let mut session = self.session()?;
+        session.run()?;
+        let peak = session.memory_report().peak_bytes;
+        self.report.peak_bytes = self.report.peak_bytes.max(peak);
+        Ok(())
+    }
+
+    pub(crate) fn run_profiled(&mut self) -> Result<Profile, Error> {
+        let clock = StdClock::default();
+        let mut ops = Vec::new();
+        let mut session = self.session()?;
+        let start = std::time::Instant::now();
+        session.run_profiled(&clock, &mut |e| {
+            ops.push(OpTiming {
+                index: e.index,
+                op: e.op,
+                kernels: e.kernels,
+                nanos: e.ticks,
+            })
+        })?;
+        let total_nanos = start.elapsed().as_nanos() as u64;
+        let peak = session.memory_report().peak_bytes;
+        self.report.peak_bytes = self.report.peak_bytes.max(peak);
+        Ok(Profile {
+            source: TimingSource::HostClock,
+            total_nanos,
+            ops,
+        })
+    }
+
+    pub(crate) fn memory_report(&self) -> MemoryReport {
+        self.report
+    }
+}

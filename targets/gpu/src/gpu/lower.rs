@@ -1,0 +1,585 @@
+//! Lowering: each op of the blob becomes a list of kernel launches with everything resolved on the host
+//! once per session (the `meta` buffers of shapes and strides, index maps, resize tables), in the spirit
+//! of TFLM's `Prepare`. An op or case the GPU cannot run is reported here, by op index and name.
+
+use ember_core::ops::array::resize::{CoordMode, ResizeMode, ResizeParams};
+use ember_core::ops::array::{broadcast, concat, gather, pad, resize, slice, transpose};
+use ember_core::ops::math::activation::Activation;
+use ember_core::ops::math::binary::BinaryOp;
+use ember_core::ops::math::unary::UnaryOp;
+use ember_core::ops::nn::reduce::ReduceOp;
+use ember_core::OpKind;
+
+use super::index_map::index_map;
+use super::MAX_RANK;
+use crate::kernels::array::NO_SOURCE;
+use crate::kernels::math::{binary_code as bc, code as uc};
+use crate::kernels::nn::{conv_meta as cm, reduce_code as rc};
+use crate::kernels::pool::pool_meta as pm;
+
+/// A fused activation: `code == 0` is the identity, anything else a clip to `[lo, hi]`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Act {
+    pub code: u32,
+    pub lo: f32,
+    pub hi: f32,
+}
+
+impl From<Activation> for Act {
+    fn from(a: Activation) -> Self {
+        let clip = |lo, hi| Act { code: 1, lo, hi };
+        match a {
+            Activation::None => Act {
+                code: 0,
+                lo: 0.0,
+                hi: 0.0,
+            },
+            Activation::Relu => clip(0.0, f32::INFINITY),
+            Activation::Relu6 => clip(0.0, 6.0),
+            Activation::Clip { min, max } => clip(min, max),
+        }
+    }
+}
+
+/// Host-side data a launch needs on the device (uploaded once when the session opens).
+#[derive(Clone, Debug)]
+pub(crate) enum Table {
+    U32(Vec<u32>),
+    F32(Vec<f32>),
+}
+
+/// One kernel launch; tensors are tensor ids, tables index the op's uploaded tables.
+#[derive(Clone, Debug)]
+pub(crate) enum Launch {
+    Unary {
+        x: usize,
+        op: u32,
+        a: f32,
+        b: f32,
+    },
+    Binary {
+        a: usize,
+        b: usize,
+        meta: usize,
+        op: u32,
+        act: Act,
+    },
+    Conv2d {
+        x: usize,
+        w: usize,
+        b: Option<usize>,
+        meta: usize,
+        act: Act,
+    },
+    FullyConnected {
+        x: usize,
+        w: usize,
+        b: Option<usize>,
+        meta: usize,
+        act: Act,
+    },
+    MatMul {
+        a: usize,
+        b: usize,
+        meta: usize,
+    },
+    Softmax {
+        x: usize,
+        meta: usize,
+        log: bool,
+        lanes: usize,
+    },
+    LayerNorm {
+        x: usize,
+        scale: usize,
+        bias: Option<usize>,
+        meta: usize,
+        epsilon: f32,
+        rows: usize,
+    },
+    Reduce {
+        x: usize,
+        meta: usize,
+        op: u32,
+    },
+    Pool {
+        x: usize,
+        meta: usize,
+        avg: bool,
+    },
+    GlobalAvgPool {
+        x: usize,
+        meta: usize,
+    },
+    GatherMap {
+        x: usize,
+        map: usize,
+        lo: u32,
+        hi: u32,
+        fill: Option<f32>,
+    },
+    ResizeLinear {
+        x: usize,
+        rows: usize,
+        fracs: usize,
+    },
+}
+
+/// What one op does on the device.
+#[derive(Clone, Debug)]
+pub(crate) enum Work {
+    /// Reshape: the output is the input's buffer under other dims.
+    Alias { x: usize },
+    /// Kernel launches, in order, all writing the op's output.
+    Launches(Vec<Launch>),
+}
+
+/// An op lowered for the device, with the tables its launches read.
+pub(crate) struct Lowered {
+    pub work: Work,
+    pub tables: Vec<Table>,
+}
+
+/// What lowering needs to know about one op.
+pub(crate) struct OpView<'a> {
+    pub kind: OpKind,
+    pub inputs: &'a [usize],
+    pub input_dims: Vec<&'a [usize]>,
+    pub output_dims: &'a [usize],
+    /// f32 contents of inputs that are weights (None for activations).
+    pub input_weights: Vec<Option<&'a [f32]>>,
+}
+
+fn right_align(dims: &[usize], rank: usize) -> [usize; MAX_RANK] {
+    let mut out = [1; MAX_RANK];
+    out[rank - dims.len()..rank].copy_from_slice(dims);
+    out
+}
+
+fn row_major_strides(dims: &[usize]) -> [usize; MAX_RANK] {
+    let mut strides = [0; MAX_RANK];
+    let mut step = 1usize;
+    for (s, &d) in strides.iter_mut().zip(dims).rev() {
+        *s = step;
+        step *= d;
+    }
+    strides
+}
+
+fn broadcast_strides(dims: &[usize]) -> [usize; MAX_RANK] {
+    let mut strides = row_major_strides(dims);
+    for (s, &d) in strides.iter_mut().zip(dims) {
+        if d == 1 {
+            *s = 0;
+        }
+    }
+    strides
+}
+
+fn u32s(values: impl IntoIterator<Item = usize>) -> Result<Vec<u32>, String> {
+    values
+        .into_iter()
+        .map(|v| u32::try_from(v).map_err(|_| format!("a size or stride ({v}) is above u32")))
+        .collect()
+}
+
+fn unary_code(op: UnaryOp) -> (u32, f32, f32) {
+    use UnaryOp as U;
+    match op {
+        U::Relu => (uc::RELU, 0.0, 0.0),
+        U::Relu6 => (uc::CLIP, 0.0, 6.0),
+        U::Clip { min, max } => (uc::CLIP, min, max),
+        U::Sigmoid => (uc::SIGMOID, 0.0, 0.0),
+        U::Tanh => (uc::TANH, 0.0, 0.0),
+        U::Abs => (uc::ABS, 0.0, 0.0),
+        U::Neg => (uc::NEG, 0.0, 0.0),
+        U::Sqrt => (uc::SQRT, 0.0, 0.0),
+        U::Exp => (uc::EXP, 0.0, 0.0),
+        U::Log => (uc::LOG, 0.0, 0.0),
+        U::Erf => (uc::ERF, 0.0, 0.0),
+        U::Gelu => (uc::GELU, 0.0, 0.0),
+        U::GeluTanh => (uc::GELU_TANH, 0.0, 0.0),
+        U::Floor => (uc::FLOOR, 0.0, 0.0),
+        U::Ceil => (uc::CEIL, 0.0, 0.0),
+        U::Round => (uc::ROUND, 0.0, 0.0),
+        U::Reciprocal => (uc::RECIPROCAL, 0.0, 0.0),
+        U::LeakyRelu { alpha } => (uc::LEAKY_RELU, alpha, 0.0),
+        U::HardSigmoid { alpha, beta } => (uc::HARD_SIGMOID, alpha, beta),
+        U::HardSwish => (uc::HARD_SWISH, 0.0, 0.0),
+        U::Elu { alpha } => (uc::ELU, alpha, 0.0),
+        U::Selu { alpha, gamma } => (uc::SELU, alpha, gamma),
+        U::Softplus => (uc::SOFTPLUS, 0.0, 0.0),
+        U::Softsign => (uc::SOFTSIGN, 0.0, 0.0),
+        U::Sign => (uc::SIGN, 0.0, 0.0),
+        U::Sin => (uc::SIN, 0.0, 0.0),
+        U::Cos => (uc::COS, 0.0, 0.0),
+        U::Tan => (uc::TAN, 0.0, 0.0),
+        U::Asin => (uc::ASIN, 0.0, 0.0),
+        U::Acos => (uc::ACOS, 0.0, 0.0),
+        U::Atan => (uc::ATAN, 0.0, 0.0),
+        U::Sinh => (uc::SINH, 0.0, 0.0),
+        U::Cosh => (uc::COSH, 0.0, 0.0),
+        U::Asinh => (uc::ASINH, 0.0, 0.0),
+        U::Acosh => (uc::ACOSH, 0.0, 0.0),
+        U::Atanh => (uc::ATANH, 0.0, 0.0),
+        U::Celu { alpha } => (uc::CELU, alpha, 0.0),
+        U::ThresholdedRelu { alpha } => (uc::THRESHOLDED_RELU, alpha, 0.0),
+        U::Mish => (uc::MISH, 0.0, 0.0),
+        U::Shrink { bias, lambd } => (uc::SHRINK, bias, lambd),
+        U::Swish { alpha } => (uc::SWISH, alpha, 0.0),
+    }
+}
+
+fn binary_code(op: BinaryOp) -> u32 {
+    match op {
+        BinaryOp::Add => bc::ADD,
+        BinaryOp::Sub => bc::SUB,
+        BinaryOp::Mul => bc::MUL,
+        BinaryOp::Div => bc::DIV,
+        BinaryOp::Pow => bc::POW,
+        BinaryOp::Min => bc::MIN,
+        BinaryOp::Max => bc::MAX,
+        BinaryOp::PRelu => bc::PRELU,
+        BinaryOp::Mod => bc::MOD,
+        BinaryOp::FloorMod => bc::FLOOR_MOD,
+    }
+}
+
+fn reduce_code(op: ReduceOp) -> u32 {
+    match op {
+        ReduceOp::Sum => rc::SUM,
+        ReduceOp::Mean => rc::MEAN,
+        ReduceOp::Max => rc::MAX,
+        ReduceOp::Min => rc::MIN,
+        ReduceOp::Prod => rc::PROD,
+        ReduceOp::L1 => rc::L1,
+        ReduceOp::L2 => rc::L2,
+        ReduceOp::LogSumExp => rc::LOG_SUM_EXP,
+        ReduceOp::SumSquare => rc::SUM_SQUARE,
+        ReduceOp::LogSum => rc::LOG_SUM,
+    }
+}
+
+/// Lowers one op; the error says what the GPU path is missing.
+pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
+    let mut tables = Vec::new();
+    let mut table = |t: Table| {
+        tables.push(t);
+        tables.len() - 1
+    };
+    let x = op.inputs[0];
+    let xd = op.input_dims[0];
+    let yd = op.output_dims;
+    let input = |k: usize| op.inputs.get(k).copied();
+    let launch = |l: Launch| Work::Launches(vec![l]);
+    let work = match op.kind {
+        OpKind::Reshape => Work::Alias { x },
+        OpKind::Unary(p) => {
+            let (code, a, b) = unary_code(p.op);
+            launch(Launch::Unary { x, op: code, a, b })
+        }
+        OpKind::Binary(p) => {
+            let rank = yd.len().max(1);
+            let y = right_align(yd, rank);
+            let sa = broadcast_strides(&right_align(xd, rank)[..rank]);
+            let sb = broadcast_strides(&right_align(op.input_dims[1], rank)[..rank]);
+            let mut meta = vec![rank];
+            meta.extend_from_slice(&y);
+            meta.extend_from_slice(&sa);
+            meta.extend_from_slice(&sb);
+            let meta = table(Table::U32(u32s(meta)?));
+            launch(Launch::Binary {
+                a: x,
+                b: op.inputs[1],
+                meta,
+                op: binary_code(p.op),
+                act: p.act.into(),
+            })
+        }
+        OpKind::Conv2d(p) => {
+            let wd = op.input_dims[1];
+            let groups = usize::from(p.groups);
+            let mut meta = vec![0usize; cm::LEN];
+            meta[cm::N] = xd[0];
+            meta[cm::H] = xd[1];
+            meta[cm::W] = xd[2];
+            meta[cm::IC] = xd[3];
+            meta[cm::OH] = yd[1];
+            meta[cm::OW] = yd[2];
+            meta[cm::OC] = yd[3];
+            meta[cm::KH] = wd[1];
+            meta[cm::KW] = wd[2];
+            meta[cm::GROUP_IC] = wd[3];
+            meta[cm::GROUP_OC] = wd[0] / groups;
+            meta[cm::STRIDE_H] = p.stride_h.into();
+            meta[cm::STRIDE_W] = p.stride_w.into();
+            meta[cm::DIL_H] = p.dilation_h.into();
+            meta[cm::DIL_W] = p.dilation_w.into();
+            meta[cm::PAD_TOP] = p.pad_top.into();
+            meta[cm::PAD_LEFT] = p.pad_left.into();
+            meta[cm::HAS_BIAS] = usize::from(input(2).is_some());
+            let meta = table(Table::U32(u32s(meta)?));
+            launch(Launch::Conv2d {
+                x,
+                w: op.inputs[1],
+                b: input(2),
+                meta,
+                act: p.act.into(),
+            })
+        }
+        OpKind::FullyConnected(p) => {
+            let wd = op.input_dims[1];
+            let meta = [wd[1], wd[0], usize::from(input(2).is_some())];
+            let meta = table(Table::U32(u32s(meta)?));
+            launch(Launch::FullyConnected {
+                x,
+                w: op.inputs[1],
+                b: input(2),
+                meta,
+                act: p.act.into(),
+            })
+        }
+        OpKind::MatMul(_) => {
+            let rank = yd.len();
+            let bd = op.input_dims[1];
+            let (m, k, n) = (xd[xd.len() - 2], xd[xd.len() - 1], bd[bd.len() - 1]);
+            let sa = broadcast_strides(&right_align(xd, rank)[..rank]);
+            let sb = broadcast_strides(&right_align(bd, rank)[..rank]);
+            let mut batch = [1usize; MAX_RANK];
+            batch[..rank - 2].copy_from_slice(&yd[..rank - 2]);
+            let mut meta = vec![rank - 2, m, k, n];
+            meta.extend_from_slice(&batch);
+            meta.extend_from_slice(&sa);
+            meta.extend_from_slice(&sb);
+            let meta = table(Table::U32(u32s(meta)?));
+            launch(Launch::MatMul {
+                a: x,
+                b: op.inputs[1],
+                meta,
+            })
+        }
+        OpKind::Softmax(p) | OpKind::LogSoftmax(p) => {
+            let axis = usize::from(p.axis);
+            let len = xd[axis];
+            let inner: usize = xd[axis + 1..].iter().product();
+            let total: usize = xd.iter().product();
+            let lanes = total.checked_div(len).unwrap_or(0);
+            let meta = table(Table::U32(u32s([len, inner, lanes])?));
+            launch(Launch::Softmax {
+                x,
+                meta,
+                log: matches!(op.kind, OpKind::LogSoftmax(_)),
+                lanes,
+            })
+        }
+        OpKind::LayerNorm(p) => {
+            let len: usize = xd[usize::from(p.axis)..].iter().product();
+            let total: usize = xd.iter().product();
+            let rows = total.checked_div(len).unwrap_or(0);
+            let meta = table(Table::U32(u32s([
+                len,
+                rows,
+                usize::from(input(2).is_some()),
+            ])?));
+            launch(Launch::LayerNorm {
+                x,
+                scale: op.inputs[1],
+                bias: input(2),
+                meta,
+                epsilon: p.epsilon,
+                rows,
+            })
+        }
+        OpKind::Reduce(p) => {
+            let rank = xd.len();
+            let strides = row_major_strides(xd);
+            let (mut kept, mut lane) = ([1usize; MAX_RANK], [1usize; MAX_RANK]);
+            for d in 0..rank {
+                if p.axes & (1 << d) != 0 {
+                    lane[d] = xd[d];
+                } else {
+                    kept[d] = xd[d];
+                }
+            }
+            let count: usize = lane[..rank].iter().product();
+            let mut meta = vec![rank, count];
+            meta.extend_from_slice(&kept);
+            meta.extend_from_slice(&lane);
+            meta.extend_from_slice(&strides);
+            let meta = table(Table::U32(u32s(meta)?));
+            launch(Launch::Reduce {
+                x,
+                meta,
+                op: reduce_code(p.op),
+            })
+        }
+        OpKind::MaxPool2d(p) | OpKind::AvgPool2d(p) => {
+            let mut meta = vec![0usize; pm::LEN];
+            meta[pm::H] = xd[1];
+            meta[pm::W] = xd[2];
+            meta[pm::C] = xd[3];
+            meta[pm::OH] = yd[1];
+            meta[pm::OW] = yd[2];
+            meta[pm::KH] = p.kernel_h.into();
+            meta[pm::KW] = p.kernel_w.into();
+            meta[pm::STRIDE_H] = p.stride_h.into();
+            meta[pm::STRIDE_W] = p.stride_w.into();
+            meta[pm::PAD_TOP] = p.pad_top.into();
+            meta[pm::PAD_LEFT] = p.pad_left.into();
+            meta[pm::INCLUDE_PAD] = usize::from(p.count_include_pad);
+            let meta = table(Table::U32(u32s(meta)?));
+            launch(Launch::Pool {
+                x,
+                meta,
+                avg: matches!(op.kind, OpKind::AvgPool2d(_)),
+            })
+        }
+        OpKind::GlobalAvgPool => {
+            let meta = table(Table::U32(u32s([xd[1] * xd[2], xd[3]])?));
+            launch(Launch::GlobalAvgPool { x, meta })
+        }
+        OpKind::Resize(p) if p.mode == ResizeMode::Linear => {
+            let (rows, fracs) = resize_tables(&p, xd, yd)?;
+            let rows = table(Table::U32(rows));
+            let fracs = table(Table::F32(fracs));
+            launch(Launch::ResizeLinear { x, rows, fracs })
+        }
+        // Pure data movement: a gather through an index map computed by the reference kernel.
+        OpKind::Transpose(_)
+        | OpKind::Slice(_)
+        | OpKind::Pad(_)
+        | OpKind::Broadcast
+        | OpKind::Gather(_)
+        | OpKind::Resize(_) => {
+            let map = movement_map(op)?;
+            let fill = match op.kind {
+                OpKind::Pad(p) => Some(p.value),
+                _ => None,
+            };
+            let map = table(Table::U32(map));
+            launch(Launch::GatherMap {
+                x,
+                map,
+                lo: 0,
+                hi: NO_SOURCE,
+                fill,
+            })
+        }
+        OpKind::Concat(p) => {
+            let map = index_map(&op.input_dims, yd, |xs, y| {
+                concat::concat(&p, xs, y);
+            })
+            .ok_or("concat inputs hold more than 2^32 elements")?;
+            let map = table(Table::U32(map));
+            let mut launches = Vec::new();
+            let mut lo = 0usize;
+            for (k, dims) in op.input_dims.iter().enumerate() {
+                let len: usize = dims.iter().product();
+                if len > 0 {
+                    launches.push(Launch::GatherMap {
+                        x: op.inputs[k],
+                        map,
+                        lo: lo as u32,
+                        hi: (lo + len) as u32,
+                        fill: None,
+                    });
+                }
+                lo += len;
+            }
+            Work::Launches(launches)
+        }
+        #[allow(unreachable_patterns)]
+        _ => return Err("no GPU kernel for this op".into()),
+    };
+    Ok(Lowered { work, tables })
+}
+
+/// The index map of a single-input data-movement op.
+fn movement_map(op: &OpView<'_>) -> Result<Vec<u32>, String> {
+    let x_dims = [op.input_dims[0]];
+    let yd = op.output_dims;
+    let map = match op.kind {
+        OpKind::Transpose(p) => index_map(&x_dims, yd, |x, y| transpose::transpose(&p, x[0], y)),
+        OpKind::Slice(p) => index_map(&x_dims, yd, |x, y| slice::slice(&p, x[0], y)),
+        OpKind::Pad(p) => {
+            let marked = pad::PadParams { value: -1.0, ..p };
+            index_map(&x_dims, yd, |x, y| pad::pad(&marked, x[0], y))
+        }
+        OpKind::Broadcast => index_map(&x_dims, yd, |x, y| broadcast::broadcast(x[0], y)),
+        OpKind::Resize(p) => index_map(&x_dims, yd, |x, y| resize::resize(&p, x[0], y)),
+        OpKind::Gather(p) => {
+            let indices = op
+                .input_weights
+                .get(1)
+                .copied()
+                .flatten()
+                .ok_or("gather indices are not a weight tensor")?;
+            let idx_dims = op.input_dims[1];
+            index_map(&x_dims, yd, |x, y| {
+                let idx = ember_core::ops::In {
+                    data: indices,
+                    dims: idx_dims,
+                };
+                gather::gather(&p, x[0], idx, y)
+            })
+        }
+        _ => return Err("not a data-movement op".into()),
+    };
+    map.ok_or_else(|| "input holds more than 2^32 elements".into())
+}
+
+/// Source coordinate of output index `o` along one axis (ONNX's coordinate transformations).
+fn source(coord: CoordMode, o: usize, len_in: usize, len_out: usize, scale: f32) -> f32 {
+    let o = o as f32;
+    let mut resized = len_in as f32 * scale;
+    if (resized - len_out as f32).abs() < 1e-3 {
+        resized = len_out as f32;
+    }
+    match coord {
+        CoordMode::HalfPixel => (o + 0.5) / scale - 0.5,
+        CoordMode::PytorchHalfPixel if resized > 1.0 => (o + 0.5) / scale - 0.5,
+        CoordMode::PytorchHalfPixel => 0.0,
+        CoordMode::AlignCorners if resized > 1.0 => o * (len_in as f32 - 1.0) / (resized - 1.0),
+        CoordMode::AlignCorners => 0.0,
+        CoordMode::Asymmetric => o / scale,
+    }
+}
+
+/// The two source indices around coordinate `c` and the weight of the second.
+fn neighbours(c: f32, len_in: usize) -> (usize, usize, f32) {
+    let c = c.max(0.0).min((len_in - 1) as f32);
+    let lo = c.floor();
+    let i0 = (lo as usize).min(len_in - 1);
+    (i0, (i0 + 1).min(len_in - 1), c - lo)
+}
+
+/// Source rows and columns of a bilinear resize: `([h_in, w_in, h_out, w_out, c, y0.., y1.., x0..,
+/// x1..], [fy.., fx..])`.
+fn resize_tables(
+    p: &ResizeParams,
+    xd: &[usize],
+    yd: &[usize],
+) -> Result<(Vec<u32>, Vec<f32>), String> {
+    let h = xd.len() - 2 - usize::from(p.channels_last);
+    let (h_in, w_in, h_out, w_out) = (xd[h], xd[h + 1], yd[h], yd[h + 1]);
+    let c: usize = xd[h + 2..].iter().product();
+    let mut rows = vec![h_in, w_in, h_out, w_out, c];
+    let mut fracs = Vec::with_capacity(h_out + w_out);
+    if h_in == 0 || w_in == 0 {
+        // Empty input: validation guarantees an empty output, so nothing is launched.
+        return Ok((u32s(rows)?, fracs));
+    }
+    let ys: Vec<_> = (0..h_out)
+        .map(|o| neighbours(source(p.coord, o, h_in, h_out, p.scale_h), h_in))
+        .collect();
+    let xs: Vec<_> = (0..w_out)
+        .map(|o| neighbours(source(p.coord, o, w_in, w_out, p.scale_w), w_in))
+        .collect();
+    rows.extend(ys.iter().map(|t| t.0));
+    rows.extend(ys.iter().map(|t| t.1));
+    rows.extend(xs.iter().map(|t| t.0));
+    rows.extend(xs.iter().map(|t| t.1));
+    fracs.extend(ys.iter().map(|t| t.2));
+    fracs.extend(xs.iter().map(|t| t.2));
+    Ok((u32s(rows)?, fracs))
+}

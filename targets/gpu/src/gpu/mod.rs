@@ -1,0 +1,469 @@
+//! The GPU executor: a model lowered to CubeCL kernel launches, its weights uploaded once, its
+//! activations in CubeCL-managed buffers (one per tensor), and the memory-pool report.
+
+mod index_map;
+mod launch;
+mod lower;
+
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Instant;
+
+use cubecl::client::Client;
+use cubecl::server::Handle;
+use cubecl::MemoryScope;
+use ember_core::format::{DType, SectionKind, Storage, HEADER_LEN, SECTION_ENTRY_LEN};
+use ember_core::Model;
+
+use crate::session::{OpTiming, Profile, TimingSource};
+use crate::Error;
+use lower::{Lowered, OpView, Table, Work};
+
+/// Largest tensor rank; sets the layout of the kernels' `meta` buffers.
+pub(crate) const MAX_RANK: usize = ember_core::ops::MAX_RANK;
+
+/// Where a GPU session's device memory went: CubeCL's memory-pool usage plus what the session itself
+/// uploaded and allocated. The pool figures cover the whole device as this process uses it (CubeCL keeps
+/// one client per device, shared by every session on it); the session figures are this session's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuMemoryReport {
+    /// Bytes in live allocations (CubeCL pool `bytes_in_use`), over every stream of the device.
+    pub bytes_in_use: u64,
+    /// Bytes the pools reserved from the driver (`bytes_reserved`).
+    pub bytes_reserved: u64,
+    /// Padding inside live allocations (`bytes_padding`).
+    pub bytes_padding: u64,
+    /// Live allocations (`number_allocs`).
+    pub allocations: u64,
+    /// Weights uploaded when the session opened.
+    pub weights_bytes: u64,
+    /// Activation buffers (one per tensor the ops write; reshapes share their input's).
+    pub activation_bytes: u64,
+    /// Per-op tables (shapes, strides, index maps, resize tables).
+    pub table_bytes: u64,
+    /// The blob's planned CPU arena, for comparison (activations share bytes there; here they don't).
+    pub planned_arena_bytes: u64,
+}
+
+impl fmt::Display for GpuMemoryReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "memory pool: {} B in use, {} B reserved, {} B padding, {} allocations",
+            self.bytes_in_use, self.bytes_reserved, self.bytes_padding, self.allocations
+        )?;
+        write!(
+            f,
+            "session: {} B weights, {} B activations, {} B op tables (CPU arena plan: {} B)",
+            self.weights_bytes, self.activation_bytes, self.table_bytes, self.planned_arena_bytes
+        )
+    }
+}
+
+/// A device buffer and its length in f32 (or u32) elements.
+#[derive(Clone)]
+pub(crate) struct Buffer {
+    pub handle: Handle,
+    pub len: usize,
+}
+
+struct Step {
+    index: usize,
+    name: &'static str,
+    output: usize,
+    out_len: usize,
+    work: Work,
+    tables: Vec<Buffer>,
+}
+
+/// A graph input or output.
+pub(crate) struct Io {
+    pub id: usize,
+    pub dims: Vec<u32>,
+    pub len: usize,
+}
+
+/// A model lowered onto one CubeCL device.
+pub(crate) struct GpuSession {
+    client: Client,
+    device: String,
+    tensors: Vec<Option<Buffer>>,
+    steps: Vec<Step>,
+    inputs: Vec<Io>,
+    outputs: Vec<Io>,
+    /// A one-element buffer bound where an optional input (a bias) is absent.
+    dummy: Buffer,
+    report: GpuMemoryReport,
+}
+
+/// Runs `f`, turning a panic inside CubeCL or the driver into an error.
+pub(crate) fn guarded<T>(device: &str, f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(panic) => {
+            let reason = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic with no message".into());
+            Err(Error::Backend {
+                device: device.to_string(),
+                reason,
+            })
+        }
+    }
+}
+
+/// The weights section of a blob that `Model::parse` accepted (`Model` keeps its own copy private).
+fn weights_section(blob: &[u8]) -> Option<&[u8]> {
+    let u32_at = |at: usize| -> Option<u32> {
+        Some(u32::from_le_bytes(blob.get(at..at + 4)?.try_into().ok()?))
+    };
+    let count = u16::from_le_bytes(blob.get(20..22)?.try_into().ok()?) as usize;
+    (0..count).find_map(|i| {
+        let at = HEADER_LEN + i * SECTION_ENTRY_LEN;
+        let (kind, offset, len) = (u32_at(at)?, u32_at(at + 4)?, u32_at(at + 8)?);
+        (kind == SectionKind::Weights as u32)
+            .then(|| blob.get(offset as usize..offset as usize + len as usize))
+            .flatten()
+    })
+}
+
+fn f32_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+impl GpuSession {
+    /// Lowers every op (failing on the first the GPU cannot run) and uploads weights and tables.
+    pub(crate) fn new(
+        model: &Model<'_>,
+        blob: &[u8],
+        client: Client,
+        device: String,
+    ) -> Result<Self, Error> {
+        let weights =
+            weights_section(blob).ok_or(Error::Model(ember_core::Error::BadMetadata {
+                reason: "weights section not found",
+            }))?;
+        let count = model.tensor_count();
+        let mut records = Vec::with_capacity(count);
+        for id in 0..count {
+            records.push(model.tensor(id).ok_or(ember_core::Error::BadTensor {
+                tensor: id as u32,
+                reason: "record does not decode",
+            })?);
+        }
+        let dims: Vec<Vec<usize>> = records
+            .iter()
+            .map(|t| t.dims.iter().map(|&d| d as usize).collect())
+            .collect();
+        let numel = |id: usize| dims[id].iter().product::<usize>();
+        // A weight tensor's bytes, in place in the blob.
+        let weight_bytes = |id: usize| -> Option<&[u8]> {
+            let Storage::Weights { offset } = records[id].storage else {
+                return None;
+            };
+            weights.get(offset as usize..offset as usize + numel(id) * 4)
+        };
+        let as_f32 = |bytes: &[u8]| -> Vec<f32> {
+            bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        };
+
+        let mut report = GpuMemoryReport {
+            bytes_in_use: 0,
+            bytes_reserved: 0,
+            bytes_padding: 0,
+            allocations: 0,
+            weights_bytes: 0,
+            activation_bytes: 0,
+            table_bytes: 0,
+            planned_arena_bytes: model.arena_bytes() as u64,
+        };
+        let upload = |client: &Client, bytes: Vec<u8>, len: usize| Buffer {
+            handle: client.create_from_slice(&bytes),
+            len,
+        };
+        let mut tensors: Vec<Option<Buffer>> = vec![None; count];
+        let mut steps = Vec::with_capacity(model.op_count());
+        for index in 0..model.op_count() {
+            let op = model.op(index).ok_or(ember_core::Error::BadOp {
+                op: index as u32,
+                reason: "record does not decode",
+            })?;
+            let name = op.kind.name();
+            let unsupported = |reason: String| Error::UnsupportedOp {
+                index,
+                op: name,
+                device: device.clone(),
+                reason,
+            };
+            let ids: Vec<usize> = op.inputs.iter().map(|&i| i as usize).collect();
+            let output = op.output as usize;
+            for &id in ids.iter().chain([&output]) {
+                if records[id].dtype != DType::F32 {
+                    return Err(unsupported(format!(
+                        "tensor {id} is {:?}; the GPU kernels are f32 only (int8 on the GPU is not \
+                         implemented yet)",
+                        records[id].dtype
+                    )));
+                }
+                if numel(id) >= u32::MAX as usize {
+                    return Err(unsupported(format!(
+                        "tensor {id} has more than 2^32 elements"
+                    )));
+                }
+            }
+            // Lowering reads weight values only to build index maps (a gather's indices).
+            let input_weights: Vec<Option<Vec<f32>>> = ids
+                .iter()
+                .map(|&id| match op.kind {
+                    ember_core::OpKind::Gather(_) => weight_bytes(id).map(as_f32),
+                    _ => None,
+                })
+                .collect();
+            let view = OpView {
+                kind: op.kind,
+                inputs: &ids,
+                input_dims: ids.iter().map(|&id| dims[id].as_slice()).collect(),
+                output_dims: &dims[output],
+                input_weights: input_weights.iter().map(|w| w.as_deref()).collect(),
+            };
+            let Lowered { work, tables } = lower::lower(&view).map_err(unsupported)?;
+            // Upload the weights this op reads (once per tensor).
+            for &id in &ids {
+                if let (Some(bytes), None) = (weight_bytes(id), &tensors[id]) {
+                    let bytes = if bytes.is_empty() { &[0; 4][..] } else { bytes };
+                    report.weights_bytes += bytes.len() as u64;
+                    tensors[id] = Some(Buffer {
+                        handle: client.create_from_slice(bytes),
+                        len: numel(id).max(1),
+                    });
+                }
+            }
+            let tables = tables
+                .into_iter()
+                .map(|t| {
+                    let (bytes, len) = match t {
+                        Table::U32(v) => (
+                            v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
+                            v.len(),
+                        ),
+                        Table::F32(v) => (f32_bytes(&v), v.len()),
+                    };
+                    let bytes = if bytes.is_empty() { vec![0; 4] } else { bytes };
+                    report.table_bytes += bytes.len() as u64;
+                    upload(&client, bytes, len.max(1))
+                })
+                .collect();
+            if !matches!(work, Work::Alias { .. }) {
+                let bytes = numel(output).max(1) * 4;
+                report.activation_bytes += bytes as u64;
+                tensors[output] = Some(Buffer {
+                    handle: client.empty(bytes),
+                    len: numel(output).max(1),
+                });
+            }
+            steps.push(Step {
+                index,
+                name,
+                output,
+                out_len: numel(output),
+                work,
+                tables,
+            });
+        }
+        let io = |ids: &[u32]| -> Vec<Io> {
+            ids.iter()
+                .map(|&id| Io {
+                    id: id as usize,
+                    dims: records[id as usize].dims.to_vec(),
+                    len: numel(id as usize),
+                })
+                .collect()
+        };
+        let (inputs, outputs) = (io(model.inputs()), io(model.outputs()));
+        for input in &inputs {
+            if tensors[input.id].is_none() {
+                let bytes = input.len.max(1) * 4;
+                report.activation_bytes += bytes as u64;
+                tensors[input.id] = Some(Buffer {
+                    handle: client.create_from_slice(&vec![0; bytes]),
+                    len: input.len.max(1),
+                });
+            }
+        }
+        let dummy = upload(&client, vec![0; 4], 1);
+        let mut session = GpuSession {
+            client,
+            device,
+            tensors,
+            steps,
+            inputs,
+            outputs,
+            dummy,
+            report,
+        };
+        session.resolve_aliases()?;
+        Ok(session)
+    }
+
+    /// Points every reshape's output at its input's buffer (again after an input buffer changes).
+    fn resolve_aliases(&mut self) -> Result<(), Error> {
+        for step in &self.steps {
+            if let Work::Alias { x } = step.work {
+                let buffer = self.tensors[x]
+                    .clone()
+                    .ok_or_else(|| Error::UnsupportedOp {
+                        index: step.index,
+                        op: step.name,
+                        device: self.device.clone(),
+                        reason: format!(
+                            "reshape input {x} is produced by no op and is no graph input"
+                        ),
+                    })?;
+                self.tensors[step.output] = Some(buffer);
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn device(&self) -> &str {
+        &self.device
+    }
+
+    pub(crate) fn inputs(&self) -> &[Io] {
+        &self.inputs
+    }
+
+    pub(crate) fn outputs(&self) -> &[Io] {
+        &self.outputs
+    }
+
+    /// Replaces graph input `index`'s buffer with `values` (length already checked).
+    pub(crate) fn write_input(&mut self, index: usize, values: &[f32]) -> Result<(), Error> {
+        let id = self.inputs[index].id;
+        let client = &self.client;
+        let buffer = guarded(&self.device, || {
+            Ok(Buffer {
+                handle: client.create_from_slice(&f32_bytes(values)),
+                len: values.len().max(1),
+            })
+        })?;
+        self.tensors[id] = Some(buffer);
+        self.resolve_aliases()
+    }
+
+    /// Copies graph output `index` back to the host.
+    pub(crate) fn read_output(&self, index: usize) -> Result<Vec<f32>, Error> {
+        let io = &self.outputs[index];
+        let buffer = self.tensors[io.id].clone().ok_or_else(|| Error::Backend {
+            device: self.device.clone(),
+            reason: format!("graph output {index} is written by no op"),
+        })?;
+        guarded(&self.device, || {
+            let bytes = self
+                .client
+                .read_one(buffer.handle)
+                .map_err(|e| self.backend(e))?;
+            Ok(bytes
+                .chunks_exact(4)
+                .take(io.len)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect())
+        })
+    }
+
+    fn backend(&self, e: impl fmt::Display) -> Error {
+        Error::Backend {
+            device: self.device.clone(),
+            reason: e.to_string(),
+        }
+    }
+
+    fn sync(&self) -> Result<(), Error> {
+        cubecl::future::block_on(self.client.sync()).map_err(|e| self.backend(e))
+    }
+
+    /// Launches every op, then waits for the device.
+    pub(crate) fn run(&mut self) -> Result<(), Error> {
+        guarded(&self.device, || {
+            for step in &self.steps {
+                self.launch_step(step)?;
+            }
+            self.sync()
+        })
+    }
+
+    /// Runs every op, timing each: with GPU timestamps where CubeCL's runtime offers them on this
+    /// device, otherwise on the host around a synchronized launch.
+    pub(crate) fn run_profiled(&mut self) -> Result<Profile, Error> {
+        guarded(&self.device, || {
+            self.sync()?;
+            let mut ops = Vec::with_capacity(self.steps.len());
+            let mut device_timed = true;
+            let start = Instant::now();
+            for step in &self.steps {
+                let launches = match &step.work {
+                    Work::Launches(l) if step.out_len > 0 => l.len(),
+                    _ => 0,
+                };
+                // A reshape (an alias) or an empty output launches nothing: nothing to time.
+                let profiled = match launches {
+                    0 => None,
+                    _ => Some(self.client.profile(|| self.launch_step(step), step.name)),
+                };
+                let nanos = match profiled {
+                    None => 0,
+                    Some(Ok((launched, duration))) => {
+                        launched?;
+                        let method = duration.timing_method();
+                        let ticks = cubecl::future::block_on(duration.resolve());
+                        device_timed &= method == cubecl::profile::TimingMethod::Device;
+                        ticks.map(|t| t.duration().as_nanos() as u64).unwrap_or(0)
+                    }
+                    Some(Err(_)) => {
+                        device_timed = false;
+                        let t = Instant::now();
+                        self.launch_step(step)?;
+                        self.sync()?;
+                        t.elapsed().as_nanos() as u64
+                    }
+                };
+                ops.push(OpTiming {
+                    index: step.index,
+                    op: step.name,
+                    kernels: "cubecl",
+                    nanos,
+                });
+            }
+            self.sync()?;
+            Ok(Profile {
+                source: if device_timed {
+                    TimingSource::GpuTimestamps
+                } else {
+                    TimingSource::HostSynchronized
+                },
+                total_nanos: start.elapsed().as_nanos() as u64,
+                ops,
+            })
+        })
+    }
+
+    /// CubeCL's pool usage now, with the session's own counts.
+    pub(crate) fn memory_report(&self) -> GpuMemoryReport {
+        let mut report = self.report;
+        let client = &self.client;
+        if let Ok(usage) = catch_unwind(AssertUnwindSafe(|| {
+            client.memory_report(MemoryScope::Device).usage()
+        })) {
+            report.bytes_in_use = usage.bytes_in_use;
+            report.bytes_reserved = usage.bytes_reserved;
+            report.bytes_padding = usage.bytes_padding;
+            report.allocations = usage.number_allocs;
+        }
+        report
+    }
+}

@@ -1,0 +1,353 @@
+//! Element-wise kernels: the unary ops (one kernel, the op chosen by a code), broadcasting binary ops,
+//! and the fused activation every producing kernel applies to its result.
+//!
+//! The scalar formulas follow `ember_core::ops::math` one for one (same NaN handling, `Round` half to
+//! even, `Clip` lower bound first), so that results stay within 1e-4 of the reference kernels.
+
+use cubecl::prelude::*;
+
+use crate::gpu::MAX_RANK;
+
+/// `min(max(x, lo), hi)` with the lower bound applied first; NaN passes through (ONNX `Clip`).
+#[cube]
+pub(crate) fn clip(x: f32, lo: f32, hi: f32) -> f32 {
+    let mut v = x;
+    if v < lo {
+        v = lo;
+    }
+    if v > hi {
+        v = hi;
+    }
+    v
+}
+
+/// The fused activation: `act == 0` is the identity, anything else a clip to `[lo, hi]`
+/// (Relu is `[0, inf]`, Relu6 `[0, 6]`).
+#[cube]
+pub(crate) fn activate(x: f32, act: u32, lo: f32, hi: f32) -> f32 {
+    let mut v = x;
+    if act != 0 {
+        v = clip(x, lo, hi);
+    }
+    v
+}
+
+/// Rounds half to even (ONNX `Round`, libm `rintf`).
+#[cube]
+fn round_even(v: f32) -> f32 {
+    let f = v.floor();
+    let d = v - f;
+    let mut r = f;
+    if d > 0.5 {
+        r = f + 1.0;
+    }
+    if d == 0.5 {
+        let half = f * 0.5;
+        if half.floor() != half {
+            r = f + 1.0;
+        }
+    }
+    r
+}
+
+#[cube]
+fn softplus(v: f32) -> f32 {
+    let mut r = (v.exp()).log1p();
+    if v > 0.0 {
+        r = v + ((-v).exp()).log1p();
+    }
+    r
+}
+
+/// Unary op codes (`UnaryOp` in ember-core); `a` and `b` carry the op's parameters.
+pub(crate) mod code {
+    pub const RELU: u32 = 0;
+    pub const CLIP: u32 = 1;
+    pub const SIGMOID: u32 = 2;
+    pub const TANH: u32 = 3;
+    pub const ABS: u32 = 4;
+    pub const NEG: u32 = 5;
+    pub const SQRT: u32 = 6;
+    pub const EXP: u32 = 7;
+    pub const LOG: u32 = 8;
+    pub const ERF: u32 = 9;
+    pub const GELU: u32 = 10;
+    pub const GELU_TANH: u32 = 11;
+    pub const FLOOR: u32 = 12;
+    pub const CEIL: u32 = 13;
+    pub const ROUND: u32 = 14;
+    pub const RECIPROCAL: u32 = 15;
+    pub const LEAKY_RELU: u32 = 16;
+    pub const HARD_SIGMOID: u32 = 17;
+    pub const HARD_SWISH: u32 = 18;
+    pub const ELU: u32 = 19;
+    pub const SELU: u32 = 20;
+    pub const SOFTPLUS: u32 = 21;
+    pub const SOFTSIGN: u32 = 22;
+    pub const SIGN: u32 = 23;
+    pub const SIN: u32 = 24;
+    pub const COS: u32 = 25;
+    pub const TAN: u32 = 26;
+    pub const ASIN: u32 = 27;
+    pub const ACOS: u32 = 28;
+    pub const ATAN: u32 = 29;
+    pub const SINH: u32 = 30;
+    pub const COSH: u32 = 31;
+    pub const ASINH: u32 = 32;
+    pub const ACOSH: u32 = 33;
+    pub const ATANH: u32 = 34;
+    pub const CELU: u32 = 35;
+    pub const THRESHOLDED_RELU: u32 = 36;
+    pub const MISH: u32 = 37;
+    pub const SHRINK: u32 = 38;
+    pub const SWISH: u32 = 39;
+}
+
+/// One unary op applied to `v`.
+#[cube]
+fn unary_value(v: f32, op: u32, a: f32, b: f32) -> f32 {
+    let mut r = v;
+    if op == 0 {
+        r = clip(v, 0.0, f32::new(f32::INFINITY));
+    } else if op == 1 {
+        r = clip(v, a, b);
+    } else if op == 2 {
+        r = 1.0 / (1.0 + (-v).exp());
+    } else if op == 3 {
+        r = v.tanh();
+    } else if op == 4 {
+        r = v.abs();
+    } else if op == 5 {
+        r = -v;
+    } else if op == 6 {
+        r = v.sqrt();
+    } else if op == 7 {
+        r = v.exp();
+    } else if op == 8 {
+        r = v.ln();
+    } else if op == 9 {
+        r = Erf::erf(v);
+    } else if op == 10 {
+        r = 0.5 * v * (1.0 + Erf::erf(v * 0.707_106_77f32));
+    } else if op == 11 {
+        r = 0.5 * v * (1.0 + (0.797_884_6f32 * (v + 0.044_715f32 * v * v * v)).tanh());
+    } else if op == 12 {
+        r = v.floor();
+    } else if op == 13 {
+        r = v.ceil();
+    } else if op == 14 {
+        r = round_even(v);
+    } else if op == 15 {
+        r = 1.0 / v;
+    } else if op == 16 {
+        if v < 0.0 {
+            r = a * v;
+        }
+    } else if op == 17 {
+        r = clip(a * v + b, 0.0, 1.0);
+    } else if op == 18 {
+        r = v * clip(v / 6.0 + 0.5, 0.0, 1.0);
+    } else if op == 19 {
+        if v < 0.0 {
+            r = a * v.exp_m1();
+        }
+    } else if op == 20 {
+        r = b * v;
+        if v <= 0.0 {
+            r = b * a * v.exp_m1();
+        }
+    } else if op == 21 {
+        r = softplus(v);
+    } else if op == 22 {
+        r = v / (1.0 + v.abs());
+    } else if op == 23 {
+        if v > 0.0 {
+            r = 1.0f32;
+        } else if v < 0.0 {
+            r = -1.0f32;
+        }
+    } else if op == 24 {
+        r = v.sin();
+    } else if op == 25 {
+        r = v.cos();
+    } else if op == 26 {
+        r = v.tan();
+    } else if op == 27 {
+        // Through atan: lavapipe's asin and acos are only good to about 1e-4.
+        r = (v / ((1.0 - v) * (1.0 + v)).sqrt()).atan();
+    } else if op == 28 {
+        r = 2.0 * ((1.0 - v) / (1.0 + v)).sqrt().atan();
+    } else if op == 29 {
+        r = v.atan();
+    } else if op == 30 {
+        r = v.sinh();
+    } else if op == 31 {
+        r = v.cosh();
+    } else if op == 32 {
+        r = v.asinh();
+    } else if op == 33 {
+        r = v.acosh();
+    } else if op == 34 {
+        r = v.atanh();
+    } else if op == 35 {
+        if v < 0.0 {
+            r = a * (v / a).exp_m1();
+        }
+    } else if op == 36 {
+        if !(v > a || v.is_nan()) {
+            r = 0.0f32;
+        }
+    } else if op == 37 {
+        r = v * softplus(v).tanh();
+    } else if op == 38 {
+        // a = bias, b = lambd.
+        if v < -b {
+            r = v + a;
+        } else if v > b {
+            r = v - a;
+        } else if !v.is_nan() {
+            r = 0.0f32;
+        }
+    } else if op == 39 {
+        r = v / (1.0 + (-a * v).exp());
+    }
+    r
+}
+
+/// `y[i] = op(x[i])`.
+#[cube(launch)]
+pub(crate) fn unary(x: &[f32], y: &mut [f32], op: u32, a: f32, b: f32) {
+    let pos = ABSOLUTE_POS;
+    if pos < y.len() {
+        y[pos] = unary_value(x[pos], op, a, b);
+    }
+}
+
+/// Binary op codes (`BinaryOp` in ember-core).
+pub(crate) mod binary_code {
+    pub const ADD: u32 = 0;
+    pub const SUB: u32 = 1;
+    pub const MUL: u32 = 2;
+    pub const DIV: u32 = 3;
+    pub const POW: u32 = 4;
+    pub const MIN: u32 = 5;
+    pub const MAX: u32 = 6;
+    pub const PRELU: u32 = 7;
+    pub const MOD: u32 = 8;
+    pub const FLOOR_MOD: u32 = 9;
+}
+
+/// `powf` with C's rules where SPIR-V's `Pow` is undefined: negative bases with whole exponents, and
+/// zero bases.
+#[cube]
+fn pow(u: f32, v: f32) -> f32 {
+    let mut r = u.powf(v);
+    if v == 0.0 || u == 1.0 {
+        r = 1.0f32;
+    } else if u == 0.0 {
+        r = 0.0f32;
+        if v < 0.0 {
+            r = f32::new(f32::INFINITY);
+        }
+    } else if u < 0.0 {
+        let m = (-u).powf(v);
+        if v.floor() == v {
+            let half = v * 0.5;
+            r = m;
+            if half.floor() != half {
+                r = -m;
+            }
+        } else {
+            r = f32::new(f32::NAN);
+        }
+    }
+    r
+}
+
+/// C's `fmodf`: the remainder of `u / v` with the sign of `u`.
+#[cube]
+fn fmod(u: f32, v: f32) -> f32 {
+    let av = v.abs();
+    let au = u.abs();
+    let mut r = au - (au / av).floor() * av;
+    if r >= av {
+        r -= av;
+    }
+    if r < 0.0 {
+        r += av;
+    }
+    if u < 0.0 {
+        r = -r;
+    }
+    r
+}
+
+#[cube]
+fn binary_value(u: f32, v: f32, op: u32) -> f32 {
+    let mut r = u + v;
+    if op == 1 {
+        r = u - v;
+    } else if op == 2 {
+        r = u * v;
+    } else if op == 3 {
+        r = u / v;
+    } else if op == 4 {
+        r = pow(u, v);
+    } else if op == 5 {
+        r = v;
+        if u < v || u.is_nan() {
+            r = u;
+        }
+    } else if op == 6 {
+        r = v;
+        if u > v || u.is_nan() {
+            r = u;
+        }
+    } else if op == 7 {
+        r = u;
+        if u < 0.0 {
+            r = v * u;
+        }
+    } else if op == 8 {
+        r = fmod(u, v);
+    } else if op == 9 {
+        // The sign of `v` (Python's `%`).
+        r = fmod(u, v);
+        if (r < 0.0 && v > 0.0) || (r > 0.0 && v < 0.0) {
+            r += v;
+        }
+    }
+    r
+}
+
+/// `y = act(a op b)` with numpy broadcasting. `meta` is `[rank, y dims (6), a strides (6), b strides
+/// (6)]`, right-aligned, a stride 0 on a broadcast axis.
+#[cube(launch)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn binary(
+    a: &[f32],
+    b: &[f32],
+    y: &mut [f32],
+    meta: &[u32],
+    op: u32,
+    act: u32,
+    lo: f32,
+    hi: f32,
+) {
+    let pos = ABSOLUTE_POS;
+    if pos < y.len() {
+        let rank = meta[0] as usize;
+        let mut rem = pos;
+        let mut a_at = 0usize;
+        let mut b_at = 0usize;
+        for i in 0..rank {
+            let d = rank - 1 - i;
+            let dim = meta[1 + d] as usize;
+            let idx = rem % dim;
+            rem /= dim;
+            a_at += idx * meta[1 + MAX_RANK + d] as usize;
+            b_at += idx * meta[1 + 2 * MAX_RANK + d] as usize;
+        }
+        y[pos] = activate(binary_value(a[a_at], b[b_at], op), act, lo, hi);
+    }
+}

@@ -1,0 +1,7 @@
+//! The `#[cube]` kernels of the f32 op set, by family (as in `ember_core::ops`). Each file also holds
+//! the layout of the `meta` buffer its kernels read, which `crate::gpu::lower` fills.
+
+pub(crate) mod array;
+pub(crate) mod math;
+pub(crate) mod nn;
+pub(crate) mod pool;

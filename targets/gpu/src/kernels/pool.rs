@@ -1,0 +1,106 @@
+//! Pooling kernels over NHWC activations: max and average windows, and global average pooling.
+
+use cubecl::prelude::*;
+
+/// Layout of a pool's `meta`.
+pub(crate) mod pool_meta {
+    pub const H: usize = 0;
+    pub const W: usize = 1;
+    pub const C: usize = 2;
+    pub const OH: usize = 3;
+    pub const OW: usize = 4;
+    pub const KH: usize = 5;
+    pub const KW: usize = 6;
+    pub const STRIDE_H: usize = 7;
+    pub const STRIDE_W: usize = 8;
+    pub const PAD_TOP: usize = 9;
+    pub const PAD_LEFT: usize = 10;
+    pub const INCLUDE_PAD: usize = 11;
+    pub const LEN: usize = 12;
+}
+
+/// Max (`avg == 0`) or average pooling; one unit per output value. Windows are clipped to the input,
+/// as in the reference kernel; the average divides by the full window when padding counts.
+#[cube(launch)]
+pub(crate) fn pool2d(x: &[f32], y: &mut [f32], meta: &[u32], avg: u32) {
+    let pos = ABSOLUTE_POS;
+    if pos < y.len() {
+        let in_h = meta[0] as usize;
+        let in_w = meta[1] as usize;
+        let c_len = meta[2] as usize;
+        let out_h = meta[3] as usize;
+        let out_w = meta[4] as usize;
+        let k_h = meta[5] as usize;
+        let k_w = meta[6] as usize;
+        let pad_top = meta[9] as usize;
+        let pad_left = meta[10] as usize;
+
+        let c = pos % c_len;
+        let pixel = pos / c_len;
+        let ox = pixel % out_w;
+        let rest = pixel / out_w;
+        let oy = rest % out_h;
+        let n = rest / out_h;
+
+        let sy = oy * (meta[7] as usize);
+        let sx = ox * (meta[8] as usize);
+        // The window clipped to the input: `[max(s, pad), min(s + k, pad + size)) - pad`.
+        let mut y0 = 0usize;
+        if sy > pad_top {
+            y0 = sy - pad_top;
+        }
+        let mut y1 = in_h;
+        if sy + k_h < pad_top + in_h {
+            y1 = sy + k_h - pad_top;
+        }
+        let mut x0 = 0usize;
+        if sx > pad_left {
+            x0 = sx - pad_left;
+        }
+        let mut x1 = in_w;
+        if sx + k_w < pad_left + in_w {
+            x1 = sx + k_w - pad_left;
+        }
+
+        let mut acc = 0.0f32;
+        if avg == 0 {
+            acc = f32::new(f32::NEG_INFINITY);
+        }
+        for iy in y0..y1 {
+            for ix in x0..x1 {
+                let v = x[((n * in_h + iy) * in_w + ix) * c_len + c];
+                if avg == 0 {
+                    acc = max(acc, v);
+                } else {
+                    acc += v;
+                }
+            }
+        }
+        if avg != 0 {
+            let mut count = (y1 - y0) * (x1 - x0);
+            if meta[11] != 0 {
+                count = k_h * k_w;
+            }
+            acc *= 1.0 / f32::cast_from(count as u32);
+        }
+        y[pos] = acc;
+    }
+}
+
+/// `[N, H, W, C]` to `[N, 1, 1, C]`; one unit per `(n, c)`. `meta` is `[H * W, C]`.
+#[cube(launch)]
+pub(crate) fn global_avg_pool(x: &[f32], y: &mut [f32], meta: &[u32]) {
+    let pos = ABSOLUTE_POS;
+    if pos < y.len() {
+        let area = meta[0] as usize;
+        let channels = meta[1] as usize;
+        let c = pos % channels;
+        let n = pos / channels;
+        let mut acc = 0.0f32;
+        for p in 0..area {
+            acc += x[(n * area + p) * channels + c];
+        }
+        acc *= 1.0 / f32::cast_from(area as u32);
+        y[pos] = acc;
+    }
+}
