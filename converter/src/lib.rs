@@ -30,6 +30,7 @@ pub mod quantize;
 use ember_core::format::write::{write_blob, BlobParts};
 use ember_core::format::{ArenaPlan, ModelInfo};
 
+pub use ember_core::ops::quant::requant::RequantRounding;
 pub use error::ConvertError;
 pub use passes::PassRecord;
 
@@ -41,6 +42,9 @@ pub struct ConvertOptions {
     pub shapes: Vec<(String, Vec<usize>)>,
     /// Write the optional names table (tensor names, then node names) into the blob.
     pub keep_names: bool,
+    /// How int8 ops round when they requantize (`--rounding`): [`RequantRounding::Single`] by default, which
+    /// agrees with onnxruntime; [`RequantRounding::Double`] gives TFLM's reference results bit for bit.
+    pub rounding: RequantRounding,
 }
 
 impl Default for ConvertOptions {
@@ -48,6 +52,7 @@ impl Default for ConvertOptions {
         ConvertOptions {
             shapes: Vec::new(),
             keep_names: true,
+            rounding: RequantRounding::Single,
         }
     }
 }
@@ -111,7 +116,7 @@ pub fn convert(onnx_bytes: &[u8], opts: &ConvertOptions) -> Result<Converted, Co
     let (mut graph, imported) = onnx::import_summarized(onnx_bytes, opts, &mut notices)?;
     let mut pass_log = vec![passes::log::import_record(&imported, &graph)];
     pass_log.extend(passes::run(&mut graph)?);
-    let lowered = lower::lower(&graph)?;
+    let lowered = lower::lower(&graph, opts.rounding)?;
 
     let io = |ids: &[ir::TensorId]| -> Vec<(String, Vec<usize>)> {
         ids.iter()

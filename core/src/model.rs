@@ -22,6 +22,8 @@ pub struct Model<'b> {
     ops: RecordTable<'b>,
     names: Option<RecordTable<'b>>,
     weights: &'b [u8],
+    /// The blob's format minor version.
+    minor: u16,
 }
 
 /// A section laid out as `u32 count`, `count + 1` u32 offsets, then postcard records.
@@ -136,6 +138,7 @@ impl<'b> Model<'b> {
                 supported: VERSION_MAJOR,
             });
         }
+        let minor = read_u16(blob, 6);
         let total = read_u32(blob, 12) as usize;
         if total < HEADER_LEN || total > blob.len() {
             return Err(Error::Truncated {
@@ -180,6 +183,7 @@ impl<'b> Model<'b> {
             ops,
             names,
             weights,
+            minor,
         };
         model.validate()?;
         Ok(model)
@@ -288,7 +292,14 @@ impl<'b> Model<'b> {
             op: i as u32,
             reason,
         };
-        let op: OpRecord = self.ops.decode(i).ok_or(bad("record does not decode"))?;
+        let undecodable = if self.minor < 2 {
+            // Format 1.2 appended the rounding mode to the int8 ops' parameters.
+            "record does not decode (a blob of format 1.1 or older: int8 ops need reconverting with this \
+             version of ember convert)"
+        } else {
+            "record does not decode"
+        };
+        let op: OpRecord = self.ops.decode(i).ok_or(bad(undecodable))?;
         let (min, max) = op.kind.arity();
         if op.inputs.len() < min || op.inputs.len() > max {
             return Err(bad("wrong number of inputs for this op"));

@@ -35,6 +35,7 @@ mod softmax;
 mod tflm;
 
 use ember_core::ops::quant as q;
+use ember_core::ops::quant::requant::RequantRounding;
 use ember_core::ops::{In, Out};
 use proptest::prelude::*;
 
@@ -261,6 +262,28 @@ pub fn mbqm_definition(x: i64, multiplier: i32, shift: i32) -> i64 {
         (shifted * i128::from(multiplier) + (1 << 30)).div_euclid(1 << 31)
     };
     div_pow2_half_away(high, right) as i64
+}
+
+/// `x * multiplier / 2^(31 - shift)` rounded once, ties toward +infinity, from exact arithmetic
+/// (TFLite's single-rounding `MultiplyByQuantizedMultiplier`).
+pub fn single_rounding_definition(x: i64, multiplier: i32, shift: i32) -> i64 {
+    let total = 31 - shift;
+    let num = i128::from(x) * i128::from(multiplier);
+    let den = 1i128 << total;
+    (num + den / 2).div_euclid(den) as i64
+}
+
+/// The definition of `x` scaled by `(multiplier, shift)` in `rounding` mode.
+pub fn scale_definition(rounding: RequantRounding, x: i64, multiplier: i32, shift: i32) -> i64 {
+    match rounding {
+        RequantRounding::Double => mbqm_definition(x, multiplier, shift),
+        RequantRounding::Single => single_rounding_definition(x, multiplier, shift),
+    }
+}
+
+/// Either rounding mode.
+pub fn rounding() -> impl Strategy<Value = RequantRounding> {
+    prop_oneof![Just(RequantRounding::Double), Just(RequantRounding::Single)]
 }
 
 /// Checks `|got[i] - want[i]| <= tolerance` for every output (int8 steps).

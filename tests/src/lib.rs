@@ -29,6 +29,7 @@ pub fn convert_model(name: &str, shapes: &[(&str, &[usize])]) -> Vec<u8> {
             .map(|(n, d)| (n.to_string(), d.to_vec()))
             .collect(),
         keep_names: true,
+        ..Default::default()
     };
     ember_convert::convert(&bytes, &opts)
         .unwrap_or_else(|e| panic!("cannot convert {}: {e}", path.display()))

@@ -10,6 +10,7 @@ mod quant;
 use std::collections::HashMap;
 
 use ember_core::format::{ArenaPlan, Dims, OpRecord, Storage, TensorRecord, MAX_GRAPH_IO};
+use ember_core::ops::quant::requant::RequantRounding;
 use ember_core::DType;
 
 use crate::ir::{ConstData, Graph, Op, TensorId};
@@ -41,8 +42,8 @@ pub struct Lowered {
     pub greedy_activation_bytes: u32,
 }
 
-/// Lowers the graph.
-pub fn lower(g: &Graph) -> Result<Lowered, ConvertError> {
+/// Lowers the graph. Every int8 op that requantizes rounds in `rounding` mode.
+pub fn lower(g: &Graph, rounding: RequantRounding) -> Result<Lowered, ConvertError> {
     for &o in &g.outputs {
         if g.is_const(o) {
             return Err(ConvertError::Output {
@@ -78,7 +79,8 @@ pub fn lower(g: &Graph) -> Result<Lowered, ConvertError> {
     }
     let mut op_records = Vec::with_capacity(g.nodes.len());
     for n in &g.nodes {
-        let kind = ops::lower_op(n)?;
+        let mut kind = ops::lower_op(n)?;
+        quant::set_rounding(&mut kind, rounding);
         let mut inputs = heapless::Vec::new();
         for &i in &n.inputs {
             let r = record(i, &mut ids)?;

@@ -4,6 +4,7 @@
 use ember_core::ops::pool::Pool2dParams;
 use ember_core::ops::quant::{
     avg_pool::QuantAvgPoolParams, conv::QuantConv2dParams, max_pool::QuantMaxPoolParams,
+    requant::RequantRounding,
 };
 use std::collections::HashMap;
 
@@ -75,6 +76,7 @@ pub fn lower(n: &Node, q: &QuantOp) -> Result<OpKind, ConvertError> {
                 y_zero_point: *y_zero_point,
                 act_min: *act_min,
                 act_max: *act_max,
+                rounding: RequantRounding::Double,
             })
         }
         QuantOp::FullyConnected(p) => OpKind::QuantFullyConnected(*p),
@@ -102,6 +104,19 @@ pub fn lower(n: &Node, q: &QuantOp) -> Result<OpKind, ConvertError> {
         }),
         QuantOp::Softmax(p) => OpKind::QuantSoftmax(*p),
     })
+}
+
+/// Sets the rounding mode of an int8 op that requantizes (Conv2d, FullyConnected, Add, Mul,
+/// Requantize); other ops have none.
+pub fn set_rounding(kind: &mut OpKind, rounding: RequantRounding) {
+    match kind {
+        OpKind::QuantConv2d(p) => p.rounding = rounding,
+        OpKind::QuantFullyConnected(p) => p.rounding = rounding,
+        OpKind::QuantAdd(p) => p.rounding = rounding,
+        OpKind::QuantMul(p) => p.rounding = rounding,
+        OpKind::Requantize(p) => p.rounding = rounding,
+        _ => {}
+    }
 }
 
 /// The blob's `(scale, zero_point)` of every I8 tensor that has per-tensor parameters: its own, or,

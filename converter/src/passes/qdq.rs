@@ -28,7 +28,9 @@ use ember_core::ops::quant::add::QuantAddParams;
 use ember_core::ops::quant::dequantize::DequantizeParams;
 use ember_core::ops::quant::fully_connected::QuantFullyConnectedParams;
 use ember_core::ops::quant::mul::QuantMulParams;
-use ember_core::ops::quant::requant::{activation_range, channel_multiplier, MAX_SHIFT, MIN_SHIFT};
+use ember_core::ops::quant::requant::{
+    activation_range, channel_multiplier, RequantRounding, MAX_SHIFT, MIN_SHIFT,
+};
 use ember_core::ops::quant::requantize::RequantizeParams;
 use ember_core::ops::quant::softmax::QuantSoftmaxParams;
 
@@ -329,6 +331,8 @@ fn fuse(g: &mut Graph, n: &Node, yq: Affine) -> Option<(Op, Vec<TensorId>)> {
                 y_zero_point: yq.1,
                 act_min,
                 act_max,
+                // Set when the graph is lowered (`ConvertOptions::rounding`).
+                rounding: RequantRounding::Double,
             };
             Some((Op::Quant(QuantOp::FullyConnected(p)), inputs))
         }

@@ -16,8 +16,9 @@ pub const MAGIC: [u8; 4] = *b"EMBR";
 /// Format major version this runtime reads. A different major is rejected.
 pub const VERSION_MAJOR: u16 = 1;
 /// Format minor version this runtime writes. Minor versions only add optional data and new op variants
-/// (1: more unary and binary functions, appended to `UnaryOp` and `BinaryOp`).
-pub const VERSION_MINOR: u16 = 1;
+/// (1: more unary and binary functions, appended to `UnaryOp` and `BinaryOp`; 2: the int8 ops that
+/// requantize carry their [`RequantRounding`](crate::ops::quant::requant::RequantRounding) as a last field).
+pub const VERSION_MINOR: u16 = 2;
 /// Bytes in the fixed header.
 pub const HEADER_LEN: usize = 24;
 /// Bytes in one section-table entry.

@@ -2,14 +2,14 @@
 
 use ember_core::ops::quant::conv::{self, QuantConv2dParams};
 use ember_core::ops::quant::fully_connected::{self, QuantFullyConnectedParams};
-use ember_core::ops::quant::requant::quantize_multiplier;
+use ember_core::ops::quant::requant::{quantize_multiplier, RequantRounding};
 use ember_core::ops::{In, Out};
 use ember_core::Error;
 use proptest::prelude::*;
 
 use crate::{
-    act_range, assert_within, clamp_lower_first, dim, flat, int8_values, mbqm_definition, numel,
-    requantize_real, scale, zero_point, Int8Kernels,
+    act_range, assert_within, clamp_lower_first, dim, flat, int8_values, numel, requantize_real,
+    rounding, scale, scale_definition, zero_point, Int8Kernels,
 };
 
 /// Quantization of a layer: input and output scales, per-channel weight scales, and the `[OC, 2]`
@@ -194,6 +194,7 @@ fn layer_definitions(
     acc: &[i64],
     channels: usize,
     q: &LayerQuant,
+    rounding: RequantRounding,
     y_zero_point: i8,
     act: (i8, i8),
 ) -> (Vec<i8>, Vec<i8>) {
@@ -202,7 +203,7 @@ fn layer_definitions(
     for (i, &a) in acc.iter().enumerate() {
         let oc = i % channels;
         let (m, s) = q.row(oc);
-        let scaled = mbqm_definition(a, m, s);
+        let scaled = scale_definition(rounding, a, m, s);
         tflite.push(clamp_lower_first(
             scaled + i64::from(y_zero_point),
             act.0,
@@ -241,8 +242,8 @@ fn conv_with_values(
     with_bias: bool,
 ) -> impl Strategy<Value = ConvCase> {
     let taps = w_dims[1] * w_dims[2] * w_dims[3];
-    let zps = (zero_point(), zero_point())
-        .prop_flat_map(|(x_zp, y_zp)| (Just(x_zp), Just(y_zp), act_range(y_zp)));
+    let zps = (zero_point(), zero_point(), rounding())
+        .prop_flat_map(|(x_zp, y_zp, r)| (Just(x_zp), Just(y_zp), act_range(y_zp), Just(r)));
     (
         int8_values(numel(&x_dims)),
         weights(numel(&w_dims)),
@@ -251,21 +252,24 @@ fn conv_with_values(
         zps,
     )
         .prop_map(
-            move |(x, w, b, q, (x_zero_point, y_zero_point, (act_min, act_max)))| ConvCase {
-                p: QuantConv2dParams {
-                    x_zero_point,
-                    y_zero_point,
-                    act_min,
-                    act_max,
-                    ..geometry
-                },
-                x_dims,
-                w_dims,
-                y_dims,
-                x,
-                w,
-                b,
-                q,
+            move |(x, w, b, q, (x_zero_point, y_zero_point, (act_min, act_max), rounding))| {
+                ConvCase {
+                    p: QuantConv2dParams {
+                        x_zero_point,
+                        y_zero_point,
+                        act_min,
+                        act_max,
+                        rounding,
+                        ..geometry
+                    },
+                    x_dims,
+                    w_dims,
+                    y_dims,
+                    x,
+                    w,
+                    b,
+                    q,
+                }
             },
         )
 }
@@ -291,6 +295,7 @@ fn geometry(
         y_zero_point: 0,
         act_min: i8::MIN,
         act_max: i8::MAX,
+        rounding: RequantRounding::Double,
     }
 }
 
@@ -335,8 +340,14 @@ pub fn check_conv2d(k: &Int8Kernels, c: &ConvCase) -> Result<(), TestCaseError> 
     prop_assert_eq!(c.validate(), Ok(()));
     let got = c.run(k);
     let act = (c.p.act_min, c.p.act_max);
-    let (tflite, real) =
-        layer_definitions(&c.accumulators(), c.w_dims[0], &c.q, c.p.y_zero_point, act);
+    let (tflite, real) = layer_definitions(
+        &c.accumulators(),
+        c.w_dims[0],
+        &c.q,
+        c.p.rounding,
+        c.p.y_zero_point,
+        act,
+    );
     assert_within(&got, &tflite, 0)?;
     assert_within(&got, &real, 1)
 }
@@ -432,8 +443,14 @@ pub fn check_conv2d_edge(k: &Int8Kernels, c: &ConvCase) -> Result<(), TestCaseEr
     if verdict.is_ok() {
         let act = (c.p.act_min, c.p.act_max);
         let oc = c.w_dims[0];
-        let (tflite, _) =
-            layer_definitions(&c.accumulators(), oc.max(1), &c.q, c.p.y_zero_point, act);
+        let (tflite, _) = layer_definitions(
+            &c.accumulators(),
+            oc.max(1),
+            &c.q,
+            c.p.rounding,
+            c.p.y_zero_point,
+            act,
+        );
         assert_within(&c.run(k), &tflite, 0)?;
     }
     Ok(())
@@ -486,8 +503,9 @@ pub fn fully_connected_case() -> impl Strategy<Value = FcCase> {
             x_dims.push(inputs);
             let mut y_dims = lead;
             y_dims.push(outputs);
-            let zps = (zero_point(), zero_point())
-                .prop_flat_map(|(x_zp, y_zp)| (Just(x_zp), Just(y_zp), act_range(y_zp)));
+            let zps = (zero_point(), zero_point(), rounding()).prop_flat_map(|(x_zp, y_zp, r)| {
+                (Just(x_zp), Just(y_zp), act_range(y_zp), Just(r))
+            });
             (
                 int8_values(numel(&x_dims)),
                 weights(inputs * outputs),
@@ -496,20 +514,29 @@ pub fn fully_connected_case() -> impl Strategy<Value = FcCase> {
                 zps,
             )
                 .prop_map(
-                    move |(x, w, b, q, (x_zero_point, y_zero_point, (act_min, act_max)))| FcCase {
-                        p: QuantFullyConnectedParams {
-                            x_zero_point,
-                            y_zero_point,
-                            act_min,
-                            act_max,
-                        },
-                        x_dims: x_dims.clone(),
-                        w_dims: [outputs, inputs],
-                        y_dims: y_dims.clone(),
+                    move |(
                         x,
                         w,
                         b,
                         q,
+                        (x_zero_point, y_zero_point, (act_min, act_max), rounding),
+                    )| {
+                        FcCase {
+                            p: QuantFullyConnectedParams {
+                                x_zero_point,
+                                y_zero_point,
+                                act_min,
+                                act_max,
+                                rounding,
+                            },
+                            x_dims: x_dims.clone(),
+                            w_dims: [outputs, inputs],
+                            y_dims: y_dims.clone(),
+                            x,
+                            w,
+                            b,
+                            q,
+                        }
                     },
                 )
         },
@@ -544,7 +571,8 @@ pub fn check_fully_connected(k: &Int8Kernels, c: &FcCase) -> Result<(), TestCase
         }
     }
     let act = (c.p.act_min, c.p.act_max);
-    let (tflite, real) = layer_definitions(&acc, outputs, &c.q, c.p.y_zero_point, act);
+    let (tflite, real) =
+        layer_definitions(&acc, outputs, &c.q, c.p.rounding, c.p.y_zero_point, act);
     let got = c.run(k);
     assert_within(&got, &tflite, 0)?;
     assert_within(&got, &real, 1)
@@ -649,6 +677,7 @@ pub fn known_fully_connected(k: &Int8Kernels) {
     // x = [1, 2, 3] (zero point -1: real [2, 3, 4]), w = [[1, 0, -1], [2, 2, 2]], bias [10, -100],
     // multiplier 1 per tensor, output zero point 5: [2 - 4 + 10, 18 - 100] + 5 = [13, -77].
     let p = QuantFullyConnectedParams {
+        rounding: RequantRounding::Double,
         x_zero_point: -1,
         y_zero_point: 5,
         act_min: i8::MIN,
@@ -729,6 +758,7 @@ fn validate_rejects_bad_shapes() {
     assert!(conv::validate(&p, x, w, None, &[4, 2], &[1, 2, 2, 3]).is_err()); // OC
 
     let fc = QuantFullyConnectedParams {
+        rounding: RequantRounding::Double,
         x_zero_point: 0,
         y_zero_point: 0,
         act_min: -128,

@@ -8,9 +8,11 @@ use ember_core::ops::quant::requantize::{self, RequantizeParams};
 use ember_core::ops::{In, Out};
 use proptest::prelude::*;
 
+use ember_core::ops::quant::requant::RequantRounding;
+
 use crate::{
-    act_range, assert_within, clamp_lower_first, int8_values, mbqm_definition, numel,
-    requantize_real, scale, zero_point, Int8Kernels,
+    act_range, assert_within, clamp_lower_first, int8_values, numel, requantize_real, scale,
+    scale_definition, zero_point, Int8Kernels,
 };
 
 /// Two input shapes that broadcast, and their broadcast: from dims of rank 0 to 4 (1 to 3, now and then
@@ -171,58 +173,72 @@ fn real(q: i8, (scale, zero_point): (f64, i8)) -> f64 {
     f64::from(scale as f32) * (f64::from(q) - f64::from(zero_point))
 }
 
-/// The table's Add against TFLite's arithmetic (exactly) and the real sum (within 1 LSB).
+/// The table's Add, in both rounding modes, against TFLite's arithmetic (exactly) and the real sum (within 1 LSB).
 pub fn check_add(k: &Int8Kernels, c: &BinaryCase) -> Result<(), TestCaseError> {
-    let p = add_params(c);
-    prop_assert_eq!(add::validate(&p, &c.a_dims, &c.b_dims, &c.y_dims), Ok(()));
-    let got = c.run(|a, b, y| (k.add)(&p, a, b, y));
-    let tflite = c.map(|a, b| {
-        let scaled = |q: i8, zp: i8, m, s| {
-            let shifted = (i64::from(q) - i64::from(zp)) << p.left_shift;
-            mbqm_definition(shifted, m, s)
+    for rounding in [RequantRounding::Double, RequantRounding::Single] {
+        let p = QuantAddParams {
+            rounding,
+            ..add_params(c)
         };
-        let sum = scaled(a, p.a_zero_point, p.a_multiplier, p.a_shift)
-            + scaled(b, p.b_zero_point, p.b_multiplier, p.b_shift);
-        let out = mbqm_definition(sum, p.y_multiplier, p.y_shift) + i64::from(p.y_zero_point);
-        clamp_lower_first(out, p.act_min, p.act_max)
-    });
-    assert_within(&got, &tflite, 0)?;
-    let y_scale = f64::from(c.y_q.0 as f32);
-    let want = c.map(|a, b| {
-        requantize_real(
-            real(a, c.a_q) + real(b, c.b_q),
-            y_scale,
-            c.y_q.1,
-            c.act.0,
-            c.act.1,
-        )
-    });
-    assert_within(&got, &want, 1)
+        prop_assert_eq!(add::validate(&p, &c.a_dims, &c.b_dims, &c.y_dims), Ok(()));
+        let got = c.run(|a, b, y| (k.add)(&p, a, b, y));
+        let tflite = c.map(|a, b| {
+            let scaled = |q: i8, zp: i8, m, s| {
+                let shifted = (i64::from(q) - i64::from(zp)) << p.left_shift;
+                scale_definition(p.rounding, shifted, m, s)
+            };
+            let sum = scaled(a, p.a_zero_point, p.a_multiplier, p.a_shift)
+                + scaled(b, p.b_zero_point, p.b_multiplier, p.b_shift);
+            let out = scale_definition(p.rounding, sum, p.y_multiplier, p.y_shift)
+                + i64::from(p.y_zero_point);
+            clamp_lower_first(out, p.act_min, p.act_max)
+        });
+        assert_within(&got, &tflite, 0)?;
+        let y_scale = f64::from(c.y_q.0 as f32);
+        let want = c.map(|a, b| {
+            requantize_real(
+                real(a, c.a_q) + real(b, c.b_q),
+                y_scale,
+                c.y_q.1,
+                c.act.0,
+                c.act.1,
+            )
+        });
+        assert_within(&got, &want, 1)?;
+    }
+    Ok(())
 }
 
-/// The table's Mul against TFLite's arithmetic (exactly) and the real product (within 1 LSB).
+/// The table's Mul, in both rounding modes, against TFLite's arithmetic (exactly) and the real product (within 1 LSB).
 pub fn check_mul(k: &Int8Kernels, c: &BinaryCase) -> Result<(), TestCaseError> {
-    let p = mul_params(c);
-    prop_assert_eq!(mul::validate(&p, &c.a_dims, &c.b_dims, &c.y_dims), Ok(()));
-    let got = c.run(|a, b, y| (k.mul)(&p, a, b, y));
-    let tflite = c.map(|a, b| {
-        let product =
-            (i64::from(a) - i64::from(p.a_zero_point)) * (i64::from(b) - i64::from(p.b_zero_point));
-        let out = mbqm_definition(product, p.multiplier, p.shift) + i64::from(p.y_zero_point);
-        clamp_lower_first(out, p.act_min, p.act_max)
-    });
-    assert_within(&got, &tflite, 0)?;
-    let y_scale = f64::from(c.y_q.0 as f32);
-    let want = c.map(|a, b| {
-        requantize_real(
-            real(a, c.a_q) * real(b, c.b_q),
-            y_scale,
-            c.y_q.1,
-            c.act.0,
-            c.act.1,
-        )
-    });
-    assert_within(&got, &want, 1)
+    for rounding in [RequantRounding::Double, RequantRounding::Single] {
+        let p = QuantMulParams {
+            rounding,
+            ..mul_params(c)
+        };
+        prop_assert_eq!(mul::validate(&p, &c.a_dims, &c.b_dims, &c.y_dims), Ok(()));
+        let got = c.run(|a, b, y| (k.mul)(&p, a, b, y));
+        let tflite = c.map(|a, b| {
+            let product = (i64::from(a) - i64::from(p.a_zero_point))
+                * (i64::from(b) - i64::from(p.b_zero_point));
+            let out = scale_definition(p.rounding, product, p.multiplier, p.shift)
+                + i64::from(p.y_zero_point);
+            clamp_lower_first(out, p.act_min, p.act_max)
+        });
+        assert_within(&got, &tflite, 0)?;
+        let y_scale = f64::from(c.y_q.0 as f32);
+        let want = c.map(|a, b| {
+            requantize_real(
+                real(a, c.a_q) * real(b, c.b_q),
+                y_scale,
+                c.y_q.1,
+                c.act.0,
+                c.act.1,
+            )
+        });
+        assert_within(&got, &want, 1)?;
+    }
+    Ok(())
 }
 
 /// A requantization: values and the input and output `(scale, zero_point)`.
@@ -249,39 +265,45 @@ pub fn requantize_case() -> impl Strategy<Value = RequantizeCase> {
         })
 }
 
-/// The table's Requantize against TFLite's arithmetic (exactly) and the real value (within 1 LSB).
+/// The table's Requantize, in both rounding modes, against TFLite's arithmetic (exactly) and the real value (within 1 LSB).
 pub fn check_requantize(k: &Int8Kernels, c: &RequantizeCase) -> Result<(), TestCaseError> {
-    let p = RequantizeParams::from_scales((c.x_q.0 as f32, c.x_q.1), (c.y_q.0 as f32, c.y_q.1));
-    let dims = [c.x.len()];
-    prop_assert_eq!(requantize::validate(&p, &dims, &dims), Ok(()));
-    let mut got = vec![0x55; c.x.len()];
-    (k.requantize)(
-        &p,
-        In {
-            data: &c.x,
-            dims: &dims,
-        },
-        Out {
-            data: &mut got,
-            dims: &dims,
-        },
-    );
-    let tflite: Vec<i8> = c
-        .x
-        .iter()
-        .map(|&v| {
-            let centered = i64::from(v) - i64::from(p.x_zero_point);
-            let out = mbqm_definition(centered, p.multiplier, p.shift) + i64::from(p.y_zero_point);
-            clamp_lower_first(out, i8::MIN, i8::MAX)
-        })
-        .collect();
-    assert_within(&got, &tflite, 0)?;
-    let y_scale = f64::from(c.y_q.0 as f32);
-    let want: Vec<i8> =
-        c.x.iter()
-            .map(|&v| requantize_real(real(v, c.x_q), y_scale, c.y_q.1, i8::MIN, i8::MAX))
-            .collect();
-    assert_within(&got, &want, 1)
+    for rounding in [RequantRounding::Double, RequantRounding::Single] {
+        let p = RequantizeParams {
+            rounding,
+            ..RequantizeParams::from_scales((c.x_q.0 as f32, c.x_q.1), (c.y_q.0 as f32, c.y_q.1))
+        };
+        let dims = [c.x.len()];
+        prop_assert_eq!(requantize::validate(&p, &dims, &dims), Ok(()));
+        let mut got = vec![0x55; c.x.len()];
+        (k.requantize)(
+            &p,
+            In {
+                data: &c.x,
+                dims: &dims,
+            },
+            Out {
+                data: &mut got,
+                dims: &dims,
+            },
+        );
+        let tflite: Vec<i8> =
+            c.x.iter()
+                .map(|&v| {
+                    let centered = i64::from(v) - i64::from(p.x_zero_point);
+                    let out = scale_definition(p.rounding, centered, p.multiplier, p.shift)
+                        + i64::from(p.y_zero_point);
+                    clamp_lower_first(out, i8::MIN, i8::MAX)
+                })
+                .collect();
+        assert_within(&got, &tflite, 0)?;
+        let y_scale = f64::from(c.y_q.0 as f32);
+        let want: Vec<i8> =
+            c.x.iter()
+                .map(|&v| requantize_real(real(v, c.x_q), y_scale, c.y_q.1, i8::MIN, i8::MAX))
+                .collect();
+        assert_within(&got, &want, 1)?;
+    }
+    Ok(())
 }
 
 /// A quantization of f32 values.

@@ -18,7 +18,7 @@ use ember_core::ops::quant::fully_connected::{self, QuantFullyConnectedParams};
 use ember_core::ops::quant::max_pool::QuantMaxPoolParams;
 use ember_core::ops::quant::mul::QuantMulParams;
 use ember_core::ops::quant::quantize::{QuantizeParams, Rounding};
-use ember_core::ops::quant::requant::{activation_range, channel_multiplier};
+use ember_core::ops::quant::requant::{activation_range, channel_multiplier, RequantRounding};
 use ember_core::ops::quant::requantize::RequantizeParams;
 use ember_core::ops::quant::softmax::QuantSoftmaxParams;
 use ember_core::ops::{In, Out};
@@ -124,6 +124,7 @@ fn run_conv2d(k: &Int8Kernels, c: &Case<'_>) -> Vec<i8> {
     let ((x_scale, x_zp), (y_scale, y_zp)) = (c.quant("x_quant"), c.quant("y_quant"));
     let (act_min, act_max) = activation_range(c.activation(), y_scale, y_zp);
     let p = QuantConv2dParams {
+        rounding: RequantRounding::Double,
         stride_h: stride[0],
         stride_w: stride[1],
         dilation_h: dilation[0],
@@ -174,6 +175,7 @@ fn run_fully_connected(k: &Int8Kernels, c: &Case<'_>) -> Vec<i8> {
     let ((x_scale, x_zp), (y_scale, y_zp)) = (c.quant("x_quant"), c.quant("y_quant"));
     let (act_min, act_max) = activation_range(c.activation(), y_scale, y_zp);
     let p = QuantFullyConnectedParams {
+        rounding: RequantRounding::Double,
         x_zero_point: x_zp,
         y_zero_point: y_zp,
         act_min,

@@ -78,6 +78,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 &ConvertOptions {
                     shapes: vec![],
                     keep_names: true,
+                    ..Default::default()
                 },
             )
             .with_context(|| format!("cannot convert {}", args.model.display()))?;
@@ -92,6 +93,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         let opts = ConvertOptions {
             shapes,
             keep_names: true,
+            ..Default::default()
         };
         let converted = convert(&bytes, &opts)
             .with_context(|| format!("cannot convert {}", args.model.display()))?;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use ember_convert::{convert, ConvertOptions};
+use ember_convert::{convert, ConvertOptions, RequantRounding};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -43,6 +43,28 @@ pub struct Args {
     /// Also write the quantized model as an ONNX QDQ file (to check it with onnxruntime, say).
     #[arg(long, value_name = "FILE.onnx", requires = "quantize")]
     pub save_qdq: Option<PathBuf>,
+    /// How int8 ops round when they requantize: `single` (one rounding; agrees with onnxruntime) or
+    /// `double` (TFLite's default arithmetic; bit-identical to TFLM's reference kernels).
+    #[arg(long, value_enum, default_value_t = RoundingArg::Single)]
+    pub rounding: RoundingArg,
+}
+
+/// `--rounding` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RoundingArg {
+    /// One rounding of the exact product (TFLite's TFLITE_SINGLE_ROUNDING; onnxruntime's results).
+    Single,
+    /// A rounding doubling high multiply, then a rounding shift (TFLite's default; TFLM's results).
+    Double,
+}
+
+impl From<RoundingArg> for RequantRounding {
+    fn from(r: RoundingArg) -> Self {
+        match r {
+            RoundingArg::Single => RequantRounding::Single,
+            RoundingArg::Double => RequantRounding::Double,
+        }
+    }
 }
 
 /// Quantization targets of `ember convert --quantize`.
@@ -91,6 +113,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let opts = ConvertOptions {
         shapes,
         keep_names: !args.strip_names,
+        rounding: args.rounding.into(),
     };
     let pb = super::spinner("converting");
     let converted = convert(&bytes, &opts);

@@ -40,6 +40,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let opts = ConvertOptions {
         shapes: vec![("input".to_string(), vec![1, 1, 8, 8])],
         keep_names: true,
+        ..Default::default()
     };
     let converted = convert(MODEL, &opts).context("cannot convert the bundled digits model")?;
     std::fs::write(&out, &converted.blob)

@@ -6,6 +6,7 @@
 
 use ember_core::ops::quant::conv::{self as ref_conv, QuantConv2dParams};
 use ember_core::ops::quant::fully_connected::{self as ref_fc, QuantFullyConnectedParams};
+use ember_core::ops::quant::requant::RequantRounding;
 use ember_core::ops::{In, Out};
 use ember_cortex_m::ops::quant::{conv, fully_connected};
 use proptest::prelude::*;
@@ -78,9 +79,10 @@ fn conv_case_with(
         (0u16..=2, 0u16..=2, 0u16..=2, 0u16..=2),
         (0usize..=4, 0usize..=4),
         (any::<i8>(), any::<i8>(), any::<i8>(), any::<i8>()),
+        rounding(),
     )
         .prop_flat_map(
-            |((n, groups, icg, ocg), (kh, kw, sh, sw, dh, dw), pads, extra, zps)| {
+            |((n, groups, icg, ocg), (kh, kw, sh, sw, dh, dw), pads, extra, zps, rounding)| {
                 let g = usize::from(groups);
                 let h = (usize::from(dh) * (kh - 1) + 1 + extra.0).max(1);
                 let w = (usize::from(dw) * (kw - 1) + 1 + extra.1).max(1);
@@ -98,6 +100,7 @@ fn conv_case_with(
                     y_zero_point: zps.1,
                     act_min: zps.2.min(zps.3),
                     act_max: zps.2.max(zps.3),
+                    rounding,
                 };
                 let oh = conv_output_len(h, kh, sh, dh, (pads.0, pads.2));
                 let ow = conv_output_len(w, kw, sw, dw, (pads.1, pads.3));
@@ -158,19 +161,26 @@ struct FcCase {
     requant: Vec<i32>,
 }
 
+/// Either requantization rounding mode.
+fn rounding() -> impl Strategy<Value = RequantRounding> {
+    prop_oneof![Just(RequantRounding::Double), Just(RequantRounding::Single)]
+}
+
 fn fc_case() -> impl Strategy<Value = FcCase> {
     (
         1usize..=3,
         1usize..=70,
         1usize..=9,
         any::<(i8, i8, i8, i8)>(),
+        rounding(),
     )
-        .prop_flat_map(|(rows, inputs, outputs, zps)| {
+        .prop_flat_map(|(rows, inputs, outputs, zps, rounding)| {
             let p = QuantFullyConnectedParams {
                 x_zero_point: zps.0,
                 y_zero_point: zps.1,
                 act_min: zps.2.min(zps.3),
                 act_max: zps.2.max(zps.3),
+                rounding,
             };
             (
                 bytes(rows * inputs),

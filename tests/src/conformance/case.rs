@@ -277,6 +277,7 @@ fn attempt(
             .map(|(n, d, _)| (n.clone(), d.clone()))
             .collect(),
         keep_names: true,
+        ..Default::default()
     };
     *stage = Stage::Convert;
     let converted = ember_convert::convert(&edited, &opts).map_err(classify)?;

@@ -45,6 +45,8 @@ fn measure(root: &Path, ember: &Path) -> Result<String> {
         .arg(digits.join("calib.npy"))
         .arg("--save-qdq")
         .arg(&qdq)
+        // TFLite's default arithmetic, which the tflite-micro package's kernels use.
+        .args(["--rounding", "double"])
         .output()
         .context("cannot start ember convert")?;
     if !qdq.exists() {
@@ -99,7 +101,7 @@ fn ember_int8(
             .arg(qdq)
             .arg("-o")
             .arg(batch_blob)
-            .args(["--shape", "input=360,1,8,8"]),
+            .args(["--shape", "input=360,1,8,8", "--rounding", "double"]),
         "ember convert (QDQ model, batch 360)",
     )?;
     run_ok(

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ops::quant::requant::{
-    check_multiplier, clamp_to_i8, multiply_by_quantized_multiplier, quantize_multiplier, MIN_SHIFT,
+    check_multiplier, clamp_to_i8, quantize_multiplier, RequantRounding, MIN_SHIFT,
 };
 use crate::ops::shape::broadcast_zip;
 use crate::ops::shape::{check_broadcast, check_dims, ensure};
@@ -47,6 +47,8 @@ pub struct QuantAddParams {
     pub act_min: i8,
     /// Upper clamp of the output (fused activation).
     pub act_max: i8,
+    /// How the output is rounded when it is scaled (see [`RequantRounding`]).
+    pub rounding: RequantRounding,
 }
 
 impl QuantAddParams {
@@ -74,6 +76,7 @@ impl QuantAddParams {
             y_shift,
             act_min,
             act_max,
+            rounding: RequantRounding::Double,
         }
     }
 }
@@ -104,9 +107,11 @@ pub fn add(p: &QuantAddParams, a: In<'_, i8>, b: In<'_, i8>, y: Out<'_, i8>) {
     broadcast_zip(a, b, y, move |u, v| {
         let u = (i32::from(u) - i32::from(p.a_zero_point)).wrapping_mul(unit);
         let v = (i32::from(v) - i32::from(p.b_zero_point)).wrapping_mul(unit);
-        let u = multiply_by_quantized_multiplier(u, p.a_multiplier, p.a_shift);
-        let v = multiply_by_quantized_multiplier(v, p.b_multiplier, p.b_shift);
-        let sum = multiply_by_quantized_multiplier(u.wrapping_add(v), p.y_multiplier, p.y_shift);
+        let u = p.rounding.scale(u, p.a_multiplier, p.a_shift);
+        let v = p.rounding.scale(v, p.b_multiplier, p.b_shift);
+        let sum = p
+            .rounding
+            .scale(u.wrapping_add(v), p.y_multiplier, p.y_shift);
         clamp_to_i8(
             sum.saturating_add(p.y_zero_point.into()),
             p.act_min,

@@ -6,9 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ops::math::activation::Activation;
 use crate::ops::nn::conv as float_conv;
-use crate::ops::quant::requant::{
-    channel_row, check_per_channel_dims, clamp_to_i8, multiply_by_quantized_multiplier,
-};
+use crate::ops::quant::requant::{check_per_channel_dims, requantize_acc, RequantRounding};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -45,6 +43,8 @@ pub struct QuantConv2dParams {
     pub act_min: i8,
     /// Upper clamp of the output (fused activation).
     pub act_max: i8,
+    /// How the output is rounded when it is scaled (see [`RequantRounding`]).
+    pub rounding: RequantRounding,
 }
 
 impl QuantConv2dParams {
@@ -143,7 +143,15 @@ pub fn conv2d(
                     if let Some(b) = b {
                         acc = acc.wrapping_add(b[oc]);
                     }
-                    *out = requantize_acc(acc, requant, oc, p.y_zero_point, p.act_min, p.act_max);
+                    *out = requantize_acc(
+                        acc,
+                        requant,
+                        oc,
+                        p.rounding,
+                        p.y_zero_point,
+                        p.act_min,
+                        p.act_max,
+                    );
                 }
             }
         }
@@ -157,20 +165,4 @@ pub(crate) fn dot_offset(xs: &[i8], ws: &[i8], x_offset: i32) -> i32 {
     xs.iter().zip(ws).fold(0i32, |acc, (&xv, &wv)| {
         acc.wrapping_add(i32::from(wv) * (i32::from(xv) + x_offset))
     })
-}
-
-/// The output stage of Conv2d and FullyConnected: scale the accumulator with channel `channel`'s
-/// multiplier, add the output zero point (saturating), clamp to `act_min..=act_max`.
-#[inline(always)]
-pub(crate) fn requantize_acc(
-    acc: i32,
-    requant: &[i32],
-    channel: usize,
-    y_zero_point: i8,
-    act_min: i8,
-    act_max: i8,
-) -> i8 {
-    let (multiplier, shift) = channel_row(requant, channel);
-    let scaled = multiply_by_quantized_multiplier(acc, multiplier, shift);
-    clamp_to_i8(scaled.saturating_add(y_zero_point.into()), act_min, act_max)
 }

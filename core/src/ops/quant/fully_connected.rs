@@ -5,8 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::ops::math::activation::Activation;
 use crate::ops::nn::fully_connected as float_fc;
-use crate::ops::quant::conv::{dot_offset, requantize_acc};
+use crate::ops::quant::conv::dot_offset;
 use crate::ops::quant::requant::check_per_channel_dims;
+use crate::ops::quant::requant::{requantize_acc, RequantRounding};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -24,6 +25,8 @@ pub struct QuantFullyConnectedParams {
     pub act_min: i8,
     /// Upper clamp of the output (fused activation).
     pub act_max: i8,
+    /// How the output is rounded when it is scaled (see [`RequantRounding`]).
+    pub rounding: RequantRounding,
 }
 
 /// Checks the shapes: the float layer's rules (see
@@ -67,7 +70,15 @@ pub fn fully_connected(
             if let Some(b) = b {
                 acc = acc.wrapping_add(b[o]);
             }
-            *out = requantize_acc(acc, requant, o, p.y_zero_point, p.act_min, p.act_max);
+            *out = requantize_acc(
+                acc,
+                requant,
+                o,
+                p.rounding,
+                p.y_zero_point,
+                p.act_min,
+                p.act_max,
+            );
         }
     }
 }

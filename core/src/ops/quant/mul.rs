@@ -4,8 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ops::quant::requant::{
-    check_multiplier, clamp_to_i8, multiply_by_quantized_multiplier, quantize_multiplier,
-    MAX_SHIFT, MIN_SHIFT,
+    check_multiplier, clamp_to_i8, quantize_multiplier, RequantRounding, MAX_SHIFT, MIN_SHIFT,
 };
 use crate::ops::shape::broadcast_zip;
 use crate::ops::shape::{check_broadcast, check_dims};
@@ -30,6 +29,8 @@ pub struct QuantMulParams {
     pub act_min: i8,
     /// Upper clamp of the output (fused activation).
     pub act_max: i8,
+    /// How the output is rounded when it is scaled (see [`RequantRounding`]).
+    pub rounding: RequantRounding,
 }
 
 impl QuantMulParams {
@@ -45,6 +46,7 @@ impl QuantMulParams {
             shift,
             act_min,
             act_max,
+            rounding: RequantRounding::Double,
         }
     }
 }
@@ -72,7 +74,7 @@ pub fn mul(p: &QuantMulParams, a: In<'_, i8>, b: In<'_, i8>, y: Out<'_, i8>) {
         let u = i32::from(u) - i32::from(p.a_zero_point);
         let v = i32::from(v) - i32::from(p.b_zero_point);
         // |u|, |v| <= 255: the product fits.
-        let scaled = multiply_by_quantized_multiplier(u * v, p.multiplier, p.shift);
+        let scaled = p.rounding.scale(u * v, p.multiplier, p.shift);
         clamp_to_i8(
             scaled.saturating_add(p.y_zero_point.into()),
             p.act_min,

@@ -1,14 +1,58 @@
 //! Fixed-point requantization as the TFLite int8 spec does it: a real multiplier `M` is stored as a Q31
 //! `multiplier` in `[2^30, 2^31)` and a power-of-two `shift`, `M ~= multiplier * 2^(shift - 31)`, and an
-//! int32 value is scaled by it with a saturating rounding doubling high multiply followed by a rounding
-//! right shift (two roundings, exactly as TFLite's and TFLM's reference `MultiplyByQuantizedMultiplier`).
+//! int32 value is scaled by it in one of two [`RequantRounding`] modes: TFLite's default, a saturating rounding
+//! doubling high multiply followed by a rounding right shift (two roundings, exactly as TFLM's reference
+//! `MultiplyByQuantizedMultiplier`), or a single rounding of the exact product (TFLite built with
+//! `TFLITE_SINGLE_ROUNDING`), which is what onnxruntime's float requantization computes.
 //!
 //! [`quantize_multiplier`] and [`activation_range`] are converter-side helpers (pure math, no `std`); the
 //! device only runs [`multiply_by_quantized_multiplier`] and friends, never float.
 
+use serde::{Deserialize, Serialize};
+
 use crate::ops::math::activation::Activation;
 use crate::ops::shape::ensure;
 use crate::Error;
+
+/// How an int8 op rounds when it scales an int32 value by a quantized multiplier. The converter picks it
+/// per op and the blob stores it, so a model gives the same bytes on every target.
+///
+/// The modes differ by at most one LSB. Double rounding first rounds to `2^-r` of an output step (`r`
+/// the right shift), so a value that close to a half-way point can round the wrong way: with `M` about
+/// 0.226, `-1006 * M = -227.43` gives -228 in double rounding and -227 in single.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum RequantRounding {
+    /// TFLite's default and TFLM's reference arithmetic: [`multiply_by_quantized_multiplier`] (a rounding
+    /// doubling high multiply, then a rounding right shift). Bit-identical to TFLM.
+    #[default]
+    Double,
+    /// One rounding of the exact product, ties toward +infinity: [`multiply_by_quantized_multiplier_single`]
+    /// (TFLite's `TFLITE_SINGLE_ROUNDING`). It agrees with onnxruntime, which requantizes in float and
+    /// rounds once, and is one multiply and one shift on a 32-bit core.
+    Single,
+}
+
+impl RequantRounding {
+    /// `x * multiplier * 2^(shift - 31)`, rounded in this mode.
+    #[inline(always)]
+    pub fn scale(self, x: i32, multiplier: i32, shift: i32) -> i32 {
+        match self {
+            RequantRounding::Double => multiply_by_quantized_multiplier(x, multiplier, shift),
+            RequantRounding::Single => {
+                multiply_by_quantized_multiplier_single(x, multiplier, shift)
+            }
+        }
+    }
+
+    /// The mode's name as the CLI spells it (`double`, `single`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RequantRounding::Double => "double",
+            RequantRounding::Single => "single",
+        }
+    }
+}
 
 /// Smallest `shift` a multiplier may have (`M >= 2^-32`; smaller multipliers are stored as 0).
 pub const MIN_SHIFT: i32 = -31;
@@ -62,6 +106,19 @@ pub fn multiply_by_quantized_multiplier(x: i32, multiplier: i32, shift: i32) -> 
         saturating_rounding_doubling_high_mul(shifted, multiplier),
         right,
     )
+}
+
+/// `round(x * multiplier / 2^(31 - shift))` with one rounding, ties toward +infinity, saturated to i32
+/// (TFLite's `MultiplyByQuantizedMultiplier` built with `TFLITE_SINGLE_ROUNDING`).
+///
+/// Valid multipliers have `shift` in [`MIN_SHIFT`]`..=`[`MAX_SHIFT`]; outside it the shift is clamped to
+/// that range, so the function never panics.
+#[inline]
+pub fn multiply_by_quantized_multiplier_single(x: i32, multiplier: i32, shift: i32) -> i32 {
+    let total_shift = 31 - shift.clamp(MIN_SHIFT, MAX_SHIFT);
+    // |x * multiplier| <= 2^62 and the nudge is at most 2^61, so the sum fits in i64.
+    let product = i64::from(x) * i64::from(multiplier) + (1i64 << (total_shift - 1));
+    (product >> total_shift).clamp(i32::MIN.into(), i32::MAX.into()) as i32
 }
 
 /// `(multiplier, shift)` with `real ~= multiplier * 2^(shift - 31)` and `|multiplier|` in `[2^30, 2^31)`
@@ -140,6 +197,25 @@ pub fn clamp_to_i8(v: i32, act_min: i8, act_max: i8) -> i8 {
     lower.min(act_max.into()) as i8
 }
 
+/// The output stage of Conv2d and FullyConnected: scale the int32 accumulator by output channel
+/// `channel`'s `(multiplier, shift)` row of `requant` (a validated `[OC, 2]` or `[1, 2]` tensor) in
+/// `rounding` mode, add the output zero point (saturating), clamp to `act_min..=act_max`. Targets with
+/// their own accumulation loops (`ember-cortex-m`) share it, so every target rounds alike.
+#[inline(always)]
+pub fn requantize_acc(
+    acc: i32,
+    requant: &[i32],
+    channel: usize,
+    rounding: RequantRounding,
+    y_zero_point: i8,
+    act_min: i8,
+    act_max: i8,
+) -> i8 {
+    let (multiplier, shift) = channel_row(requant, channel);
+    let scaled = rounding.scale(acc, multiplier, shift);
+    clamp_to_i8(scaled.saturating_add(y_zero_point.into()), act_min, act_max)
+}
+
 /// Checks one multiplier: `multiplier >= 0` and `shift` in `min_shift..=max_shift`.
 pub(crate) fn check_multiplier(
     multiplier: i32,
@@ -211,6 +287,46 @@ mod tests {
             assert!((0.5..1.0).contains(&m.abs()), "{x}: {m}");
             assert_eq!(m * libm::exp2(f64::from(e)), x, "{x}");
         }
+    }
+
+    /// Single rounding is `round(x * M)` with ties up, checked against exact rational arithmetic in i128.
+    #[test]
+    fn single_rounding_is_one_rounding_of_the_exact_product() {
+        let cases = [
+            (0, 1 << 30, 0),
+            (1, 1 << 30, 0),   // 0.5: a tie, up to 1
+            (-1, 1 << 30, 0),  // -0.5: a tie, up to 0
+            (3, 1 << 30, -1),  // 0.75 -> 1
+            (-3, 1 << 30, -1), // -0.75 -> -1
+            (12345, 1_518_500_250, -7),
+            (-98765, 2_000_000_000, -20),
+            (i32::MAX, i32::MAX, 30),
+            (i32::MIN, i32::MAX, 30),
+            (i32::MIN, i32::MAX, -31),
+        ];
+        for (x, m, shift) in cases {
+            let num = i128::from(x) * i128::from(m);
+            let den = 1i128 << (31 - shift);
+            // floor((num + den / 2) / den): round half up, exactly.
+            let want = (num + den / 2)
+                .div_euclid(den)
+                .clamp(i32::MIN.into(), i32::MAX.into());
+            assert_eq!(
+                i128::from(multiply_by_quantized_multiplier_single(x, m, shift)),
+                want,
+                "{x} * {m} * 2^({shift} - 31)"
+            );
+        }
+        // -1006 * 1941943902 / 2^33 = -227.43: the first rounding gives -909.71 -> -910, which is a
+        // tie (-227.5) for the second.
+        assert_eq!(
+            RequantRounding::Single.scale(-1006, 1_941_943_902, -2),
+            -227
+        );
+        assert_eq!(
+            RequantRounding::Double.scale(-1006, 1_941_943_902, -2),
+            -228
+        );
     }
 
     #[test]

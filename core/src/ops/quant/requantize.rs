@@ -4,8 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ops::quant::requant::{
-    check_multiplier, clamp_to_i8, multiply_by_quantized_multiplier, quantize_multiplier,
-    MAX_SHIFT, MIN_SHIFT,
+    check_multiplier, clamp_to_i8, quantize_multiplier, RequantRounding, MAX_SHIFT, MIN_SHIFT,
 };
 use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{In, Out};
@@ -23,6 +22,8 @@ pub struct RequantizeParams {
     pub multiplier: i32,
     /// Shift of `multiplier`.
     pub shift: i32,
+    /// How the output is rounded when it is scaled (see [`RequantRounding`]).
+    pub rounding: RequantRounding,
 }
 
 impl RequantizeParams {
@@ -35,6 +36,7 @@ impl RequantizeParams {
             y_zero_point: y.1,
             multiplier,
             shift,
+            rounding: RequantRounding::Double,
         }
     }
 }
@@ -56,7 +58,7 @@ pub fn validate(p: &RequantizeParams, x: &[usize], y: &[usize]) -> Result<(), Er
 pub fn requantize(p: &RequantizeParams, x: In<'_, i8>, y: Out<'_, i8>) {
     for (out, &v) in y.data.iter_mut().zip(x.data) {
         let centered = i32::from(v) - i32::from(p.x_zero_point);
-        let scaled = multiply_by_quantized_multiplier(centered, p.multiplier, p.shift);
+        let scaled = p.rounding.scale(centered, p.multiplier, p.shift);
         *out = clamp_to_i8(
             scaled.saturating_add(p.y_zero_point.into()),
             i8::MIN,

@@ -34,6 +34,7 @@ use cortex_m_semihosting::hprintln;
 use ember_core::kernels::{QuantConv2dFn, QuantFullyConnectedFn};
 use ember_core::ops::quant::conv::{validate as validate_conv, QuantConv2dParams};
 use ember_core::ops::quant::fully_connected::{validate as validate_fc, QuantFullyConnectedParams};
+use ember_core::ops::quant::requant::RequantRounding;
 use ember_core::ops::{In, Out};
 use ember_core::{Clock, REFERENCE};
 use ember_cortex_m::{dsp, ACCELERATED, DSP_KERNELS, KERNELS};
@@ -281,6 +282,7 @@ impl Check<'_> {
             y_zero_point: zps[1],
             act_min: zps[2],
             act_max: zps[3],
+            rounding: rounding_of(case),
         };
         let b_dims = [out_c];
         let valid = nx.max(nw).max(ny) <= MAX_ELEMS
@@ -339,6 +341,7 @@ impl Check<'_> {
             y_zero_point: zps[1],
             act_min: zps[2],
             act_max: zps[3],
+            rounding: rounding_of(case),
         };
         let (x_dims, w_dims, y_dims) = ([rows_x, inputs], [outputs, inputs], [rows_x, outputs]);
         let (nx, nw, ny) = (rows_x * inputs, outputs * inputs, rows_x * outputs);
@@ -529,4 +532,13 @@ unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
 fn panic(info: &core::panic::PanicInfo) -> ! {
     hprintln!("panic: {}", info);
     exit(debug::EXIT_FAILURE)
+}
+
+/// Odd cases round once, even cases twice, so that both requantization modes are checked.
+fn rounding_of(case: u32) -> RequantRounding {
+    if case.is_multiple_of(2) {
+        RequantRounding::Double
+    } else {
+        RequantRounding::Single
+    }
 }

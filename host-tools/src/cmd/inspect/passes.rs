@@ -23,6 +23,7 @@ pub fn run_passes(path: &Path, shapes: &[String]) -> Result<ExitCode> {
     let opts = ConvertOptions {
         shapes,
         keep_names: true,
+        ..Default::default()
     };
     let converted =
         convert(&bytes, &opts).with_context(|| format!("cannot convert {}", path.display()))?;

@@ -19,7 +19,8 @@
 use ember_core::ops::quant::conv::{self as reference, QuantConv2dParams};
 use ember_core::ops::{In, Out};
 
-use super::dot::{dot_offset, dot_offset2, requantize_acc, STEP};
+use super::dot::{dot_offset, dot_offset2, STEP};
+use ember_core::ops::quant::requant::requantize_acc;
 
 /// `y = clamp(requant(conv(x - x_zero_point, w) + b) + y_zero_point, act_min, act_max)`: the
 /// reference's contract (see `ember_core::ops::quant::conv::conv2d`), for the shapes its `validate`
@@ -77,7 +78,15 @@ fn conv2d_rows(
             Some(b) => acc.wrapping_add(b[oc]),
             None => acc,
         };
-        requantize_acc(acc, requant, oc, p.y_zero_point, p.act_min, p.act_max)
+        requantize_acc(
+            acc,
+            requant,
+            oc,
+            p.rounding,
+            p.y_zero_point,
+            p.act_min,
+            p.act_max,
+        )
     };
 
     // The receptive field of one output pixel, gathered when it fits.
@@ -244,8 +253,15 @@ fn depthwise_conv2d(
                         if let Some(b) = b {
                             acc = acc.wrapping_add(b[oc]);
                         }
-                        *out =
-                            requantize_acc(acc, requant, oc, p.y_zero_point, p.act_min, p.act_max);
+                        *out = requantize_acc(
+                            acc,
+                            requant,
+                            oc,
+                            p.rounding,
+                            p.y_zero_point,
+                            p.act_min,
+                            p.act_max,
+                        );
                     }
                 }
             }
@@ -308,7 +324,15 @@ fn conv2d_taps(
                     if let Some(b) = b {
                         acc = acc.wrapping_add(b[oc]);
                     }
-                    *out = requantize_acc(acc, requant, oc, p.y_zero_point, p.act_min, p.act_max);
+                    *out = requantize_acc(
+                        acc,
+                        requant,
+                        oc,
+                        p.rounding,
+                        p.y_zero_point,
+                        p.act_min,
+                        p.act_max,
+                    );
                 }
             }
         }

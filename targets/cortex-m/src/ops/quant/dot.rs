@@ -5,8 +5,6 @@
 //! add is exact), `SXTB16` sign-extends the same bytes of the `w` word, and two `SMLAD`s add the four
 //! products to the int32 accumulator, wrapping as the reference's `wrapping_add` does.
 
-use ember_core::ops::quant::requant::{clamp_to_i8, multiply_by_quantized_multiplier};
-
 use crate::dsp::{smlad, sxtab16, sxtab16_ror8, sxtb16, sxtb16_ror8};
 
 /// Elements per step: one word of int8.
@@ -73,23 +71,6 @@ pub fn dot_offset2(xs: &[i8], wa: &[i8], wb: &[i8], x_offset: i32) -> (i32, i32)
         tail(acc_a, rest, a4.remainder(), x_offset),
         tail(acc_b, rest, b4.remainder(), x_offset),
     )
-}
-
-/// The output stage of Conv2d and FullyConnected, as the reference's: scale `acc` with channel
-/// `channel`'s `(multiplier, shift)` row (row 0 when `requant` has one), add the output zero point
-/// (saturating), clamp to `act_min..=act_max`.
-#[inline(always)]
-pub fn requantize_acc(
-    acc: i32,
-    requant: &[i32],
-    channel: usize,
-    y_zero_point: i8,
-    act_min: i8,
-    act_max: i8,
-) -> i8 {
-    let row = if requant.len() == 2 { 0 } else { channel * 2 };
-    let scaled = multiply_by_quantized_multiplier(acc, requant[row], requant[row + 1]);
-    clamp_to_i8(scaled.saturating_add(y_zero_point.into()), act_min, act_max)
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@
 use ember_core::ops::quant::fully_connected::QuantFullyConnectedParams;
 use ember_core::ops::{In, Out};
 
-use super::dot::{dot_offset, dot_offset2, requantize_acc};
+use super::dot::{dot_offset, dot_offset2};
+use ember_core::ops::quant::requant::requantize_acc;
 
 /// `y[r, o] = clamp(requant_o(sum_i w[o, i] * (x[r, i] - x_zero_point) + b[o]) + y_zero_point)`: the
 /// reference's contract, for the shapes its `validate` accepts.
@@ -27,7 +28,15 @@ pub fn fully_connected(
             Some(b) => acc.wrapping_add(b[o]),
             None => acc,
         };
-        requantize_acc(acc, requant, o, p.y_zero_point, p.act_min, p.act_max)
+        requantize_acc(
+            acc,
+            requant,
+            o,
+            p.rounding,
+            p.y_zero_point,
+            p.act_min,
+            p.act_max,
+        )
     };
     let w_row = |o: usize| &w.data[o * in_features..][..in_features];
     for (r, y_row) in y.data.chunks_exact_mut(out_features).enumerate() {
