@@ -110,28 +110,154 @@ pub type RequantizeFn = fn(&RequantizeParams, In<'_, i8>, Out<'_, i8>);
 /// Slice, Gather or Broadcast).
 pub type MovementFn = fn(&OpKind, &[AnyIn<'_>], AnyOut<'_>) -> Result<(), Error>;
 
-/// The kernel families a table provides, as bits of [`Kernels::families`]. A session refuses a model
-/// with an op whose family its table lacks, so a table can leave families out (their entries are
-/// stubs the session never calls) and a firmware links only the kernels it can run.
-pub mod family {
-    /// Every op on f32 tensors.
-    pub const F32: u8 = 1;
-    /// Ops on the other dtypes: integer and f64 arithmetic, comparisons, logic, Where, Cast, ArgMax,
-    /// and data movement of any dtype.
-    pub const TYPED: u8 = 2;
-    /// The int8 ops (and data movement of int8 tensors).
-    pub const INT8: u8 = 4;
-    /// All of them.
-    pub const ALL: u8 = F32 | TYPED | INT8;
+/// The entries of a kernel table, one bit each, in [`Kernels::entries`]. A session refuses a model that
+/// needs an entry its table leaves out, so a table can carry only what its models use (the other entries
+/// are stubs the session never calls) and a firmware links only those kernels: see [`Kernels::only`]
+/// and [`Model::kernel_entries`](crate::Model::kernel_entries).
+pub mod entry {
+    /// [`Kernels::movement_any`](super::Kernels::movement_any).
+    pub const MOVEMENT_ANY: u64 = 1 << 0;
+    /// [`Kernels::conv2d`](super::Kernels::conv2d).
+    pub const CONV2D: u64 = 1 << 1;
+    /// [`Kernels::conv_transpose2d`](super::Kernels::conv_transpose2d).
+    pub const CONV_TRANSPOSE2D: u64 = 1 << 2;
+    /// [`Kernels::fully_connected`](super::Kernels::fully_connected).
+    pub const FULLY_CONNECTED: u64 = 1 << 3;
+    /// [`Kernels::matmul`](super::Kernels::matmul).
+    pub const MATMUL: u64 = 1 << 4;
+    /// [`Kernels::binary`](super::Kernels::binary).
+    pub const BINARY: u64 = 1 << 5;
+    /// [`Kernels::unary`](super::Kernels::unary).
+    pub const UNARY: u64 = 1 << 6;
+    /// [`Kernels::softmax`](super::Kernels::softmax).
+    pub const SOFTMAX: u64 = 1 << 7;
+    /// [`Kernels::max_pool`](super::Kernels::max_pool).
+    pub const MAX_POOL: u64 = 1 << 8;
+    /// [`Kernels::avg_pool`](super::Kernels::avg_pool).
+    pub const AVG_POOL: u64 = 1 << 9;
+    /// [`Kernels::global_avg_pool`](super::Kernels::global_avg_pool).
+    pub const GLOBAL_AVG_POOL: u64 = 1 << 10;
+    /// [`Kernels::concat`](super::Kernels::concat).
+    pub const CONCAT: u64 = 1 << 11;
+    /// [`Kernels::transpose`](super::Kernels::transpose).
+    pub const TRANSPOSE: u64 = 1 << 12;
+    /// [`Kernels::pad`](super::Kernels::pad).
+    pub const PAD: u64 = 1 << 13;
+    /// [`Kernels::reshape`](super::Kernels::reshape).
+    pub const RESHAPE: u64 = 1 << 14;
+    /// [`Kernels::log_softmax`](super::Kernels::log_softmax).
+    pub const LOG_SOFTMAX: u64 = 1 << 15;
+    /// [`Kernels::reduce`](super::Kernels::reduce).
+    pub const REDUCE: u64 = 1 << 16;
+    /// [`Kernels::layer_norm`](super::Kernels::layer_norm).
+    pub const LAYER_NORM: u64 = 1 << 17;
+    /// [`Kernels::slice`](super::Kernels::slice).
+    pub const SLICE: u64 = 1 << 18;
+    /// [`Kernels::gather`](super::Kernels::gather).
+    pub const GATHER: u64 = 1 << 19;
+    /// [`Kernels::broadcast`](super::Kernels::broadcast).
+    pub const BROADCAST: u64 = 1 << 20;
+    /// [`Kernels::resize`](super::Kernels::resize).
+    pub const RESIZE: u64 = 1 << 21;
+    /// [`Kernels::binary_any`](super::Kernels::binary_any).
+    pub const BINARY_ANY: u64 = 1 << 22;
+    /// [`Kernels::unary_any`](super::Kernels::unary_any).
+    pub const UNARY_ANY: u64 = 1 << 23;
+    /// [`Kernels::compare`](super::Kernels::compare).
+    pub const COMPARE: u64 = 1 << 24;
+    /// [`Kernels::logical`](super::Kernels::logical).
+    pub const LOGICAL: u64 = 1 << 25;
+    /// [`Kernels::not`](super::Kernels::not).
+    pub const NOT: u64 = 1 << 26;
+    /// [`Kernels::where_select`](super::Kernels::where_select).
+    pub const WHERE_SELECT: u64 = 1 << 27;
+    /// [`Kernels::cast`](super::Kernels::cast).
+    pub const CAST: u64 = 1 << 28;
+    /// [`Kernels::arg_reduce`](super::Kernels::arg_reduce).
+    pub const ARG_REDUCE: u64 = 1 << 29;
+    /// [`Kernels::quant_conv2d`](super::Kernels::quant_conv2d).
+    pub const QUANT_CONV2D: u64 = 1 << 30;
+    /// [`Kernels::quant_fully_connected`](super::Kernels::quant_fully_connected).
+    pub const QUANT_FULLY_CONNECTED: u64 = 1 << 31;
+    /// [`Kernels::quant_add`](super::Kernels::quant_add).
+    pub const QUANT_ADD: u64 = 1 << 32;
+    /// [`Kernels::quant_mul`](super::Kernels::quant_mul).
+    pub const QUANT_MUL: u64 = 1 << 33;
+    /// [`Kernels::quant_avg_pool`](super::Kernels::quant_avg_pool).
+    pub const QUANT_AVG_POOL: u64 = 1 << 34;
+    /// [`Kernels::quant_max_pool`](super::Kernels::quant_max_pool).
+    pub const QUANT_MAX_POOL: u64 = 1 << 35;
+    /// [`Kernels::quant_softmax`](super::Kernels::quant_softmax).
+    pub const QUANT_SOFTMAX: u64 = 1 << 36;
+    /// [`Kernels::quantize`](super::Kernels::quantize).
+    pub const QUANTIZE: u64 = 1 << 37;
+    /// [`Kernels::dequantize`](super::Kernels::dequantize).
+    pub const DEQUANTIZE: u64 = 1 << 38;
+    /// [`Kernels::requantize`](super::Kernels::requantize).
+    pub const REQUANTIZE: u64 = 1 << 39;
 }
 
-/// A target's kernels, one entry per op of the blob's op set, and the families of ops it runs.
+/// Groups of [`entry`] bits: what a table provides as a whole family of ops.
+pub mod family {
+    use super::entry::*;
+
+    /// Every op on f32 tensors.
+    pub const F32: u64 = CONV2D
+        | CONV_TRANSPOSE2D
+        | FULLY_CONNECTED
+        | MATMUL
+        | BINARY
+        | UNARY
+        | SOFTMAX
+        | MAX_POOL
+        | AVG_POOL
+        | GLOBAL_AVG_POOL
+        | CONCAT
+        | TRANSPOSE
+        | PAD
+        | RESHAPE
+        | LOG_SOFTMAX
+        | REDUCE
+        | LAYER_NORM
+        | SLICE
+        | GATHER
+        | BROADCAST
+        | RESIZE;
+    /// Ops on the other dtypes: integer and f64 arithmetic, comparisons, logic, Where, Cast, ArgMax,
+    /// and data movement of any dtype.
+    pub const TYPED: u64 = MOVEMENT_ANY
+        | BINARY_ANY
+        | UNARY_ANY
+        | COMPARE
+        | LOGICAL
+        | NOT
+        | WHERE_SELECT
+        | CAST
+        | ARG_REDUCE;
+    /// The int8 ops, and data movement of int8 tensors.
+    pub const INT8: u64 = MOVEMENT_ANY
+        | QUANT_CONV2D
+        | QUANT_FULLY_CONNECTED
+        | QUANT_ADD
+        | QUANT_MUL
+        | QUANT_AVG_POOL
+        | QUANT_MAX_POOL
+        | QUANT_SOFTMAX
+        | QUANTIZE
+        | DEQUANTIZE
+        | REQUANTIZE;
+    /// All of them.
+    pub const ALL: u64 = F32 | TYPED | INT8;
+}
+
+/// A target's kernels, one entry per op of the blob's op set, and which entries it provides.
 #[derive(Clone, Copy, Debug)]
 pub struct Kernels {
     /// Name shown by `ember inspect` and in profiles (`"reference"`, `"cpu-avx2"`, ...).
     pub name: &'static str,
-    /// Which [`family`] bits this table provides; entries of the others are never called.
-    pub families: u8,
+    /// The [`entry`] bits this table provides (often a [`family`] mask); the others are stubs a session
+    /// never calls.
+    pub entries: u64,
     /// Data movement on tensors other than f32 (families TYPED and INT8).
     pub movement_any: MovementFn,
     /// Conv2d (including depthwise, via groups).
@@ -214,10 +340,286 @@ pub struct Kernels {
     pub requantize: RequantizeFn,
 }
 
+/// The entry that runs `kind` (`all_f32`: every input and the output are f32). Ops on f32 tensors use
+/// the f32 entries; int8 ops their own; data movement of other dtypes `movement_any`.
+pub fn entry_of(kind: &OpKind, all_f32: bool) -> u64 {
+    use entry::*;
+    match kind {
+        OpKind::Conv2d(_) => CONV2D,
+        OpKind::ConvTranspose2d(_) => CONV_TRANSPOSE2D,
+        OpKind::FullyConnected(_) => FULLY_CONNECTED,
+        OpKind::MatMul(_) => MATMUL,
+        OpKind::Binary(_) if all_f32 => BINARY,
+        OpKind::Binary(_) => BINARY_ANY,
+        OpKind::Unary(_) if all_f32 => UNARY,
+        OpKind::Unary(_) => UNARY_ANY,
+        OpKind::Softmax(_) => SOFTMAX,
+        OpKind::MaxPool2d(_) => MAX_POOL,
+        OpKind::AvgPool2d(_) => AVG_POOL,
+        OpKind::GlobalAvgPool => GLOBAL_AVG_POOL,
+        OpKind::Concat(_) if all_f32 => CONCAT,
+        OpKind::Transpose(_) if all_f32 => TRANSPOSE,
+        OpKind::Pad(_) if all_f32 => PAD,
+        OpKind::Reshape if all_f32 => RESHAPE,
+        OpKind::Slice(_) if all_f32 => SLICE,
+        OpKind::Gather(_) if all_f32 => GATHER,
+        OpKind::Broadcast if all_f32 => BROADCAST,
+        OpKind::Concat(_)
+        | OpKind::Transpose(_)
+        | OpKind::Pad(_)
+        | OpKind::Reshape
+        | OpKind::Slice(_)
+        | OpKind::Gather(_)
+        | OpKind::Broadcast => MOVEMENT_ANY,
+        OpKind::LogSoftmax(_) => LOG_SOFTMAX,
+        OpKind::Reduce(_) => REDUCE,
+        OpKind::LayerNorm(_) => LAYER_NORM,
+        OpKind::Resize(_) => RESIZE,
+        OpKind::Compare(_) => COMPARE,
+        OpKind::Logical(_) => LOGICAL,
+        OpKind::Not => NOT,
+        OpKind::Where => WHERE_SELECT,
+        OpKind::Cast(_) => CAST,
+        OpKind::ArgReduce(_) => ARG_REDUCE,
+        OpKind::QuantConv2d(_) => QUANT_CONV2D,
+        OpKind::QuantFullyConnected(_) => QUANT_FULLY_CONNECTED,
+        OpKind::QuantAdd(_) => QUANT_ADD,
+        OpKind::QuantMul(_) => QUANT_MUL,
+        OpKind::QuantAvgPool2d(_) => QUANT_AVG_POOL,
+        OpKind::QuantMaxPool2d(_) => QUANT_MAX_POOL,
+        OpKind::QuantSoftmax(_) => QUANT_SOFTMAX,
+        OpKind::Quantize(_) => QUANTIZE,
+        OpKind::Dequantize(_) => DEQUANTIZE,
+        OpKind::Requantize(_) => REQUANTIZE,
+    }
+}
+
+impl Kernels {
+    /// This table with only the entries in `entries` (and in the table): the others become stubs, so that
+    /// a static built with it links only those kernels. Pass a model's
+    /// [`Model::kernel_entries`](crate::Model::kernel_entries), which `ember convert --emit rust` and the
+    /// firmware examples' build scripts write as a constant:
+    ///
+    /// ```
+    /// use ember_core::kernels::{entry, Kernels};
+    /// // A table for a model that only needs int8 convolutions and the f32 <-> int8 edges.
+    /// static KERNELS: Kernels = ember_core::REFERENCE
+    ///     .only(entry::QUANT_CONV2D | entry::QUANTIZE | entry::DEQUANTIZE);
+    /// assert_eq!(KERNELS.entries, entry::QUANT_CONV2D | entry::QUANTIZE | entry::DEQUANTIZE);
+    /// ```
+    pub const fn only(&self, entries: u64) -> Kernels {
+        let keep = self.entries & entries;
+        Kernels {
+            name: self.name,
+            entries: keep,
+            movement_any: if keep & entry::MOVEMENT_ANY != 0 {
+                self.movement_any
+            } else {
+                stub::movement_any
+            },
+            conv2d: if keep & entry::CONV2D != 0 {
+                self.conv2d
+            } else {
+                stub::conv2d
+            },
+            conv_transpose2d: if keep & entry::CONV_TRANSPOSE2D != 0 {
+                self.conv_transpose2d
+            } else {
+                stub::conv_transpose2d
+            },
+            fully_connected: if keep & entry::FULLY_CONNECTED != 0 {
+                self.fully_connected
+            } else {
+                stub::fully_connected
+            },
+            matmul: if keep & entry::MATMUL != 0 {
+                self.matmul
+            } else {
+                stub::matmul
+            },
+            binary: if keep & entry::BINARY != 0 {
+                self.binary
+            } else {
+                stub::binary
+            },
+            unary: if keep & entry::UNARY != 0 {
+                self.unary
+            } else {
+                stub::unary
+            },
+            softmax: if keep & entry::SOFTMAX != 0 {
+                self.softmax
+            } else {
+                stub::softmax
+            },
+            max_pool: if keep & entry::MAX_POOL != 0 {
+                self.max_pool
+            } else {
+                stub::max_pool
+            },
+            avg_pool: if keep & entry::AVG_POOL != 0 {
+                self.avg_pool
+            } else {
+                stub::avg_pool
+            },
+            global_avg_pool: if keep & entry::GLOBAL_AVG_POOL != 0 {
+                self.global_avg_pool
+            } else {
+                stub::global_avg_pool
+            },
+            concat: if keep & entry::CONCAT != 0 {
+                self.concat
+            } else {
+                stub::concat
+            },
+            transpose: if keep & entry::TRANSPOSE != 0 {
+                self.transpose
+            } else {
+                stub::transpose
+            },
+            pad: if keep & entry::PAD != 0 {
+                self.pad
+            } else {
+                stub::pad
+            },
+            reshape: if keep & entry::RESHAPE != 0 {
+                self.reshape
+            } else {
+                stub::reshape
+            },
+            log_softmax: if keep & entry::LOG_SOFTMAX != 0 {
+                self.log_softmax
+            } else {
+                stub::log_softmax
+            },
+            reduce: if keep & entry::REDUCE != 0 {
+                self.reduce
+            } else {
+                stub::reduce
+            },
+            layer_norm: if keep & entry::LAYER_NORM != 0 {
+                self.layer_norm
+            } else {
+                stub::layer_norm
+            },
+            slice: if keep & entry::SLICE != 0 {
+                self.slice
+            } else {
+                stub::slice
+            },
+            gather: if keep & entry::GATHER != 0 {
+                self.gather
+            } else {
+                stub::gather
+            },
+            broadcast: if keep & entry::BROADCAST != 0 {
+                self.broadcast
+            } else {
+                stub::broadcast
+            },
+            resize: if keep & entry::RESIZE != 0 {
+                self.resize
+            } else {
+                stub::resize
+            },
+            binary_any: if keep & entry::BINARY_ANY != 0 {
+                self.binary_any
+            } else {
+                stub::binary_any
+            },
+            unary_any: if keep & entry::UNARY_ANY != 0 {
+                self.unary_any
+            } else {
+                stub::unary_any
+            },
+            compare: if keep & entry::COMPARE != 0 {
+                self.compare
+            } else {
+                stub::compare
+            },
+            logical: if keep & entry::LOGICAL != 0 {
+                self.logical
+            } else {
+                stub::logical
+            },
+            not: if keep & entry::NOT != 0 {
+                self.not
+            } else {
+                stub::not
+            },
+            where_select: if keep & entry::WHERE_SELECT != 0 {
+                self.where_select
+            } else {
+                stub::where_select
+            },
+            cast: if keep & entry::CAST != 0 {
+                self.cast
+            } else {
+                stub::cast
+            },
+            arg_reduce: if keep & entry::ARG_REDUCE != 0 {
+                self.arg_reduce
+            } else {
+                stub::arg_reduce
+            },
+            quant_conv2d: if keep & entry::QUANT_CONV2D != 0 {
+                self.quant_conv2d
+            } else {
+                stub::quant_conv2d
+            },
+            quant_fully_connected: if keep & entry::QUANT_FULLY_CONNECTED != 0 {
+                self.quant_fully_connected
+            } else {
+                stub::quant_fully_connected
+            },
+            quant_add: if keep & entry::QUANT_ADD != 0 {
+                self.quant_add
+            } else {
+                stub::quant_add
+            },
+            quant_mul: if keep & entry::QUANT_MUL != 0 {
+                self.quant_mul
+            } else {
+                stub::quant_mul
+            },
+            quant_avg_pool: if keep & entry::QUANT_AVG_POOL != 0 {
+                self.quant_avg_pool
+            } else {
+                stub::quant_avg_pool
+            },
+            quant_max_pool: if keep & entry::QUANT_MAX_POOL != 0 {
+                self.quant_max_pool
+            } else {
+                stub::quant_max_pool
+            },
+            quant_softmax: if keep & entry::QUANT_SOFTMAX != 0 {
+                self.quant_softmax
+            } else {
+                stub::quant_softmax
+            },
+            quantize: if keep & entry::QUANTIZE != 0 {
+                self.quantize
+            } else {
+                stub::quantize
+            },
+            dequantize: if keep & entry::DEQUANTIZE != 0 {
+                self.dequantize
+            } else {
+                stub::dequantize
+            },
+            requantize: if keep & entry::REQUANTIZE != 0 {
+                self.requantize
+            } else {
+                stub::requantize
+            },
+        }
+    }
+}
+
 /// The portable reference kernels of `ember-core`: plain Rust, no SIMD, no allocation.
 pub static REFERENCE: Kernels = Kernels {
     name: "reference",
-    families: family::ALL,
+    entries: family::ALL,
     movement_any: array::any::movement,
     conv2d: nn::conv::conv2d,
     conv_transpose2d: nn::conv_transpose::conv_transpose2d,
@@ -265,8 +667,8 @@ pub static REFERENCE: Kernels = Kernels {
 /// families' entries are stubs; a model that needs them is refused when the session opens).
 pub static REFERENCE_F32: Kernels = Kernels {
     name: "reference-f32",
-    families: family::F32,
-    movement_any: stub::movement,
+    entries: family::F32,
+    movement_any: stub::movement_any,
     binary_any: stub::binary_any,
     unary_any: stub::unary_any,
     compare: stub::compare,
@@ -291,7 +693,7 @@ pub static REFERENCE_F32: Kernels = Kernels {
 /// The reference kernels for int8 models (with f32 at their edges): f32 and int8 families.
 pub static REFERENCE_INT8: Kernels = Kernels {
     name: "reference-int8",
-    families: family::F32 | family::INT8,
+    entries: family::F32 | family::INT8,
     binary_any: stub::binary_any,
     unary_any: stub::unary_any,
     compare: stub::compare,
@@ -303,12 +705,48 @@ pub static REFERENCE_INT8: Kernels = Kernels {
     ..REFERENCE
 };
 
-/// Entries for the families a table leaves out. The session never calls them (it refuses such models
-/// up front); each does nothing, or reports the op as unsupported where it can.
+/// Entries a table leaves out. The session never calls them (it refuses such models up front); each does
+/// nothing, or reports the op as unsupported where it can.
 mod stub {
     use super::*;
 
-    pub fn movement(_: &OpKind, _: &[AnyIn<'_>], _: AnyOut<'_>) -> Result<(), Error> {
+    pub fn conv2d(_: &Conv2dParams, _: In<'_>, _: In<'_>, _: Option<&[f32]>, _: Out<'_>) {}
+    pub fn conv_transpose2d(
+        _: &ConvTranspose2dParams,
+        _: In<'_>,
+        _: In<'_>,
+        _: Option<&[f32]>,
+        _: Out<'_>,
+    ) {
+    }
+    pub fn fully_connected(
+        _: &FullyConnectedParams,
+        _: In<'_>,
+        _: In<'_>,
+        _: Option<&[f32]>,
+        _: Out<'_>,
+    ) {
+    }
+    pub fn matmul(_: &MatMulParams, _: In<'_>, _: In<'_>, _: Out<'_>) {}
+    pub fn binary(_: &BinaryParams, _: In<'_>, _: In<'_>, _: Out<'_>) {}
+    pub fn unary(_: &UnaryParams, _: In<'_>, _: Out<'_>) {}
+    pub fn softmax(_: &SoftmaxParams, _: In<'_>, _: Out<'_>) {}
+    pub fn max_pool(_: &Pool2dParams, _: In<'_>, _: Out<'_>) {}
+    pub fn avg_pool(_: &Pool2dParams, _: In<'_>, _: Out<'_>) {}
+    pub fn global_avg_pool(_: In<'_>, _: Out<'_>) {}
+    pub fn concat(_: &ConcatParams, _: &[In<'_>], _: Out<'_>) {}
+    pub fn transpose(_: &TransposeParams, _: In<'_>, _: Out<'_>) {}
+    pub fn pad(_: &PadParams, _: In<'_>, _: Out<'_>) {}
+    pub fn reshape(_: In<'_>, _: Out<'_>) {}
+    pub fn log_softmax(_: &SoftmaxParams, _: In<'_>, _: Out<'_>) {}
+    pub fn reduce(_: &ReduceParams, _: In<'_>, _: Out<'_>) {}
+    pub fn layer_norm(_: &LayerNormParams, _: In<'_>, _: In<'_>, _: Option<&[f32]>, _: Out<'_>) {}
+    pub fn slice(_: &SliceParams, _: In<'_>, _: Out<'_>) {}
+    pub fn gather(_: &GatherParams, _: In<'_>, _: In<'_>, _: Out<'_>) {}
+    pub fn broadcast(_: In<'_>, _: Out<'_>) {}
+    pub fn resize(_: &ResizeParams, _: In<'_>, _: Out<'_>) {}
+
+    pub fn movement_any(_: &OpKind, _: &[AnyIn<'_>], _: AnyOut<'_>) -> Result<(), Error> {
         Err(Error::Unsupported {
             reason: "this kernel table has no data movement for this dtype",
         })

@@ -529,6 +529,24 @@ impl<'b> Model<'b> {
         self.ops.decode(i)
     }
 
+    /// The kernel-table entry op `i` runs through (a bit of [`crate::kernels::entry`]).
+    pub fn op_entry(&self, i: usize) -> Result<u64, Error> {
+        let op = self.op(i).ok_or(Error::BadOp {
+            op: i as u32,
+            reason: "record does not decode",
+        })?;
+        let dtype = |id: u32| self.tensor(id as usize).map_or(DType::F32, |t| t.dtype);
+        let all_f32 =
+            dtype(op.output) == DType::F32 && op.inputs.iter().all(|&id| dtype(id) == DType::F32);
+        Ok(crate::kernels::entry_of(&op.kind, all_f32))
+    }
+
+    /// Every kernel-table entry the model's ops run through: give it to
+    /// [`Kernels::only`](crate::Kernels::only) for a table with nothing else.
+    pub fn kernel_entries(&self) -> Result<u64, Error> {
+        (0..self.op_count()).try_fold(0, |acc, i| Ok(acc | self.op_entry(i)?))
+    }
+
     /// Number of tensors.
     pub fn tensor_count(&self) -> usize {
         self.tensors.count

@@ -79,7 +79,7 @@ impl<'a> Session<'a> {
         arena: &'a mut [u8],
         kernels: &'static Kernels,
     ) -> Result<Self, Error> {
-        check_families(model, kernels)?;
+        check_entries(model, kernels)?;
         let plan = model.plan();
         let addr = arena.as_ptr() as usize;
         let padding = (ALIGN - addr % ALIGN) % ALIGN;
@@ -426,48 +426,15 @@ fn check_dtype<T: Element>(dtype: DType) -> Result<(), Error> {
     }
 }
 
-/// Refuses a model with an op whose kernel family `kernels` leaves out (see [`crate::kernels::family`]).
-fn check_families(model: &Model<'_>, kernels: &Kernels) -> Result<(), Error> {
-    use crate::kernels::family;
+/// Refuses a model with an op whose entry `kernels` leaves out (see [`crate::kernels::entry`]).
+fn check_entries(model: &Model<'_>, kernels: &Kernels) -> Result<(), Error> {
     for i in 0..model.op_count() {
-        let op = model.op(i).ok_or(Error::BadOp {
-            op: i as u32,
-            reason: "record does not decode",
-        })?;
-        let dtype = |id: u32| model.tensor(id as usize).map_or(DType::F32, |t| t.dtype);
-        let mut dtypes = op
-            .inputs
-            .iter()
-            .map(|&id| dtype(id))
-            .chain([dtype(op.output)]);
-        let quant_op = matches!(
-            op.kind,
-            OpKind::QuantConv2d(_)
-                | OpKind::QuantFullyConnected(_)
-                | OpKind::QuantAdd(_)
-                | OpKind::QuantMul(_)
-                | OpKind::QuantAvgPool2d(_)
-                | OpKind::QuantMaxPool2d(_)
-                | OpKind::QuantSoftmax(_)
-                | OpKind::Quantize(_)
-                | OpKind::Dequantize(_)
-                | OpKind::Requantize(_)
-        );
-        let all_f32 = dtypes.clone().all(|t| t == DType::F32);
-        // int8 data movement (Reshape, Concat, ... of int8 tensors; Gather's indices are f32).
-        let int8_movement =
-            dtype(op.output) == DType::I8 && dtypes.all(|t| t == DType::I8 || t == DType::F32);
-        let need = if quant_op || int8_movement {
-            family::INT8
-        } else if all_f32 {
-            family::F32
-        } else {
-            family::TYPED
-        };
-        if kernels.families & need == 0 {
+        let need = model.op_entry(i)?;
+        if kernels.entries & need != need {
+            let name = model.op(i).map_or("?", |op| op.kind.name());
             return Err(Error::KernelMissing {
                 op: i as u32,
-                name: op.kind.name(),
+                name,
                 kernels: kernels.name,
             });
         }

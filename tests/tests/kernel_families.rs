@@ -35,3 +35,37 @@ fn f32_table_refuses_int8_ops_and_int8_table_runs_them() {
         outputs(&float, &REFERENCE).unwrap()
     );
 }
+
+/// `Kernels::only(model.kernel_entries())` keeps exactly what the model runs: the same bytes as the full
+/// table, and a table missing any one of those entries is refused, naming an op that needs it.
+#[test]
+fn a_table_of_the_models_own_entries_runs_it_and_one_entry_less_does_not() {
+    for (name, blob) in [
+        ("digits", convert_model("digits", &[])),
+        ("digits_qdq", convert_model("digits_qdq", &[])),
+    ] {
+        let aligned = AlignedBuf::from_bytes(&blob);
+        let model = Model::parse(aligned.as_bytes()).unwrap();
+        let entries = model.kernel_entries().unwrap();
+        assert_ne!(entries, 0, "{name}");
+        let only: &'static ember_core::Kernels = Box::leak(Box::new(REFERENCE.only(entries)));
+        assert_eq!(only.entries, entries, "{name}");
+        assert_eq!(
+            outputs(&blob, only).unwrap(),
+            outputs(&blob, &REFERENCE).unwrap(),
+            "{name}"
+        );
+        for bit in (0..64).map(|b| 1u64 << b).filter(|b| entries & b != 0) {
+            let less: &'static ember_core::Kernels =
+                Box::leak(Box::new(REFERENCE.only(entries & !bit)));
+            match outputs(&blob, less) {
+                Err(Error::KernelMissing { op, .. }) => {
+                    assert_eq!(model.op_entry(op as usize).unwrap(), bit, "{name}")
+                }
+                other => {
+                    panic!("{name}: entry {bit:#x} left out, expected KernelMissing, got {other:?}")
+                }
+            }
+        }
+    }
+}

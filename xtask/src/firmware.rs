@@ -126,15 +126,37 @@ const QEMU_TIMEOUT: Duration = Duration::from_secs(60);
 /// depends on the instructions executed only, and repeats exactly from run to run.
 const ICOUNT_SHIFT: u32 = 6;
 
-/// The host's view of the test images: onnxruntime's top-1 classes and the labels.
+/// The host's view of the test images: the reference's top-1 classes and the labels.
 struct HostResults {
+    /// Who computed `top1`: onnxruntime (the f32 model) or Ember on the host (the int8 blob).
+    source: &'static str,
     top1: Vec<usize>,
     labels: Vec<i64>,
 }
 
+/// A model a firmware example is built with, and the host results its runs must equal.
+struct Variant {
+    /// `f32`, `int8`, or `int8-ref` (int8 on the portable reference kernels instead of a target's).
+    name: &'static str,
+    /// The blob.
+    model: PathBuf,
+    /// Cargo features of the firmware build.
+    features: &'static [&'static str],
+    /// Which crates build this variant (`None`: every one).
+    only: Option<&'static str>,
+    host: HostResults,
+}
+
+/// The crate that runs the int8 digits model on both ember-cortex-m's DSP kernels and the reference.
+const DSP_CRATE: &str = "firmware-examples/qemu-mps2-an386";
+
 /// One board's run, as the summary prints it.
 struct BoardResult {
     name: &'static str,
+    variant: &'static str,
+    /// (op index, op name, ticks) of image 0, and (images, ticks, ticks per second) for all of them.
+    ops: Vec<(usize, String, u64)>,
+    inference: Option<(u64, u64, u64)>,
     images: usize,
     agree: usize,
     correct: usize,
@@ -164,9 +186,11 @@ pub fn qemu_check(root: &Path) -> Result<()> {
         .args(&targets)
         .current_dir(root))?;
 
-    // Convert the model once; every crate reads it from its own `target/digits.ember` (where `build.rs`
-    // looks by default, so that `cargo run --release` in the crate works afterwards too).
+    // Convert the models once: the f32 digits CNN, and the same network quantized to int8 by Ember
+    // (post-training quantization on the 256 calibration images).
+    let digits = root.join(DIGITS_DIR);
     let model = root.join("target/firmware/digits.ember");
+    let model_int8 = root.join("target/firmware/digits_int8.ember");
     fs::create_dir_all(root.join("target/firmware"))?;
     run(Command::new("cargo")
         .args(["run", "--quiet", "-p", "ember-cli", "--", "convert"])
@@ -174,29 +198,70 @@ pub fn qemu_check(root: &Path) -> Result<()> {
         .arg("-o")
         .arg(&model)
         .current_dir(root))?;
+    run(Command::new("cargo")
+        .args(["run", "--quiet", "-p", "ember-cli", "--", "convert"])
+        .arg(Path::new(DIGITS_DIR).join("model.onnx"))
+        .arg("-o")
+        .arg(&model_int8)
+        .args(["--quantize", "int8", "--calibrate"])
+        .arg(Path::new(DIGITS_DIR).join("calib.npy"))
+        .current_dir(root))?;
+    let variants = [
+        Variant {
+            name: "f32",
+            model: model.clone(),
+            features: &[],
+            only: None,
+            host: HostResults::load(&digits)?,
+        },
+        Variant {
+            name: "int8",
+            model: model_int8.clone(),
+            features: &[],
+            only: None,
+            host: HostResults::ember(&digits, &model_int8)?,
+        },
+        Variant {
+            name: "int8-ref",
+            model: model_int8.clone(),
+            features: &["reference-kernels"],
+            only: Some(DSP_CRATE),
+            host: HostResults::ember(&digits, &model_int8)?,
+        },
+    ];
 
-    let host = HostResults::load(&root.join(DIGITS_DIR))?;
-
-    // Build (and lint) each crate once, however many boards run its ELF.
-    let mut built: BTreeMap<&str, PathBuf> = BTreeMap::new();
+    // Build (and lint) each crate once per variant, however many boards run its ELF.
+    let mut built: BTreeMap<(&str, &str), PathBuf> = BTreeMap::new();
     let mut results = Vec::new();
     let mut failures = Vec::new();
-    for board in BOARDS {
-        let elf = match built.get(board.dir) {
-            Some(elf) => elf.clone(),
-            None => {
-                let elf = build_firmware(root, board, &model)?;
-                built.insert(board.dir, elf.clone());
-                elf
+    let mut runs = 0;
+    for variant in &variants {
+        for board in BOARDS {
+            if variant.only.is_some_and(|dir| dir != board.dir) {
+                continue;
             }
-        };
-        match run_board(root, board, &qemus[&board.qemu], &elf, &host) {
-            Ok(result) => results.push(result),
-            Err(e) => {
-                eprintln!("FAILED on {}: {e:#}", board.name);
-                failures.push(format!("{}: {e:#}", board.name));
+            runs += 1;
+            let elf = match built.get(&(board.dir, variant.name)) {
+                Some(elf) => elf.clone(),
+                None => {
+                    let elf = build_firmware(root, board, variant, FIRMWARE_BIN)?;
+                    built.insert((board.dir, variant.name), elf.clone());
+                    elf
+                }
+            };
+            match run_board(root, board, variant, &qemus[&board.qemu], &elf) {
+                Ok(result) => results.push(result),
+                Err(e) => {
+                    eprintln!("FAILED on {} ({}): {e:#}", board.name, variant.name);
+                    failures.push(format!("{} ({}): {e:#}", board.name, variant.name));
+                }
             }
         }
+    }
+    print_dsp_versus_reference(&results);
+    if let Err(e) = print_flash_cost(root, &variants, &built) {
+        eprintln!("FAILED: {e:#}");
+        failures.push(format!("flash cost: {e:#}"));
     }
 
     // The DSP int8 kernels against the reference on the M4F and the M7 (`qemu-dsp-check`).
@@ -208,26 +273,33 @@ pub fn qemu_check(root: &Path) -> Result<()> {
     print_summary(&results);
     if !failures.is_empty() {
         bail!(
-            "{} of {} QEMU boards failed:\n{}",
+            "{} of {runs} QEMU runs (and checks) failed:\n{}",
             failures.len(),
-            BOARDS.len(),
             failures.join("\n")
         );
     }
-    eprintln!("firmware check passed on {} QEMU boards", BOARDS.len());
+    eprintln!(
+        "firmware check passed: {runs} runs on {} QEMU boards (f32 and int8 models)",
+        BOARDS.len()
+    );
     Ok(())
 }
 
-/// Builds the board's crate in release mode with the converted model, checks it with clippy, and returns
-/// the ELF's path.
-fn build_firmware(root: &Path, board: &Board, model: &Path) -> Result<PathBuf> {
+/// Builds binary `bin` of the board's crate in release mode with the variant's model and features,
+/// checks it with clippy, and returns the ELF's path. The f32 variant builds in the crate's own `target/`
+/// (where `cargo run --release` in the crate finds it too), the others in `target/<variant>/`.
+fn build_firmware(root: &Path, board: &Board, variant: &Variant, bin: &str) -> Result<PathBuf> {
     let firmware = root.join(board.dir);
-    let target_dir = firmware.join("target");
+    let target_dir = match variant.name {
+        "f32" => firmware.join("target"),
+        name => firmware.join("target").join(name),
+    };
     fs::create_dir_all(&target_dir)
         .with_context(|| format!("cannot create {}", target_dir.display()))?;
     // Copied only when it changed, so that an unchanged model does not rerun `build.rs`.
     let crate_model = target_dir.join("digits.ember");
-    let blob = fs::read(model).with_context(|| format!("cannot read {}", model.display()))?;
+    let blob = fs::read(&variant.model)
+        .with_context(|| format!("cannot read {}", variant.model.display()))?;
     if fs::read(&crate_model).ok().as_ref() != Some(&blob) {
         fs::write(&crate_model, &blob)
             .with_context(|| format!("cannot write {}", crate_model.display()))?;
@@ -235,9 +307,16 @@ fn build_firmware(root: &Path, board: &Board, model: &Path) -> Result<PathBuf> {
 
     // The firmware's own `.cargo/config.toml` sets the target and the linker script; a RUSTFLAGS from the
     // environment would replace its rustflags (and drop `-Tlink.x`), so it is cleared here.
-    let firmware_cargo = |args: &[&str]| {
+    let features = variant.features.join(",");
+    let firmware_cargo = |command: &str, extra: &[&str]| {
         let mut cmd = Command::new("cargo");
-        cmd.args(args)
+        cmd.args([command, "--release", "--bin", bin])
+            .args(if features.is_empty() {
+                vec![]
+            } else {
+                vec!["--features", features.as_str()]
+            })
+            .args(extra)
             .current_dir(&firmware)
             .env("CARGO_TARGET_DIR", &target_dir)
             .env("EMBER_DIGITS_MODEL", &crate_model)
@@ -246,40 +325,25 @@ fn build_firmware(root: &Path, board: &Board, model: &Path) -> Result<PathBuf> {
             .env_remove("CARGO_BUILD_TARGET");
         cmd
     };
-    run(&mut firmware_cargo(&[
-        "build",
-        "--release",
-        "--bin",
-        FIRMWARE_BIN,
-    ]))?;
-    run(&mut firmware_cargo(&[
-        "clippy",
-        "--release",
-        "--bin",
-        FIRMWARE_BIN,
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
-    Ok(target_dir
-        .join(board.target)
-        .join("release")
-        .join(FIRMWARE_BIN))
+    run(&mut firmware_cargo("build", &[]))?;
+    run(&mut firmware_cargo("clippy", &["--", "-D", "warnings"]))?;
+    Ok(target_dir.join(board.target).join("release").join(bin))
 }
 
 /// Runs the ELF on the board, checks its output against the host's, and prints what it measured.
 fn run_board(
     root: &Path,
     board: &Board,
+    variant: &Variant,
     qemu: &Path,
     elf: &Path,
-    host: &HostResults,
 ) -> Result<BoardResult> {
+    let host = &variant.host;
     // Output goes to a file: QEMU spins forever if a pipe's reader goes away.
-    let log = root
-        .join(board.dir)
-        .join("target")
-        .join(format!("{FIRMWARE_BIN}.{}.qemu.log", board.name));
+    let log = root.join(board.dir).join("target").join(format!(
+        "{FIRMWARE_BIN}.{}.{}.qemu.log",
+        board.name, variant.name
+    ));
     let (status, wall) = run_qemu(qemu, board, elf, &log)?;
     let text =
         fs::read_to_string(&log).with_context(|| format!("cannot read {}", log.display()))?;
@@ -301,19 +365,21 @@ fn run_board(
     let n = c.images;
 
     eprintln!(
-        "\nfirmware {FIRMWARE_BIN} on QEMU {} ({}), `-icount shift={ICOUNT_SHIFT}`:",
-        board.name, board.core
+        "\nfirmware {FIRMWARE_BIN} ({} model) on QEMU {} ({}), `-icount shift={ICOUNT_SHIFT}`:",
+        variant.name, board.name, board.core
     );
     eprintln!("  QEMU wall time   {:.2} s", wall.as_secs_f64());
     eprintln!(
-        "  accuracy         {}/{n} = {:.2}% (onnxruntime on the host: {}/{n})",
+        "  accuracy         {}/{n} = {:.2}% (host, {}: {}/{n})",
         c.correct,
         100.0 * c.correct as f64 / n as f64,
+        host.source,
         c.host_correct
     );
     eprintln!(
-        "  agreement        {}/{n} top-1 predictions equal onnxruntime's",
-        n - c.disagree.len()
+        "  agreement        {}/{n} top-1 predictions equal those of {}",
+        n - c.disagree.len(),
+        host.source
     );
     for key in [
         "arena_bytes",
@@ -341,10 +407,13 @@ fn run_board(
     }
     print_profile(&report);
 
-    c.agrees().map_err(|e| fail(format!("{e:#}")))?;
+    c.agrees(host.source).map_err(|e| fail(format!("{e:#}")))?;
     eprintln!("  QEMU output in {}", log.display());
     Ok(BoardResult {
         name: board.name,
+        variant: variant.name,
+        ops: report.ops.clone(),
+        inference: report.inference,
         images: n,
         agree: n - c.disagree.len(),
         correct: c.correct,
@@ -369,7 +438,42 @@ impl HostResults {
             top1.len(),
             labels.len()
         );
-        Ok(HostResults { top1, labels })
+        Ok(HostResults {
+            source: "onnxruntime",
+            top1,
+            labels,
+        })
+    }
+
+    /// Ember's own top-1 classes on the host for the blob at `model` (the int8 model, whose reference is
+    /// the same blob run by `ember-core` on this machine), image by image as the firmware runs them.
+    fn ember(digits: &Path, model: &Path) -> Result<Self> {
+        let bytes = fs::read(model).with_context(|| format!("cannot read {}", model.display()))?;
+        let blob = ember_core::AlignedBuf::from_bytes(&bytes);
+        let parsed = ember_core::Model::parse(blob.as_bytes())
+            .map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
+        let mut arena = ember_core::AlignedBuf::zeroed(parsed.arena_bytes());
+        let mut session = ember_core::Session::new(&parsed, arena.as_mut_bytes())
+            .map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
+        let (shape, x) = read_npy::<f32>(&digits.join("x.npy"))?;
+        let pixels: usize = shape.iter().skip(1).product();
+        ensure!(pixels > 0, "x.npy: expected [N, ...], got {shape:?}");
+        let mut top = Vec::new();
+        for image in x.chunks_exact(pixels) {
+            let scores = (|| {
+                session.input(0)?.write_f32(image)?;
+                session.run()?;
+                Ok::<_, ember_core::Error>(session.output(0)?.as_f32()?.to_vec())
+            })()
+            .map_err(|e| anyhow::anyhow!("{} on the host: {e}", model.display()))?;
+            top.push(top1(&scores));
+        }
+        let (_, labels) = read_npy::<i64>(&digits.join("labels.npy"))?;
+        Ok(HostResults {
+            source: "Ember on the host",
+            top1: top,
+            labels,
+        })
     }
 }
 
@@ -418,8 +522,8 @@ impl HostResults {
 }
 
 impl Comparison {
-    /// Fails unless every top-1 prediction equals onnxruntime's, naming the first ten that differ.
-    fn agrees(&self) -> Result<()> {
+    /// Fails unless every top-1 prediction equals the host's (`source`), naming the first ten that differ.
+    fn agrees(&self, source: &str) -> Result<()> {
         if self.disagree.is_empty() {
             return Ok(());
         }
@@ -427,10 +531,10 @@ impl Comparison {
             .disagree
             .iter()
             .take(10)
-            .map(|(i, ours, host)| format!("image {i}: firmware {ours} vs onnxruntime {host}"))
+            .map(|(i, ours, host)| format!("image {i}: firmware {ours} vs host {host}"))
             .collect();
         bail!(
-            "{} of {} firmware predictions differ from onnxruntime's: {}",
+            "{} of {} firmware predictions differ from those of {source}: {}",
             self.disagree.len(),
             self.images,
             shown.join("; ")
@@ -440,15 +544,25 @@ impl Comparison {
 
 /// One line per board: the figures CI compares across boards at a glance.
 fn print_summary(results: &[BoardResult]) {
-    eprintln!("\nQEMU firmware summary (digits CNN, f32):");
+    eprintln!("\nQEMU firmware summary (digits CNN; agreement with onnxruntime for f32, with Ember on the host for int8):");
     eprintln!(
-        "  {:<13} {:>9} {:>9} {:>6} {:>7} {:>8} {:>6} {:>6} {:>7}",
-        "board", "agree", "accuracy", "arena", ".text", ".rodata", ".data", ".bss", "wall s"
+        "  {:<13} {:<8} {:>9} {:>9} {:>6} {:>7} {:>8} {:>6} {:>6} {:>7}",
+        "board",
+        "model",
+        "agree",
+        "accuracy",
+        "arena",
+        ".text",
+        ".rodata",
+        ".data",
+        ".bss",
+        "wall s"
     );
     for r in results {
         eprintln!(
-            "  {:<13} {:>9} {:>9} {:>6} {:>7} {:>8} {:>6} {:>6} {:>7.2}",
+            "  {:<13} {:<8} {:>9} {:>9} {:>6} {:>7} {:>8} {:>6} {:>6} {:>7.2}",
             r.name,
+            r.variant,
             format!("{}/{}", r.agree, r.images),
             format!("{}/{}", r.correct, r.images),
             r.arena_bytes.map_or("?".to_string(), |a| a.to_string()),
@@ -556,6 +670,77 @@ fn top1(scores: &[f32]) -> usize {
         }
     }
     best
+}
+
+/// ember-cortex-m's DSP kernels against the reference on the int8 digits model, per op and per inference,
+/// on each board that ran both (instructions under `-icount`).
+fn print_dsp_versus_reference(results: &[BoardResult]) {
+    for dsp in results.iter().filter(|r| r.variant == "int8") {
+        let Some(reference) = results
+            .iter()
+            .find(|r| r.variant == "int8-ref" && r.name == dsp.name)
+        else {
+            continue;
+        };
+        let (Some((n, dsp_ticks, _)), Some((_, ref_ticks, _))) =
+            (dsp.inference, reference.inference)
+        else {
+            continue;
+        };
+        eprintln!(
+            "\nint8 digits on {}: ember-cortex-m's DSP kernels vs the reference (timer ticks of image 0; \
+             ticks are instructions x a constant under -icount):",
+            dsp.name
+        );
+        eprintln!(
+            "    {:>3} {:<20} {:>10} {:>10} {:>7}",
+            "op", "", "reference", "dsp", "ref/dsp"
+        );
+        for ((i, name, d), (_, _, r)) in dsp.ops.iter().zip(&reference.ops) {
+            eprintln!(
+                "    {i:>3} {name:<20} {r:>10} {d:>10} {:>6.2}x",
+                *r as f64 / (*d).max(1) as f64
+            );
+        }
+        eprintln!(
+            "  per inference ({n} images): reference {} ticks, DSP {} ticks: {:.2}x fewer instructions",
+            ref_ticks / n.max(1),
+            dsp_ticks / n.max(1),
+            ref_ticks as f64 / dsp_ticks.max(1) as f64
+        );
+    }
+}
+
+/// Builds the mps2-an386 crate's `baseline` binary (the same board without Ember) and prints what Ember
+/// adds to `.text` in each variant's digits firmware: the runtime's flash cost.
+fn print_flash_cost(
+    root: &Path,
+    variants: &[Variant],
+    built: &BTreeMap<(&str, &str), PathBuf>,
+) -> Result<()> {
+    let board = BOARDS
+        .iter()
+        .find(|b| b.dir == DSP_CRATE)
+        .context("no board builds the mps2-an386 crate")?;
+    let baseline = build_firmware(root, board, &variants[0], "baseline")?;
+    let base = Sections::read(&baseline)?.text;
+    eprintln!(
+        "\nEmber's flash cost on {} (.text of the digits firmware minus the same board's `baseline` \
+         firmware without Ember, {base} bytes; the model and images are .rodata):",
+        board.name
+    );
+    for v in variants {
+        if let Some(elf) = built.get(&(DSP_CRATE, v.name)) {
+            let text = Sections::read(elf)?.text;
+            eprintln!(
+                "  {:<9} .text {text:>7}  Ember {:>7} bytes ({:.1} KiB; the target is under 16 KiB)",
+                v.name,
+                text.saturating_sub(base),
+                text.saturating_sub(base) as f64 / 1024.0
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Prints the per-op timer profile of the first image (SysTick on Arm, `mtime` on RISC-V), with the instruction count it implies.

@@ -3,7 +3,8 @@
 //!
 //! - `memory.x`, copied from the crate's folder, for the runtime crate's `link.x` (`cortex-m-rt`, `riscv-rt`);
 //! - `digits.ember`, copied from `EMBER_DIGITS_MODEL` (default `target/digits.ember`, which `cargo xtask`
-//!   writes), checked with `Model::parse`, and its arena size as the `const ARENA_BYTES` in `model.rs`;
+//!   writes), checked with `Model::parse`, and in `model.rs` its arena size as `const ARENA_BYTES` and
+//!   the kernel-table entries its ops use as `const KERNEL_ENTRIES` (for `Kernels::only`);
 //! - `images.rs`: the first `image_count` digits test images and labels from
 //!   `tests/models/digits/{x,labels}.npy`, as `IMAGES: [[f32; 64]; N]` and `LABELS: [u8; N]`.
 //!
@@ -60,9 +61,14 @@ pub fn embed_digits(image_count: usize) -> Result<usize, String> {
         .map_err(|e| format!("{} is not a valid Ember blob: {e}", model_path.display()))?;
     fs::write(out.join("digits.ember"), &blob).map_err(|e| e.to_string())?;
     let arena_bytes = model.arena_bytes() + 15;
+    let entries = model
+        .kernel_entries()
+        .map_err(|e| format!("{}: {e}", model_path.display()))?;
     let model_rs = format!(
         "/// Arena bytes the model plans, plus up to 15 bytes to align the arena's start.\n\
-         pub const ARENA_BYTES: usize = {arena_bytes};\n"
+         pub const ARENA_BYTES: usize = {arena_bytes};\n\
+         /// The kernel-table entries the model's ops use (`Kernels::only` keeps just these).\n\
+         pub const KERNEL_ENTRIES: u64 = {entries:#x};\n"
     );
     fs::write(out.join("model.rs"), model_rs).map_err(|e| e.to_string())?;
 

@@ -10,7 +10,7 @@ use ember_cortex_m::{ACCELERATED, DSP_KERNELS, KERNELS};
 macro_rules! differing_entries {
     ($a:expr, $b:expr; $($field:ident),* $(,)?) => {{
         // Exhaustive: every field of `Kernels` must be listed.
-        let Kernels { name: _, families: _, $($field: _),* } = $a;
+        let Kernels { name: _, entries: _, $($field: _),* } = $a;
         let mut names: Vec<&'static str> = Vec::new();
         $(
             if $a.$field as usize != $b.$field as usize {

@@ -19,6 +19,7 @@ stack peak_bytes=6484 size_bytes=65520
 /// onnxruntime's top-1 and the labels for a four-image test set.
 fn host(top1: [usize; 4]) -> HostResults {
     HostResults {
+        source: "onnxruntime",
         top1: top1.to_vec(),
         labels: vec![2, 7, 5, 1],
     }
@@ -42,7 +43,7 @@ fn a_firmware_with_fewer_images_is_compared_on_those() {
         .unwrap();
     assert_eq!((c.images, c.correct, c.host_correct), (3, 2, 2));
     assert!(c.disagree.is_empty());
-    c.agrees().unwrap();
+    c.agrees("onnxruntime").unwrap();
 }
 
 #[test]
@@ -51,8 +52,9 @@ fn a_different_top1_fails() {
         .compare(&Report::parse(OUTPUT).unwrap())
         .unwrap();
     assert_eq!(c.disagree, [(1, 7, 1)]);
-    let e = c.agrees().unwrap_err().to_string();
-    assert!(e.contains("image 1: firmware 7 vs onnxruntime 1"), "{e}");
+    let e = c.agrees("onnxruntime").unwrap_err().to_string();
+    assert!(e.contains("image 1: firmware 7 vs host 1"), "{e}");
+    assert!(e.contains("those of onnxruntime"), "{e}");
 }
 
 #[test]

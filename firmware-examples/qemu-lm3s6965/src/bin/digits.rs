@@ -37,6 +37,8 @@ use ember_firmware_demo::run_digits;
 mod model {
     include!(concat!(env!("OUT_DIR"), "/model.rs"));
 }
+/// The reference kernels of the embedded model's ops and no others (`model::KERNEL_ENTRIES`).
+static KERNELS: ember_core::Kernels = ember_core::REFERENCE.only(model::KERNEL_ENTRIES);
 /// `IMAGES` and `LABELS`, from `tests/models/digits/` (written by `build.rs`).
 mod images {
     include!(concat!(env!("OUT_DIR"), "/images.rs"));
@@ -71,15 +73,7 @@ fn main() -> ! {
 fn classify(clock: &SysTickClock, out: &mut HostStream) -> Result<(), Error> {
     let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
     let mut arena = [0u8; model::ARENA_BYTES];
-    run_digits(
-        blob,
-        &mut arena,
-        &IMAGES,
-        &LABELS,
-        clock,
-        out,
-        &ember_core::REFERENCE_F32,
-    )
+    run_digits(blob, &mut arena, &IMAGES, &LABELS, clock, out, &KERNELS)
 }
 
 /// The stack's deepest use so far and its size, in bytes: the stack grows down from `_stack_start` to

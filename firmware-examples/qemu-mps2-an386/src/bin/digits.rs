@@ -8,6 +8,11 @@
 //! `qemu-system-arm -M mps2-an500 -cpu cortex-m7 -nographic -semihosting-config enable=on,target=native
 //! -icount shift=6 -kernel target/thumbv7em-none-eabihf/release/digits`.
 //!
+//! The model is whatever `EMBER_DIGITS_MODEL` (default `target/digits.ember`) holds: `cargo xtask` builds it
+//! with the f32 digits CNN and with the int8 one, the latter twice: on `ember-cortex-m`'s DSP kernels and,
+//! with feature `reference-kernels`, on the portable ones. Either way the kernel table holds only the
+//! model's own entries (`model::KERNEL_ENTRIES`).
+//!
 //! The demo itself is `../ember-firmware-demo`'s `run_digits`, written to semihosting's stdout; this file
 //! is the board: SysTick as the clock, the exit, the fault handler. The output has one fact per line,
 //! which `cargo xtask` parses:
@@ -36,6 +41,13 @@ use ember_firmware_demo::run_digits;
 mod model {
     include!(concat!(env!("OUT_DIR"), "/model.rs"));
 }
+/// The kernels of the embedded model's ops and no others (`model::KERNEL_ENTRIES`): ember-cortex-m's
+/// table (SMLAD int8 convolutions and fully connected layers on the M4F), or with feature
+/// `reference-kernels` the portable reference, to compare the two on the same model.
+#[cfg(not(feature = "reference-kernels"))]
+static KERNELS: ember_core::Kernels = ember_cortex_m::KERNELS.only(model::KERNEL_ENTRIES);
+#[cfg(feature = "reference-kernels")]
+static KERNELS: ember_core::Kernels = ember_core::REFERENCE.only(model::KERNEL_ENTRIES);
 /// `IMAGES` and `LABELS`, from `tests/models/digits/` (written by `build.rs`).
 mod images {
     include!(concat!(env!("OUT_DIR"), "/images.rs"));
@@ -55,13 +67,7 @@ fn main() -> ! {
     let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
     let mut arena = [0u8; model::ARENA_BYTES];
     match run_digits(
-        blob,
-        &mut arena,
-        &IMAGES,
-        &LABELS,
-        &clock,
-        &mut out,
-        &ember_core::REFERENCE_F32,
+        blob, &mut arena, &IMAGES, &LABELS, &clock, &mut out, &KERNELS,
     ) {
         Ok(()) => exit(debug::EXIT_SUCCESS),
         Err(e) => {

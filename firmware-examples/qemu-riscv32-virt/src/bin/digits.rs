@@ -35,6 +35,8 @@ use riscv_semihosting::{hio, hprintln};
 mod model {
     include!(concat!(env!("OUT_DIR"), "/model.rs"));
 }
+/// The reference kernels of the embedded model's ops and no others (`model::KERNEL_ENTRIES`).
+static KERNELS: ember_core::Kernels = ember_core::REFERENCE.only(model::KERNEL_ENTRIES);
 /// `IMAGES` and `LABELS`, from `tests/models/digits/` (written by `build.rs`).
 mod images {
     include!(concat!(env!("OUT_DIR"), "/images.rs"));
@@ -55,7 +57,7 @@ fn main() -> ! {
         &LABELS,
         &MtimeClock,
         &mut out,
-        &ember_core::REFERENCE_F32,
+        &KERNELS,
     ) {
         Ok(()) => exit(debug::EXIT_SUCCESS),
         Err(e) => {

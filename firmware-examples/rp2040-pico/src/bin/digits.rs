@@ -26,6 +26,8 @@ pub static BOOT2: [u8; 256] = rp2040_boot2::BOOT_LOADER_W25Q080;
 mod model {
     include!(concat!(env!("OUT_DIR"), "/model.rs"));
 }
+/// The reference kernels of the embedded model's ops and no others (`model::KERNEL_ENTRIES`).
+static KERNELS: ember_core::Kernels = ember_core::REFERENCE.only(model::KERNEL_ENTRIES);
 /// `IMAGES` and `LABELS`, from `tests/models/digits/` (written by `build.rs`).
 mod images {
     include!(concat!(env!("OUT_DIR"), "/images.rs"));
@@ -48,13 +50,7 @@ fn main() -> ! {
     let mut arena = [0u8; model::ARENA_BYTES];
     let mut out = DefmtLines::new();
     if let Err(e) = run_digits(
-        blob,
-        &mut arena,
-        &IMAGES,
-        &LABELS,
-        &clock,
-        &mut out,
-        &ember_core::REFERENCE_F32,
+        blob, &mut arena, &IMAGES, &LABELS, &clock, &mut out, &KERNELS,
     ) {
         defmt::error!("ember error: {}", e);
     }

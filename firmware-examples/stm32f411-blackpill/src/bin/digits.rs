@@ -17,6 +17,8 @@ use panic_probe as _;
 mod model {
     include!(concat!(env!("OUT_DIR"), "/model.rs"));
 }
+/// The reference kernels of the embedded model's ops and no others (`model::KERNEL_ENTRIES`).
+static KERNELS: ember_core::Kernels = ember_core::REFERENCE.only(model::KERNEL_ENTRIES);
 /// `IMAGES` and `LABELS`, from `tests/models/digits/` (written by `build.rs`).
 mod images {
     include!(concat!(env!("OUT_DIR"), "/images.rs"));
@@ -37,13 +39,7 @@ fn main() -> ! {
     let mut out = DefmtLines::new();
     let clock = DwtClock { hz: CORE_HZ };
     if let Err(e) = run_digits(
-        blob,
-        &mut arena,
-        &IMAGES,
-        &LABELS,
-        &clock,
-        &mut out,
-        &ember_core::REFERENCE_F32,
+        blob, &mut arena, &IMAGES, &LABELS, &clock, &mut out, &KERNELS,
     ) {
         defmt::error!("ember error: {}", e);
     }
