@@ -166,6 +166,14 @@ pub fn run(root: &Path, python: &Path) -> Result<()> {
         report.push('\n');
     }
     report.push_str(&tflm::section(root, &ember));
+    report.push_str("\n## Firmware (QEMU)\n\n");
+    match std::fs::read_to_string(root.join("target/firmware/report.md")) {
+        Ok(firmware) => {
+            report.push_str("From the last `cargo xtask firmware` (or `ci`) run:\n\n");
+            report.push_str(&firmware);
+        }
+        Err(_) => report.push_str("not available: run `cargo xtask firmware` first\n"),
+    }
     let dir = root.join("target").join("bench");
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join("report.md"), &report)?;

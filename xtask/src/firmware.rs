@@ -259,10 +259,17 @@ pub fn qemu_check(root: &Path) -> Result<()> {
         }
     }
     print_dsp_versus_reference(&results);
-    if let Err(e) = print_flash_cost(root, &variants, &built) {
-        eprintln!("FAILED: {e:#}");
-        failures.push(format!("flash cost: {e:#}"));
-    }
+    let flash = match print_flash_cost(root, &variants, &built) {
+        Ok(flash) => flash,
+        Err(e) => {
+            eprintln!("FAILED: {e:#}");
+            failures.push(format!("flash cost: {e:#}"));
+            Vec::new()
+        }
+    };
+    let report = root.join("target/firmware/report.md");
+    fs::write(&report, markdown_report(&results, &variants, &flash))
+        .with_context(|| format!("cannot write {}", report.display()))?;
 
     // The DSP int8 kernels against the reference on the M4F and the M7 (`qemu-dsp-check`).
     if let Err(e) = dsp_check::check(root, &qemus[&Qemu::Arm]) {
@@ -713,11 +720,13 @@ fn print_dsp_versus_reference(results: &[BoardResult]) {
 
 /// Builds the mps2-an386 crate's `baseline` binary (the same board without Ember) and prints what Ember
 /// adds to `.text` in each variant's digits firmware: the runtime's flash cost.
+/// Returns `(variant, .text of its digits firmware, .text of the baseline)`.
 fn print_flash_cost(
     root: &Path,
     variants: &[Variant],
     built: &BTreeMap<(&str, &str), PathBuf>,
-) -> Result<()> {
+) -> Result<Vec<(&'static str, u64, u64)>> {
+    let mut costs = Vec::new();
     let board = BOARDS
         .iter()
         .find(|b| b.dir == DSP_CRATE)
@@ -738,9 +747,88 @@ fn print_flash_cost(
                 text.saturating_sub(base),
                 text.saturating_sub(base) as f64 / 1024.0
             );
+            costs.push((v.name, text, base));
         }
     }
-    Ok(())
+    Ok(costs)
+}
+
+/// The figures of a firmware check as Markdown, for `cargo xtask bench`'s report: per board and model the
+/// sections, the model's share of `.rodata`, arena, instructions per inference; DSP against reference
+/// kernels per op; Ember's flash cost.
+fn markdown_report(
+    results: &[BoardResult],
+    variants: &[Variant],
+    flash: &[(&'static str, u64, u64)],
+) -> String {
+    let mut s = String::from(
+        "| board | model | agree | accuracy | arena | .text | .rodata (model blob) | .data | .bss | instructions / inference |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    let insns = |(images, ticks, tps): (u64, u64, u64)| {
+        ticks as f64 * 1e9 / (tps as f64 * f64::from(1u32 << ICOUNT_SHIFT)) / images.max(1) as f64
+    };
+    for r in results {
+        let blob = variants
+            .iter()
+            .find(|v| v.name == r.variant)
+            .and_then(|v| fs::metadata(&v.model).ok())
+            .map_or(0, |m| m.len());
+        s.push_str(&format!(
+            "| {} | {} | {}/{} | {}/{} | {} | {} | {} ({blob}) | {} | {} | {} |\n",
+            r.name,
+            r.variant,
+            r.agree,
+            r.images,
+            r.correct,
+            r.images,
+            r.arena_bytes.map_or("?".to_string(), |a| a.to_string()),
+            r.sections.text,
+            r.sections.rodata,
+            r.sections.data,
+            r.sections.bss,
+            r.inference
+                .map_or("?".to_string(), |i| format!("{:.0}", insns(i))),
+        ));
+    }
+    s.push_str(
+        "\nThe int8 model is Ember's post-training quantization of the digits CNN; `int8-ref` runs it on the \
+         portable reference kernels, `int8` on the board's table (ember-cortex-m's SMLAD kernels on the \
+         M4F and M7). Instructions come from `-icount` timer ticks. `.rodata` also holds the 360 test \
+         images (92 KB).\n",
+    );
+    if let (Some(dsp), Some(reference)) = (
+        results
+            .iter()
+            .find(|r| r.variant == "int8" && r.name == "mps2-an386"),
+        results
+            .iter()
+            .find(|r| r.variant == "int8-ref" && r.name == "mps2-an386"),
+    ) {
+        s.push_str(
+            "\nint8 digits on mps2-an386, image 0, timer ticks per op:\n\n\
+             | op | kind | reference | DSP | reference / DSP |\n| --- | --- | --- | --- | --- |\n",
+        );
+        for ((i, name, d), (_, _, r)) in dsp.ops.iter().zip(&reference.ops) {
+            s.push_str(&format!(
+                "| {i} | {name} | {r} | {d} | {:.2} |\n",
+                *r as f64 / (*d).max(1) as f64
+            ));
+        }
+    }
+    if let Some(&(_, _, base)) = flash.first() {
+        s.push_str(&format!(
+            "\nEmber's flash cost on mps2-an386: `.text` of the digits firmware minus that of the same board \
+             without Ember ({base} bytes); the target is under 16 KiB.\n\n| model | .text | Ember |\n| --- | --- | --- |\n"
+        ));
+        for (name, text, base) in flash {
+            s.push_str(&format!(
+                "| {name} | {text} | {} |\n",
+                text.saturating_sub(*base)
+            ));
+        }
+    }
+    s
 }
 
 /// Prints the per-op timer profile of the first image (SysTick on Arm, `mtime` on RISC-V), with the instruction count it implies.
