@@ -59,7 +59,10 @@ fn check_firmware_like_crate(dir: &Path, short: usize) -> Output {
     std::fs::write(
         dir.join("src/main.rs"),
         format!(
-            "mod model;\n\nfn main() {{\n    let model = ember_core::Model::parse(model::BLOB).expect(\"blob\");\n    \
+            "mod model;\n\nstatic KERNELS: ember_core::Kernels = \
+             ember_core::REFERENCE.only(model::KERNEL_ENTRIES);\n\n\
+             fn main() {{\n    let model = ember_core::Model::parse(model::BLOB).expect(\"blob\");\n    \
+             assert_eq!(KERNELS.entries, model::KERNEL_ENTRIES);\n    \
              let mut arena = ember_core::AlignedBytes([0u8; {size}]);\n    \
              let session = model::session(&model, &mut arena);\n    assert!(session.is_ok());\n}}\n"
         ),
@@ -96,7 +99,16 @@ fn emit_rust_enforces_the_arena_size_at_compile_time() {
             generated.contains("pub const ARENA_BYTES: usize = 2560;"),
             "{generated}"
         );
-        assert!(dir.join("src/model.ember").exists());
+        let blob = std::fs::read(dir.join("src/model.ember")).unwrap();
+        let aligned = ember_core::AlignedBuf::from_bytes(&blob);
+        let entries = ember_core::Model::parse(aligned.as_bytes())
+            .unwrap()
+            .kernel_entries()
+            .unwrap();
+        assert!(
+            generated.contains(&format!("pub const KERNEL_ENTRIES: u64 = {entries:#x};")),
+            "{generated}"
+        );
         let out = check_firmware_like_crate(&dir, short);
         if short == 0 {
             assert!(

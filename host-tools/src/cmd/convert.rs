@@ -127,10 +127,15 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         eprintln!("notice: {notice}");
     }
     let r = &converted.report;
-    let arena_bytes = ember_core::AlignedBuf::from_bytes(&converted.blob);
-    let arena_bytes = ember_core::Model::parse(arena_bytes.as_bytes())
-        .map(|m| m.arena_bytes())
+    let aligned = ember_core::AlignedBuf::from_bytes(&converted.blob);
+    let (arena_bytes, kernel_entries) = ember_core::Model::parse(aligned.as_bytes())
+        .and_then(|m| Ok((m.arena_bytes(), m.kernel_entries()?)))
         .map_err(|e| anyhow::anyhow!("the converted blob does not parse: {e}"))?;
+    let sizes = crate::emit::Sizes {
+        arena_bytes,
+        blob_bytes: converted.blob.len(),
+        kernel_entries,
+    };
     let source = args.model.display().to_string();
     let sibling = |ext: &str| args.output.with_extension(ext);
     let file_name = |p: &std::path::Path| {
@@ -146,12 +151,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 bail!("--emit rust writes a Rust module: name it model.rs (the blob goes beside it as model.ember)");
             }
             write_atomically(&blob_path, &converted.blob)?;
-            let module = crate::emit::rust_module(
-                &file_name(&blob_path),
-                &source,
-                arena_bytes,
-                converted.blob.len(),
-            );
+            let module = crate::emit::rust_module(&file_name(&blob_path), &source, &sizes);
             write_atomically(&args.output, module.as_bytes())?;
             println!("wrote {}", blob_path.display());
         }
@@ -166,8 +166,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 &script,
                 crate::emit::linker_fragment(&file_name(&args.output)).as_bytes(),
             )?;
-            let glue_text =
-                crate::emit::object_glue(&source, &args.symbol, arena_bytes, converted.blob.len());
+            let glue_text = crate::emit::object_glue(&source, &args.symbol, &sizes);
             write_atomically(&glue, glue_text.as_bytes())?;
             println!("wrote {} and {}", script.display(), glue.display());
         }
