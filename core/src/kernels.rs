@@ -115,86 +115,94 @@ pub type MovementFn = fn(&OpKind, &[AnyIn<'_>], AnyOut<'_>) -> Result<(), Error>
 /// are stubs the session never calls) and a firmware links only those kernels: see [`Kernels::only`]
 /// and [`Model::kernel_entries`](crate::Model::kernel_entries).
 pub mod entry {
-    /// [`Kernels::movement_any`](super::Kernels::movement_any).
-    pub const MOVEMENT_ANY: u64 = 1 << 0;
+    /// [`Kernels::movement8`](super::Kernels::movement8).
+    pub const MOVEMENT8: u64 = 1 << 0;
+    /// [`Kernels::movement16`](super::Kernels::movement16).
+    pub const MOVEMENT16: u64 = 1 << 1;
+    /// [`Kernels::movement32`](super::Kernels::movement32).
+    pub const MOVEMENT32: u64 = 1 << 2;
+    /// [`Kernels::movement64`](super::Kernels::movement64).
+    pub const MOVEMENT64: u64 = 1 << 3;
     /// [`Kernels::conv2d`](super::Kernels::conv2d).
-    pub const CONV2D: u64 = 1 << 1;
+    pub const CONV2D: u64 = 1 << 4;
     /// [`Kernels::conv_transpose2d`](super::Kernels::conv_transpose2d).
-    pub const CONV_TRANSPOSE2D: u64 = 1 << 2;
+    pub const CONV_TRANSPOSE2D: u64 = 1 << 5;
     /// [`Kernels::fully_connected`](super::Kernels::fully_connected).
-    pub const FULLY_CONNECTED: u64 = 1 << 3;
+    pub const FULLY_CONNECTED: u64 = 1 << 6;
     /// [`Kernels::matmul`](super::Kernels::matmul).
-    pub const MATMUL: u64 = 1 << 4;
+    pub const MATMUL: u64 = 1 << 7;
     /// [`Kernels::binary`](super::Kernels::binary).
-    pub const BINARY: u64 = 1 << 5;
+    pub const BINARY: u64 = 1 << 8;
     /// [`Kernels::unary`](super::Kernels::unary).
-    pub const UNARY: u64 = 1 << 6;
+    pub const UNARY: u64 = 1 << 9;
     /// [`Kernels::softmax`](super::Kernels::softmax).
-    pub const SOFTMAX: u64 = 1 << 7;
+    pub const SOFTMAX: u64 = 1 << 10;
     /// [`Kernels::max_pool`](super::Kernels::max_pool).
-    pub const MAX_POOL: u64 = 1 << 8;
+    pub const MAX_POOL: u64 = 1 << 11;
     /// [`Kernels::avg_pool`](super::Kernels::avg_pool).
-    pub const AVG_POOL: u64 = 1 << 9;
+    pub const AVG_POOL: u64 = 1 << 12;
     /// [`Kernels::global_avg_pool`](super::Kernels::global_avg_pool).
-    pub const GLOBAL_AVG_POOL: u64 = 1 << 10;
+    pub const GLOBAL_AVG_POOL: u64 = 1 << 13;
     /// [`Kernels::concat`](super::Kernels::concat).
-    pub const CONCAT: u64 = 1 << 11;
+    pub const CONCAT: u64 = 1 << 14;
     /// [`Kernels::transpose`](super::Kernels::transpose).
-    pub const TRANSPOSE: u64 = 1 << 12;
+    pub const TRANSPOSE: u64 = 1 << 15;
     /// [`Kernels::pad`](super::Kernels::pad).
-    pub const PAD: u64 = 1 << 13;
+    pub const PAD: u64 = 1 << 16;
     /// [`Kernels::reshape`](super::Kernels::reshape).
-    pub const RESHAPE: u64 = 1 << 14;
+    pub const RESHAPE: u64 = 1 << 17;
     /// [`Kernels::log_softmax`](super::Kernels::log_softmax).
-    pub const LOG_SOFTMAX: u64 = 1 << 15;
+    pub const LOG_SOFTMAX: u64 = 1 << 18;
     /// [`Kernels::reduce`](super::Kernels::reduce).
-    pub const REDUCE: u64 = 1 << 16;
+    pub const REDUCE: u64 = 1 << 19;
     /// [`Kernels::layer_norm`](super::Kernels::layer_norm).
-    pub const LAYER_NORM: u64 = 1 << 17;
+    pub const LAYER_NORM: u64 = 1 << 20;
     /// [`Kernels::slice`](super::Kernels::slice).
-    pub const SLICE: u64 = 1 << 18;
+    pub const SLICE: u64 = 1 << 21;
     /// [`Kernels::gather`](super::Kernels::gather).
-    pub const GATHER: u64 = 1 << 19;
+    pub const GATHER: u64 = 1 << 22;
     /// [`Kernels::broadcast`](super::Kernels::broadcast).
-    pub const BROADCAST: u64 = 1 << 20;
+    pub const BROADCAST: u64 = 1 << 23;
     /// [`Kernels::resize`](super::Kernels::resize).
-    pub const RESIZE: u64 = 1 << 21;
+    pub const RESIZE: u64 = 1 << 24;
     /// [`Kernels::binary_any`](super::Kernels::binary_any).
-    pub const BINARY_ANY: u64 = 1 << 22;
+    pub const BINARY_ANY: u64 = 1 << 25;
     /// [`Kernels::unary_any`](super::Kernels::unary_any).
-    pub const UNARY_ANY: u64 = 1 << 23;
+    pub const UNARY_ANY: u64 = 1 << 26;
     /// [`Kernels::compare`](super::Kernels::compare).
-    pub const COMPARE: u64 = 1 << 24;
+    pub const COMPARE: u64 = 1 << 27;
     /// [`Kernels::logical`](super::Kernels::logical).
-    pub const LOGICAL: u64 = 1 << 25;
+    pub const LOGICAL: u64 = 1 << 28;
     /// [`Kernels::not`](super::Kernels::not).
-    pub const NOT: u64 = 1 << 26;
+    pub const NOT: u64 = 1 << 29;
     /// [`Kernels::where_select`](super::Kernels::where_select).
-    pub const WHERE_SELECT: u64 = 1 << 27;
+    pub const WHERE_SELECT: u64 = 1 << 30;
     /// [`Kernels::cast`](super::Kernels::cast).
-    pub const CAST: u64 = 1 << 28;
+    pub const CAST: u64 = 1 << 31;
     /// [`Kernels::arg_reduce`](super::Kernels::arg_reduce).
-    pub const ARG_REDUCE: u64 = 1 << 29;
+    pub const ARG_REDUCE: u64 = 1 << 32;
     /// [`Kernels::quant_conv2d`](super::Kernels::quant_conv2d).
-    pub const QUANT_CONV2D: u64 = 1 << 30;
+    pub const QUANT_CONV2D: u64 = 1 << 33;
     /// [`Kernels::quant_fully_connected`](super::Kernels::quant_fully_connected).
-    pub const QUANT_FULLY_CONNECTED: u64 = 1 << 31;
+    pub const QUANT_FULLY_CONNECTED: u64 = 1 << 34;
     /// [`Kernels::quant_add`](super::Kernels::quant_add).
-    pub const QUANT_ADD: u64 = 1 << 32;
+    pub const QUANT_ADD: u64 = 1 << 35;
     /// [`Kernels::quant_mul`](super::Kernels::quant_mul).
-    pub const QUANT_MUL: u64 = 1 << 33;
+    pub const QUANT_MUL: u64 = 1 << 36;
     /// [`Kernels::quant_avg_pool`](super::Kernels::quant_avg_pool).
-    pub const QUANT_AVG_POOL: u64 = 1 << 34;
+    pub const QUANT_AVG_POOL: u64 = 1 << 37;
     /// [`Kernels::quant_max_pool`](super::Kernels::quant_max_pool).
-    pub const QUANT_MAX_POOL: u64 = 1 << 35;
+    pub const QUANT_MAX_POOL: u64 = 1 << 38;
     /// [`Kernels::quant_softmax`](super::Kernels::quant_softmax).
-    pub const QUANT_SOFTMAX: u64 = 1 << 36;
+    pub const QUANT_SOFTMAX: u64 = 1 << 39;
     /// [`Kernels::quantize`](super::Kernels::quantize).
-    pub const QUANTIZE: u64 = 1 << 37;
+    pub const QUANTIZE: u64 = 1 << 40;
     /// [`Kernels::dequantize`](super::Kernels::dequantize).
-    pub const DEQUANTIZE: u64 = 1 << 38;
+    pub const DEQUANTIZE: u64 = 1 << 41;
     /// [`Kernels::requantize`](super::Kernels::requantize).
-    pub const REQUANTIZE: u64 = 1 << 39;
+    pub const REQUANTIZE: u64 = 1 << 42;
+    /// Every data-movement entry.
+    pub const MOVEMENT: u64 = MOVEMENT8 | MOVEMENT16 | MOVEMENT32 | MOVEMENT64;
 }
 
 /// Groups of [`entry`] bits: what a table provides as a whole family of ops.
@@ -225,7 +233,7 @@ pub mod family {
         | RESIZE;
     /// Ops on the other dtypes: integer and f64 arithmetic, comparisons, logic, Where, Cast, ArgMax,
     /// and data movement of any dtype.
-    pub const TYPED: u64 = MOVEMENT_ANY
+    pub const TYPED: u64 = MOVEMENT
         | BINARY_ANY
         | UNARY_ANY
         | COMPARE
@@ -234,8 +242,8 @@ pub mod family {
         | WHERE_SELECT
         | CAST
         | ARG_REDUCE;
-    /// The int8 ops, and data movement of int8 tensors.
-    pub const INT8: u64 = MOVEMENT_ANY
+    /// The int8 ops, and data movement of 1-byte tensors.
+    pub const INT8: u64 = MOVEMENT8
         | QUANT_CONV2D
         | QUANT_FULLY_CONNECTED
         | QUANT_ADD
@@ -258,8 +266,15 @@ pub struct Kernels {
     /// The [`entry`] bits this table provides (often a [`family`] mask); the others are stubs a session
     /// never calls.
     pub entries: u64,
-    /// Data movement on tensors other than f32 (families TYPED and INT8).
-    pub movement_any: MovementFn,
+    /// Data movement (Concat, Transpose, Pad, Reshape, Slice, Gather, Broadcast) of tensors other than
+    /// f32 with 1-byte elements (int8, uint8, bool).
+    pub movement8: MovementFn,
+    /// The same with 2-byte elements (int16, uint16, float16).
+    pub movement16: MovementFn,
+    /// The same with 4-byte elements (int32, uint32).
+    pub movement32: MovementFn,
+    /// The same with 8-byte elements (int64, uint64, f64).
+    pub movement64: MovementFn,
     /// Conv2d (including depthwise, via groups).
     pub conv2d: Conv2dFn,
     /// ConvTranspose2d.
@@ -341,8 +356,9 @@ pub struct Kernels {
 }
 
 /// The entry that runs `kind` (`all_f32`: every input and the output are f32). Ops on f32 tensors use
-/// the f32 entries; int8 ops their own; data movement of other dtypes `movement_any`.
-pub fn entry_of(kind: &OpKind, all_f32: bool) -> u64 {
+/// the f32 entries; int8 ops their own; data movement of other dtypes the `movement` entry of the
+/// output's element size (`out_bytes`).
+pub fn entry_of(kind: &OpKind, all_f32: bool, out_bytes: usize) -> u64 {
     use entry::*;
     match kind {
         OpKind::Conv2d(_) => CONV2D,
@@ -370,7 +386,12 @@ pub fn entry_of(kind: &OpKind, all_f32: bool) -> u64 {
         | OpKind::Reshape
         | OpKind::Slice(_)
         | OpKind::Gather(_)
-        | OpKind::Broadcast => MOVEMENT_ANY,
+        | OpKind::Broadcast => match out_bytes {
+            1 => MOVEMENT8,
+            2 => MOVEMENT16,
+            4 => MOVEMENT32,
+            _ => MOVEMENT64,
+        },
         OpKind::LogSoftmax(_) => LOG_SOFTMAX,
         OpKind::Reduce(_) => REDUCE,
         OpKind::LayerNorm(_) => LAYER_NORM,
@@ -412,10 +433,25 @@ impl Kernels {
         Kernels {
             name: self.name,
             entries: keep,
-            movement_any: if keep & entry::MOVEMENT_ANY != 0 {
-                self.movement_any
+            movement8: if keep & entry::MOVEMENT8 != 0 {
+                self.movement8
             } else {
-                stub::movement_any
+                stub::movement
+            },
+            movement16: if keep & entry::MOVEMENT16 != 0 {
+                self.movement16
+            } else {
+                stub::movement
+            },
+            movement32: if keep & entry::MOVEMENT32 != 0 {
+                self.movement32
+            } else {
+                stub::movement
+            },
+            movement64: if keep & entry::MOVEMENT64 != 0 {
+                self.movement64
+            } else {
+                stub::movement
             },
             conv2d: if keep & entry::CONV2D != 0 {
                 self.conv2d
@@ -620,7 +656,10 @@ impl Kernels {
 pub static REFERENCE: Kernels = Kernels {
     name: "reference",
     entries: family::ALL,
-    movement_any: array::any::movement,
+    movement8: array::any::movement8,
+    movement16: array::any::movement16,
+    movement32: array::any::movement32,
+    movement64: array::any::movement64,
     conv2d: nn::conv::conv2d,
     conv_transpose2d: nn::conv_transpose::conv_transpose2d,
     fully_connected: nn::fully_connected::fully_connected,
@@ -668,7 +707,10 @@ pub static REFERENCE: Kernels = Kernels {
 pub static REFERENCE_F32: Kernels = Kernels {
     name: "reference-f32",
     entries: family::F32,
-    movement_any: stub::movement_any,
+    movement8: stub::movement,
+    movement16: stub::movement,
+    movement32: stub::movement,
+    movement64: stub::movement,
     binary_any: stub::binary_any,
     unary_any: stub::unary_any,
     compare: stub::compare,
@@ -746,7 +788,7 @@ mod stub {
     pub fn broadcast(_: In<'_>, _: Out<'_>) {}
     pub fn resize(_: &ResizeParams, _: In<'_>, _: Out<'_>) {}
 
-    pub fn movement_any(_: &OpKind, _: &[AnyIn<'_>], _: AnyOut<'_>) -> Result<(), Error> {
+    pub fn movement(_: &OpKind, _: &[AnyIn<'_>], _: AnyOut<'_>) -> Result<(), Error> {
         Err(Error::Unsupported {
             reason: "this kernel table has no data movement for this dtype",
         })

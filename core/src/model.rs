@@ -538,7 +538,11 @@ impl<'b> Model<'b> {
         let dtype = |id: u32| self.tensor(id as usize).map_or(DType::F32, |t| t.dtype);
         let all_f32 =
             dtype(op.output) == DType::F32 && op.inputs.iter().all(|&id| dtype(id) == DType::F32);
-        Ok(crate::kernels::entry_of(&op.kind, all_f32))
+        Ok(crate::kernels::entry_of(
+            &op.kind,
+            all_f32,
+            dtype(op.output).size(),
+        ))
     }
 
     /// Every kernel-table entry the model's ops run through: give it to

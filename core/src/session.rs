@@ -325,7 +325,13 @@ impl<'a> Session<'a> {
                 for j in 0..data.len() {
                     xs.push(any_in(j)?).map_err(|_| bad("too many inputs"))?;
                 }
-                (k.movement_any)(kind, &xs, y_any)?
+                let movement = match y_any.dtype.size() {
+                    1 => k.movement8,
+                    2 => k.movement16,
+                    4 => k.movement32,
+                    _ => k.movement64,
+                };
+                movement(kind, &xs, y_any)?
             }
         }
         Ok(op.kind)

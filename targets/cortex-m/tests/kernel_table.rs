@@ -23,7 +23,7 @@ macro_rules! differing_entries {
 
 fn differing() -> Vec<&'static str> {
     differing_entries!(KERNELS, REFERENCE;
-        movement_any, conv2d, conv_transpose2d, fully_connected, matmul, binary, unary, softmax, max_pool,
+        movement8, movement16, movement32, movement64, conv2d, conv_transpose2d, fully_connected, matmul, binary, unary, softmax, max_pool,
         avg_pool, global_avg_pool, concat, transpose, pad, reshape, log_softmax, reduce, layer_norm,
         slice, gather, broadcast, resize, binary_any, unary_any, compare, logical, not, where_select,
         cast, arg_reduce, quant_conv2d, quant_fully_connected, quant_add, quant_mul, quant_avg_pool,

@@ -15,14 +15,34 @@ fn typed<T: bytemuck::Pod>(x: AnyIn<'_>) -> Result<In<'_, T>, Error> {
 }
 
 /// Runs data-movement op `kind` (Concat, Transpose, Pad, Reshape, Slice, Gather, Broadcast) on `xs`
-/// into `y`, whose dtype all data inputs share (checked by `Model::parse`).
+/// into `y`, whose dtype all data inputs share (checked by `Model::parse`), whatever its element size.
 pub fn movement(kind: &OpKind, xs: &[AnyIn<'_>], y: AnyOut<'_>) -> Result<(), Error> {
     match y.dtype.size() {
-        1 => by_size::<u8>(kind, xs, y),
-        2 => by_size::<u16>(kind, xs, y),
-        4 => by_size::<u32>(kind, xs, y),
-        _ => by_size::<u64>(kind, xs, y),
+        1 => movement8(kind, xs, y),
+        2 => movement16(kind, xs, y),
+        4 => movement32(kind, xs, y),
+        _ => movement64(kind, xs, y),
     }
+}
+
+/// [`movement`] of tensors with 1-byte elements (int8, uint8, bool).
+pub fn movement8(kind: &OpKind, xs: &[AnyIn<'_>], y: AnyOut<'_>) -> Result<(), Error> {
+    by_size::<u8>(kind, xs, y)
+}
+
+/// [`movement`] of tensors with 2-byte elements.
+pub fn movement16(kind: &OpKind, xs: &[AnyIn<'_>], y: AnyOut<'_>) -> Result<(), Error> {
+    by_size::<u16>(kind, xs, y)
+}
+
+/// [`movement`] of tensors with 4-byte elements.
+pub fn movement32(kind: &OpKind, xs: &[AnyIn<'_>], y: AnyOut<'_>) -> Result<(), Error> {
+    by_size::<u32>(kind, xs, y)
+}
+
+/// [`movement`] of tensors with 8-byte elements.
+pub fn movement64(kind: &OpKind, xs: &[AnyIn<'_>], y: AnyOut<'_>) -> Result<(), Error> {
+    by_size::<u64>(kind, xs, y)
 }
 
 fn by_size<T: bytemuck::Pod + Default>(
