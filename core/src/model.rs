@@ -9,6 +9,7 @@ use crate::format::{
     ArenaPlan, DType, ModelInfo, OpRecord, SectionKind, Storage, TensorRecord, ALIGN, HEADER_LEN,
     MAGIC, MAX_SECTIONS, SECTION_ENTRY_LEN, VERSION_MAJOR,
 };
+use crate::kernels::entry;
 use crate::op::OpKind;
 use crate::ops::{self, MAX_RANK};
 use crate::Error;
@@ -122,6 +123,18 @@ impl UDims {
 impl<'b> Model<'b> {
     /// Parses and validates a blob. The blob must start on a 16-byte boundary (see `include_model!`).
     pub fn parse(blob: &'b [u8]) -> Result<Self, Error> {
+        Self::parse_only::<{ crate::kernels::family::ALL }>(blob)
+    }
+
+    /// [`Model::parse`] for a build that runs only the kernel-table entries in `ENTRIES` (a
+    /// [`crate::kernels::entry`] mask, such as the `KERNEL_ENTRIES` that `ember convert --emit rust`
+    /// writes): the validation code of every other op kind is left out of the binary, and a blob with
+    /// such an op is refused (`Error::BadOp`). Firmware uses it to save flash:
+    ///
+    /// ```ignore
+    /// let model = Model::parse_only::<{ model::KERNEL_ENTRIES }>(model::BLOB)?;
+    /// ```
+    pub fn parse_only<const ENTRIES: u64>(blob: &'b [u8]) -> Result<Self, Error> {
         if blob.len() < HEADER_LEN {
             return Err(Error::Truncated {
                 need: HEADER_LEN as u32,
@@ -185,11 +198,11 @@ impl<'b> Model<'b> {
             weights,
             minor,
         };
-        model.validate()?;
+        model.validate::<ENTRIES>()?;
         Ok(model)
     }
 
-    fn validate(&self) -> Result<(), Error> {
+    fn validate<const ENTRIES: u64>(&self) -> Result<(), Error> {
         let info = &self.info;
         if info.tensor_count as usize != self.tensors.count {
             return Err(Error::BadMetadata {
@@ -246,7 +259,7 @@ impl<'b> Model<'b> {
             }
         }
         for i in 0..self.ops.count {
-            self.validate_op(i)?;
+            self.validate_op::<ENTRIES>(i)?;
         }
         Ok(())
     }
@@ -287,7 +300,7 @@ impl<'b> Model<'b> {
         Ok(())
     }
 
-    fn validate_op(&self, i: usize) -> Result<(), Error> {
+    fn validate_op<const ENTRIES: u64>(&self, i: usize) -> Result<(), Error> {
         let bad = |reason| Error::BadOp {
             op: i as u32,
             reason,
@@ -387,29 +400,43 @@ impl<'b> Model<'b> {
             return Err(bad("this op runs on f32 tensors only"));
         }
         let checked = match &op.kind {
-            OpKind::Binary(p) if !all_f32 => {
+            OpKind::Binary(p) if !all_f32 && has::<ENTRIES>(entry::BINARY_ANY) => {
                 ops::math::arith::validate_binary(p, typed(0), typed(1), yt)
             }
-            OpKind::Unary(p) if !all_f32 => ops::math::arith::validate_unary(p, typed(0), yt),
-            OpKind::Conv2d(p) => {
+            OpKind::Unary(p) if !all_f32 && has::<ENTRIES>(entry::UNARY_ANY) => {
+                ops::math::arith::validate_unary(p, typed(0), yt)
+            }
+            OpKind::Conv2d(p) if has::<ENTRIES>(entry::CONV2D) => {
                 ops::nn::conv::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
             }
-            OpKind::ConvTranspose2d(p) => {
+            OpKind::ConvTranspose2d(p) if has::<ENTRIES>(entry::CONV_TRANSPOSE2D) => {
                 ops::nn::conv_transpose::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
             }
-            OpKind::FullyConnected(p) => {
+            OpKind::FullyConnected(p) if has::<ENTRIES>(entry::FULLY_CONNECTED) => {
                 ops::nn::fully_connected::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
             }
-            OpKind::MatMul(p) => ops::nn::matmul::validate(p, x, d(1).unwrap_or(&[]), y.as_slice()),
-            OpKind::Binary(p) => {
+            OpKind::MatMul(p) if has::<ENTRIES>(entry::MATMUL) => {
+                ops::nn::matmul::validate(p, x, d(1).unwrap_or(&[]), y.as_slice())
+            }
+            OpKind::Binary(p) if all_f32 && has::<ENTRIES>(entry::BINARY) => {
                 ops::math::binary::validate(p, x, d(1).unwrap_or(&[]), y.as_slice())
             }
-            OpKind::Unary(p) => ops::math::unary::validate(p, x, y.as_slice()),
-            OpKind::Softmax(p) => ops::nn::softmax::validate(p, x, y.as_slice()),
-            OpKind::MaxPool2d(p) => ops::pool::max_pool::validate(p, x, y.as_slice()),
-            OpKind::AvgPool2d(p) => ops::pool::avg_pool::validate(p, x, y.as_slice()),
-            OpKind::GlobalAvgPool => ops::pool::global_avg_pool::validate(x, y.as_slice()),
-            OpKind::Concat(p) => {
+            OpKind::Unary(p) if all_f32 && has::<ENTRIES>(entry::UNARY) => {
+                ops::math::unary::validate(p, x, y.as_slice())
+            }
+            OpKind::Softmax(p) if has::<ENTRIES>(entry::SOFTMAX) => {
+                ops::nn::softmax::validate(p, x, y.as_slice())
+            }
+            OpKind::MaxPool2d(p) if has::<ENTRIES>(entry::MAX_POOL) => {
+                ops::pool::max_pool::validate(p, x, y.as_slice())
+            }
+            OpKind::AvgPool2d(p) if has::<ENTRIES>(entry::AVG_POOL) => {
+                ops::pool::avg_pool::validate(p, x, y.as_slice())
+            }
+            OpKind::GlobalAvgPool if has::<ENTRIES>(entry::GLOBAL_AVG_POOL) => {
+                ops::pool::global_avg_pool::validate(x, y.as_slice())
+            }
+            OpKind::Concat(p) if has::<ENTRIES>(entry::CONCAT | entry::MOVEMENT) => {
                 let mut xs: heapless::Vec<&[usize], { crate::format::MAX_OP_INPUTS }> =
                     heapless::Vec::new();
                 for u in dims.iter() {
@@ -417,51 +444,97 @@ impl<'b> Model<'b> {
                 }
                 ops::array::concat::validate(p, &xs, y.as_slice())
             }
-            OpKind::Transpose(p) => ops::array::transpose::validate(p, x, y.as_slice()),
-            OpKind::Pad(p) => ops::array::pad::validate(p, x, y.as_slice()),
-            OpKind::Reshape => ops::array::reshape::validate(x, y.as_slice()),
-            OpKind::LogSoftmax(p) => ops::nn::softmax::validate(p, x, y.as_slice()),
-            OpKind::Reduce(p) => ops::nn::reduce::validate(p, x, y.as_slice()),
-            OpKind::LayerNorm(p) => {
+            OpKind::Transpose(p) if has::<ENTRIES>(entry::TRANSPOSE | entry::MOVEMENT) => {
+                ops::array::transpose::validate(p, x, y.as_slice())
+            }
+            OpKind::Pad(p) if has::<ENTRIES>(entry::PAD | entry::MOVEMENT) => {
+                ops::array::pad::validate(p, x, y.as_slice())
+            }
+            OpKind::Reshape if has::<ENTRIES>(entry::RESHAPE | entry::MOVEMENT) => {
+                ops::array::reshape::validate(x, y.as_slice())
+            }
+            OpKind::LogSoftmax(p) if has::<ENTRIES>(entry::LOG_SOFTMAX) => {
+                ops::nn::softmax::validate(p, x, y.as_slice())
+            }
+            OpKind::Reduce(p) if has::<ENTRIES>(entry::REDUCE) => {
+                ops::nn::reduce::validate(p, x, y.as_slice())
+            }
+            OpKind::LayerNorm(p) if has::<ENTRIES>(entry::LAYER_NORM) => {
                 ops::nn::layer_norm::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
             }
-            OpKind::Slice(p) => ops::array::slice::validate(p, x, y.as_slice()),
-            OpKind::Gather(p) => {
+            OpKind::Slice(p) if has::<ENTRIES>(entry::SLICE | entry::MOVEMENT) => {
+                ops::array::slice::validate(p, x, y.as_slice())
+            }
+            OpKind::Gather(p) if has::<ENTRIES>(entry::GATHER | entry::MOVEMENT) => {
                 let (idx, id) = (d(1).unwrap_or(&[]), op.inputs.get(1).copied());
                 self.validate_gather(p, id.unwrap_or(u32::MAX), x, idx, y.as_slice())
             }
-            OpKind::Broadcast => ops::array::broadcast::validate(x, y.as_slice()),
-            OpKind::Resize(p) => ops::array::resize::validate(p, x, y.as_slice()),
-            OpKind::Compare(p) => ops::math::compare::validate(p, typed(0), typed(1), yt),
-            OpKind::Logical(p) => ops::math::logical::validate(p, typed(0), typed(1), yt),
-            OpKind::Not => ops::math::logical::validate_not(typed(0), yt),
-            OpKind::Where => ops::math::where_op::validate(typed(0), typed(1), typed(2), yt),
-            OpKind::Cast(p) => ops::math::cast::validate(p, typed(0), yt),
-            OpKind::ArgReduce(p) => ops::nn::arg_reduce::validate(p, typed(0), yt),
-            OpKind::QuantConv2d(p) => {
+            OpKind::Broadcast if has::<ENTRIES>(entry::BROADCAST | entry::MOVEMENT) => {
+                ops::array::broadcast::validate(x, y.as_slice())
+            }
+            OpKind::Resize(p) if has::<ENTRIES>(entry::RESIZE) => {
+                ops::array::resize::validate(p, x, y.as_slice())
+            }
+            OpKind::Compare(p) if has::<ENTRIES>(entry::COMPARE) => {
+                ops::math::compare::validate(p, typed(0), typed(1), yt)
+            }
+            OpKind::Logical(p) if has::<ENTRIES>(entry::LOGICAL) => {
+                ops::math::logical::validate(p, typed(0), typed(1), yt)
+            }
+            OpKind::Not if has::<ENTRIES>(entry::NOT) => {
+                ops::math::logical::validate_not(typed(0), yt)
+            }
+            OpKind::Where if has::<ENTRIES>(entry::WHERE_SELECT) => {
+                ops::math::where_op::validate(typed(0), typed(1), typed(2), yt)
+            }
+            OpKind::Cast(p) if has::<ENTRIES>(entry::CAST) => {
+                ops::math::cast::validate(p, typed(0), yt)
+            }
+            OpKind::ArgReduce(p) if has::<ENTRIES>(entry::ARG_REDUCE) => {
+                ops::nn::arg_reduce::validate(p, typed(0), yt)
+            }
+            OpKind::QuantConv2d(p) if has::<ENTRIES>(entry::QUANT_CONV2D) => {
                 self.validate_requant(op.inputs.get(2).copied())?;
                 let w = d(1).unwrap_or(&[]);
                 let rq = d(2).unwrap_or(&[]);
                 ops::quant::conv::validate(p, x, w, d(3), rq, y.as_slice())
             }
-            OpKind::QuantFullyConnected(p) => {
+            OpKind::QuantFullyConnected(p) if has::<ENTRIES>(entry::QUANT_FULLY_CONNECTED) => {
                 self.validate_requant(op.inputs.get(2).copied())?;
                 let w = d(1).unwrap_or(&[]);
                 let rq = d(2).unwrap_or(&[]);
                 ops::quant::fully_connected::validate(p, x, w, d(3), rq, y.as_slice())
             }
-            OpKind::QuantAdd(p) => {
+            OpKind::QuantAdd(p) if has::<ENTRIES>(entry::QUANT_ADD) => {
                 ops::quant::add::validate(p, x, d(1).unwrap_or(&[]), y.as_slice())
             }
-            OpKind::QuantMul(p) => {
+            OpKind::QuantMul(p) if has::<ENTRIES>(entry::QUANT_MUL) => {
                 ops::quant::mul::validate(p, x, d(1).unwrap_or(&[]), y.as_slice())
             }
-            OpKind::QuantAvgPool2d(p) => ops::quant::avg_pool::validate(p, x, y.as_slice()),
-            OpKind::QuantMaxPool2d(p) => ops::quant::max_pool::validate(p, x, y.as_slice()),
-            OpKind::QuantSoftmax(p) => ops::quant::softmax::validate(p, x, y.as_slice()),
-            OpKind::Quantize(p) => ops::quant::quantize::validate(p, x, y.as_slice()),
-            OpKind::Dequantize(p) => ops::quant::dequantize::validate(p, x, y.as_slice()),
-            OpKind::Requantize(p) => ops::quant::requantize::validate(p, x, y.as_slice()),
+            OpKind::QuantAvgPool2d(p) if has::<ENTRIES>(entry::QUANT_AVG_POOL) => {
+                ops::quant::avg_pool::validate(p, x, y.as_slice())
+            }
+            OpKind::QuantMaxPool2d(p) if has::<ENTRIES>(entry::QUANT_MAX_POOL) => {
+                ops::quant::max_pool::validate(p, x, y.as_slice())
+            }
+            OpKind::QuantSoftmax(p) if has::<ENTRIES>(entry::QUANT_SOFTMAX) => {
+                ops::quant::softmax::validate(p, x, y.as_slice())
+            }
+            OpKind::Quantize(p) if has::<ENTRIES>(entry::QUANTIZE) => {
+                ops::quant::quantize::validate(p, x, y.as_slice())
+            }
+            OpKind::Dequantize(p) if has::<ENTRIES>(entry::DEQUANTIZE) => {
+                ops::quant::dequantize::validate(p, x, y.as_slice())
+            }
+            OpKind::Requantize(p) if has::<ENTRIES>(entry::REQUANTIZE) => {
+                ops::quant::requantize::validate(p, x, y.as_slice())
+            }
+            // An op whose entry this build leaves out (`parse_only`): its validation is not linked.
+            _ => {
+                return Err(bad(
+                    "this build of the runtime leaves out this op kind (Model::parse_only)",
+                ))
+            }
         };
 
         checked.map_err(|e| match e {
@@ -727,4 +800,11 @@ fn quant_dtypes(kind: &OpKind, n_inputs: usize) -> Option<QuantDTypes> {
         OpKind::Dequantize(_) => q(&[I8], F32),
         _ => None,
     }
+}
+
+/// Whether the entry mask `ENTRIES` has any of `bits`: a constant in each instance, so the validation
+/// arms it guards vanish from builds that leave those entries out.
+#[inline(always)]
+const fn has<const ENTRIES: u64>(bits: u64) -> bool {
+    ENTRIES & bits != 0
 }

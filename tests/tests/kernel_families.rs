@@ -69,3 +69,28 @@ fn a_table_of_the_models_own_entries_runs_it_and_one_entry_less_does_not() {
         }
     }
 }
+
+/// `Model::parse_only::<ENTRIES>` accepts a model whose ops all run through `ENTRIES` and refuses one
+/// with an op outside them, naming that op's index.
+#[test]
+fn parse_only_refuses_ops_outside_its_entries() {
+    use ember_core::kernels::{entry, family};
+    let float = convert_model("digits", &[]);
+    let aligned = AlignedBuf::from_bytes(&float);
+    let full = Model::parse(aligned.as_bytes()).unwrap();
+    assert!(Model::parse_only::<{ family::F32 }>(aligned.as_bytes()).is_ok());
+    let conv = (0..full.op_count())
+        .find(|&i| full.op_entry(i).unwrap() == entry::CONV2D)
+        .expect("the digits CNN has a Conv2d");
+    match Model::parse_only::<{ family::F32 & !entry::CONV2D }>(aligned.as_bytes()) {
+        Err(Error::BadOp { op, reason }) => {
+            assert_eq!(op as usize, conv);
+            assert!(reason.contains("leaves out this op kind"), "{reason}");
+        }
+        other => panic!("expected BadOp for the Conv2d, got {other:?}"),
+    }
+    let int8 = convert_model("digits_qdq", &[]);
+    let aligned = AlignedBuf::from_bytes(&int8);
+    assert!(Model::parse_only::<{ family::F32 }>(aligned.as_bytes()).is_err());
+    assert!(Model::parse_only::<{ family::INT8 | family::F32 }>(aligned.as_bytes()).is_ok());
+}

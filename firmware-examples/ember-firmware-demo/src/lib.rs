@@ -36,12 +36,13 @@ macro_rules! emit {
     };
 }
 
-/// Runs the digits demo: parses `blob`, opens a session over `arena`, profiles `images[0]` op by op,
-/// classifies every image (timed as a whole, with the printing left out), then prints each top-1 class,
-/// the accuracy against `labels`, the arena report and the inference time, all to `out`. The session
-/// runs `kernels`: a table with only the families the model needs (`ember_core::REFERENCE_F32` for the
-/// float model) keeps the others out of the firmware.
-pub fn run_digits<const N: usize>(
+/// Runs the digits demo: parses `blob` (validating only the op kinds of the kernel-table mask `ENTRIES`,
+/// the model's `KERNEL_ENTRIES`, so that no other op's validation is linked), opens a session over
+/// `arena`, profiles `images[0]` op by op, classifies every image (timed as a whole, with the printing
+/// left out), then prints each top-1 class, the accuracy against `labels`, the arena report and the
+/// inference time, all to `out`. The session runs `kernels`: a table with only the model's entries
+/// (`REFERENCE.only(model::KERNEL_ENTRIES)`) keeps every other kernel out of the firmware.
+pub fn run_digits<const ENTRIES: u64, const N: usize>(
     blob: &[u8],
     arena: &mut [u8],
     images: &[[f32; PIXELS]; N],
@@ -50,7 +51,7 @@ pub fn run_digits<const N: usize>(
     out: &mut dyn Write,
     kernels: &'static Kernels,
 ) -> Result<(), Error> {
-    let model = Model::parse(blob)?;
+    let model = Model::parse_only::<ENTRIES>(blob)?;
     emit!(
         out,
         "model ops={} blob_bytes={} weights_bytes={}",

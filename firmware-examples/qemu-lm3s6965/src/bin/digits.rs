@@ -73,7 +73,9 @@ fn main() -> ! {
 fn classify(clock: &SysTickClock, out: &mut HostStream) -> Result<(), Error> {
     let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
     let mut arena = [0u8; model::ARENA_BYTES];
-    run_digits(blob, &mut arena, &IMAGES, &LABELS, clock, out, &KERNELS)
+    run_digits::<{ model::KERNEL_ENTRIES }, _>(
+        blob, &mut arena, &IMAGES, &LABELS, clock, out, &KERNELS,
+    )
 }
 
 /// The stack's deepest use so far and its size, in bytes: the stack grows down from `_stack_start` to

@@ -66,7 +66,7 @@ fn main() -> ! {
     };
     let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
     let mut arena = [0u8; model::ARENA_BYTES];
-    match run_digits(
+    match run_digits::<{ model::KERNEL_ENTRIES }, _>(
         blob, &mut arena, &IMAGES, &LABELS, &clock, &mut out, &KERNELS,
     ) {
         Ok(()) => exit(debug::EXIT_SUCCESS),

@@ -49,7 +49,7 @@ fn main() -> ! {
     let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
     let mut arena = [0u8; model::ARENA_BYTES];
     let mut out = DefmtLines::new();
-    if let Err(e) = run_digits(
+    if let Err(e) = run_digits::<{ model::KERNEL_ENTRIES }, _>(
         blob, &mut arena, &IMAGES, &LABELS, &clock, &mut out, &KERNELS,
     ) {
         defmt::error!("ember error: {}", e);

@@ -38,7 +38,7 @@ fn main() -> ! {
     let mut arena = [0u8; model::ARENA_BYTES];
     let mut out = DefmtLines::new();
     let clock = DwtClock { hz: CORE_HZ };
-    if let Err(e) = run_digits(
+    if let Err(e) = run_digits::<{ model::KERNEL_ENTRIES }, _>(
         blob, &mut arena, &IMAGES, &LABELS, &clock, &mut out, &KERNELS,
     ) {
         defmt::error!("ember error: {}", e);
