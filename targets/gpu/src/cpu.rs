@@ -1,6 +1,6 @@
 //! `Device::Cpu`: `ember_core::Session` with `ember_cpu::KERNELS` over an arena the session owns.
 
-use ember_core::format::{Storage, ALIGN};
+use ember_core::format::{DType, Storage, ALIGN};
 use ember_core::{AlignedBuf, MemoryReport, Model, Session, StdClock};
 
 use crate::session::{OpTiming, Profile, TimingSource};
@@ -37,8 +37,31 @@ impl<'b> CpuBackend<'b> {
         )?)
     }
 
+    /// Writes graph input `index`: f32 values, or for an int8 input their integer values (each must be
+    /// an integer in -128..=127, as on the GPU).
     pub(crate) fn write_input(&mut self, index: usize, values: &[f32]) -> Result<(), Error> {
-        Ok(self.session()?.input(index)?.write_f32(values)?)
+        let mut session = self.session()?;
+        let mut input = session.input(index)?;
+        if input.dtype() != DType::I8 {
+            return Ok(input.write_f32(values)?);
+        }
+        let slice = input.as_mut_slice::<i8>()?;
+        if slice.len() != values.len() {
+            return Err(ember_core::Error::Shape {
+                reason: "input length differs from the tensor's element count",
+            }
+            .into());
+        }
+        for (out, &v) in slice.iter_mut().zip(values) {
+            if v.fract() != 0.0 || !(-128.0..=127.0).contains(&v) {
+                return Err(ember_core::Error::Unsupported {
+                    reason: "an int8 input takes integer values in -128..=127",
+                }
+                .into());
+            }
+            *out = v as i8;
+        }
+        Ok(())
     }
 
     /// Graph output `index`, read from where the session's arena holds it (persistent region first,
@@ -65,12 +88,26 @@ impl<'b> CpuBackend<'b> {
         let persistent = (self.model.plan().persistent_bytes as usize).div_ceil(ALIGN) * ALIGN;
         let len: usize = t.dims.iter().map(|&d| d as usize).product();
         let start = persistent + offset as usize;
-        let bytes = self.arena.as_bytes().get(start..start + 4 * len).ok_or(
+        let size = match t.dtype {
+            DType::F32 => 4,
+            // An int8 output reads as its integer values.
+            DType::I8 => 1,
+            _ => {
+                return Err(ember_core::Error::Unsupported {
+                    reason: "only f32 and int8 outputs read as f32 values",
+                }
+                .into())
+            }
+        };
+        let bytes = self.arena.as_bytes().get(start..start + size * len).ok_or(
             ember_core::Error::BadTensor {
                 tensor: id,
                 reason: "output runs past the arena",
             },
         )?;
+        if size == 1 {
+            return Ok(bytes.iter().map(|&b| f32::from(b as i8)).collect());
+        }
         Ok(bytes
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))

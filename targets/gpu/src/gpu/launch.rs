@@ -5,7 +5,7 @@ use cubecl::server::CubeCountSelection;
 
 use super::lower::{Launch, Work};
 use super::{Buffer, GpuSession, Step};
-use crate::kernels::{array, math, nn, pool};
+use crate::kernels::{array, math, nn, pool, quant};
 use crate::Error;
 
 /// Units per cube (workgroup size).
@@ -220,6 +220,133 @@ impl GpuSession {
                         hi,
                         u32::from(fill.is_some()),
                         fill.unwrap_or(0.0),
+                    );
+                }
+                Launch::QuantConv2d {
+                    x,
+                    w,
+                    b,
+                    rows,
+                    meta,
+                    params,
+                } => {
+                    let (count, dim) = self.grid(step.out_len);
+                    quant::quant_conv2d::launch(
+                        c,
+                        count,
+                        dim,
+                        arg(self.buffer(step, x)?),
+                        arg(self.buffer(step, w)?),
+                        arg(opt(b)?),
+                        arg(self.buffer(step, rows)?),
+                        arg(y),
+                        arg(t(meta)),
+                        arg(t(params)),
+                    );
+                }
+                Launch::QuantFullyConnected {
+                    x,
+                    w,
+                    b,
+                    rows,
+                    meta,
+                    params,
+                } => {
+                    let (count, dim) = self.grid(step.out_len);
+                    quant::quant_fully_connected::launch(
+                        c,
+                        count,
+                        dim,
+                        arg(self.buffer(step, x)?),
+                        arg(self.buffer(step, w)?),
+                        arg(opt(b)?),
+                        arg(self.buffer(step, rows)?),
+                        arg(y),
+                        arg(t(meta)),
+                        arg(t(params)),
+                    );
+                }
+                Launch::QuantBinary {
+                    a,
+                    b,
+                    meta,
+                    params,
+                    op,
+                } => {
+                    let (count, dim) = self.grid(step.out_len);
+                    quant::quant_binary::launch(
+                        c,
+                        count,
+                        dim,
+                        arg(self.buffer(step, a)?),
+                        arg(self.buffer(step, b)?),
+                        arg(y),
+                        arg(t(meta)),
+                        arg(t(params)),
+                        op,
+                    );
+                }
+                Launch::QuantPool {
+                    x,
+                    meta,
+                    params,
+                    avg,
+                } => {
+                    let (count, dim) = self.grid(step.out_len);
+                    quant::quant_pool2d::launch(
+                        c,
+                        count,
+                        dim,
+                        arg(self.buffer(step, x)?),
+                        arg(y),
+                        arg(t(meta)),
+                        arg(t(params)),
+                        u32::from(avg),
+                    );
+                }
+                Launch::Quantize {
+                    x,
+                    scale,
+                    zero_point,
+                    even,
+                } => {
+                    let (count, dim) = self.grid(step.out_len);
+                    quant::quantize::launch(
+                        c,
+                        count,
+                        dim,
+                        arg(self.buffer(step, x)?),
+                        arg(y),
+                        scale,
+                        zero_point,
+                        u32::from(even),
+                    );
+                }
+                Launch::Dequantize {
+                    x,
+                    scale,
+                    zero_point,
+                } => {
+                    let (count, dim) = self.grid(step.out_len);
+                    quant::dequantize::launch(
+                        c,
+                        count,
+                        dim,
+                        arg(self.buffer(step, x)?),
+                        arg(y),
+                        scale,
+                        zero_point,
+                    );
+                }
+                Launch::Requantize { x, params } => {
+                    let (count, dim) = self.grid(step.out_len);
+                    quant::requantize::launch(
+                        c,
+                        count,
+                        dim,
+                        arg(self.buffer(step, x)?),
+                        arg(y),
+                        arg(t(params)),
                     );
                 }
                 Launch::ResizeLinear { x, rows, fracs } => {

@@ -2,12 +2,16 @@
 //! once per session (the `meta` buffers of shapes and strides, index maps, resize tables), in the spirit
 //! of TFLM's `Prepare`. An op or case the GPU cannot run is reported here, by op index and name.
 
+use ember_core::format::DType;
 use ember_core::ops::array::resize::{CoordMode, ResizeMode, ResizeParams};
 use ember_core::ops::array::{broadcast, concat, gather, pad, resize, slice, transpose};
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::BinaryOp;
 use ember_core::ops::math::unary::UnaryOp;
 use ember_core::ops::nn::reduce::ReduceOp;
+use ember_core::ops::pool::Pool2dParams;
+use ember_core::ops::quant::quantize::Rounding;
+use ember_core::ops::quant::requant::RequantRounding;
 use ember_core::OpKind;
 
 use super::index_map::index_map;
@@ -16,6 +20,7 @@ use crate::kernels::array::NO_SOURCE;
 use crate::kernels::math::{binary_code as bc, code as uc};
 use crate::kernels::nn::{conv_meta as cm, reduce_code as rc};
 use crate::kernels::pool::pool_meta as pm;
+use crate::kernels::quant::params as qp;
 
 /// A fused activation: `code == 0` is the identity, anything else a clip to `[lo, hi]`.
 #[derive(Clone, Copy, Debug)]
@@ -46,6 +51,7 @@ impl From<Activation> for Act {
 pub(crate) enum Table {
     U32(Vec<u32>),
     F32(Vec<f32>),
+    I32(Vec<i32>),
 }
 
 /// One kernel launch; tensors are tensor ids, tables index the op's uploaded tables.
@@ -123,6 +129,52 @@ pub(crate) enum Launch {
         rows: usize,
         fracs: usize,
     },
+    /// int8 Conv2d: `rows` is the requantization tensor, `params` an i32 table (`quant::params`).
+    QuantConv2d {
+        x: usize,
+        w: usize,
+        b: Option<usize>,
+        rows: usize,
+        meta: usize,
+        params: usize,
+    },
+    QuantFullyConnected {
+        x: usize,
+        w: usize,
+        b: Option<usize>,
+        rows: usize,
+        meta: usize,
+        params: usize,
+    },
+    /// int8 Add (`op == 0`) or Mul (`op == 1`).
+    QuantBinary {
+        a: usize,
+        b: usize,
+        meta: usize,
+        params: usize,
+        op: u32,
+    },
+    QuantPool {
+        x: usize,
+        meta: usize,
+        params: usize,
+        avg: bool,
+    },
+    Quantize {
+        x: usize,
+        scale: f32,
+        zero_point: i32,
+        even: bool,
+    },
+    Dequantize {
+        x: usize,
+        scale: f32,
+        zero_point: f32,
+    },
+    Requantize {
+        x: usize,
+        params: usize,
+    },
 }
 
 /// What one op does on the device.
@@ -146,6 +198,8 @@ pub(crate) struct OpView<'a> {
     pub inputs: &'a [usize],
     pub input_dims: Vec<&'a [usize]>,
     pub output_dims: &'a [usize],
+    /// The output's dtype (an int8 tensor is held as f32 integer values on the device).
+    pub output_dtype: DType,
     /// f32 contents of inputs that are weights (None for activations).
     pub input_weights: Vec<Option<&'a [f32]>>,
 }
@@ -279,15 +333,7 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
             launch(Launch::Unary { x, op: code, a, b })
         }
         OpKind::Binary(p) => {
-            let rank = yd.len().max(1);
-            let y = right_align(yd, rank);
-            let sa = broadcast_strides(&right_align(xd, rank)[..rank]);
-            let sb = broadcast_strides(&right_align(op.input_dims[1], rank)[..rank]);
-            let mut meta = vec![rank];
-            meta.extend_from_slice(&y);
-            meta.extend_from_slice(&sa);
-            meta.extend_from_slice(&sb);
-            let meta = table(Table::U32(u32s(meta)?));
+            let meta = table(Table::U32(u32s(binary_meta(xd, op.input_dims[1], yd))?));
             launch(Launch::Binary {
                 a: x,
                 b: op.inputs[1],
@@ -297,27 +343,13 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
             })
         }
         OpKind::Conv2d(p) => {
-            let wd = op.input_dims[1];
-            let groups = usize::from(p.groups);
-            let mut meta = vec![0usize; cm::LEN];
-            meta[cm::N] = xd[0];
-            meta[cm::H] = xd[1];
-            meta[cm::W] = xd[2];
-            meta[cm::IC] = xd[3];
-            meta[cm::OH] = yd[1];
-            meta[cm::OW] = yd[2];
-            meta[cm::OC] = yd[3];
-            meta[cm::KH] = wd[1];
-            meta[cm::KW] = wd[2];
-            meta[cm::GROUP_IC] = wd[3];
-            meta[cm::GROUP_OC] = wd[0] / groups;
-            meta[cm::STRIDE_H] = p.stride_h.into();
-            meta[cm::STRIDE_W] = p.stride_w.into();
-            meta[cm::DIL_H] = p.dilation_h.into();
-            meta[cm::DIL_W] = p.dilation_w.into();
-            meta[cm::PAD_TOP] = p.pad_top.into();
-            meta[cm::PAD_LEFT] = p.pad_left.into();
-            meta[cm::HAS_BIAS] = usize::from(input(2).is_some());
+            let window = ConvWindow {
+                groups: p.groups,
+                stride: (p.stride_h, p.stride_w),
+                dilation: (p.dilation_h, p.dilation_w),
+                pad: (p.pad_top, p.pad_left),
+            };
+            let meta = conv_meta(xd, op.input_dims[1], yd, &window, input(2).is_some());
             let meta = table(Table::U32(u32s(meta)?));
             launch(Launch::Conv2d {
                 x,
@@ -414,20 +446,7 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
             })
         }
         OpKind::MaxPool2d(p) | OpKind::AvgPool2d(p) => {
-            let mut meta = vec![0usize; pm::LEN];
-            meta[pm::H] = xd[1];
-            meta[pm::W] = xd[2];
-            meta[pm::C] = xd[3];
-            meta[pm::OH] = yd[1];
-            meta[pm::OW] = yd[2];
-            meta[pm::KH] = p.kernel_h.into();
-            meta[pm::KW] = p.kernel_w.into();
-            meta[pm::STRIDE_H] = p.stride_h.into();
-            meta[pm::STRIDE_W] = p.stride_w.into();
-            meta[pm::PAD_TOP] = p.pad_top.into();
-            meta[pm::PAD_LEFT] = p.pad_left.into();
-            meta[pm::INCLUDE_PAD] = usize::from(p.count_include_pad);
-            let meta = table(Table::U32(u32s(meta)?));
+            let meta = table(Table::U32(u32s(pool_meta(xd, yd, &p))?));
             launch(Launch::Pool {
                 x,
                 meta,
@@ -453,6 +472,8 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
         | OpKind::Resize(_) => {
             let map = movement_map(op)?;
             let fill = match op.kind {
+                // An int8 tensor pads with the value as the CPU's int8 data movement converts it.
+                OpKind::Pad(p) if op.output_dtype == DType::I8 => Some(f32::from(p.value as i8)),
                 OpKind::Pad(p) => Some(p.value),
                 _ => None,
             };
@@ -488,10 +509,223 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
             }
             Work::Launches(launches)
         }
+        OpKind::QuantConv2d(p) => {
+            let window = ConvWindow {
+                groups: p.groups,
+                stride: (p.stride_h, p.stride_w),
+                dilation: (p.dilation_h, p.dilation_w),
+                pad: (p.pad_top, p.pad_left),
+            };
+            let meta = conv_meta(xd, op.input_dims[1], yd, &window, input(3).is_some());
+            let meta = table(Table::U32(u32s(meta)?));
+            let mut params = vec![0i32; qp::LEN];
+            params[qp::X_ZP] = p.x_zero_point.into();
+            params[qp::Y_ZP] = p.y_zero_point.into();
+            params[qp::ACT_MIN] = p.act_min.into();
+            params[qp::ACT_MAX] = p.act_max.into();
+            params[qp::ROUNDING] = rounding_code(p.rounding);
+            let params = table(Table::I32(params));
+            launch(Launch::QuantConv2d {
+                x,
+                w: op.inputs[1],
+                b: input(3),
+                rows: op.inputs[2],
+                meta,
+                params,
+            })
+        }
+        OpKind::QuantFullyConnected(p) => {
+            let wd = op.input_dims[1];
+            let meta = table(Table::U32(u32s([
+                wd[1],
+                wd[0],
+                usize::from(input(3).is_some()),
+            ])?));
+            let mut params = vec![0i32; qp::LEN];
+            params[qp::X_ZP] = p.x_zero_point.into();
+            params[qp::Y_ZP] = p.y_zero_point.into();
+            params[qp::ACT_MIN] = p.act_min.into();
+            params[qp::ACT_MAX] = p.act_max.into();
+            params[qp::ROUNDING] = rounding_code(p.rounding);
+            let params = table(Table::I32(params));
+            launch(Launch::QuantFullyConnected {
+                x,
+                w: op.inputs[1],
+                b: input(3),
+                rows: op.inputs[2],
+                meta,
+                params,
+            })
+        }
+        OpKind::QuantAdd(_) | OpKind::QuantMul(_) => {
+            let meta = table(Table::U32(u32s(binary_meta(xd, op.input_dims[1], yd))?));
+            let mut params = vec![0i32; qp::LEN];
+            let op_code = match op.kind {
+                OpKind::QuantAdd(p) => {
+                    params[qp::X_ZP] = p.a_zero_point.into();
+                    params[qp::B_ZP] = p.b_zero_point.into();
+                    params[qp::Y_ZP] = p.y_zero_point.into();
+                    params[qp::ACT_MIN] = p.act_min.into();
+                    params[qp::ACT_MAX] = p.act_max.into();
+                    params[qp::ROUNDING] = rounding_code(p.rounding);
+                    params[qp::M0] = p.a_multiplier;
+                    params[qp::S0] = p.a_shift;
+                    params[qp::M1] = p.b_multiplier;
+                    params[qp::S1] = p.b_shift;
+                    params[qp::M2] = p.y_multiplier;
+                    params[qp::S2] = p.y_shift;
+                    params[qp::LEFT_SHIFT] = p.left_shift.clamp(0, 31);
+                    0
+                }
+                OpKind::QuantMul(p) => {
+                    params[qp::X_ZP] = p.a_zero_point.into();
+                    params[qp::B_ZP] = p.b_zero_point.into();
+                    params[qp::Y_ZP] = p.y_zero_point.into();
+                    params[qp::ACT_MIN] = p.act_min.into();
+                    params[qp::ACT_MAX] = p.act_max.into();
+                    params[qp::ROUNDING] = rounding_code(p.rounding);
+                    params[qp::M0] = p.multiplier;
+                    params[qp::S0] = p.shift;
+                    1
+                }
+                _ => unreachable!("matched above"),
+            };
+            let params = table(Table::I32(params));
+            launch(Launch::QuantBinary {
+                a: x,
+                b: op.inputs[1],
+                meta,
+                params,
+                op: op_code,
+            })
+        }
+        OpKind::QuantMaxPool2d(p) => {
+            let meta = table(Table::U32(u32s(pool_meta(xd, yd, &p.window))?));
+            let mut params = vec![0i32; qp::LEN];
+            params[qp::ACT_MIN] = p.act_min.into();
+            params[qp::ACT_MAX] = p.act_max.into();
+            let params = table(Table::I32(params));
+            launch(Launch::QuantPool {
+                x,
+                meta,
+                params,
+                avg: false,
+            })
+        }
+        OpKind::QuantAvgPool2d(p) => {
+            let meta = table(Table::U32(u32s(pool_meta(xd, yd, &p.window))?));
+            let mut params = vec![0i32; qp::LEN];
+            params[qp::X_ZP] = p.zero_point.into();
+            params[qp::ACT_MIN] = p.act_min.into();
+            params[qp::ACT_MAX] = p.act_max.into();
+            let params = table(Table::I32(params));
+            launch(Launch::QuantPool {
+                x,
+                meta,
+                params,
+                avg: true,
+            })
+        }
+        OpKind::Quantize(p) => launch(Launch::Quantize {
+            x,
+            scale: p.scale,
+            zero_point: p.zero_point.into(),
+            even: p.rounding == Rounding::HalfToEven,
+        }),
+        OpKind::Dequantize(p) => launch(Launch::Dequantize {
+            x,
+            scale: p.scale,
+            zero_point: f32::from(p.zero_point),
+        }),
+        OpKind::Requantize(p) => {
+            let mut params = vec![0i32; qp::LEN];
+            params[qp::X_ZP] = p.x_zero_point.into();
+            params[qp::Y_ZP] = p.y_zero_point.into();
+            params[qp::ROUNDING] = rounding_code(p.rounding);
+            params[qp::M0] = p.multiplier;
+            params[qp::S0] = p.shift;
+            let params = table(Table::I32(params));
+            launch(Launch::Requantize { x, params })
+        }
+        OpKind::QuantSoftmax(_) => {
+            return Err(
+                "no GPU kernel for int8 Softmax yet (TFLite's fixed-point exp and reciprocal); \
+                        run this model on Device::Cpu"
+                    .into(),
+            )
+        }
         #[allow(unreachable_patterns)]
         _ => return Err("no GPU kernel for this op".into()),
     };
     Ok(Lowered { work, tables })
+}
+
+/// The window of a convolution, f32 or int8.
+struct ConvWindow {
+    groups: u16,
+    stride: (u16, u16),
+    dilation: (u16, u16),
+    pad: (u16, u16),
+}
+
+/// A convolution's `meta` (`nn::conv_meta`): NHWC `xd`, OHWI `wd`, NHWC `yd`.
+fn conv_meta(xd: &[usize], wd: &[usize], yd: &[usize], c: &ConvWindow, bias: bool) -> Vec<usize> {
+    let mut meta = vec![0usize; cm::LEN];
+    meta[cm::N] = xd[0];
+    meta[cm::H] = xd[1];
+    meta[cm::W] = xd[2];
+    meta[cm::IC] = xd[3];
+    meta[cm::OH] = yd[1];
+    meta[cm::OW] = yd[2];
+    meta[cm::OC] = yd[3];
+    meta[cm::KH] = wd[1];
+    meta[cm::KW] = wd[2];
+    meta[cm::GROUP_IC] = wd[3];
+    meta[cm::GROUP_OC] = wd[0] / usize::from(c.groups.max(1));
+    meta[cm::STRIDE_H] = c.stride.0.into();
+    meta[cm::STRIDE_W] = c.stride.1.into();
+    meta[cm::DIL_H] = c.dilation.0.into();
+    meta[cm::DIL_W] = c.dilation.1.into();
+    meta[cm::PAD_TOP] = c.pad.0.into();
+    meta[cm::PAD_LEFT] = c.pad.1.into();
+    meta[cm::HAS_BIAS] = usize::from(bias);
+    meta
+}
+
+/// A pooling kernel's `meta` (`pool::pool_meta`).
+fn pool_meta(xd: &[usize], yd: &[usize], p: &Pool2dParams) -> Vec<usize> {
+    let mut meta = vec![0usize; pm::LEN];
+    meta[pm::H] = xd[1];
+    meta[pm::W] = xd[2];
+    meta[pm::C] = xd[3];
+    meta[pm::OH] = yd[1];
+    meta[pm::OW] = yd[2];
+    meta[pm::KH] = p.kernel_h.into();
+    meta[pm::KW] = p.kernel_w.into();
+    meta[pm::STRIDE_H] = p.stride_h.into();
+    meta[pm::STRIDE_W] = p.stride_w.into();
+    meta[pm::PAD_TOP] = p.pad_top.into();
+    meta[pm::PAD_LEFT] = p.pad_left.into();
+    meta[pm::INCLUDE_PAD] = usize::from(p.count_include_pad);
+    meta
+}
+
+/// A broadcasting binary kernel's `meta`: rank, output dims, then both inputs' broadcast strides.
+fn binary_meta(ad: &[usize], bd: &[usize], yd: &[usize]) -> Vec<usize> {
+    let rank = yd.len().max(1);
+    let mut meta = vec![rank];
+    meta.extend_from_slice(&right_align(yd, rank));
+    meta.extend_from_slice(&broadcast_strides(&right_align(ad, rank)[..rank]));
+    meta.extend_from_slice(&broadcast_strides(&right_align(bd, rank)[..rank]));
+    meta
+}
+
+/// The `rounding` value of the int8 kernels' `params`.
+fn rounding_code(r: RequantRounding) -> i32 {
+    match r {
+        RequantRounding::Double => 0,
+        RequantRounding::Single => 1,
+    }
 }
 
 /// The index map of a single-input data-movement op.

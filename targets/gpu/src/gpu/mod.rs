@@ -1,5 +1,9 @@
 //! The GPU executor: a model lowered to CubeCL kernel launches, its weights uploaded once, its
 //! activations in CubeCL-managed buffers (one per tensor), and the memory-pool report.
+//!
+//! Every device buffer has 4-byte elements: f32 tensors as f32, int8 activations as f32 holding their
+//! integer values (so data movement is shared with f32), int8 weights widened to i32, int32 weights as
+//! they are. A graph input or output of int8 is written and read as those integer values.
 
 mod index_map;
 mod launch;
@@ -81,6 +85,7 @@ pub(crate) struct Io {
     pub id: usize,
     pub dims: Vec<u32>,
     pub len: usize,
+    pub dtype: DType,
 }
 
 /// A model lowered onto one CubeCL device.
@@ -163,7 +168,8 @@ impl GpuSession {
             let Storage::Weights { offset } = records[id].storage else {
                 return None;
             };
-            weights.get(offset as usize..offset as usize + numel(id) * 4)
+            let len = numel(id) * records[id].dtype.size();
+            weights.get(offset as usize..offset as usize + len)
         };
         let as_f32 = |bytes: &[u8]| -> Vec<f32> {
             bytes
@@ -203,10 +209,16 @@ impl GpuSession {
             let ids: Vec<usize> = op.inputs.iter().map(|&i| i as usize).collect();
             let output = op.output as usize;
             for &id in ids.iter().chain([&output]) {
-                if records[id].dtype != DType::F32 {
+                // f32 and int8 tensors, and int32 weights (biases and requantization rows).
+                let is_weight = matches!(records[id].storage, Storage::Weights { .. });
+                let supported = match records[id].dtype {
+                    DType::F32 | DType::I8 => true,
+                    DType::I32 => is_weight,
+                    _ => false,
+                };
+                if !supported {
                     return Err(unsupported(format!(
-                        "tensor {id} is {:?}; the GPU kernels are f32 only (int8 on the GPU is not \
-                         implemented yet)",
+                        "tensor {id} is {:?}; the GPU runs f32 and int8 tensors (and int32 weights)",
                         records[id].dtype
                     )));
                 }
@@ -229,12 +241,24 @@ impl GpuSession {
                 inputs: &ids,
                 input_dims: ids.iter().map(|&id| dims[id].as_slice()).collect(),
                 output_dims: &dims[output],
+                output_dtype: records[output].dtype,
                 input_weights: input_weights.iter().map(|w| w.as_deref()).collect(),
             };
             let Lowered { work, tables } = lower::lower(&view).map_err(unsupported)?;
-            // Upload the weights this op reads (once per tensor).
+            // Upload the weights this op reads (once per tensor); int8 weights widen to i32.
             for &id in &ids {
                 if let (Some(bytes), None) = (weight_bytes(id), &tensors[id]) {
+                    let widened: Vec<u8>;
+                    let bytes = match records[id].dtype {
+                        DType::I8 => {
+                            widened = bytes
+                                .iter()
+                                .flat_map(|&b| i32::from(b as i8).to_le_bytes())
+                                .collect();
+                            &widened[..]
+                        }
+                        _ => bytes,
+                    };
                     let bytes = if bytes.is_empty() { &[0; 4][..] } else { bytes };
                     report.weights_bytes += bytes.len() as u64;
                     tensors[id] = Some(Buffer {
@@ -252,6 +276,10 @@ impl GpuSession {
                             v.len(),
                         ),
                         Table::F32(v) => (f32_bytes(&v), v.len()),
+                        Table::I32(v) => (
+                            v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
+                            v.len(),
+                        ),
                     };
                     let bytes = if bytes.is_empty() { vec![0; 4] } else { bytes };
                     report.table_bytes += bytes.len() as u64;
@@ -281,6 +309,7 @@ impl GpuSession {
                     id: id as usize,
                     dims: records[id as usize].dims.to_vec(),
                     len: numel(id as usize),
+                    dtype: records[id as usize].dtype,
                 })
                 .collect()
         };
@@ -345,6 +374,12 @@ impl GpuSession {
     /// Replaces graph input `index`'s buffer with `values` (length already checked).
     pub(crate) fn write_input(&mut self, index: usize, values: &[f32]) -> Result<(), Error> {
         let id = self.inputs[index].id;
+        let int8 = self.inputs[index].dtype == DType::I8;
+        if int8 && values.iter().any(|v| v.fract() != 0.0 || !(-128.0..=127.0).contains(v)) {
+            return Err(Error::Model(ember_core::Error::Unsupported {
+                reason: "an int8 input takes integer values in -128..=127",
+            }));
+        }
         let client = &self.client;
         let buffer = guarded(&self.device, || {
             Ok(Buffer {

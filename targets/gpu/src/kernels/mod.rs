@@ -1,7 +1,8 @@
-//! The `#[cube]` kernels of the f32 op set, by family (as in `ember_core::ops`). Each file also holds
+//! The `#[cube]` kernels of the f32 and int8 op sets, by family (as in `ember_core::ops`). Each file also holds
 //! the layout of the `meta` buffer its kernels read, which `crate::gpu::lower` fills.
 
 pub(crate) mod array;
 pub(crate) mod math;
 pub(crate) mod nn;
 pub(crate) mod pool;
+pub(crate) mod quant;

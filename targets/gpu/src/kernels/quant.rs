@@ -1,0 +1,441 @@
+//! The int8 kernels, with the CPU reference's integer arithmetic (`ember_core::ops::quant`), so that
+//! their results are the same bytes.
+//!
+//! On the device an int8 activation is an f32 holding its integer value (exact: -128.0 to 127.0), so
+//! the f32 data-movement kernels move int8 tensors unchanged; int8 weights, biases and requantization
+//! rows are i32 buffers. Each kernel converts to i32, computes as the reference does (i32 accumulation
+//! that wraps, requantization by a Q31 multiplier and shift in 64-bit integers), and stores the int8
+//! result as an f32 again.
+
+use cubecl::prelude::*;
+
+use crate::gpu::MAX_RANK;
+
+/// Layout of the `params` table (i32) of the int8 kernels.
+pub(crate) mod params {
+    /// Zero point of the (first) input.
+    pub const X_ZP: usize = 0;
+    /// Zero point of the output.
+    pub const Y_ZP: usize = 1;
+    /// Lower clamp of the output.
+    pub const ACT_MIN: usize = 2;
+    /// Upper clamp of the output.
+    pub const ACT_MAX: usize = 3;
+    /// 0: double rounding (TFLite's default), 1: single rounding.
+    pub const ROUNDING: usize = 4;
+    /// Zero point of the second input (Add, Mul).
+    pub const B_ZP: usize = 5;
+    /// Multiplier and shift pairs (Add: a, b, y; Mul and Requantize: y).
+    pub const M0: usize = 6;
+    pub const S0: usize = 7;
+    pub const M1: usize = 8;
+    pub const S1: usize = 9;
+    pub const M2: usize = 10;
+    pub const S2: usize = 11;
+    /// Add: bits every input is shifted left by before scaling.
+    pub const LEFT_SHIFT: usize = 12;
+    pub const LEN: usize = 13;
+}
+
+/// `x * multiplier * 2^(shift - 31)`, rounded as `rounding` says: 1 is one rounding of the exact
+/// product with ties up; 0 TFLite's rounding doubling high multiply followed by a rounding right shift
+/// (ties away from zero). `multiplier >= 0` and `shift` in `-31..=30` (the blob validator's checks).
+///
+/// The 64-bit products are taken on magnitudes (u64) with the sign handled apart: a first version
+/// widened with `i64::cast_from`, and on lavapipe negative values came out of it as large positive ones.
+#[cube]
+pub(crate) fn scale(x: i32, multiplier: i32, shift: i32, rounding: i32) -> i32 {
+    let mut out = scale_double(x, multiplier, shift);
+    if rounding == 1 {
+        out = scale_single(x, multiplier, shift);
+    }
+    out
+}
+
+/// `|x|` as a u32 (exact for `i32::MIN` too).
+#[cube]
+fn magnitude(x: i32) -> u32 {
+    let mut m = u32::cast_from(x);
+    if x < 0 {
+        m = u32::cast_from(-(x + 1)) + u32::new(1);
+    }
+    m
+}
+
+/// `-m` as an i32, for `m <= 2^31`.
+#[cube]
+fn negative(m: u32) -> i32 {
+    let mut r = 0i32;
+    if m > u32::new(0) {
+        r = -i32::cast_from(m - u32::new(1)) - 1;
+    }
+    r
+}
+
+/// One rounding of `x * multiplier / 2^(31 - shift)`, ties toward +infinity, saturated to i32.
+#[cube]
+fn scale_single(x: i32, multiplier: i32, shift: i32) -> i32 {
+    let total = u64::cast_from(u32::cast_from(31 - shift));
+    let one = u64::new(1);
+    let half = one << (total - one);
+    let product = u64::cast_from(magnitude(x)) * u64::cast_from(u32::cast_from(multiplier));
+    let limit = u64::new(2_147_483_647);
+    let mut out = 0i32;
+    if x >= 0 {
+        let q = (product + half) >> total;
+        out = 2_147_483_647;
+        if q <= limit {
+            out = i32::cast_from(u32::cast_from(q));
+        }
+    } else if product > half {
+        // floor((half - product) / 2^total) = -ceil((product - half) / 2^total).
+        let q = (product - half + (one << total) - one) >> total;
+        out = -2_147_483_647 - 1;
+        if q <= limit + one {
+            out = negative(u32::cast_from(q));
+        }
+    }
+    out
+}
+
+/// TFLite's `MultiplyByQuantizedMultiplier`: `x * 2^max(shift, 0)` (wrapping), a rounding doubling
+/// high multiply (ties up, truncating division), then a rounding divide by `2^max(-shift, 0)` (ties away
+/// from zero).
+#[cube]
+fn scale_double(x: i32, multiplier: i32, shift: i32) -> i32 {
+    let mut left = 0u32;
+    if shift > 0 {
+        left = u32::cast_from(shift);
+    }
+    let mut right = 0u32;
+    if shift < 0 {
+        right = u32::cast_from(-shift);
+    }
+    let shifted = i32::cast_from(u32::cast_from(x) << left);
+    let product = u64::cast_from(magnitude(shifted)) * u64::cast_from(u32::cast_from(multiplier));
+    // The high multiply's magnitude: (|ab| + 2^30) >> 31 for ab >= 0, (|ab| + 2^30 - 1) >> 31 below
+    // (the nudge is 1 - 2^30 there and the division truncates toward zero). It is below 2^31.
+    let mut nudged = product + u64::new(1 << 30);
+    if shifted < 0 {
+        nudged = product + u64::new((1 << 30) - 1);
+    }
+    let high = u32::cast_from(nudged >> u64::new(31));
+    // Rounding divide by 2^right, ties away from zero, on the magnitude (symmetric in the sign).
+    let mut q = high;
+    if right > u32::new(0) {
+        let widened = u64::cast_from(high) + (u64::new(1) << u64::cast_from(right - 1));
+        q = u32::cast_from(widened >> u64::cast_from(right));
+    }
+    let mut out = i32::cast_from(q);
+    if shifted < 0 {
+        out = negative(q);
+    }
+    out
+}
+
+/// `clamp(v + zero_point, act_min, act_max)` as an f32, with the sum saturating as the reference's
+/// `saturating_add`; the bounds are int8, so values far outside them clamp without adding.
+#[cube]
+fn output(v: i32, zero_point: i32, act_min: i32, act_max: i32) -> f32 {
+    let mut r = act_max;
+    if v < 1024 {
+        r = act_min;
+        if v > -1024 {
+            r = v + zero_point;
+            if r < act_min {
+                r = act_min;
+            }
+            if r > act_max {
+                r = act_max;
+            }
+        }
+    }
+    f32::cast_from(r)
+}
+
+/// The int8 value an activation holds.
+#[cube]
+fn int(v: f32) -> i32 {
+    i32::cast_from(v)
+}
+
+/// int8 convolution (groups, depthwise), NHWC input and output, OHWI weights; one unit per output.
+/// `meta` is the f32 convolution's (`nn::conv_meta`); `rows` the `[OC, 2]` or `[1, 2]` requantization.
+#[cube(launch)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn quant_conv2d(
+    x: &[f32],
+    w: &[i32],
+    bias: &[i32],
+    rows: &[i32],
+    y: &mut [f32],
+    meta: &[u32],
+    p: &[i32],
+) {
+    let pos = ABSOLUTE_POS;
+    if pos < y.len() {
+        let in_h = meta[1] as usize;
+        let in_w = meta[2] as usize;
+        let in_c = meta[3] as usize;
+        let out_h = meta[4] as usize;
+        let out_w = meta[5] as usize;
+        let out_c = meta[6] as usize;
+        let k_h = meta[7] as usize;
+        let k_w = meta[8] as usize;
+        let group_ic = meta[9] as usize;
+        let group_oc = meta[10] as usize;
+        let stride_h = meta[11] as usize;
+        let stride_w = meta[12] as usize;
+        let dil_h = meta[13] as usize;
+        let dil_w = meta[14] as usize;
+        let pad_top = meta[15] as usize;
+        let pad_left = meta[16] as usize;
+
+        let oc = pos % out_c;
+        let pixel = pos / out_c;
+        let ox = pixel % out_w;
+        let rest = pixel / out_w;
+        let oy = rest % out_h;
+        let n = rest / out_h;
+        let first_ic = (oc / group_oc) * group_ic;
+        let x_offset = -p[0];
+
+        let mut acc = 0i32;
+        for ky in 0..k_h {
+            let ry = oy * stride_h + ky * dil_h;
+            if ry >= pad_top && ry - pad_top < in_h {
+                let iy = ry - pad_top;
+                for kx in 0..k_w {
+                    let rx = ox * stride_w + kx * dil_w;
+                    if rx >= pad_left && rx - pad_left < in_w {
+                        let ix = rx - pad_left;
+                        let x_at = ((n * in_h + iy) * in_w + ix) * in_c + first_ic;
+                        let w_at = ((oc * k_h + ky) * k_w + kx) * group_ic;
+                        for c in 0..group_ic {
+                            acc += w[w_at + c] * (int(x[x_at + c]) + x_offset);
+                        }
+                    }
+                }
+            }
+        }
+        if meta[17] != 0 {
+            acc += bias[oc];
+        }
+        let mut row = oc * 2;
+        if rows.len() == 2 {
+            row = 0;
+        }
+        let scaled = scale(acc, rows[row], rows[row + 1], p[4]);
+        y[pos] = output(scaled, p[1], p[2], p[3]);
+    }
+}
+
+/// int8 fully connected: `meta` is `[in features, out features, has bias]`.
+#[cube(launch)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn quant_fully_connected(
+    x: &[f32],
+    w: &[i32],
+    bias: &[i32],
+    rows: &[i32],
+    y: &mut [f32],
+    meta: &[u32],
+    p: &[i32],
+) {
+    let pos = ABSOLUTE_POS;
+    if pos < y.len() {
+        let in_f = meta[0] as usize;
+        let out_f = meta[1] as usize;
+        let o = pos % out_f;
+        let r = pos / out_f;
+        let x_offset = -p[0];
+        let mut acc = 0i32;
+        for i in 0..in_f {
+            acc += w[o * in_f + i] * (int(x[r * in_f + i]) + x_offset);
+        }
+        if meta[2] != 0 {
+            acc += bias[o];
+        }
+        let mut row = o * 2;
+        if rows.len() == 2 {
+            row = 0;
+        }
+        let scaled = scale(acc, rows[row], rows[row + 1], p[4]);
+        y[pos] = output(scaled, p[1], p[2], p[3]);
+    }
+}
+
+/// Broadcasting int8 Add (`op == 0`) or Mul (`op == 1`); `meta` is the f32 binary kernel's.
+#[cube(launch)]
+pub(crate) fn quant_binary(a: &[f32], b: &[f32], y: &mut [f32], meta: &[u32], p: &[i32], op: u32) {
+    let pos = ABSOLUTE_POS;
+    if pos < y.len() {
+        let rank = meta[0] as usize;
+        let mut rem = pos;
+        let mut a_at = 0usize;
+        let mut b_at = 0usize;
+        for i in 0..rank {
+            let d = rank - 1 - i;
+            let dim = meta[1 + d] as usize;
+            let idx = rem % dim;
+            rem /= dim;
+            a_at += idx * meta[1 + MAX_RANK + d] as usize;
+            b_at += idx * meta[1 + 2 * MAX_RANK + d] as usize;
+        }
+        let u = int(a[a_at]) - p[0];
+        let v = int(b[b_at]) - p[5];
+        let rounding = p[4];
+        let mut result = scale(u * v, p[6], p[7], rounding);
+        if op == 0 {
+            let left = u32::cast_from(p[12]);
+            let su = scale(
+                i32::cast_from(u32::cast_from(u) << left),
+                p[6],
+                p[7],
+                rounding,
+            );
+            let sv = scale(
+                i32::cast_from(u32::cast_from(v) << left),
+                p[8],
+                p[9],
+                rounding,
+            );
+            result = scale(su + sv, p[10], p[11], rounding);
+        }
+        y[pos] = output(result, p[1], p[2], p[3]);
+    }
+}
+
+/// int8 max (`avg == 0`) or average pooling over windows clipped to the input, as the reference:
+/// the average divides the i32 sum (padding cells holding the zero point when they count) rounding
+/// half away from zero. `meta` is the f32 pooling kernel's.
+#[cube(launch)]
+pub(crate) fn quant_pool2d(x: &[f32], y: &mut [f32], meta: &[u32], p: &[i32], avg: u32) {
+    let pos = ABSOLUTE_POS;
+    if pos < y.len() {
+        let in_h = meta[0] as usize;
+        let in_w = meta[1] as usize;
+        let c_len = meta[2] as usize;
+        let out_h = meta[3] as usize;
+        let out_w = meta[4] as usize;
+        let k_h = meta[5] as usize;
+        let k_w = meta[6] as usize;
+        let pad_top = meta[9] as usize;
+        let pad_left = meta[10] as usize;
+
+        let c = pos % c_len;
+        let pixel = pos / c_len;
+        let ox = pixel % out_w;
+        let rest = pixel / out_w;
+        let oy = rest % out_h;
+        let n = rest / out_h;
+
+        let sy = oy * (meta[7] as usize);
+        let sx = ox * (meta[8] as usize);
+        let mut y0 = 0usize;
+        if sy > pad_top {
+            y0 = sy - pad_top;
+        }
+        let mut y1 = in_h;
+        if sy + k_h < pad_top + in_h {
+            y1 = sy + k_h - pad_top;
+        }
+        let mut x0 = 0usize;
+        if sx > pad_left {
+            x0 = sx - pad_left;
+        }
+        let mut x1 = in_w;
+        if sx + k_w < pad_left + in_w {
+            x1 = sx + k_w - pad_left;
+        }
+
+        let mut acc = 0i32;
+        if avg == 0 {
+            acc = -128i32;
+        }
+        for iy in y0..y1 {
+            for ix in x0..x1 {
+                let v = int(x[((n * in_h + iy) * in_w + ix) * c_len + c]);
+                if avg == 0 {
+                    if v > acc {
+                        acc = v;
+                    }
+                } else {
+                    acc += v;
+                }
+            }
+        }
+        if avg != 0 {
+            let cells = i32::cast_from((y1 - y0) * (x1 - x0));
+            let mut count = cells;
+            if meta[11] != 0 {
+                count = i32::cast_from(k_h * k_w);
+                acc += (count - cells) * p[0];
+            }
+            if acc > 0 {
+                acc = (acc + count / 2) / count;
+            } else {
+                acc = (acc - count / 2) / count;
+            }
+        }
+        y[pos] = output(acc, 0i32, p[2], p[3]);
+    }
+}
+
+/// f32 to int8: `clamp(round(x / scale) + zero_point)`, ties away from zero (`even == 0`) or to even;
+/// NaN gives the zero point.
+#[cube(launch)]
+pub(crate) fn quantize(x: &[f32], y: &mut [f32], scale: f32, zero_point: i32, even: u32) {
+    let pos = ABSOLUTE_POS;
+    if pos < y.len() {
+        let q = x[pos] / scale;
+        let f = q.floor();
+        let d = q - f;
+        let mut r = f;
+        if d > 0.5 {
+            r = f + 1.0;
+        }
+        if d == 0.5 {
+            if even == 0 {
+                if q > 0.0 {
+                    r = f + 1.0;
+                }
+            } else {
+                let half = f * 0.5;
+                if half.floor() != half {
+                    r = f + 1.0;
+                }
+            }
+        }
+        // Saturate as `as i32` does (NaN to 0), then add the zero point and clamp to int8.
+        let mut v = 0i32;
+        if r >= f32::new(2147483648.0) {
+            v = 2_147_483_647;
+        } else if r <= f32::new(-2147483648.0) {
+            v = -2_147_483_647 - 1;
+        } else if !r.is_nan() {
+            v = i32::cast_from(r);
+        }
+        y[pos] = output(v, zero_point, -128i32, 127i32);
+    }
+}
+
+/// int8 to f32: `scale * (x - zero_point)`, one rounding of the exact product.
+#[cube(launch)]
+pub(crate) fn dequantize(x: &[f32], y: &mut [f32], scale: f32, zero_point: f32) {
+    let pos = ABSOLUTE_POS;
+    if pos < y.len() {
+        y[pos] = scale * (x[pos] - zero_point);
+    }
+}
+
+/// int8 to int8 with another scale and zero point: `p` holds the zero points, the rounding and the
+/// multiplier in `M0`/`S0`.
+#[cube(launch)]
+pub(crate) fn requantize(x: &[f32], y: &mut [f32], p: &[i32]) {
+    let pos = ABSOLUTE_POS;
+    if pos < y.len() {
+        let scaled = scale(int(x[pos]) - p[0], p[6], p[7], p[4]);
+        y[pos] = output(scaled, p[1], -128i32, 127i32);
+    }
+}

@@ -1,0 +1,572 @@
+//! Every int8 op on Vulkan against the CPU reference kernels, bit for bit: random shapes, zero points,
+//! clamps, per-channel and per-tensor requantization rows, and both rounding modes; then the int8
+//! digits model (onnxruntime's `quantize_static` model, converted by Ember) on all 360 test images.
+//! Skips (printing why) without a Vulkan device unless `EMBER_REQUIRE_GPU=1`.
+
+mod common;
+
+use common::{run_on, vulkan, Rng};
+use ember_core::format::write::{write_blob, BlobParts};
+use ember_core::format::{ArenaPlan, DType, Dims, ModelInfo, OpRecord, Storage, TensorRecord};
+use ember_core::ops::pool::Pool2dParams;
+use ember_core::ops::quant::add::QuantAddParams;
+use ember_core::ops::quant::avg_pool::QuantAvgPoolParams;
+use ember_core::ops::quant::conv::{self, QuantConv2dParams};
+use ember_core::ops::quant::dequantize::DequantizeParams;
+use ember_core::ops::quant::fully_connected::QuantFullyConnectedParams;
+use ember_core::ops::quant::max_pool::QuantMaxPoolParams;
+use ember_core::ops::quant::mul::QuantMulParams;
+use ember_core::ops::quant::quantize::{QuantizeParams, Rounding};
+use ember_core::ops::quant::requant::RequantRounding;
+use ember_core::ops::quant::requantize::RequantizeParams;
+use ember_core::ops::quant::softmax::QuantSoftmaxParams;
+use ember_core::{AlignedBuf, OpKind};
+use ember_gpu::{Device, DeviceSession, Error};
+use ember_tests::{model_dir, read_npy_f32};
+
+/// Random cases per op.
+const CASES: u64 = 40;
+
+/// One operand of a single-op model: a graph input (its values written at run time, as f32) or a
+/// weight tensor, of any dtype.
+struct Operand {
+    dims: Vec<usize>,
+    dtype: DType,
+    values: Vec<f32>,
+    weight: bool,
+}
+
+fn act_input(dims: &[usize], values: Vec<f32>, dtype: DType) -> Operand {
+    Operand {
+        dims: dims.to_vec(),
+        dtype,
+        values,
+        weight: false,
+    }
+}
+
+fn weight_i8(dims: &[usize], values: Vec<i8>) -> Operand {
+    Operand {
+        dims: dims.to_vec(),
+        dtype: DType::I8,
+        values: values.into_iter().map(f32::from).collect(),
+        weight: true,
+    }
+}
+
+fn weight_i32(dims: &[usize], values: Vec<i32>) -> Operand {
+    Operand {
+        dims: dims.to_vec(),
+        dtype: DType::I32,
+        values: values.into_iter().map(|v| v as f32).collect(),
+        weight: true,
+    }
+}
+
+fn align(n: usize) -> usize {
+    n.div_ceil(16) * 16
+}
+
+fn bytes_of(o: &Operand) -> Vec<u8> {
+    match o.dtype {
+        DType::I8 => o.values.iter().map(|&v| v as i8 as u8).collect(),
+        DType::I32 => o
+            .values
+            .iter()
+            .flat_map(|&v| (v as i32).to_le_bytes())
+            .collect(),
+        _ => o.values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+    }
+}
+
+/// A blob with one op over `operands`, its output `out_dims` of `out_dtype`.
+fn blob(kind: OpKind, operands: &[Operand], out_dims: &[usize], out_dtype: DType) -> AlignedBuf {
+    let record = |dims: &[usize], dtype: DType, storage: Storage| TensorRecord {
+        dtype,
+        dims: Dims::from_slice(&dims.iter().map(|&d| d as u32).collect::<Vec<_>>()).unwrap(),
+        storage,
+        quant: None,
+        first_use: 0,
+        last_use: 0,
+    };
+    let (mut tensors, mut weights, mut arena) = (Vec::new(), Vec::new(), 0usize);
+    let mut graph_inputs = heapless::Vec::new();
+    for (id, o) in operands.iter().enumerate() {
+        let bytes = bytes_of(o);
+        let storage = if o.weight {
+            let offset = weights.len();
+            weights.extend_from_slice(&bytes);
+            weights.resize(align(weights.len()), 0);
+            Storage::Weights {
+                offset: offset as u32,
+            }
+        } else {
+            let offset = arena;
+            arena = align(arena + bytes.len());
+            graph_inputs.push(id as u32).unwrap();
+            Storage::Arena {
+                offset: offset as u32,
+            }
+        };
+        tensors.push(record(&o.dims, o.dtype, storage));
+    }
+    let out = tensors.len() as u32;
+    tensors.push(record(
+        out_dims,
+        out_dtype,
+        Storage::Arena {
+            offset: arena as u32,
+        },
+    ));
+    arena = align(arena + out_dtype.size() * out_dims.iter().product::<usize>()).max(16);
+    let ops = [OpRecord {
+        kind,
+        inputs: heapless::Vec::from_slice(&(0..operands.len() as u32).collect::<Vec<_>>()).unwrap(),
+        output: out,
+    }];
+    let info = ModelInfo {
+        producer: "ember-gpu int8 test",
+        source_hash: 0,
+        tensor_count: tensors.len() as u32,
+        op_count: 1,
+        inputs: graph_inputs,
+        outputs: heapless::Vec::from_slice(&[out]).unwrap(),
+        arena: ArenaPlan {
+            persistent_bytes: 0,
+            activation_bytes: arena as u32,
+            scratch_bytes: 0,
+            lower_bound_bytes: arena as u32,
+        },
+    };
+    let bytes = write_blob(&BlobParts {
+        info: &info,
+        tensors: &tensors,
+        ops: &ops,
+        weights: &weights,
+        names: None,
+    })
+    .expect("blob writes");
+    AlignedBuf::from_bytes(&bytes)
+}
+
+/// Runs the op on the CPU reference and on `gpu`; the outputs must be the same values exactly. Returns
+/// how many distinct values the output has (so a test can tell that its cases are not all clamped).
+fn check(
+    gpu: Device,
+    kind: OpKind,
+    operands: &[Operand],
+    out_dims: &[usize],
+    out_dtype: DType,
+) -> usize {
+    let model = blob(kind, operands, out_dims, out_dtype);
+    let inputs: Vec<&[f32]> = operands
+        .iter()
+        .filter(|o| !o.weight)
+        .map(|o| o.values.as_slice())
+        .collect();
+    let cpu = run_on(model.as_bytes(), Device::Cpu, &inputs);
+    let got = run_on(model.as_bytes(), gpu, &inputs);
+    assert_eq!(got.len(), cpu.len());
+    for (i, (g, c)) in got.iter().zip(&cpu).enumerate() {
+        assert!(
+            g.to_bits() == c.to_bits(),
+            "{kind:?}: element {i}: GPU {g}, CPU reference {c} (operands {:?})",
+            operands.iter().map(|o| &o.dims).collect::<Vec<_>>()
+        );
+    }
+    let mut distinct: Vec<u32> = cpu.iter().map(|v| v.to_bits()).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    distinct.len()
+}
+
+/// Fails unless most cases produced varied outputs (at least 3 distinct values), so that the
+/// comparison is not between two saturated outputs.
+fn assert_varied(what: &str, varied: usize, cases: usize) {
+    eprintln!(
+        "{what}: {cases} cases bit-identical, {varied} with 3 or more distinct output values"
+    );
+    assert!(
+        2 * varied > cases,
+        "{what}: only {varied} of {cases} cases vary"
+    );
+}
+
+fn i8s(rng: &mut Rng, n: usize) -> Vec<f32> {
+    (0..n).map(|_| rng.int(0, 255) as f32 - 128.0).collect()
+}
+
+fn weights_i8(rng: &mut Rng, n: usize) -> Vec<i8> {
+    (0..n)
+        .map(|_| (rng.int(0, 254) as i32 - 127) as i8)
+        .collect()
+}
+
+fn zero_point(rng: &mut Rng) -> i8 {
+    (rng.int(0, 255) as i32 - 128) as i8
+}
+
+/// A clamp inside int8, lower bound first (sometimes the full range).
+fn clamp(rng: &mut Rng) -> (i8, i8) {
+    if rng.bool() {
+        return (i8::MIN, i8::MAX);
+    }
+    let (a, b) = (zero_point(rng), zero_point(rng));
+    (a.min(b), a.max(b))
+}
+
+fn rounding(rng: &mut Rng) -> RequantRounding {
+    if rng.bool() {
+        RequantRounding::Single
+    } else {
+        RequantRounding::Double
+    }
+}
+
+/// `(multiplier, shift)` rows for `channels` output channels (or one per-tensor row): multipliers in
+/// `[2^30, 2^31)`, shifts that bring accumulators of this size back to int8 range (and a few beyond).
+fn requant_rows(rng: &mut Rng, channels: usize, taps: usize) -> Vec<i32> {
+    let rows = if rng.bool() { channels } else { 1 };
+    let bits = (taps.max(1) as f64 * 128.0 * 128.0).log2().ceil() as i32;
+    (0..rows)
+        .flat_map(|_| {
+            let m = (1 << 30) + rng.int(0, (1 << 30) - 1) as i32;
+            let shift = -(bits - 8) + rng.int(0, 4) as i32 - 2;
+            [m, shift.clamp(-31, 30)]
+        })
+        .collect()
+}
+
+#[test]
+fn int8_conv2d_and_depthwise_match_bit_for_bit() {
+    let Some(gpu) = vulkan() else { return };
+    let (mut varied, mut cases) = (0usize, 0usize);
+    let mut rng = Rng::new(1);
+    let mut ran = 0;
+    while ran < CASES {
+        let groups = rng.int(1, 3);
+        let depthwise = rng.bool();
+        let (group_ic, group_oc) = if depthwise {
+            (1, rng.int(1, 2))
+        } else {
+            (rng.int(1, 4), rng.int(1, 3))
+        };
+        let (act_min, act_max) = clamp(&mut rng);
+        let p = QuantConv2dParams {
+            stride_h: rng.int(1, 2) as u16,
+            stride_w: rng.int(1, 2) as u16,
+            dilation_h: rng.int(1, 2) as u16,
+            dilation_w: rng.int(1, 2) as u16,
+            pad_top: rng.int(0, 2) as u16,
+            pad_left: rng.int(0, 2) as u16,
+            pad_bottom: rng.int(0, 2) as u16,
+            pad_right: rng.int(0, 2) as u16,
+            groups: groups as u16,
+            x_zero_point: zero_point(&mut rng),
+            y_zero_point: zero_point(&mut rng),
+            act_min,
+            act_max,
+            rounding: rounding(&mut rng),
+        };
+        let x = [
+            rng.int(1, 2),
+            rng.int(1, 7),
+            rng.int(1, 7),
+            groups * group_ic,
+        ];
+        let w = [groups * group_oc, rng.int(1, 3), rng.int(1, 3), group_ic];
+        let span = |k: usize, d: u16| (k - 1) * d as usize + 1;
+        let ph = x[1] + usize::from(p.pad_top + p.pad_bottom);
+        let pw = x[2] + usize::from(p.pad_left + p.pad_right);
+        if ph < span(w[1], p.dilation_h) || pw < span(w[2], p.dilation_w) {
+            continue;
+        }
+        let y = [
+            x[0],
+            (ph - span(w[1], p.dilation_h)) / usize::from(p.stride_h) + 1,
+            (pw - span(w[2], p.dilation_w)) / usize::from(p.stride_w) + 1,
+            w[0],
+        ];
+        let taps = w[1] * w[2] * w[3];
+        let rows = requant_rows(&mut rng, w[0], taps);
+        let bias = rng.bool();
+        let b_dims = [w[0]];
+        if conv::validate(
+            &p,
+            &x,
+            &w,
+            bias.then_some(&b_dims[..]),
+            &[rows.len() / 2, 2],
+            &y,
+        )
+        .is_err()
+        {
+            continue;
+        }
+        let mut operands = vec![
+            act_input(&x, i8s(&mut rng, x.iter().product()), DType::I8),
+            weight_i8(&w, weights_i8(&mut rng, w.iter().product())),
+            weight_i32(&[rows.len() / 2, 2], rows),
+        ];
+        if bias {
+            let b = (0..w[0])
+                .map(|_| rng.int(0, 20_000) as i32 - 10_000)
+                .collect();
+            operands.push(weight_i32(&b_dims, b));
+        }
+        varied += usize::from(check(gpu, OpKind::QuantConv2d(p), &operands, &y, DType::I8) >= 3);
+        cases += 1;
+        ran += 1;
+    }
+    assert_varied("int8_conv2d_and_depthwise_match_bit_for_bit", varied, cases);
+}
+
+#[test]
+fn int8_fully_connected_matches_bit_for_bit() {
+    let Some(gpu) = vulkan() else { return };
+    let (mut varied, mut cases) = (0usize, 0usize);
+    let mut rng = Rng::new(2);
+    for _ in 0..CASES {
+        let (rows_x, inf, outf) = (rng.int(1, 3), rng.int(1, 70), rng.int(1, 12));
+        let (act_min, act_max) = clamp(&mut rng);
+        let p = QuantFullyConnectedParams {
+            x_zero_point: zero_point(&mut rng),
+            y_zero_point: zero_point(&mut rng),
+            act_min,
+            act_max,
+            rounding: rounding(&mut rng),
+        };
+        let rows = requant_rows(&mut rng, outf, inf);
+        let mut operands = vec![
+            act_input(&[rows_x, inf], i8s(&mut rng, rows_x * inf), DType::I8),
+            weight_i8(&[outf, inf], weights_i8(&mut rng, outf * inf)),
+            weight_i32(&[rows.len() / 2, 2], rows),
+        ];
+        if rng.bool() {
+            let b = (0..outf)
+                .map(|_| rng.int(0, 20_000) as i32 - 10_000)
+                .collect();
+            operands.push(weight_i32(&[outf], b));
+        }
+        varied += usize::from(
+            check(
+                gpu,
+                OpKind::QuantFullyConnected(p),
+                &operands,
+                &[rows_x, outf],
+                DType::I8,
+            ) >= 3,
+        );
+        cases += 1;
+    }
+    assert_varied("int8_fully_connected_matches_bit_for_bit", varied, cases);
+}
+
+/// Two shapes that broadcast to the first: the second drops leading axes or has some set to 1.
+fn broadcast_pair(rng: &mut Rng) -> (Vec<usize>, Vec<usize>) {
+    let rank = rng.int(1, 4);
+    let full: Vec<usize> = (0..rank).map(|_| rng.int(2, 5)).collect();
+    let keep = rng.int(0, rank);
+    let other: Vec<usize> = full[rank - keep..]
+        .iter()
+        .map(|&d| if rng.bool() { 1 } else { d })
+        .collect();
+    (full, other)
+}
+
+#[test]
+fn int8_add_and_mul_match_bit_for_bit() {
+    let Some(gpu) = vulkan() else { return };
+    let (mut varied, mut cases) = (0usize, 0usize);
+    let mut rng = Rng::new(3);
+    for case in 0..2 * CASES {
+        let (a, b) = broadcast_pair(&mut rng);
+        let q = |rng: &mut Rng| (rng.float(0.01, 0.2), zero_point(rng));
+        let (aq, bq) = (q(&mut rng), q(&mut rng));
+        let (act_min, act_max) = clamp(&mut rng);
+        let r = rounding(&mut rng);
+        let kind = if case % 2 == 0 {
+            let y = (aq.0.max(bq.0) * rng.float(0.5, 3.0), zero_point(&mut rng));
+            let p = QuantAddParams::from_scales(aq, bq, y, act_min, act_max);
+            OpKind::QuantAdd(QuantAddParams { rounding: r, ..p })
+        } else {
+            let y = (aq.0 * bq.0 * rng.float(20.0, 200.0), zero_point(&mut rng));
+            let p = QuantMulParams::from_scales(aq, bq, y, act_min, act_max);
+            OpKind::QuantMul(QuantMulParams { rounding: r, ..p })
+        };
+        let (a_values, b_values) = (
+            i8s(&mut rng, a.iter().product()),
+            i8s(&mut rng, b.iter().product()),
+        );
+        let operands = [
+            act_input(&a, a_values, DType::I8),
+            act_input(&b, b_values, DType::I8),
+        ];
+        varied += usize::from(check(gpu, kind, &operands, &a, DType::I8) >= 3);
+        cases += 1;
+    }
+    assert_varied("int8_add_and_mul_match_bit_for_bit", varied, cases);
+}
+
+#[test]
+fn int8_pooling_matches_bit_for_bit() {
+    let Some(gpu) = vulkan() else { return };
+    let (mut varied, mut cases) = (0usize, 0usize);
+    let mut rng = Rng::new(4);
+    for case in 0..2 * CASES {
+        let (kh, kw) = (rng.int(1, 3), rng.int(1, 3));
+        let window = Pool2dParams {
+            kernel_h: kh as u16,
+            kernel_w: kw as u16,
+            stride_h: rng.int(1, 2) as u16,
+            stride_w: rng.int(1, 2) as u16,
+            pad_top: rng.int(0, kh - 1) as u16,
+            pad_left: rng.int(0, kw - 1) as u16,
+            pad_bottom: rng.int(0, kh - 1) as u16,
+            pad_right: rng.int(0, kw - 1) as u16,
+            count_include_pad: rng.bool(),
+        };
+        let x = [rng.int(1, 2), rng.int(kh, 7), rng.int(kw, 7), rng.int(1, 5)];
+        let out = |len: usize, k: usize, s: u16, a: u16, b: u16| {
+            (len + usize::from(a + b) - k) / usize::from(s) + 1
+        };
+        let y = [
+            x[0],
+            out(x[1], kh, window.stride_h, window.pad_top, window.pad_bottom),
+            out(x[2], kw, window.stride_w, window.pad_left, window.pad_right),
+            x[3],
+        ];
+        let (act_min, act_max) = clamp(&mut rng);
+        let kind = if case % 2 == 0 {
+            OpKind::QuantMaxPool2d(QuantMaxPoolParams {
+                window,
+                act_min,
+                act_max,
+            })
+        } else {
+            OpKind::QuantAvgPool2d(QuantAvgPoolParams {
+                window,
+                zero_point: zero_point(&mut rng),
+                act_min,
+                act_max,
+            })
+        };
+        let operands = [act_input(&x, i8s(&mut rng, x.iter().product()), DType::I8)];
+        varied += usize::from(check(gpu, kind, &operands, &y, DType::I8) >= 3);
+        cases += 1;
+    }
+    assert_varied("int8_pooling_matches_bit_for_bit", varied, cases);
+}
+
+#[test]
+fn quantize_dequantize_requantize_match_bit_for_bit() {
+    let Some(gpu) = vulkan() else { return };
+    let (mut varied, mut cases) = (0usize, 0usize);
+    let mut rng = Rng::new(5);
+    for _ in 0..CASES {
+        let n = rng.int(1, 300);
+        let scale = rng.float(0.001, 0.5);
+        let zp = zero_point(&mut rng);
+        // Values on exact halves of the scale (ties), far outside int8, ordinary ones, NaN and infinities.
+        let x: Vec<f32> = (0..n)
+            .map(|i| match i % 11 {
+                0 | 3 | 6 => (rng.int(0, 600) as f32 - 300.0 + 0.5) * scale,
+                1 | 4 | 7 => rng.float(-400.0, 400.0) * scale,
+                8 => [f32::NAN, f32::INFINITY, f32::NEG_INFINITY][rng.int(0, 2)],
+                _ => rng.float(-1.0, 1.0),
+            })
+            .collect();
+        for rounding in [Rounding::HalfAwayFromZero, Rounding::HalfToEven] {
+            let p = QuantizeParams {
+                scale,
+                zero_point: zp,
+                rounding,
+            };
+            let operands = [act_input(&[n], x.clone(), DType::F32)];
+            varied += usize::from(check(gpu, OpKind::Quantize(p), &operands, &[n], DType::I8) >= 3);
+            cases += 1;
+        }
+        let q = i8s(&mut rng, n);
+        let p = DequantizeParams {
+            scale,
+            zero_point: zp,
+        };
+        let operands = [act_input(&[n], q.clone(), DType::I8)];
+        varied += usize::from(check(gpu, OpKind::Dequantize(p), &operands, &[n], DType::F32) >= 3);
+        cases += 1;
+        let y = (scale * rng.float(0.05, 20.0), zero_point(&mut rng));
+        let p = RequantizeParams {
+            rounding: rounding(&mut rng),
+            ..RequantizeParams::from_scales((scale, zp), y)
+        };
+        let operands = [act_input(&[n], q, DType::I8)];
+        varied += usize::from(check(gpu, OpKind::Requantize(p), &operands, &[n], DType::I8) >= 3);
+        cases += 1;
+    }
+    assert_varied(
+        "quantize_dequantize_requantize_match_bit_for_bit",
+        varied,
+        cases,
+    );
+}
+
+/// The int8 ops without a GPU kernel are refused when the session opens, naming the op.
+#[test]
+fn int8_softmax_is_refused_with_the_op_named() {
+    let Some(gpu) = vulkan() else { return };
+    let p = QuantSoftmaxParams::from_scale(1.0, 0.1, 0);
+    let model = blob(
+        OpKind::QuantSoftmax(p),
+        &[act_input(&[10], vec![0.0; 10], DType::I8)],
+        &[10],
+        DType::I8,
+    );
+    match DeviceSession::new(model.as_bytes(), gpu) {
+        Err(e @ Error::UnsupportedOp { .. }) => {
+            assert!(e.to_string().contains("QuantSoftmax"), "{e}");
+        }
+        Err(e) => panic!("expected UnsupportedOp, got {e}"),
+        Ok(_) => panic!("int8 softmax opened on the GPU"),
+    }
+}
+
+/// onnxruntime's quantize_static digits model, converted by Ember: the int8 logits (output 1) and the
+/// probabilities (output 0) of all 360 test images are the same on Vulkan as on the CPU.
+#[test]
+fn int8_digits_same_bytes_on_vulkan_and_cpu() {
+    let Some(gpu) = vulkan() else { return };
+    let (shape, x) = read_npy_f32(&model_dir("digits").join("x.npy"));
+    let onnx = std::fs::read(model_dir("digits_qdq").join("model.onnx")).unwrap();
+    let opts = ember_convert::ConvertOptions {
+        shapes: vec![("input".into(), shape.clone())],
+        ..Default::default()
+    };
+    let converted = ember_convert::convert(&onnx, &opts).expect("the QDQ model converts");
+    let model = AlignedBuf::from_bytes(&converted.blob);
+    let outputs = |device: Device| -> (Vec<f32>, Vec<f32>) {
+        let mut s = DeviceSession::new(model.as_bytes(), device).unwrap();
+        s.input(0).unwrap().write_f32(&x).unwrap();
+        s.run().unwrap();
+        (
+            s.output(0).unwrap().into_vec(),
+            s.output(1).unwrap().into_vec(),
+        )
+    };
+    let (cpu_probs, cpu_logits) = outputs(Device::Cpu);
+    let (gpu_probs, gpu_logits) = outputs(gpu);
+    assert_eq!(cpu_logits.len(), shape[0] * 10);
+    let differ = |a: &[f32], b: &[f32]| {
+        a.iter()
+            .zip(b)
+            .filter(|(x, y)| x.to_bits() != y.to_bits())
+            .count()
+    };
+    assert_eq!(gpu_logits.len(), cpu_logits.len());
+    assert_eq!(differ(&gpu_logits, &cpu_logits), 0, "int8 logits differ");
+    assert_eq!(differ(&gpu_probs, &cpu_probs), 0, "probabilities differ");
+    eprintln!(
+        "digits int8: {} images, {} int8 logits identical on {gpu} and cpu",
+        shape[0],
+        gpu_logits.len()
+    );
+}
