@@ -375,7 +375,11 @@ impl GpuSession {
     pub(crate) fn write_input(&mut self, index: usize, values: &[f32]) -> Result<(), Error> {
         let id = self.inputs[index].id;
         let int8 = self.inputs[index].dtype == DType::I8;
-        if int8 && values.iter().any(|v| v.fract() != 0.0 || !(-128.0..=127.0).contains(v)) {
+        if int8
+            && values
+                .iter()
+                .any(|v| v.fract() != 0.0 || !(-128.0..=127.0).contains(v))
+        {
             return Err(Error::Model(ember_core::Error::Unsupported {
                 reason: "an int8 input takes integer values in -128..=127",
             }));
