@@ -18,13 +18,15 @@
 //!
 //! No public type carries a backend or device type parameter: [`DeviceSession`] is an enum inside.
 //! `Device::Cpu` runs `ember_core::Session` with `ember_cpu::KERNELS`; the GPU devices run this crate's
-//! `#[cube]` kernels (the f32 op set, `src/kernels/`) on CubeCL's wgpu runtime with its SPIR-V compiler
+//! `#[cube]` kernels (the f32 and int8 op sets, `src/kernels/`) on CubeCL's wgpu runtime with its SPIR-V compiler
 //! (Vulkan) or, on Apple devices, Metal. Each op is lowered once per session (`src/gpu/lower.rs`):
 //! shapes and strides go into small tables, and the data-movement ops (transpose, slice, pad,
 //! broadcast, concat, gather, nearest resize) become one gather through an index map that the
 //! reference kernel itself computes on the host. Weights are uploaded once per session; activations live in
-//! CubeCL-managed buffers. int8 ops do not run on the GPU yet: such a model fails to open there with an
-//! error naming the op.
+//! CubeCL-managed buffers. The int8 kernels (`src/kernels/quant.rs`) compute with the CPU reference's
+//! integer arithmetic, both requantization roundings included, so int8 results are the same bytes on
+//! every device. A model with an op or dtype the GPU lacks fails to open there with an error naming
+//! the op.
 
 mod cpu;
 mod device;

@@ -21,7 +21,7 @@ use ember_core::ops::quant::requant::RequantRounding;
 use ember_core::ops::quant::requantize::RequantizeParams;
 use ember_core::ops::quant::softmax::QuantSoftmaxParams;
 use ember_core::{AlignedBuf, OpKind};
-use ember_gpu::{Device, DeviceSession, Error};
+use ember_gpu::{Device, DeviceSession};
 use ember_tests::{model_dir, read_npy_f32};
 
 /// Random cases per op.
@@ -510,28 +510,91 @@ fn quantize_dequantize_requantize_match_bit_for_bit() {
     );
 }
 
-/// The int8 ops without a GPU kernel are refused when the session opens, naming the op.
 #[test]
-fn int8_softmax_is_refused_with_the_op_named() {
+fn int8_softmax_matches_bit_for_bit() {
     let Some(gpu) = vulkan() else { return };
-    let p = QuantSoftmaxParams::from_scale(1.0, 0.1, 0);
-    let model = blob(
-        OpKind::QuantSoftmax(p),
-        &[act_input(&[10], vec![0.0; 10], DType::I8)],
-        &[10],
-        DType::I8,
-    );
-    match DeviceSession::new(model.as_bytes(), gpu) {
-        Err(e @ Error::UnsupportedOp { .. }) => {
-            assert!(e.to_string().contains("QuantSoftmax"), "{e}");
-        }
-        Err(e) => panic!("expected UnsupportedOp, got {e}"),
-        Ok(_) => panic!("int8 softmax opened on the GPU"),
+    let (mut varied, mut cases) = (0usize, 0usize);
+    let mut rng = Rng::new(6);
+    for _ in 0..CASES {
+        let rank = rng.int(1, 3);
+        let dims: Vec<usize> = (0..rank).map(|_| rng.int(1, 12)).collect();
+        let axis = rng.int(0, rank - 1);
+        // Input scales from sharp to flat distributions (beta 1).
+        let p = QuantSoftmaxParams::from_scale(1.0, f64::from(rng.float(0.005, 0.5)), axis as u8);
+        let n = dims.iter().product();
+        let operands = [act_input(&dims, i8s(&mut rng, n), DType::I8)];
+        varied +=
+            usize::from(check(gpu, OpKind::QuantSoftmax(p), &operands, &dims, DType::I8) >= 3);
+        cases += 1;
     }
+    assert_varied("int8_softmax_matches_bit_for_bit", varied, cases);
 }
 
-/// onnxruntime's quantize_static digits model, converted by Ember: the int8 logits (output 1) and the
-/// probabilities (output 0) of all 360 test images are the same on Vulkan as on the CPU.
+/// Runs `model` on every image of `x` on the CPU and on `gpu` and returns how many output values
+/// differ in their bits (every output: f32 ones, and int8 ones as their integer values).
+fn differing_outputs(model: &AlignedBuf, gpu: Device, x: &[f32]) -> (usize, usize) {
+    let outputs = |device: Device| -> Vec<Vec<f32>> {
+        let mut s = DeviceSession::new(model.as_bytes(), device).unwrap();
+        s.input(0).unwrap().write_f32(x).unwrap();
+        s.run().unwrap();
+        (0..s.output_count())
+            .map(|k| s.output(k).unwrap().into_vec())
+            .collect()
+    };
+    let (cpu, got) = (outputs(Device::Cpu), outputs(gpu));
+    let total = cpu.iter().map(Vec::len).sum();
+    let differ = cpu
+        .iter()
+        .zip(&got)
+        .map(|(c, g)| {
+            assert_eq!(c.len(), g.len());
+            c.iter()
+                .zip(g)
+                .filter(|(a, b)| a.to_bits() != b.to_bits())
+                .count()
+        })
+        .sum();
+    (differ, total)
+}
+
+/// Ember's own post-training quantization of the digits CNN (int8 from input to softmax): every output
+/// of all 360 test images is the same on Vulkan as on the CPU.
+#[test]
+fn int8_ptq_digits_same_bytes_on_vulkan_and_cpu() {
+    use ember_convert::quantize::{self, Calibration};
+    let Some(gpu) = vulkan() else { return };
+    let digits = model_dir("digits");
+    let onnx = std::fs::read(digits.join("model.onnx")).unwrap();
+    let (_, calib) = read_npy_f32(&digits.join("calib.npy"));
+    let samples: Vec<Vec<Vec<f32>>> = calib.chunks(64).map(|c| vec![c.to_vec()]).collect();
+    let (shape, x) = read_npy_f32(&digits.join("x.npy"));
+    let opts = ember_convert::ConvertOptions {
+        shapes: vec![("input".into(), shape.clone())],
+        ..Default::default()
+    };
+    let ranges = quantize::calibrate(
+        &onnx,
+        &Default::default(),
+        &samples,
+        Calibration::MinMax,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let (qdq, _) = quantize::quantize_qdq(&onnx, &ranges).unwrap();
+    let converted = ember_convert::convert(&qdq, &opts).unwrap();
+    let ops: Vec<&str> = converted.report.ops.iter().map(|(_, op)| *op).collect();
+    assert!(ops.contains(&"QuantSoftmax"), "{ops:?}");
+    let model = AlignedBuf::from_bytes(&converted.blob);
+    let (differ, total) = differing_outputs(&model, gpu, &x);
+    assert_eq!(differ, 0, "{differ} of {total} output values differ");
+    eprintln!(
+        "Ember PTQ digits: {total} outputs of {} images identical on {gpu} and cpu",
+        shape[0]
+    );
+}
+
+/// onnxruntime's quantize_static digits model, converted by Ember: the probabilities (output 0) and the
+/// int8 logits (output 1) of all 360 test images are the same on Vulkan as on the CPU.
 #[test]
 fn int8_digits_same_bytes_on_vulkan_and_cpu() {
     let Some(gpu) = vulkan() else { return };
@@ -543,30 +606,15 @@ fn int8_digits_same_bytes_on_vulkan_and_cpu() {
     };
     let converted = ember_convert::convert(&onnx, &opts).expect("the QDQ model converts");
     let model = AlignedBuf::from_bytes(&converted.blob);
-    let outputs = |device: Device| -> (Vec<f32>, Vec<f32>) {
-        let mut s = DeviceSession::new(model.as_bytes(), device).unwrap();
-        s.input(0).unwrap().write_f32(&x).unwrap();
-        s.run().unwrap();
-        (
-            s.output(0).unwrap().into_vec(),
-            s.output(1).unwrap().into_vec(),
-        )
-    };
-    let (cpu_probs, cpu_logits) = outputs(Device::Cpu);
-    let (gpu_probs, gpu_logits) = outputs(gpu);
-    assert_eq!(cpu_logits.len(), shape[0] * 10);
-    let differ = |a: &[f32], b: &[f32]| {
-        a.iter()
-            .zip(b)
-            .filter(|(x, y)| x.to_bits() != y.to_bits())
-            .count()
-    };
-    assert_eq!(gpu_logits.len(), cpu_logits.len());
-    assert_eq!(differ(&gpu_logits, &cpu_logits), 0, "int8 logits differ");
-    assert_eq!(differ(&gpu_probs, &cpu_probs), 0, "probabilities differ");
+    let (differ, total) = differing_outputs(&model, gpu, &x);
+    assert_eq!(
+        total,
+        shape[0] * 20,
+        "probabilities and int8 logits of every image"
+    );
+    assert_eq!(differ, 0, "{differ} of {total} output values differ");
     eprintln!(
-        "digits int8: {} images, {} int8 logits identical on {gpu} and cpu",
-        shape[0],
-        gpu_logits.len()
+        "digits_qdq: {total} outputs (probabilities and int8 logits) of {} images identical on {gpu} and cpu",
+        shape[0]
     );
 }

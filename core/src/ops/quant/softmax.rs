@@ -15,7 +15,7 @@ use crate::Error;
 /// Integer bits of the scaled input differences (Q5.26).
 const SCALED_DIFF_INTEGER_BITS: i32 = 5;
 /// Integer bits of the sum of exponentials (Q12.19).
-const ACCUMULATION_INTEGER_BITS: i32 = 12;
+pub const ACCUMULATION_INTEGER_BITS: i32 = 12;
 /// Longest axis whose sum of exponentials (each at most 1, in Q12.19) cannot overflow int32.
 pub const MAX_AXIS_LEN: usize = (1 << ACCUMULATION_INTEGER_BITS) - 1;
 
@@ -75,6 +75,21 @@ pub fn validate(p: &QuantSoftmaxParams, x: &[usize], y: &[usize]) -> Result<(), 
         lowest >= i64::from(i32::MIN),
         "int8 softmax diff_min shifted by input_left_shift overflows int32",
     )
+}
+
+/// The exponential term of every difference from the lane maximum, `-255..=0` (at index
+/// `difference + 255`), in Q0.31: `exp_on_negative_values` of the scaled difference, or 0 below
+/// `diff_min` (a difference whose output is -128 and which adds nothing to the sum, like an exponential
+/// of 0). For targets that compute the lanes elsewhere (the GPU) and need the same bits.
+pub fn exp_table(p: &QuantSoftmaxParams) -> [i32; 256] {
+    let mut table = [0; 256];
+    for (i, e) in table.iter_mut().enumerate() {
+        let d = i as i32 - 255;
+        if d >= p.diff_min {
+            *e = exp_on_negative_values(scale_diff(p, d));
+        }
+    }
+    table
 }
 
 /// `y = clamp(round(256 * softmax(x)) - 128)` along `axis`, by TFLM's fixed-point algorithm.

@@ -349,6 +349,23 @@ impl GpuSession {
                         arg(t(params)),
                     );
                 }
+                Launch::QuantSoftmax {
+                    x,
+                    exps,
+                    meta,
+                    lanes,
+                } => {
+                    let (count, dim) = self.grid(lanes);
+                    quant::quant_softmax::launch(
+                        c,
+                        count,
+                        dim,
+                        arg(self.buffer(step, x)?),
+                        arg(y),
+                        arg(t(exps)),
+                        arg(t(meta)),
+                    );
+                }
                 Launch::ResizeLinear { x, rows, fracs } => {
                     let (count, dim) = self.grid(step.out_len);
                     array::resize_linear::launch(

@@ -12,6 +12,7 @@ use ember_core::ops::nn::reduce::ReduceOp;
 use ember_core::ops::pool::Pool2dParams;
 use ember_core::ops::quant::quantize::Rounding;
 use ember_core::ops::quant::requant::RequantRounding;
+use ember_core::ops::quant::softmax;
 use ember_core::OpKind;
 
 use super::index_map::index_map;
@@ -174,6 +175,13 @@ pub(crate) enum Launch {
     Requantize {
         x: usize,
         params: usize,
+    },
+    /// int8 Softmax: `exps` is the exponential table (i32), one unit per lane.
+    QuantSoftmax {
+        x: usize,
+        exps: usize,
+        meta: usize,
+        lanes: usize,
     },
 }
 
@@ -647,12 +655,20 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
             let params = table(Table::I32(params));
             launch(Launch::Requantize { x, params })
         }
-        OpKind::QuantSoftmax(_) => {
-            return Err(
-                "no GPU kernel for int8 Softmax yet (TFLite's fixed-point exp and reciprocal); \
-                        run this model on Device::Cpu"
-                    .into(),
-            )
+        OpKind::QuantSoftmax(p) => {
+            let axis = usize::from(p.axis);
+            let len = xd[axis];
+            let inner: usize = xd[axis + 1..].iter().product();
+            let total: usize = xd.iter().product();
+            let lanes = total.checked_div(len).unwrap_or(0);
+            let meta = table(Table::U32(u32s([len, inner, lanes])?));
+            let exps = table(Table::I32(softmax::exp_table(&p).to_vec()));
+            launch(Launch::QuantSoftmax {
+                x,
+                exps,
+                meta,
+                lanes,
+            })
         }
         #[allow(unreachable_patterns)]
         _ => return Err("no GPU kernel for this op".into()),

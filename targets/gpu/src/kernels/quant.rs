@@ -439,3 +439,127 @@ pub(crate) fn requantize(x: &[f32], y: &mut [f32], p: &[i32]) {
         y[pos] = output(scaled, p[1], -128i32, 127i32);
     }
 }
+
+/// gemmlowp's `SaturatingRoundingDoublingHighMul` for any signs: `round(a * b / 2^31)`, ties up, the
+/// division truncating; `i32::MIN * i32::MIN` saturates.
+#[cube]
+fn mul_q31(a: i32, b: i32) -> i32 {
+    let product = u64::cast_from(magnitude(a)) * u64::cast_from(magnitude(b));
+    let negative_product = (a < 0 && b > 0) || (a > 0 && b < 0);
+    let mut out = 2_147_483_647i32;
+    if negative_product {
+        out = negative(u32::cast_from(
+            (product + u64::new((1 << 30) - 1)) >> u64::new(31),
+        ));
+    } else if !(a == -2_147_483_647 - 1 && b == -2_147_483_647 - 1) {
+        out = i32::cast_from(u32::cast_from(
+            (product + u64::new(1 << 30)) >> u64::new(31),
+        ));
+    }
+    out
+}
+
+/// `round(x / 2^exponent)`, ties away from zero, for `exponent` in `0..=62`.
+#[cube]
+fn rounding_divide_by_pot(x: i32, exponent: u32) -> i32 {
+    let mut out = x;
+    if exponent > u32::new(0) {
+        let e = u64::cast_from(exponent);
+        let q = (u64::cast_from(magnitude(x)) + (u64::new(1) << (e - u64::new(1)))) >> e;
+        out = i32::cast_from(u32::cast_from(q));
+        if x < 0 {
+            out = negative(u32::cast_from(q));
+        }
+    }
+    out
+}
+
+/// `x * 2^exponent` saturated to int32, for `exponent` 1 or 2.
+#[cube]
+fn saturating_shl(x: i32, exponent: u32) -> i32 {
+    let limit = 2_147_483_647i32 >> i32::cast_from(exponent);
+    let mut out = x << i32::cast_from(exponent);
+    if x > limit {
+        out = 2_147_483_647;
+    }
+    if x < -limit - 1 {
+        out = -2_147_483_647 - 1;
+    }
+    out
+}
+
+/// Leading zero bits of `x`.
+#[cube]
+fn leading_zeros(x: u32) -> u32 {
+    let mut n = 0u32;
+    let mut seen = false;
+    for i in 0..32u32 {
+        if !seen {
+            if (x >> (31 - i)) & 1 == 1 {
+                seen = true;
+            } else {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// `1 / (1 + a)` for `a` in `[0, 1)`, Q0.31 in and out: three Newton-Raphson steps from
+/// `48/17 - 32/17 d`, as the CPU reference (gemmlowp's `one_over_one_plus_x_for_x_in_0_1`).
+#[cube]
+fn one_over_one_plus_x(a: i32) -> i32 {
+    // rounding_half_sum(a, i32::MAX) for a >= 0: (a + 2^31) / 2.
+    let half_denominator = i32::cast_from(u32::cast_from(
+        (u64::cast_from(u32::cast_from(a)) + (u64::new(1) << u64::new(31))) >> u64::new(1),
+    ));
+    let mut x = 1_515_870_810i32 + mul_q31(half_denominator, -1_010_580_540i32);
+    for _ in 0..3u32 {
+        let t = (1i32 << 29) - mul_q31(half_denominator, x);
+        x += saturating_shl(mul_q31(x, t), 2u32);
+    }
+    saturating_shl(x, 1u32)
+}
+
+/// int8 softmax, TFLM's fixed-point algorithm as the CPU reference, one unit per lane. `exps` is
+/// `ember_core::ops::quant::softmax::exp_table` (the exponential of every difference from the lane
+/// maximum); `meta` is `[axis length, inner size, lanes]`.
+#[cube(launch)]
+pub(crate) fn quant_softmax(x: &[f32], y: &mut [f32], exps: &[i32], meta: &[u32]) {
+    let pos = ABSOLUTE_POS;
+    let len = meta[0] as usize;
+    let inner = meta[1] as usize;
+    if pos < meta[2] as usize {
+        let base = (pos / inner) * len * inner + pos % inner;
+        let mut max = i32::new(-128);
+        for i in 0..len {
+            let v = int(x[base + i * inner]);
+            if v > max {
+                max = v;
+            }
+        }
+        let mut sum = i32::new(0);
+        for i in 0..len {
+            let e = exps[usize::cast_from(int(x[base + i * inner]) - max + 255)];
+            sum += rounding_divide_by_pot(e, 12u32);
+        }
+        // TFLite's GetReciprocal with 12 integer bits: 1 / sum = r * 2^-bits_over_unit.
+        let headroom = leading_zeros(u32::cast_from(sum));
+        let mut normalized = u32::new(0);
+        if headroom < u32::new(32) {
+            normalized = u32::cast_from(sum) << headroom;
+        }
+        // normalized is in [2^31, 2^32): minus 2^31 is its low 31 bits.
+        let r = one_over_one_plus_x(i32::cast_from(normalized & u32::new(2_147_483_647)));
+        let bits_over_unit = i32::new(12) - i32::cast_from(headroom);
+        let mut exponent = u32::new(0);
+        if bits_over_unit > -23 {
+            exponent = u32::cast_from(bits_over_unit + 23);
+        }
+        for i in 0..len {
+            let e = exps[usize::cast_from(int(x[base + i * inner]) - max + 255)];
+            let scaled = rounding_divide_by_pot(mul_q31(r, e), exponent);
+            y[base + i * inner] = output(scaled, -128i32, -128i32, 127i32);
+        }
+    }
+}
