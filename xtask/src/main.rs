@@ -126,6 +126,9 @@ fn ci() -> Result<()> {
                 "clippy",
                 "--workspace",
                 "--all-targets",
+                // The CLI's GPU path too (`ember run --device`, `ember devices`).
+                "--features",
+                "ember-cli/gpu",
                 "--",
                 "-D",
                 "warnings",
@@ -169,7 +172,17 @@ fn ci() -> Result<()> {
         Ok(())
     })?;
     s.step("tests", || {
-        run("cargo", &["test", "--workspace", "--all-targets"])
+        // With the CLI's GPU path, so that `host-tools/tests/gpu_cli.rs` runs on lavapipe.
+        run(
+            "cargo",
+            &[
+                "test",
+                "--workspace",
+                "--all-targets",
+                "--features",
+                "ember-cli/gpu",
+            ],
+        )
     })?;
     s.step("doc tests", || {
         run("cargo", &["test", "--workspace", "--doc"])

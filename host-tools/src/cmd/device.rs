@@ -98,7 +98,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .collect::<Result<_, _>>()?;
     for (pos, (&id, out)) in model.outputs().iter().zip(&outputs).enumerate() {
         let name = io_name(&model, id, &format!("output{pos}"));
-        println!("output {name:?} {} f32:", shape_str(out.dims()));
+        println!("output {name:?} {}:", shape_str(out.dims()));
         print_values(out.as_f32(), out.dims());
     }
     println!(
@@ -112,8 +112,20 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     for (pos, file) in bind(&model, model.outputs(), &args.outputs, "output")? {
         let out = &outputs[pos];
         let dims: Vec<usize> = out.dims().iter().map(|&d| d as usize).collect();
-        let bytes: Vec<u8> = out.as_f32().iter().flat_map(|v| v.to_le_bytes()).collect();
-        npy::write_typed(Path::new(file), &dims, ember_core::DType::F32, &bytes)?;
+        // An int8 output (read as its integer values) is written as int8, as on the CPU.
+        let dtype = model
+            .tensor(model.outputs()[pos] as usize)
+            .map_or(ember_core::DType::F32, |t| t.dtype);
+        let bytes: Vec<u8> = match dtype {
+            ember_core::DType::I8 => out.as_f32().iter().map(|&v| v as i8 as u8).collect(),
+            _ => out.as_f32().iter().flat_map(|v| v.to_le_bytes()).collect(),
+        };
+        let dtype = if dtype == ember_core::DType::I8 {
+            dtype
+        } else {
+            ember_core::DType::F32
+        };
+        npy::write_typed(Path::new(file), &dims, dtype, &bytes)?;
         println!("wrote {file}");
     }
     let mut ok = true;
@@ -188,7 +200,11 @@ pub fn list() -> Result<ExitCode> {
                 heaps.join(", ")
             );
         }
-        println!("cuda: not in this build (see the README's GPU section)");
+        if cfg!(feature = "gpu-cuda") {
+            println!("cuda: compiled in (--device cuda[:N]; devices are the driver's)");
+        } else {
+            println!("cuda: not in this build (ember-cli --features gpu-cuda; see the README's GPU section)");
+        }
         println!("best: {}", ember_gpu::Device::best());
     }
     #[cfg(not(feature = "gpu"))]

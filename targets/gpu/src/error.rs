@@ -16,9 +16,10 @@ pub enum Error {
     },
     /// `Device::Cuda` in a build without CUDA support.
     #[error(
-        "this build of Ember has no CUDA support (CubeCL 0.11's CUDA runtime downloads a prebuilt LLVM \
-         while it builds, so ember-gpu leaves it out; see the README's GPU section); available \
-         devices: {available}"
+        "this build of Ember has no CUDA support (build with ember-gpu's `cuda` feature, `cargo build \
+         -p ember-cli --features gpu-cuda`, on a machine with network access: CubeCL 0.11's CUDA runtime \
+         downloads a prebuilt LLVM while it builds; see the README's GPU section); available devices: \
+         {available}"
     )]
     NoCuda {
         /// The devices this build can use on this machine, comma-separated.

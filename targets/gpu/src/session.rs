@@ -214,6 +214,15 @@ fn open_gpu(device: Device) -> Result<(cubecl::client::Client, String), Error> {
         }
         #[cfg(not(target_vendor = "apple"))]
         Device::Metal => Err(unavailable(device, "Metal exists only on Apple devices")),
+        // CubeCL's CUDA runtime is compiled in only with the `cuda` feature (its build downloads LLVM).
+        Device::Cuda(i) if cfg!(feature = "cuda") => {
+            let name = format!("cuda:{i}");
+            let cube = guarded(&name, || {
+                cubecl::Device::cuda(i).map_err(|e| unavailable(device, e.to_string()))
+            })?;
+            let client = guarded(&name, || Ok(cube.client()))?;
+            Ok((client, name))
+        }
         Device::Cuda(_) => Err(Error::NoCuda {
             available: Device::available_list(),
         }),

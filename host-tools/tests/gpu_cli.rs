@@ -1,0 +1,146 @@
+//! `ember run --device ...` with the `gpu` feature (`cargo xtask ci` runs this file with
+//! `--features gpu` on lavapipe): per-op GPU times and the memory-pool report with `--profile`, int8
+//! outputs equal to the CPU's, and `--device cuda` on a build or machine without CUDA failing with the
+//! available devices named, without a panic.
+#![cfg(feature = "gpu")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn ember(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ember"))
+        .args(args)
+        .output()
+        .expect("ember starts")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn models() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/models")
+}
+
+/// Whether a Vulkan device is here (or the test must fail: `EMBER_REQUIRE_GPU=1`).
+fn have_vulkan() -> bool {
+    if !ember_gpu::vulkan_devices().is_empty() {
+        return true;
+    }
+    assert_ne!(
+        std::env::var("EMBER_REQUIRE_GPU").as_deref(),
+        Ok("1"),
+        "EMBER_REQUIRE_GPU=1 but this machine has no Vulkan device"
+    );
+    eprintln!("skipping: no Vulkan device (apt-get install mesa-vulkan-drivers libvulkan1)");
+    false
+}
+
+fn convert(onnx: &Path, out: &Path) {
+    let o = ember(&[
+        "convert",
+        onnx.to_str().unwrap(),
+        "--shape",
+        "input=360,1,8,8",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
+#[test]
+fn run_on_vulkan_profiles_and_reports_memory() {
+    if !have_vulkan() {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpu_cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let blob = dir.join("digits.ember");
+    convert(&models().join("digits/model.onnx"), &blob);
+    let x = models().join("digits/x.npy");
+    let y = models().join("digits/y.npy");
+    let o = ember(&[
+        "run",
+        blob.to_str().unwrap(),
+        "--input",
+        x.to_str().unwrap(),
+        "--expect",
+        y.to_str().unwrap(),
+        "--device",
+        "vulkan",
+        "--profile",
+    ]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("profile (last run"), "{out}");
+    assert!(out.contains("Conv2d") && out.contains("total"), "{out}");
+    assert!(
+        out.contains("memory pool:") && out.contains("B reserved"),
+        "{out}"
+    );
+    assert!(out.contains(": ok"), "{out}");
+}
+
+#[test]
+fn int8_outputs_on_vulkan_equal_the_cpus() {
+    if !have_vulkan() {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpu_cli_int8");
+    std::fs::create_dir_all(&dir).unwrap();
+    let blob = dir.join("qdq.ember");
+    convert(&models().join("digits_qdq/model.onnx"), &blob);
+    let x = models().join("digits/x.npy");
+    let logits = "logits_QuantizeLinear_Output";
+    let mut written = Vec::new();
+    for device in ["cpu", "vulkan"] {
+        let file = dir.join(format!("logits_{device}.npy"));
+        let output = format!("{logits}={}", file.display());
+        let o = ember(&[
+            "run",
+            blob.to_str().unwrap(),
+            "--input",
+            x.to_str().unwrap(),
+            "--output",
+            &output,
+            "--device",
+            device,
+        ]);
+        assert!(o.status.success(), "{device}: {}", text(&o));
+        written.push(std::fs::read(&file).unwrap());
+    }
+    assert!(written[0].len() > 3600, "int8 .npy of 3,600 values");
+    assert_eq!(written[0], written[1], "the int8 logits files differ");
+}
+
+#[test]
+fn cuda_without_cuda_fails_naming_the_available_devices() {
+    if cfg!(feature = "gpu-cuda") {
+        return; // this build has CUDA: whether it runs depends on the machine.
+    }
+    let blob = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpu_cli_cuda.ember");
+    let o = ember(&[
+        "convert",
+        models().join("digits/model.onnx").to_str().unwrap(),
+        "-o",
+        blob.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let x1 = models().join("digits/x1.npy");
+    let o = ember(&[
+        "run",
+        blob.to_str().unwrap(),
+        "--input",
+        x1.to_str().unwrap(),
+        "--device",
+        "cuda",
+    ]);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("available devices: cpu"), "{out}");
+    assert!(!out.contains("panicked"), "{out}");
+}
