@@ -22,8 +22,8 @@
 //! (Vulkan) or, on Apple devices, Metal. Each op is lowered once per session (`src/gpu/lower.rs`):
 //! shapes and strides go into small tables, and the data-movement ops (transpose, slice, pad,
 //! broadcast, concat, gather, nearest resize) become one gather through an index map that the
-//! reference kernel itself computes on the host. Weights are uploaded once per session; activations live in
-//! CubeCL-managed buffers. The int8 kernels (`src/kernels/quant.rs`) compute with the CPU reference's
+//! reference kernel itself computes on the host. Weights are uploaded once per session; activations share one
+//! CubeCL-managed buffer, placed by their lifetimes. The int8 kernels (`src/kernels/quant.rs`) compute with the CPU reference's
 //! integer arithmetic, both requantization roundings included, so int8 results are the same bytes on
 //! every device. A model with an op or dtype the GPU lacks fails to open there with an error naming
 //! the op.

@@ -1,5 +1,6 @@
 //! The GPU executor: a model lowered to CubeCL kernel launches, its weights uploaded once, its
-//! activations in CubeCL-managed buffers (one per tensor), and the memory-pool report.
+//! activations in one CubeCL-managed buffer shared by lifetime (`plan_activations`), and the
+//! memory-pool report.
 //!
 //! Every device buffer has 4-byte elements: f32 tensors as f32, int8 activations as f32 holding their
 //! integer values (so data movement is shared with f32), int8 weights widened to i32, int32 weights as
@@ -41,8 +42,12 @@ pub struct GpuMemoryReport {
     pub allocations: u64,
     /// Weights uploaded when the session opened.
     pub weights_bytes: u64,
-    /// Activation buffers (one per tensor the ops write; reshapes share their input's).
+    /// Device bytes for activations: graph inputs, plus one planned buffer in which the tensors the ops
+    /// write share space when their lifetimes do not overlap (reshapes share their input's bytes).
     pub activation_bytes: u64,
+    /// What the activations would take with one buffer per tensor (the planner's saving is the
+    /// difference).
+    pub activation_tensor_bytes: u64,
     /// Per-op tables (shapes, strides, index maps, resize tables).
     pub table_bytes: u64,
     /// The blob's planned CPU arena, for comparison (activations share bytes there; here they don't).
@@ -58,8 +63,13 @@ impl fmt::Display for GpuMemoryReport {
         )?;
         write!(
             f,
-            "session: {} B weights, {} B activations, {} B op tables (CPU arena plan: {} B)",
-            self.weights_bytes, self.activation_bytes, self.table_bytes, self.planned_arena_bytes
+            "session: {} B weights, {} B activations (planned; {} B with a buffer per tensor), {} B op \
+             tables (CPU arena plan: {} B)",
+            self.weights_bytes,
+            self.activation_bytes,
+            self.activation_tensor_bytes,
+            self.table_bytes,
+            self.planned_arena_bytes
         )
     }
 }
@@ -134,6 +144,88 @@ fn weights_section(blob: &[u8]) -> Option<&[u8]> {
     })
 }
 
+/// Where the tensors the ops write live in the one activation buffer.
+struct ActivationPlan {
+    /// `(tensor id, byte offset)` of every tensor a kernel writes (not reshapes, which alias).
+    offsets: Vec<(usize, u64)>,
+    /// Size of the buffer.
+    total_bytes: u64,
+    /// What a buffer per tensor would take.
+    tensor_bytes: u64,
+}
+
+/// Binding offsets into a storage buffer must be multiples of the device's
+/// `minStorageBufferOffsetAlignment`; 256 bytes is the largest any Vulkan device asks (and wgpu's default).
+const OFFSET_ALIGN: u64 = 256;
+
+/// Places the output of every non-alias step in one buffer, greedily by size (largest first, each at
+/// the lowest offset free for its whole lifetime), as TFLM's greedy planner does for the CPU arena. A
+/// tensor lives from the step that writes it to the last step that reads it or any reshape of it;
+/// graph outputs live to the end, so they can be read after the run.
+fn plan_activations(
+    steps: &[Step],
+    reads: &[Vec<usize>],
+    lens: &[usize],
+    graph_outputs: &[usize],
+) -> ActivationPlan {
+    // Reshapes alias their input: a tensor's storage root is the first non-alias ancestor.
+    let mut root: Vec<usize> = (0..lens.len()).collect();
+    for step in steps {
+        if let Work::Alias { x } = step.work {
+            root[step.output] = root[x];
+        }
+    }
+    let mut life: std::collections::BTreeMap<usize, (usize, usize)> = Default::default();
+    for (k, step) in steps.iter().enumerate() {
+        if !matches!(step.work, Work::Alias { .. }) {
+            life.insert(step.output, (k, k));
+        }
+    }
+    for (k, ids) in reads.iter().enumerate() {
+        for &id in ids {
+            if let Some(l) = life.get_mut(&root[id]) {
+                l.1 = l.1.max(k);
+            }
+        }
+    }
+    for &id in graph_outputs {
+        if let Some(l) = life.get_mut(&root[id]) {
+            l.1 = usize::MAX;
+        }
+    }
+    let size = |id: usize| (lens[id] as u64 * 4).div_ceil(OFFSET_ALIGN) * OFFSET_ALIGN;
+    let mut order: Vec<usize> = life.keys().copied().collect();
+    order.sort_by_key(|&id| (std::cmp::Reverse(size(id)), id));
+    let mut placed: Vec<(u64, u64, usize, usize)> = Vec::new(); // (offset, end, first, last)
+    let mut offsets = Vec::new();
+    let mut total = 0u64;
+    for id in order {
+        let (first, last) = life[&id];
+        let need = size(id);
+        let mut busy: Vec<(u64, u64)> = placed
+            .iter()
+            .filter(|p| p.2 <= last && first <= p.3)
+            .map(|p| (p.0, p.1))
+            .collect();
+        busy.sort_unstable();
+        let mut offset = 0u64;
+        for (start, end) in busy {
+            if offset + need <= start {
+                break;
+            }
+            offset = offset.max(end);
+        }
+        placed.push((offset, offset + need, first, last));
+        offsets.push((id, offset));
+        total = total.max(offset + need);
+    }
+    ActivationPlan {
+        offsets,
+        total_bytes: total,
+        tensor_bytes: life.keys().map(|&id| lens[id] as u64 * 4).sum(),
+    }
+}
+
 fn f32_bytes(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
@@ -185,6 +277,7 @@ impl GpuSession {
             allocations: 0,
             weights_bytes: 0,
             activation_bytes: 0,
+            activation_tensor_bytes: 0,
             table_bytes: 0,
             planned_arena_bytes: model.arena_bytes() as u64,
         };
@@ -194,6 +287,7 @@ impl GpuSession {
         };
         let mut tensors: Vec<Option<Buffer>> = vec![None; count];
         let mut steps = Vec::with_capacity(model.op_count());
+        let mut reads: Vec<Vec<usize>> = Vec::with_capacity(model.op_count());
         for index in 0..model.op_count() {
             let op = model.op(index).ok_or(ember_core::Error::BadOp {
                 op: index as u32,
@@ -286,14 +380,8 @@ impl GpuSession {
                     upload(&client, bytes, len.max(1))
                 })
                 .collect();
-            if !matches!(work, Work::Alias { .. }) {
-                let bytes = numel(output).max(1) * 4;
-                report.activation_bytes += bytes as u64;
-                tensors[output] = Some(Buffer {
-                    handle: client.empty(bytes),
-                    len: numel(output).max(1),
-                });
-            }
+            // Activations are placed once every op is known (`plan_activations`).
+            reads.push(ids.clone());
             steps.push(Step {
                 index,
                 name,
@@ -314,6 +402,24 @@ impl GpuSession {
                 .collect()
         };
         let (inputs, outputs) = (io(model.inputs()), io(model.outputs()));
+        let lens: Vec<usize> = (0..count).map(|id| numel(id).max(1)).collect();
+        let graph_outputs: Vec<usize> = outputs.iter().map(|o| o.id).collect();
+        let plan = plan_activations(&steps, &reads, &lens, &graph_outputs);
+        report.activation_tensor_bytes = plan.tensor_bytes;
+        if plan.total_bytes > 0 {
+            report.activation_bytes += plan.total_bytes;
+            let arena = client.empty(plan.total_bytes as usize);
+            for &(id, offset) in &plan.offsets {
+                let bytes = lens[id] as u64 * 4;
+                tensors[id] = Some(Buffer {
+                    handle: arena
+                        .clone()
+                        .offset_start(offset)
+                        .offset_end(plan.total_bytes - offset - bytes),
+                    len: lens[id],
+                });
+            }
+        }
         for input in &inputs {
             if tensors[input.id].is_none() {
                 let bytes = input.len.max(1) * 4;
