@@ -7,6 +7,10 @@ const IMAGE_COUNT: usize = 360;
 fn main() {
     let result = ember_firmware_build::link_memory_x()
         .and_then(|()| ember_firmware_build::embed_digits(IMAGE_COUNT));
+    // defmt's linker script (its `.defmt` table of format strings), for the `defmt` feature only.
+    if std::env::var_os("CARGO_FEATURE_DEFMT").is_some() {
+        println!("cargo:rustc-link-arg-bins=-Tdefmt.x");
+    }
     if let Err(e) = result {
         eprintln!("error: {e}");
         std::process::exit(1);

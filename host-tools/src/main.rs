@@ -2,6 +2,7 @@
 //! the host CPU against expected outputs, and demonstrates the whole path on the bundled digits model.
 
 mod cmd;
+mod defmt_log;
 mod emit;
 mod npy;
 
@@ -45,6 +46,8 @@ enum Command {
     Bench(cmd::bench::Args),
     /// Flash firmware onto a board through a debug probe (or check it with --dry-run).
     Flash(cmd::flash::Args),
+    /// Run firmware under QEMU and print its log (defmt decoded), as `ember flash` does from a board.
+    Qemu(cmd::qemu::Args),
     /// List attached debug probes.
     Probes,
     /// List GPUs (through Vulkan: name, type, API version, memory heaps) and attached debug probes.
@@ -68,6 +71,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd::bench::run(&args),
         Command::Demo(args) => cmd::demo::run(&args),
         Command::Flash(args) => cmd::flash::run(&args),
+        Command::Qemu(args) => cmd::qemu::run(&args),
         Command::Probes => cmd::flash::list_probes(),
         Command::Devices => cmd::device::list(),
     };

@@ -221,6 +221,14 @@ pub fn qemu_check(root: &Path) -> Result<()> {
             only: None,
             host: HostResults::ember(&digits, &model_int8)?,
         },
+        // The same f32 firmware logging with defmt over semihosting, run and decoded by `ember qemu`.
+        Variant {
+            name: "f32-defmt",
+            model: model.clone(),
+            features: &["defmt"],
+            only: Some(DSP_CRATE),
+            host: HostResults::load(&digits)?,
+        },
         Variant {
             name: "int8-ref",
             model: model_int8.clone(),
@@ -351,7 +359,8 @@ fn run_board(
         "{FIRMWARE_BIN}.{}.{}.qemu.log",
         board.name, variant.name
     ));
-    let (status, wall) = run_qemu(qemu, board, elf, &log)?;
+    let ember = (variant.name == "f32-defmt").then(|| ember_binary(root));
+    let (status, wall) = run_qemu(qemu, board, elf, &log, ember.as_deref())?;
     let text =
         fs::read_to_string(&log).with_context(|| format!("cannot read {}", log.display()))?;
     let fail = |why: String| -> anyhow::Error {
@@ -608,6 +617,8 @@ impl Report {
         };
         let mut accuracy = None;
         for line in text.lines() {
+            // `ember qemu` prints a decoded defmt line with its level first.
+            let line = line.strip_prefix("INFO ").map_or(line, str::trim_start);
             let words: Vec<&str> = line.split_whitespace().collect();
             let bad = || anyhow::anyhow!("cannot read the firmware's line `{line}`");
             match words.as_slice() {
@@ -904,23 +915,56 @@ impl Sections {
 
 /// Runs the firmware on the board under QEMU with its output in `log`; returns the exit code (`None` on
 /// timeout) and the wall time.
-fn run_qemu(qemu: &Path, board: &Board, elf: &Path, log: &Path) -> Result<(Option<i32>, Duration)> {
+/// The `ember` binary `cargo run -p ember-cli` built (the model conversion above builds it).
+fn ember_binary(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root.join("target"), PathBuf::from)
+        .join("debug")
+        .join("ember")
+}
+
+/// Runs the firmware on the board under QEMU with its output in `log`: QEMU itself, or, with `ember`,
+/// `ember qemu` (which decodes a defmt log). Returns the exit code (`None` on timeout) and the wall time.
+fn run_qemu(
+    qemu: &Path,
+    board: &Board,
+    elf: &Path,
+    log: &Path,
+    ember: Option<&Path>,
+) -> Result<(Option<i32>, Duration)> {
     let out = fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
     let err = out.try_clone()?;
-    let mut cmd = Command::new(qemu);
-    cmd.args(["-M", board.machine]);
-    if let Some(cpu) = board.cpu {
-        cmd.args(["-cpu", cpu]);
+    let mut cmd;
+    if let Some(ember) = ember {
+        cmd = Command::new(ember);
+        cmd.arg("qemu").arg(elf).args(["--machine", board.machine]);
+        if let Some(cpu) = board.cpu {
+            cmd.args(["--cpu", cpu]);
+        }
+        cmd.args(["--icount", &ICOUNT_SHIFT.to_string()])
+            .args(["--timeout", &QEMU_TIMEOUT.as_secs().to_string()]);
+        // `ember qemu` looks for QEMU on PATH first: the one found or unpacked above.
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let dirs = qemu
+            .parent()
+            .map(Path::to_path_buf)
+            .into_iter()
+            .chain(std::env::split_paths(&path));
+        cmd.env("PATH", std::env::join_paths(dirs)?);
+    } else {
+        cmd = Command::new(qemu);
+        cmd.args(["-M", board.machine]);
+        if let Some(cpu) = board.cpu {
+            cmd.args(["-cpu", cpu]);
+        }
+        cmd.args(board.extra_args)
+            .arg("-nographic")
+            .args(["-semihosting-config", "enable=on,target=native"])
+            .args(["-icount", &format!("shift={ICOUNT_SHIFT}")])
+            .arg("-kernel")
+            .arg(elf);
     }
-    cmd.args(board.extra_args)
-        .arg("-nographic")
-        .args(["-semihosting-config", "enable=on,target=native"])
-        .args(["-icount", &format!("shift={ICOUNT_SHIFT}")])
-        .arg("-kernel")
-        .arg(elf)
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err);
+    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
     eprintln!("$ {cmd:?} > {}", log.display());
     let start = Instant::now();
     let mut child = cmd

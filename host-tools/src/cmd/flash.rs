@@ -251,9 +251,18 @@ fn flash_with_probe(elf: &Path, chip: &str, log_seconds: u64) -> Result<ExitCode
     result.context("flashing failed")?;
     let mut core = session.core(0).context("cannot reach core 0")?;
     core.reset().context("cannot reset the core")?;
+    let elf_bytes = std::fs::read(elf).with_context(|| format!("cannot read {}", elf.display()))?;
+    let table = crate::defmt_log::table(&elf_bytes)?;
     eprintln!(
-        "flashed and reset; RTT output follows (raw bytes; defmt frames are not decoded yet)"
+        "flashed and reset; RTT output follows ({})",
+        if table.is_some() {
+            "defmt, decoded"
+        } else {
+            "text"
+        }
     );
+    let mut log = crate::defmt_log::LogStream::new(table.as_ref());
+    let mut print = |line: String| println!("{line}");
     let mut rtt = match probe_rs::rtt::Rtt::attach(&mut core) {
         Ok(rtt) => rtt,
         Err(e) => {
@@ -271,11 +280,13 @@ fn flash_with_probe(elf: &Path, chip: &str, log_seconds: u64) -> Result<ExitCode
         if n == 0 {
             std::thread::sleep(Duration::from_millis(10));
         } else {
-            use std::io::Write;
-            let mut out = std::io::stdout();
-            out.write_all(&buf[..n])?;
-            out.flush()?;
+            log.feed(&buf[..n], &mut print);
         }
+    }
+    let malformed = log.finish(&mut print);
+    if malformed > 0 {
+        eprintln!("error: {malformed} defmt frames did not decode (is the ELF the one flashed?)");
+        return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
 }

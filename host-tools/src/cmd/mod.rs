@@ -6,6 +6,7 @@ pub mod demo;
 pub mod device;
 pub mod flash;
 pub mod inspect;
+pub mod qemu;
 pub mod run;
 
 use std::path::Path;

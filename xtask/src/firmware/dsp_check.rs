@@ -255,7 +255,7 @@ fn run_on(root: &Path, board: &Board, qemu: &Path, elf: &Path) -> Result<()> {
         .join(DIR)
         .join("target")
         .join(format!("{BIN}.{}.qemu.log", board.name));
-    let (status, wall) = run_qemu(qemu, board, elf, &log)?;
+    let (status, wall) = run_qemu(qemu, board, elf, &log, None)?;
     let text =
         fs::read_to_string(&log).with_context(|| format!("cannot read {}", log.display()))?;
     let fail = |why: String| {

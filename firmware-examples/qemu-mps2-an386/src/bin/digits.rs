@@ -32,8 +32,8 @@
 
 use cortex_m_rt::{entry, exception, ExceptionFrame};
 use cortex_m_semihosting::debug;
-use cortex_m_semihosting::hio;
-use cortex_m_semihosting::hprintln;
+#[cfg(not(feature = "defmt"))]
+use cortex_m_semihosting::{hio, hprintln};
 use ember_firmware_demo::cortex_m_glue::{exit, SysTickClock};
 use ember_firmware_demo::run_digits;
 
@@ -54,6 +54,24 @@ mod images {
 }
 use images::{IMAGES, LABELS};
 
+/// A failure line: on semihosting's stdout, or as a defmt error (mixing raw semihosting output into the
+/// defmt stream would corrupt its frames).
+#[cfg(not(feature = "defmt"))]
+macro_rules! report {
+    ($($arg:tt)*) => { hprintln!($($arg)*) };
+}
+#[cfg(feature = "defmt")]
+macro_rules! report {
+    ($($arg:tt)*) => {{
+        use core::fmt::Write as _;
+        let mut line = ember_firmware_demo::board::DefmtLines::new();
+        let _ = writeln!(line, $($arg)*);
+    }};
+}
+
+#[cfg(feature = "defmt")]
+use defmt_semihosting as _;
+
 #[entry]
 fn main() -> ! {
     // `take` returns `Some` on its first call, and this is the only call.
@@ -61,9 +79,14 @@ fn main() -> ! {
         exit(debug::EXIT_FAILURE)
     };
     let clock = SysTickClock::start(peripherals.SYST, 25_000_000);
+    // The lines go out as text on semihosting's stdout, or with feature `defmt` as defmt frames (which
+    // `ember qemu` decodes); the content is the same.
+    #[cfg(not(feature = "defmt"))]
     let Ok(mut out) = hio::hstdout() else {
         exit(debug::EXIT_FAILURE)
     };
+    #[cfg(feature = "defmt")]
+    let mut out = ember_firmware_demo::board::DefmtLines::new();
     let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
     let mut arena = [0u8; model::ARENA_BYTES];
     match run_digits::<{ model::KERNEL_ENTRIES }, _>(
@@ -71,7 +94,7 @@ fn main() -> ! {
     ) {
         Ok(()) => exit(debug::EXIT_SUCCESS),
         Err(e) => {
-            hprintln!("error {}", e);
+            report!("error {}", e);
             exit(debug::EXIT_FAILURE)
         }
     }
@@ -82,12 +105,12 @@ fn main() -> ! {
 // stacked frame it is handed and exits through semihosting, with no raw pointer or other unsafe operation.
 #[exception]
 unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
-    hprintln!("hard fault at pc={:#010x}", frame.pc());
+    report!("hard fault at pc={:#010x}", frame.pc());
     exit(debug::EXIT_FAILURE)
 }
 
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
-    hprintln!("panic: {}", info);
+    report!("panic: {}", info);
     exit(debug::EXIT_FAILURE)
 }
