@@ -42,6 +42,8 @@ enum Command {
     },
     /// Run a blob on the host CPU (or a GPU with --device), optionally checking the outputs.
     Run(cmd::run::Args),
+    /// `run --profile`: per-op times (GPU timestamps on a GPU) and the memory report.
+    Profile(cmd::run::Args),
     /// Measure latency and memory of a model on the host CPU.
     Bench(cmd::bench::Args),
     /// Flash firmware onto a board through a debug probe (or check it with --dry-run).
@@ -68,6 +70,10 @@ fn main() -> ExitCode {
         } => cmd::inspect::run_passes(&model, &shapes),
         Command::Inspect { model, plot, .. } => cmd::inspect::run(&model, plot.as_deref()),
         Command::Run(args) => cmd::run::run(&args),
+        Command::Profile(mut args) => {
+            args.profile = true;
+            cmd::run::run(&args)
+        }
         Command::Bench(args) => cmd::bench::run(&args),
         Command::Demo(args) => cmd::demo::run(&args),
         Command::Flash(args) => cmd::flash::run(&args),

@@ -66,6 +66,31 @@ fn convert_then_run_matches_onnxruntime_batch_1() {
 }
 
 #[test]
+fn profile_prints_every_op() {
+    let dir = scratch_dir("profile");
+    let blob = dir.join("digits.ember");
+    let out = ember(&[
+        "convert",
+        &model("digits/model.onnx"),
+        "-o",
+        blob.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = ember(&[
+        "profile",
+        blob.to_str().unwrap(),
+        "--input",
+        &model("digits/x1.npy"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let t = text(&out);
+    assert!(t.contains("profile (median per op"), "{t}");
+    for op in ["Conv2d", "MaxPool2d", "FullyConnected", "Softmax"] {
+        assert!(t.contains(op), "{op} missing: {t}");
+    }
+}
+
+#[test]
 fn convert_with_shape_runs_the_whole_test_set_by_name() {
     let dir = scratch_dir("batch360");
     let blob = dir.join("digits360.ember");
