@@ -74,7 +74,7 @@ impl DspReport {
         for line in text.lines() {
             let words: Vec<&str> = line.split_whitespace().collect();
             let bad = || anyhow::anyhow!("cannot read the check's line `{line}`");
-            let fields = |words: &[&str]| super::key_values(words).ok_or_else(bad);
+            let fields = |words: &[&str]| super::report::key_values(words).ok_or_else(bad);
             match words.as_slice() {
                 ["dsp-check", rest @ ..] => {
                     kernels_name = rest
