@@ -430,225 +430,61 @@ impl Kernels {
     /// ```
     pub const fn only(&self, entries: u64) -> Kernels {
         let keep = self.entries & entries;
-        Kernels {
-            name: self.name,
-            entries: keep,
-            movement8: if keep & entry::MOVEMENT8 != 0 {
-                self.movement8
-            } else {
-                stub::movement
-            },
-            movement16: if keep & entry::MOVEMENT16 != 0 {
-                self.movement16
-            } else {
-                stub::movement
-            },
-            movement32: if keep & entry::MOVEMENT32 != 0 {
-                self.movement32
-            } else {
-                stub::movement
-            },
-            movement64: if keep & entry::MOVEMENT64 != 0 {
-                self.movement64
-            } else {
-                stub::movement
-            },
-            conv2d: if keep & entry::CONV2D != 0 {
-                self.conv2d
-            } else {
-                stub::conv2d
-            },
-            conv_transpose2d: if keep & entry::CONV_TRANSPOSE2D != 0 {
-                self.conv_transpose2d
-            } else {
-                stub::conv_transpose2d
-            },
-            fully_connected: if keep & entry::FULLY_CONNECTED != 0 {
-                self.fully_connected
-            } else {
-                stub::fully_connected
-            },
-            matmul: if keep & entry::MATMUL != 0 {
-                self.matmul
-            } else {
-                stub::matmul
-            },
-            binary: if keep & entry::BINARY != 0 {
-                self.binary
-            } else {
-                stub::binary
-            },
-            unary: if keep & entry::UNARY != 0 {
-                self.unary
-            } else {
-                stub::unary
-            },
-            softmax: if keep & entry::SOFTMAX != 0 {
-                self.softmax
-            } else {
-                stub::softmax
-            },
-            max_pool: if keep & entry::MAX_POOL != 0 {
-                self.max_pool
-            } else {
-                stub::max_pool
-            },
-            avg_pool: if keep & entry::AVG_POOL != 0 {
-                self.avg_pool
-            } else {
-                stub::avg_pool
-            },
-            global_avg_pool: if keep & entry::GLOBAL_AVG_POOL != 0 {
-                self.global_avg_pool
-            } else {
-                stub::global_avg_pool
-            },
-            concat: if keep & entry::CONCAT != 0 {
-                self.concat
-            } else {
-                stub::concat
-            },
-            transpose: if keep & entry::TRANSPOSE != 0 {
-                self.transpose
-            } else {
-                stub::transpose
-            },
-            pad: if keep & entry::PAD != 0 {
-                self.pad
-            } else {
-                stub::pad
-            },
-            reshape: if keep & entry::RESHAPE != 0 {
-                self.reshape
-            } else {
-                stub::reshape
-            },
-            log_softmax: if keep & entry::LOG_SOFTMAX != 0 {
-                self.log_softmax
-            } else {
-                stub::log_softmax
-            },
-            reduce: if keep & entry::REDUCE != 0 {
-                self.reduce
-            } else {
-                stub::reduce
-            },
-            layer_norm: if keep & entry::LAYER_NORM != 0 {
-                self.layer_norm
-            } else {
-                stub::layer_norm
-            },
-            slice: if keep & entry::SLICE != 0 {
-                self.slice
-            } else {
-                stub::slice
-            },
-            gather: if keep & entry::GATHER != 0 {
-                self.gather
-            } else {
-                stub::gather
-            },
-            broadcast: if keep & entry::BROADCAST != 0 {
-                self.broadcast
-            } else {
-                stub::broadcast
-            },
-            resize: if keep & entry::RESIZE != 0 {
-                self.resize
-            } else {
-                stub::resize
-            },
-            binary_any: if keep & entry::BINARY_ANY != 0 {
-                self.binary_any
-            } else {
-                stub::binary_any
-            },
-            unary_any: if keep & entry::UNARY_ANY != 0 {
-                self.unary_any
-            } else {
-                stub::unary_any
-            },
-            compare: if keep & entry::COMPARE != 0 {
-                self.compare
-            } else {
-                stub::compare
-            },
-            logical: if keep & entry::LOGICAL != 0 {
-                self.logical
-            } else {
-                stub::logical
-            },
-            not: if keep & entry::NOT != 0 {
-                self.not
-            } else {
-                stub::not
-            },
-            where_select: if keep & entry::WHERE_SELECT != 0 {
-                self.where_select
-            } else {
-                stub::where_select
-            },
-            cast: if keep & entry::CAST != 0 {
-                self.cast
-            } else {
-                stub::cast
-            },
-            arg_reduce: if keep & entry::ARG_REDUCE != 0 {
-                self.arg_reduce
-            } else {
-                stub::arg_reduce
-            },
-            quant_conv2d: if keep & entry::QUANT_CONV2D != 0 {
-                self.quant_conv2d
-            } else {
-                stub::quant_conv2d
-            },
-            quant_fully_connected: if keep & entry::QUANT_FULLY_CONNECTED != 0 {
-                self.quant_fully_connected
-            } else {
-                stub::quant_fully_connected
-            },
-            quant_add: if keep & entry::QUANT_ADD != 0 {
-                self.quant_add
-            } else {
-                stub::quant_add
-            },
-            quant_mul: if keep & entry::QUANT_MUL != 0 {
-                self.quant_mul
-            } else {
-                stub::quant_mul
-            },
-            quant_avg_pool: if keep & entry::QUANT_AVG_POOL != 0 {
-                self.quant_avg_pool
-            } else {
-                stub::quant_avg_pool
-            },
-            quant_max_pool: if keep & entry::QUANT_MAX_POOL != 0 {
-                self.quant_max_pool
-            } else {
-                stub::quant_max_pool
-            },
-            quant_softmax: if keep & entry::QUANT_SOFTMAX != 0 {
-                self.quant_softmax
-            } else {
-                stub::quant_softmax
-            },
-            quantize: if keep & entry::QUANTIZE != 0 {
-                self.quantize
-            } else {
-                stub::quantize
-            },
-            dequantize: if keep & entry::DEQUANTIZE != 0 {
-                self.dequantize
-            } else {
-                stub::dequantize
-            },
-            requantize: if keep & entry::REQUANTIZE != 0 {
-                self.requantize
-            } else {
-                stub::requantize
-            },
+        // Each entry: this table's kernel if kept, else the stub of its signature.
+        macro_rules! keep_or_stub {
+            ($($field:ident => $bit:ident, $stub:ident),* $(,)?) => {
+                Kernels {
+                    name: self.name,
+                    entries: keep,
+                    $($field: if keep & entry::$bit != 0 { self.$field } else { stub::$stub },)*
+                }
+            };
         }
+        keep_or_stub!(
+            movement8 => MOVEMENT8, movement,
+            movement16 => MOVEMENT16, movement,
+            movement32 => MOVEMENT32, movement,
+            movement64 => MOVEMENT64, movement,
+            conv2d => CONV2D, conv2d,
+            conv_transpose2d => CONV_TRANSPOSE2D, conv_transpose2d,
+            fully_connected => FULLY_CONNECTED, fully_connected,
+            matmul => MATMUL, matmul,
+            binary => BINARY, binary,
+            unary => UNARY, unary,
+            softmax => SOFTMAX, softmax,
+            max_pool => MAX_POOL, max_pool,
+            avg_pool => AVG_POOL, avg_pool,
+            global_avg_pool => GLOBAL_AVG_POOL, global_avg_pool,
+            concat => CONCAT, concat,
+            transpose => TRANSPOSE, transpose,
+            pad => PAD, pad,
+            reshape => RESHAPE, reshape,
+            log_softmax => LOG_SOFTMAX, log_softmax,
+            reduce => REDUCE, reduce,
+            layer_norm => LAYER_NORM, layer_norm,
+            slice => SLICE, slice,
+            gather => GATHER, gather,
+            broadcast => BROADCAST, broadcast,
+            resize => RESIZE, resize,
+            binary_any => BINARY_ANY, binary_any,
+            unary_any => UNARY_ANY, unary_any,
+            compare => COMPARE, compare,
+            logical => LOGICAL, logical,
+            not => NOT, not,
+            where_select => WHERE_SELECT, where_select,
+            cast => CAST, cast,
+            arg_reduce => ARG_REDUCE, arg_reduce,
+            quant_conv2d => QUANT_CONV2D, quant_conv2d,
+            quant_fully_connected => QUANT_FULLY_CONNECTED, quant_fully_connected,
+            quant_add => QUANT_ADD, quant_add,
+            quant_mul => QUANT_MUL, quant_mul,
+            quant_avg_pool => QUANT_AVG_POOL, quant_avg_pool,
+            quant_max_pool => QUANT_MAX_POOL, quant_max_pool,
+            quant_softmax => QUANT_SOFTMAX, quant_softmax,
+            quantize => QUANTIZE, quantize,
+            dequantize => DEQUANTIZE, dequantize,
+            requantize => REQUANTIZE, requantize,
+        )
     }
 }
 
