@@ -464,3 +464,48 @@ proptest! {
         check_op(gpu, OpKind::Resize(p), &[input(&x, rng.floats(numel(&x), -2.0, 2.0))], &y);
     }
 }
+
+/// A one-group convolution with a 3x3 window runs as im2col + GEMM (its scratch matrix shows in the
+/// memory report), a 1x1 one direct; both match the CPU.
+#[test]
+fn conv2d_im2col_and_direct_paths() {
+    let Some(gpu) = vulkan() else { return };
+    let mut rng = Rng::new(7);
+    for k in [3usize, 1] {
+        let p = Conv2dParams {
+            stride_h: 1,
+            stride_w: 1,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: 1,
+            pad_left: 1,
+            pad_bottom: 1,
+            pad_right: 1,
+            groups: 1,
+            act: Activation::Relu,
+        };
+        let x = [1, 6, 6, 4];
+        let w = [5, k, k, 4];
+        let side = 6 + 2 - k + 1;
+        let y = [1, side, side, 5];
+        let operands = [
+            input(&x, rng.floats(numel(&x), -1.0, 1.0)),
+            weight(&w, rng.floats(numel(&w), -1.0, 1.0)),
+            weight(&[5], rng.floats(5, -1.0, 1.0)),
+        ];
+        check_op(gpu, OpKind::Conv2d(p), &operands, &y);
+        let blob = common::single_op_blob(OpKind::Conv2d(p), &operands, &y);
+        let session = ember_gpu::DeviceSession::new(blob.as_bytes(), gpu).unwrap();
+        let ember_gpu::DeviceMemoryReport::Gpu(r) = session.memory_report() else {
+            panic!("a GPU session reports GPU memory")
+        };
+        let output_bytes = 4 * numel(&y) as u64;
+        let im2col_bytes = 4 * (side * side * k * k * 4) as u64;
+        let want = if k > 1 {
+            output_bytes + im2col_bytes
+        } else {
+            output_bytes
+        };
+        assert_eq!(r.activation_tensor_bytes, want, "k={k}: {r}");
+    }
+}

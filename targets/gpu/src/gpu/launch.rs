@@ -207,15 +207,20 @@ impl GpuSession {
                     lo,
                     hi,
                     fill,
+                    into,
                 } => {
-                    let (count, dim) = self.grid(step.out_len);
+                    let target = match into {
+                        Some(id) => self.buffer(step, id)?,
+                        None => y,
+                    };
+                    let (count, dim) = self.grid(target.len);
                     array::gather_map::launch(
                         c,
                         count,
                         dim,
                         arg(self.buffer(step, x)?),
                         arg(t(map)),
-                        arg(y),
+                        arg(target),
                         lo,
                         hi,
                         u32::from(fill.is_some()),

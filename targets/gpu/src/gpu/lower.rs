@@ -8,6 +8,7 @@ use ember_core::ops::array::{broadcast, concat, gather, pad, resize, slice, tran
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::BinaryOp;
 use ember_core::ops::math::unary::UnaryOp;
+use ember_core::ops::nn::conv::Conv2dParams;
 use ember_core::ops::nn::reduce::ReduceOp;
 use ember_core::ops::pool::Pool2dParams;
 use ember_core::ops::quant::quantize::Rounding;
@@ -124,6 +125,8 @@ pub(crate) enum Launch {
         lo: u32,
         hi: u32,
         fill: Option<f32>,
+        /// Where to write: the op's output (`None`) or one of its scratch tensors.
+        into: Option<usize>,
     },
     ResizeLinear {
         x: usize,
@@ -194,10 +197,12 @@ pub(crate) enum Work {
     Launches(Vec<Launch>),
 }
 
-/// An op lowered for the device, with the tables its launches read.
+/// An op lowered for the device, with the tables its launches read and the scratch tensors it needs
+/// (their element counts; a launch names scratch tensor `k` as tensor id `OpView::scratch_base + k`).
 pub(crate) struct Lowered {
     pub work: Work,
     pub tables: Vec<Table>,
+    pub scratch: Vec<usize>,
 }
 
 /// What lowering needs to know about one op.
@@ -210,6 +215,8 @@ pub(crate) struct OpView<'a> {
     pub output_dtype: DType,
     /// f32 contents of inputs that are weights (None for activations).
     pub input_weights: Vec<Option<&'a [f32]>>,
+    /// The tensor id the op's first scratch tensor gets.
+    pub scratch_base: usize,
 }
 
 fn right_align(dims: &[usize], rank: usize) -> [usize; MAX_RANK] {
@@ -324,6 +331,7 @@ fn reduce_code(op: ReduceOp) -> u32 {
 
 /// Lowers one op; the error says what the GPU path is missing.
 pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
+    let mut scratch = Vec::new();
     let mut tables = Vec::new();
     let mut table = |t: Table| {
         tables.push(t);
@@ -349,6 +357,39 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
                 op: binary_code(p.op),
                 act: p.act.into(),
             })
+        }
+        OpKind::Conv2d(p) if im2col_fits(&p, xd, op.input_dims[1], yd) => {
+            // im2col + GEMM: gather every output pixel's window into a row of a [pixels, taps] scratch
+            // matrix (zeros where the window hangs over the padding), then the fully connected kernel
+            // multiplies it by the [OC, taps] weights (OHWI is already that layout) and adds the bias.
+            let wd = op.input_dims[1];
+            let taps = wd[1] * wd[2] * wd[3];
+            let pixels = yd[0] * yd[1] * yd[2];
+            let col = op.scratch_base + scratch.len();
+            scratch.push(pixels * taps);
+            let map = table(Table::U32(im2col_map(&p, xd, wd, yd)));
+            let meta = table(Table::U32(u32s([
+                taps,
+                wd[0],
+                usize::from(input(2).is_some()),
+            ])?));
+            Work::Launches(vec![
+                Launch::GatherMap {
+                    x,
+                    map,
+                    lo: 0,
+                    hi: NO_SOURCE,
+                    fill: Some(0.0),
+                    into: Some(col),
+                },
+                Launch::FullyConnected {
+                    x: col,
+                    w: op.inputs[1],
+                    b: input(2),
+                    meta,
+                    act: p.act.into(),
+                },
+            ])
         }
         OpKind::Conv2d(p) => {
             let window = ConvWindow {
@@ -492,6 +533,7 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
                 lo: 0,
                 hi: NO_SOURCE,
                 fill,
+                into: None,
             })
         }
         OpKind::Concat(p) => {
@@ -511,6 +553,7 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
                         lo: lo as u32,
                         hi: (lo + len) as u32,
                         fill: None,
+                        into: None,
                     });
                 }
                 lo += len;
@@ -673,7 +716,59 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
         #[allow(unreachable_patterns)]
         _ => return Err("no GPU kernel for this op".into()),
     };
-    Ok(Lowered { work, tables })
+    Ok(Lowered {
+        work,
+        tables,
+        scratch,
+    })
+}
+
+/// Largest im2col scratch matrix, in elements (64 MiB of f32); bigger convolutions run direct.
+const MAX_IM2COL: usize = 16 << 20;
+
+/// Whether a convolution runs as im2col + GEMM: one group (a grouped or depthwise convolution reads few
+/// inputs per output and runs direct), a window larger than one pixel (a 1x1 convolution's im2col would
+/// only copy its input), and a scratch matrix within [`MAX_IM2COL`].
+fn im2col_fits(p: &Conv2dParams, xd: &[usize], wd: &[usize], yd: &[usize]) -> bool {
+    let taps = wd[1] * wd[2] * wd[3];
+    let pixels = yd[0] * yd[1] * yd[2];
+    p.groups == 1
+        && wd[1] * wd[2] > 1
+        && xd.len() == 4
+        && pixels
+            .checked_mul(taps)
+            .is_some_and(|n| n > 0 && n <= MAX_IM2COL)
+}
+
+/// The im2col gather map: for output pixel `(n, oy, ox)` and tap `(ky, kx, c)`, the NHWC input index
+/// the window reads, or `NO_SOURCE` where it lies in the padding.
+fn im2col_map(p: &Conv2dParams, xd: &[usize], wd: &[usize], yd: &[usize]) -> Vec<u32> {
+    let (h, w, c_len) = (xd[1], xd[2], xd[3]);
+    let (kh, kw) = (wd[1], wd[2]);
+    let mut map = Vec::with_capacity(yd[0] * yd[1] * yd[2] * kh * kw * c_len);
+    for n in 0..yd[0] {
+        for oy in 0..yd[1] {
+            for ox in 0..yd[2] {
+                for ky in 0..kh {
+                    let ry = oy * usize::from(p.stride_h) + ky * usize::from(p.dilation_h);
+                    let iy = ry.checked_sub(usize::from(p.pad_top)).filter(|&v| v < h);
+                    for kx in 0..kw {
+                        let rx = ox * usize::from(p.stride_w) + kx * usize::from(p.dilation_w);
+                        let ix = rx.checked_sub(usize::from(p.pad_left)).filter(|&v| v < w);
+                        for c in 0..c_len {
+                            map.push(match (iy, ix) {
+                                (Some(iy), Some(ix)) => {
+                                    (((n * h + iy) * w + ix) * c_len + c) as u32
+                                }
+                                _ => NO_SOURCE,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    map
 }
 
 /// The window of a convolution, f32 or int8.

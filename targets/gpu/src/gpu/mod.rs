@@ -161,12 +161,14 @@ const OFFSET_ALIGN: u64 = 256;
 /// Places the output of every non-alias step in one buffer, greedily by size (largest first, each at
 /// the lowest offset free for its whole lifetime), as TFLM's greedy planner does for the CPU arena. A
 /// tensor lives from the step that writes it to the last step that reads it or any reshape of it;
-/// graph outputs live to the end, so they can be read after the run.
+/// graph outputs live to the end, so they can be read after the run; an op's scratch tensors (`(id,
+/// step)`) live during their step only.
 fn plan_activations(
     steps: &[Step],
     reads: &[Vec<usize>],
     lens: &[usize],
     graph_outputs: &[usize],
+    scratch: &[(usize, usize)],
 ) -> ActivationPlan {
     // Reshapes alias their input: a tensor's storage root is the first non-alias ancestor.
     let mut root: Vec<usize> = (0..lens.len()).collect();
@@ -180,6 +182,9 @@ fn plan_activations(
         if !matches!(step.work, Work::Alias { .. }) {
             life.insert(step.output, (k, k));
         }
+    }
+    for &(id, k) in scratch {
+        life.insert(id, (k, k));
     }
     for (k, ids) in reads.iter().enumerate() {
         for &id in ids {
@@ -288,6 +293,8 @@ impl GpuSession {
         let mut tensors: Vec<Option<Buffer>> = vec![None; count];
         let mut steps = Vec::with_capacity(model.op_count());
         let mut reads: Vec<Vec<usize>> = Vec::with_capacity(model.op_count());
+        // (tensor id, step, elements) of every op's scratch tensors.
+        let mut scratch: Vec<(usize, usize, usize)> = Vec::new();
         for index in 0..model.op_count() {
             let op = model.op(index).ok_or(ember_core::Error::BadOp {
                 op: index as u32,
@@ -337,8 +344,18 @@ impl GpuSession {
                 output_dims: &dims[output],
                 output_dtype: records[output].dtype,
                 input_weights: input_weights.iter().map(|w| w.as_deref()).collect(),
+                scratch_base: tensors.len(),
             };
-            let Lowered { work, tables } = lower::lower(&view).map_err(unsupported)?;
+            let Lowered {
+                work,
+                tables,
+                scratch: scratch_lens,
+            } = lower::lower(&view).map_err(unsupported)?;
+            // Scratch tensors get ids after the model's; the planner gives them this step only.
+            for len in scratch_lens {
+                scratch.push((tensors.len(), steps.len(), len.max(1)));
+                tensors.push(None);
+            }
             // Upload the weights this op reads (once per tensor); int8 weights widen to i32.
             for &id in &ids {
                 if let (Some(bytes), None) = (weight_bytes(id), &tensors[id]) {
@@ -402,9 +419,11 @@ impl GpuSession {
                 .collect()
         };
         let (inputs, outputs) = (io(model.inputs()), io(model.outputs()));
-        let lens: Vec<usize> = (0..count).map(|id| numel(id).max(1)).collect();
+        let mut lens: Vec<usize> = (0..count).map(|id| numel(id).max(1)).collect();
+        lens.extend(scratch.iter().map(|s| s.2));
         let graph_outputs: Vec<usize> = outputs.iter().map(|o| o.id).collect();
-        let plan = plan_activations(&steps, &reads, &lens, &graph_outputs);
+        let scratch_life: Vec<(usize, usize)> = scratch.iter().map(|s| (s.0, s.1)).collect();
+        let plan = plan_activations(&steps, &reads, &lens, &graph_outputs, &scratch_life);
         report.activation_tensor_bytes = plan.tensor_bytes;
         if plan.total_bytes > 0 {
             report.activation_bytes += plan.total_bytes;
