@@ -11,10 +11,9 @@ use ember_core::ops::math::unary::UnaryOp;
 use ember_core::ops::nn::conv::Conv2dParams;
 use ember_core::ops::nn::reduce::ReduceOp;
 use ember_core::ops::pool::Pool2dParams;
-use ember_core::ops::quant::quantize::Rounding;
-use ember_core::ops::quant::requant::RequantRounding;
-use ember_core::ops::quant::softmax;
 use ember_core::OpKind;
+
+mod quant;
 
 use super::index_map::index_map;
 use super::MAX_RANK;
@@ -22,7 +21,6 @@ use crate::kernels::array::NO_SOURCE;
 use crate::kernels::math::{binary_code as bc, code as uc};
 use crate::kernels::nn::{conv_meta as cm, reduce_code as rc};
 use crate::kernels::pool::pool_meta as pm;
-use crate::kernels::quant::params as qp;
 
 /// A fused activation: `code == 0` is the identity, anything else a clip to `[lo, hi]`.
 #[derive(Clone, Copy, Debug)]
@@ -245,7 +243,7 @@ fn broadcast_strides(dims: &[usize]) -> [usize; MAX_RANK] {
     strides
 }
 
-fn u32s(values: impl IntoIterator<Item = usize>) -> Result<Vec<u32>, String> {
+pub(super) fn u32s(values: impl IntoIterator<Item = usize>) -> Result<Vec<u32>, String> {
     values
         .into_iter()
         .map(|v| u32::try_from(v).map_err(|_| format!("a size or stride ({v}) is above u32")))
@@ -333,6 +331,13 @@ fn reduce_code(op: ReduceOp) -> u32 {
 pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
     let mut scratch = Vec::new();
     let mut tables = Vec::new();
+    if let Some(work) = quant::lower(op, &mut tables)? {
+        return Ok(Lowered {
+            work,
+            tables,
+            scratch,
+        });
+    }
     let mut table = |t: Table| {
         tables.push(t);
         tables.len() - 1
@@ -560,159 +565,6 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
             }
             Work::Launches(launches)
         }
-        OpKind::QuantConv2d(p) => {
-            let window = ConvWindow {
-                groups: p.groups,
-                stride: (p.stride_h, p.stride_w),
-                dilation: (p.dilation_h, p.dilation_w),
-                pad: (p.pad_top, p.pad_left),
-            };
-            let meta = conv_meta(xd, op.input_dims[1], yd, &window, input(3).is_some());
-            let meta = table(Table::U32(u32s(meta)?));
-            let mut params = vec![0i32; qp::LEN];
-            params[qp::X_ZP] = p.x_zero_point.into();
-            params[qp::Y_ZP] = p.y_zero_point.into();
-            params[qp::ACT_MIN] = p.act_min.into();
-            params[qp::ACT_MAX] = p.act_max.into();
-            params[qp::ROUNDING] = rounding_code(p.rounding);
-            let params = table(Table::I32(params));
-            launch(Launch::QuantConv2d {
-                x,
-                w: op.inputs[1],
-                b: input(3),
-                rows: op.inputs[2],
-                meta,
-                params,
-            })
-        }
-        OpKind::QuantFullyConnected(p) => {
-            let wd = op.input_dims[1];
-            let meta = table(Table::U32(u32s([
-                wd[1],
-                wd[0],
-                usize::from(input(3).is_some()),
-            ])?));
-            let mut params = vec![0i32; qp::LEN];
-            params[qp::X_ZP] = p.x_zero_point.into();
-            params[qp::Y_ZP] = p.y_zero_point.into();
-            params[qp::ACT_MIN] = p.act_min.into();
-            params[qp::ACT_MAX] = p.act_max.into();
-            params[qp::ROUNDING] = rounding_code(p.rounding);
-            let params = table(Table::I32(params));
-            launch(Launch::QuantFullyConnected {
-                x,
-                w: op.inputs[1],
-                b: input(3),
-                rows: op.inputs[2],
-                meta,
-                params,
-            })
-        }
-        OpKind::QuantAdd(_) | OpKind::QuantMul(_) => {
-            let meta = table(Table::U32(u32s(binary_meta(xd, op.input_dims[1], yd))?));
-            let mut params = vec![0i32; qp::LEN];
-            let op_code = match op.kind {
-                OpKind::QuantAdd(p) => {
-                    params[qp::X_ZP] = p.a_zero_point.into();
-                    params[qp::B_ZP] = p.b_zero_point.into();
-                    params[qp::Y_ZP] = p.y_zero_point.into();
-                    params[qp::ACT_MIN] = p.act_min.into();
-                    params[qp::ACT_MAX] = p.act_max.into();
-                    params[qp::ROUNDING] = rounding_code(p.rounding);
-                    params[qp::M0] = p.a_multiplier;
-                    params[qp::S0] = p.a_shift;
-                    params[qp::M1] = p.b_multiplier;
-                    params[qp::S1] = p.b_shift;
-                    params[qp::M2] = p.y_multiplier;
-                    params[qp::S2] = p.y_shift;
-                    params[qp::LEFT_SHIFT] = p.left_shift.clamp(0, 31);
-                    0
-                }
-                OpKind::QuantMul(p) => {
-                    params[qp::X_ZP] = p.a_zero_point.into();
-                    params[qp::B_ZP] = p.b_zero_point.into();
-                    params[qp::Y_ZP] = p.y_zero_point.into();
-                    params[qp::ACT_MIN] = p.act_min.into();
-                    params[qp::ACT_MAX] = p.act_max.into();
-                    params[qp::ROUNDING] = rounding_code(p.rounding);
-                    params[qp::M0] = p.multiplier;
-                    params[qp::S0] = p.shift;
-                    1
-                }
-                _ => unreachable!("matched above"),
-            };
-            let params = table(Table::I32(params));
-            launch(Launch::QuantBinary {
-                a: x,
-                b: op.inputs[1],
-                meta,
-                params,
-                op: op_code,
-            })
-        }
-        OpKind::QuantMaxPool2d(p) => {
-            let meta = table(Table::U32(u32s(pool_meta(xd, yd, &p.window))?));
-            let mut params = vec![0i32; qp::LEN];
-            params[qp::ACT_MIN] = p.act_min.into();
-            params[qp::ACT_MAX] = p.act_max.into();
-            let params = table(Table::I32(params));
-            launch(Launch::QuantPool {
-                x,
-                meta,
-                params,
-                avg: false,
-            })
-        }
-        OpKind::QuantAvgPool2d(p) => {
-            let meta = table(Table::U32(u32s(pool_meta(xd, yd, &p.window))?));
-            let mut params = vec![0i32; qp::LEN];
-            params[qp::X_ZP] = p.zero_point.into();
-            params[qp::ACT_MIN] = p.act_min.into();
-            params[qp::ACT_MAX] = p.act_max.into();
-            let params = table(Table::I32(params));
-            launch(Launch::QuantPool {
-                x,
-                meta,
-                params,
-                avg: true,
-            })
-        }
-        OpKind::Quantize(p) => launch(Launch::Quantize {
-            x,
-            scale: p.scale,
-            zero_point: p.zero_point.into(),
-            even: p.rounding == Rounding::HalfToEven,
-        }),
-        OpKind::Dequantize(p) => launch(Launch::Dequantize {
-            x,
-            scale: p.scale,
-            zero_point: f32::from(p.zero_point),
-        }),
-        OpKind::Requantize(p) => {
-            let mut params = vec![0i32; qp::LEN];
-            params[qp::X_ZP] = p.x_zero_point.into();
-            params[qp::Y_ZP] = p.y_zero_point.into();
-            params[qp::ROUNDING] = rounding_code(p.rounding);
-            params[qp::M0] = p.multiplier;
-            params[qp::S0] = p.shift;
-            let params = table(Table::I32(params));
-            launch(Launch::Requantize { x, params })
-        }
-        OpKind::QuantSoftmax(p) => {
-            let axis = usize::from(p.axis);
-            let len = xd[axis];
-            let inner: usize = xd[axis + 1..].iter().product();
-            let total: usize = xd.iter().product();
-            let lanes = total.checked_div(len).unwrap_or(0);
-            let meta = table(Table::U32(u32s([len, inner, lanes])?));
-            let exps = table(Table::I32(softmax::exp_table(&p).to_vec()));
-            launch(Launch::QuantSoftmax {
-                x,
-                exps,
-                meta,
-                lanes,
-            })
-        }
         #[allow(unreachable_patterns)]
         _ => return Err("no GPU kernel for this op".into()),
     };
@@ -772,15 +624,21 @@ fn im2col_map(p: &Conv2dParams, xd: &[usize], wd: &[usize], yd: &[usize]) -> Vec
 }
 
 /// The window of a convolution, f32 or int8.
-struct ConvWindow {
-    groups: u16,
-    stride: (u16, u16),
-    dilation: (u16, u16),
-    pad: (u16, u16),
+pub(super) struct ConvWindow {
+    pub(super) groups: u16,
+    pub(super) stride: (u16, u16),
+    pub(super) dilation: (u16, u16),
+    pub(super) pad: (u16, u16),
 }
 
 /// A convolution's `meta` (`nn::conv_meta`): NHWC `xd`, OHWI `wd`, NHWC `yd`.
-fn conv_meta(xd: &[usize], wd: &[usize], yd: &[usize], c: &ConvWindow, bias: bool) -> Vec<usize> {
+pub(super) fn conv_meta(
+    xd: &[usize],
+    wd: &[usize],
+    yd: &[usize],
+    c: &ConvWindow,
+    bias: bool,
+) -> Vec<usize> {
     let mut meta = vec![0usize; cm::LEN];
     meta[cm::N] = xd[0];
     meta[cm::H] = xd[1];
@@ -804,7 +662,7 @@ fn conv_meta(xd: &[usize], wd: &[usize], yd: &[usize], c: &ConvWindow, bias: boo
 }
 
 /// A pooling kernel's `meta` (`pool::pool_meta`).
-fn pool_meta(xd: &[usize], yd: &[usize], p: &Pool2dParams) -> Vec<usize> {
+pub(super) fn pool_meta(xd: &[usize], yd: &[usize], p: &Pool2dParams) -> Vec<usize> {
     let mut meta = vec![0usize; pm::LEN];
     meta[pm::H] = xd[1];
     meta[pm::W] = xd[2];
@@ -822,21 +680,13 @@ fn pool_meta(xd: &[usize], yd: &[usize], p: &Pool2dParams) -> Vec<usize> {
 }
 
 /// A broadcasting binary kernel's `meta`: rank, output dims, then both inputs' broadcast strides.
-fn binary_meta(ad: &[usize], bd: &[usize], yd: &[usize]) -> Vec<usize> {
+pub(super) fn binary_meta(ad: &[usize], bd: &[usize], yd: &[usize]) -> Vec<usize> {
     let rank = yd.len().max(1);
     let mut meta = vec![rank];
     meta.extend_from_slice(&right_align(yd, rank));
     meta.extend_from_slice(&broadcast_strides(&right_align(ad, rank)[..rank]));
     meta.extend_from_slice(&broadcast_strides(&right_align(bd, rank)[..rank]));
     meta
-}
-
-/// The `rounding` value of the int8 kernels' `params`.
-fn rounding_code(r: RequantRounding) -> i32 {
-    match r {
-        RequantRounding::Double => 0,
-        RequantRounding::Single => 1,
-    }
 }
 
 /// The index map of a single-input data-movement op.
