@@ -203,6 +203,62 @@ pub mod entry {
     pub const REQUANTIZE: u64 = 1 << 42;
     /// Every data-movement entry.
     pub const MOVEMENT: u64 = MOVEMENT8 | MOVEMENT16 | MOVEMENT32 | MOVEMENT64;
+
+    /// The name of entry bit `i` (the field of [`Kernels`](super::Kernels)), for reports.
+    pub const NAMES: [&str; 43] = [
+        "movement8",
+        "movement16",
+        "movement32",
+        "movement64",
+        "conv2d",
+        "conv_transpose2d",
+        "fully_connected",
+        "matmul",
+        "binary",
+        "unary",
+        "softmax",
+        "max_pool",
+        "avg_pool",
+        "global_avg_pool",
+        "concat",
+        "transpose",
+        "pad",
+        "reshape",
+        "log_softmax",
+        "reduce",
+        "layer_norm",
+        "slice",
+        "gather",
+        "broadcast",
+        "resize",
+        "binary_any",
+        "unary_any",
+        "compare",
+        "logical",
+        "not",
+        "where_select",
+        "cast",
+        "arg_reduce",
+        "quant_conv2d",
+        "quant_fully_connected",
+        "quant_add",
+        "quant_mul",
+        "quant_avg_pool",
+        "quant_max_pool",
+        "quant_softmax",
+        "quantize",
+        "dequantize",
+        "requantize",
+    ];
+
+    /// The names of the entries in `mask`, in bit order.
+    pub fn names(mask: u64) -> impl Iterator<Item = &'static str> {
+        NAMES
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| mask & (1 << i) != 0)
+            .map(|(_, n)| *n)
+    }
 }
 
 /// Groups of [`entry`] bits: what a table provides as a whole family of ops.

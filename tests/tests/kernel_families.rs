@@ -94,3 +94,14 @@ fn parse_only_refuses_ops_outside_its_entries() {
     assert!(Model::parse_only::<{ family::F32 }>(aligned.as_bytes()).is_err());
     assert!(Model::parse_only::<{ family::INT8 | family::F32 }>(aligned.as_bytes()).is_ok());
 }
+
+/// Every entry bit has a name, and the names are the table's fields in bit order.
+#[test]
+fn entry_names_follow_the_bits() {
+    use ember_core::kernels::{entry, family};
+    assert_eq!(entry::NAMES.len() as u32, family::ALL.count_ones());
+    assert_eq!(family::ALL, (1u64 << entry::NAMES.len()) - 1);
+    let names: Vec<&str> =
+        entry::names(entry::QUANT_CONV2D | entry::MOVEMENT8 | entry::REQUANTIZE).collect();
+    assert_eq!(names, ["movement8", "quant_conv2d", "requantize"]);
+}

@@ -46,6 +46,11 @@ fn show(path: &Path, blob: &ember_core::AlignedBuf) -> Result<ExitCode> {
         plan.lower_bound_bytes,
         plan.scratch_bytes
     );
+    // What a firmware running this model links (`Kernels::only(model.kernel_entries())`).
+    if let Ok(entries) = model.kernel_entries() {
+        let names: Vec<&str> = ember_core::kernels::entry::names(entries).collect();
+        println!("  kernels       {} ({entries:#x})", names.join(", "));
+    }
     let name = |i: usize| {
         model
             .tensor_name(i)
