@@ -110,6 +110,13 @@ pub type RequantizeFn = fn(&RequantizeParams, In<'_, i8>, Out<'_, i8>);
 /// Slice, Gather or Broadcast).
 pub type MovementFn = fn(&OpKind, &[AnyIn<'_>], AnyOut<'_>) -> Result<(), Error>;
 
+/// Whether the entry mask `E` has any of `bits`: a constant in each instance, so that the code it guards
+/// (an op kind's decoding, validation and dispatch) vanishes from builds that leave those entries out.
+#[inline(always)]
+pub(crate) const fn has<const E: u64>(bits: u64) -> bool {
+    E & bits != 0
+}
+
 /// The entries of a kernel table, one bit each, in [`Kernels::entries`]. A session refuses a model that
 /// needs an entry its table leaves out, so a table can carry only what its models use (the other entries
 /// are stubs the session never calls) and a firmware links only those kernels: see [`Kernels::only`]

@@ -9,14 +9,18 @@ use crate::format::{
     ArenaPlan, DType, ModelInfo, OpRecord, SectionKind, Storage, TensorRecord, ALIGN, HEADER_LEN,
     MAGIC, MAX_SECTIONS, SECTION_ENTRY_LEN, VERSION_MAJOR,
 };
-use crate::kernels::entry;
+use crate::kernels::{entry, family, has};
 use crate::op::OpKind;
 use crate::ops::{self, MAX_RANK};
 use crate::Error;
 
 /// A validated model over borrowed blob bytes. Parsing allocates nothing and copies no weights.
+///
+/// `E` is the [`crate::kernels::entry`] mask of the kernels the build can run ([`Model::parse_only`]):
+/// every op kind by default. The decoding and validation code of other op kinds is left out of the binary,
+/// and so is their dispatch in a [`Session`](crate::Session) over this model.
 #[derive(Clone, Debug)]
-pub struct Model<'b> {
+pub struct Model<'b, const E: u64 = { family::ALL }> {
     blob: &'b [u8],
     info: ModelInfo<'b>,
     tensors: RecordTable<'b>,
@@ -123,7 +127,7 @@ impl UDims {
 impl<'b> Model<'b> {
     /// Parses and validates a blob. The blob must start on a 16-byte boundary (see `include_model!`).
     pub fn parse(blob: &'b [u8]) -> Result<Self, Error> {
-        Self::parse_only::<{ crate::kernels::family::ALL }>(blob)
+        Self::parse_only::<{ family::ALL }>(blob)
     }
 
     /// [`Model::parse`] for a build that runs only the kernel-table entries in `ENTRIES` (a
@@ -134,7 +138,10 @@ impl<'b> Model<'b> {
     /// ```ignore
     /// let model = Model::parse_only::<{ model::KERNEL_ENTRIES }>(model::BLOB)?;
     /// ```
-    pub fn parse_only<const ENTRIES: u64>(blob: &'b [u8]) -> Result<Self, Error> {
+    ///
+    /// The mask stays in the model's type, so a [`Session`](crate::Session) over it dispatches only those
+    /// op kinds too.
+    pub fn parse_only<const ENTRIES: u64>(blob: &'b [u8]) -> Result<Model<'b, ENTRIES>, Error> {
         if blob.len() < HEADER_LEN {
             return Err(Error::Truncated {
                 need: HEADER_LEN as u32,
@@ -198,11 +205,13 @@ impl<'b> Model<'b> {
             weights,
             minor,
         };
-        model.validate::<ENTRIES>()?;
+        model.validate()?;
         Ok(model)
     }
+}
 
-    fn validate<const ENTRIES: u64>(&self) -> Result<(), Error> {
+impl<'b, const E: u64> Model<'b, E> {
+    fn validate(&self) -> Result<(), Error> {
         let info = &self.info;
         if info.tensor_count as usize != self.tensors.count {
             return Err(Error::BadMetadata {
@@ -259,7 +268,7 @@ impl<'b> Model<'b> {
             }
         }
         for i in 0..self.ops.count {
-            self.validate_op::<ENTRIES>(i)?;
+            self.validate_op(i)?;
         }
         Ok(())
     }
@@ -300,7 +309,7 @@ impl<'b> Model<'b> {
         Ok(())
     }
 
-    fn validate_op<const ENTRIES: u64>(&self, i: usize) -> Result<(), Error> {
+    fn validate_op(&self, i: usize) -> Result<(), Error> {
         let bad = |reason| Error::BadOp {
             op: i as u32,
             reason,
@@ -309,10 +318,13 @@ impl<'b> Model<'b> {
             // Format 1.2 appended the rounding mode to the int8 ops' parameters.
             "record does not decode (a blob of format 1.1 or older: int8 ops need reconverting with this \
              version of ember convert)"
+        } else if E != family::ALL {
+            "record does not decode, or this build of the runtime leaves out this op kind \
+             (Model::parse_only)"
         } else {
             "record does not decode"
         };
-        let op: OpRecord = self.ops.decode(i).ok_or(bad(undecodable))?;
+        let op: OpRecord = self.op(i).ok_or(bad(undecodable))?;
         let (min, max) = op.kind.arity();
         if op.inputs.len() < min || op.inputs.len() > max {
             return Err(bad("wrong number of inputs for this op"));
@@ -400,43 +412,43 @@ impl<'b> Model<'b> {
             return Err(bad("this op runs on f32 tensors only"));
         }
         let checked = match &op.kind {
-            OpKind::Binary(p) if !all_f32 && has::<ENTRIES>(entry::BINARY_ANY) => {
+            OpKind::Binary(p) if !all_f32 && has::<E>(entry::BINARY_ANY) => {
                 ops::math::arith::validate_binary(p, typed(0), typed(1), yt)
             }
-            OpKind::Unary(p) if !all_f32 && has::<ENTRIES>(entry::UNARY_ANY) => {
+            OpKind::Unary(p) if !all_f32 && has::<E>(entry::UNARY_ANY) => {
                 ops::math::arith::validate_unary(p, typed(0), yt)
             }
-            OpKind::Conv2d(p) if has::<ENTRIES>(entry::CONV2D) => {
+            OpKind::Conv2d(p) if has::<E>(entry::CONV2D) => {
                 ops::nn::conv::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
             }
-            OpKind::ConvTranspose2d(p) if has::<ENTRIES>(entry::CONV_TRANSPOSE2D) => {
+            OpKind::ConvTranspose2d(p) if has::<E>(entry::CONV_TRANSPOSE2D) => {
                 ops::nn::conv_transpose::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
             }
-            OpKind::FullyConnected(p) if has::<ENTRIES>(entry::FULLY_CONNECTED) => {
+            OpKind::FullyConnected(p) if has::<E>(entry::FULLY_CONNECTED) => {
                 ops::nn::fully_connected::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
             }
-            OpKind::MatMul(p) if has::<ENTRIES>(entry::MATMUL) => {
+            OpKind::MatMul(p) if has::<E>(entry::MATMUL) => {
                 ops::nn::matmul::validate(p, x, d(1).unwrap_or(&[]), y.as_slice())
             }
-            OpKind::Binary(p) if all_f32 && has::<ENTRIES>(entry::BINARY) => {
+            OpKind::Binary(p) if all_f32 && has::<E>(entry::BINARY) => {
                 ops::math::binary::validate(p, x, d(1).unwrap_or(&[]), y.as_slice())
             }
-            OpKind::Unary(p) if all_f32 && has::<ENTRIES>(entry::UNARY) => {
+            OpKind::Unary(p) if all_f32 && has::<E>(entry::UNARY) => {
                 ops::math::unary::validate(p, x, y.as_slice())
             }
-            OpKind::Softmax(p) if has::<ENTRIES>(entry::SOFTMAX) => {
+            OpKind::Softmax(p) if has::<E>(entry::SOFTMAX) => {
                 ops::nn::softmax::validate(p, x, y.as_slice())
             }
-            OpKind::MaxPool2d(p) if has::<ENTRIES>(entry::MAX_POOL) => {
+            OpKind::MaxPool2d(p) if has::<E>(entry::MAX_POOL) => {
                 ops::pool::max_pool::validate(p, x, y.as_slice())
             }
-            OpKind::AvgPool2d(p) if has::<ENTRIES>(entry::AVG_POOL) => {
+            OpKind::AvgPool2d(p) if has::<E>(entry::AVG_POOL) => {
                 ops::pool::avg_pool::validate(p, x, y.as_slice())
             }
-            OpKind::GlobalAvgPool if has::<ENTRIES>(entry::GLOBAL_AVG_POOL) => {
+            OpKind::GlobalAvgPool if has::<E>(entry::GLOBAL_AVG_POOL) => {
                 ops::pool::global_avg_pool::validate(x, y.as_slice())
             }
-            OpKind::Concat(p) if has::<ENTRIES>(entry::CONCAT | entry::MOVEMENT) => {
+            OpKind::Concat(p) if has::<E>(entry::CONCAT | entry::MOVEMENT) => {
                 let mut xs: heapless::Vec<&[usize], { crate::format::MAX_OP_INPUTS }> =
                     heapless::Vec::new();
                 for u in dims.iter() {
@@ -444,89 +456,84 @@ impl<'b> Model<'b> {
                 }
                 ops::array::concat::validate(p, &xs, y.as_slice())
             }
-            OpKind::Transpose(p) if has::<ENTRIES>(entry::TRANSPOSE | entry::MOVEMENT) => {
+            OpKind::Transpose(p) if has::<E>(entry::TRANSPOSE | entry::MOVEMENT) => {
                 ops::array::transpose::validate(p, x, y.as_slice())
             }
-            OpKind::Pad(p) if has::<ENTRIES>(entry::PAD | entry::MOVEMENT) => {
+            OpKind::Pad(p) if has::<E>(entry::PAD | entry::MOVEMENT) => {
                 ops::array::pad::validate(p, x, y.as_slice())
             }
-            OpKind::Reshape if has::<ENTRIES>(entry::RESHAPE | entry::MOVEMENT) => {
-                ops::array::reshape::validate(x, y.as_slice())
-            }
-            OpKind::LogSoftmax(p) if has::<ENTRIES>(entry::LOG_SOFTMAX) => {
+            // Every build validates a Reshape: planned as an alias of its input, it needs no kernel.
+            OpKind::Reshape => ops::array::reshape::validate(x, y.as_slice()),
+            OpKind::LogSoftmax(p) if has::<E>(entry::LOG_SOFTMAX) => {
                 ops::nn::softmax::validate(p, x, y.as_slice())
             }
-            OpKind::Reduce(p) if has::<ENTRIES>(entry::REDUCE) => {
+            OpKind::Reduce(p) if has::<E>(entry::REDUCE) => {
                 ops::nn::reduce::validate(p, x, y.as_slice())
             }
-            OpKind::LayerNorm(p) if has::<ENTRIES>(entry::LAYER_NORM) => {
+            OpKind::LayerNorm(p) if has::<E>(entry::LAYER_NORM) => {
                 ops::nn::layer_norm::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
             }
-            OpKind::Slice(p) if has::<ENTRIES>(entry::SLICE | entry::MOVEMENT) => {
+            OpKind::Slice(p) if has::<E>(entry::SLICE | entry::MOVEMENT) => {
                 ops::array::slice::validate(p, x, y.as_slice())
             }
-            OpKind::Gather(p) if has::<ENTRIES>(entry::GATHER | entry::MOVEMENT) => {
+            OpKind::Gather(p) if has::<E>(entry::GATHER | entry::MOVEMENT) => {
                 let (idx, id) = (d(1).unwrap_or(&[]), op.inputs.get(1).copied());
                 self.validate_gather(p, id.unwrap_or(u32::MAX), x, idx, y.as_slice())
             }
-            OpKind::Broadcast if has::<ENTRIES>(entry::BROADCAST | entry::MOVEMENT) => {
+            OpKind::Broadcast if has::<E>(entry::BROADCAST | entry::MOVEMENT) => {
                 ops::array::broadcast::validate(x, y.as_slice())
             }
-            OpKind::Resize(p) if has::<ENTRIES>(entry::RESIZE) => {
+            OpKind::Resize(p) if has::<E>(entry::RESIZE) => {
                 ops::array::resize::validate(p, x, y.as_slice())
             }
-            OpKind::Compare(p) if has::<ENTRIES>(entry::COMPARE) => {
+            OpKind::Compare(p) if has::<E>(entry::COMPARE) => {
                 ops::math::compare::validate(p, typed(0), typed(1), yt)
             }
-            OpKind::Logical(p) if has::<ENTRIES>(entry::LOGICAL) => {
+            OpKind::Logical(p) if has::<E>(entry::LOGICAL) => {
                 ops::math::logical::validate(p, typed(0), typed(1), yt)
             }
-            OpKind::Not if has::<ENTRIES>(entry::NOT) => {
-                ops::math::logical::validate_not(typed(0), yt)
-            }
-            OpKind::Where if has::<ENTRIES>(entry::WHERE_SELECT) => {
+            OpKind::Not if has::<E>(entry::NOT) => ops::math::logical::validate_not(typed(0), yt),
+            OpKind::Where if has::<E>(entry::WHERE_SELECT) => {
                 ops::math::where_op::validate(typed(0), typed(1), typed(2), yt)
             }
-            OpKind::Cast(p) if has::<ENTRIES>(entry::CAST) => {
-                ops::math::cast::validate(p, typed(0), yt)
-            }
-            OpKind::ArgReduce(p) if has::<ENTRIES>(entry::ARG_REDUCE) => {
+            OpKind::Cast(p) if has::<E>(entry::CAST) => ops::math::cast::validate(p, typed(0), yt),
+            OpKind::ArgReduce(p) if has::<E>(entry::ARG_REDUCE) => {
                 ops::nn::arg_reduce::validate(p, typed(0), yt)
             }
-            OpKind::QuantConv2d(p) if has::<ENTRIES>(entry::QUANT_CONV2D) => {
+            OpKind::QuantConv2d(p) if has::<E>(entry::QUANT_CONV2D) => {
                 self.validate_requant(op.inputs.get(2).copied())?;
                 let w = d(1).unwrap_or(&[]);
                 let rq = d(2).unwrap_or(&[]);
                 ops::quant::conv::validate(p, x, w, d(3), rq, y.as_slice())
             }
-            OpKind::QuantFullyConnected(p) if has::<ENTRIES>(entry::QUANT_FULLY_CONNECTED) => {
+            OpKind::QuantFullyConnected(p) if has::<E>(entry::QUANT_FULLY_CONNECTED) => {
                 self.validate_requant(op.inputs.get(2).copied())?;
                 let w = d(1).unwrap_or(&[]);
                 let rq = d(2).unwrap_or(&[]);
                 ops::quant::fully_connected::validate(p, x, w, d(3), rq, y.as_slice())
             }
-            OpKind::QuantAdd(p) if has::<ENTRIES>(entry::QUANT_ADD) => {
+            OpKind::QuantAdd(p) if has::<E>(entry::QUANT_ADD) => {
                 ops::quant::add::validate(p, x, d(1).unwrap_or(&[]), y.as_slice())
             }
-            OpKind::QuantMul(p) if has::<ENTRIES>(entry::QUANT_MUL) => {
+            OpKind::QuantMul(p) if has::<E>(entry::QUANT_MUL) => {
                 ops::quant::mul::validate(p, x, d(1).unwrap_or(&[]), y.as_slice())
             }
-            OpKind::QuantAvgPool2d(p) if has::<ENTRIES>(entry::QUANT_AVG_POOL) => {
+            OpKind::QuantAvgPool2d(p) if has::<E>(entry::QUANT_AVG_POOL) => {
                 ops::quant::avg_pool::validate(p, x, y.as_slice())
             }
-            OpKind::QuantMaxPool2d(p) if has::<ENTRIES>(entry::QUANT_MAX_POOL) => {
+            OpKind::QuantMaxPool2d(p) if has::<E>(entry::QUANT_MAX_POOL) => {
                 ops::quant::max_pool::validate(p, x, y.as_slice())
             }
-            OpKind::QuantSoftmax(p) if has::<ENTRIES>(entry::QUANT_SOFTMAX) => {
+            OpKind::QuantSoftmax(p) if has::<E>(entry::QUANT_SOFTMAX) => {
                 ops::quant::softmax::validate(p, x, y.as_slice())
             }
-            OpKind::Quantize(p) if has::<ENTRIES>(entry::QUANTIZE) => {
+            OpKind::Quantize(p) if has::<E>(entry::QUANTIZE) => {
                 ops::quant::quantize::validate(p, x, y.as_slice())
             }
-            OpKind::Dequantize(p) if has::<ENTRIES>(entry::DEQUANTIZE) => {
+            OpKind::Dequantize(p) if has::<E>(entry::DEQUANTIZE) => {
                 ops::quant::dequantize::validate(p, x, y.as_slice())
             }
-            OpKind::Requantize(p) if has::<ENTRIES>(entry::REQUANTIZE) => {
+            OpKind::Requantize(p) if has::<E>(entry::REQUANTIZE) => {
                 ops::quant::requantize::validate(p, x, y.as_slice())
             }
             // An op whose entry this build leaves out (`parse_only`): its validation is not linked.
@@ -598,16 +605,24 @@ impl<'b> Model<'b> {
     }
 
     /// Op record `i` in execution order, decoded (`None` if out of range).
+    /// An op whose kind this build leaves out (`E`, see [`Model::parse_only`]) reads as `None`.
     pub fn op(&self, i: usize) -> Option<OpRecord> {
-        self.ops.decode(i)
+        crate::format::decode::op_record::<E>(self.ops.record(i)?)
     }
 
-    /// The kernel-table entry op `i` runs through (a bit of [`crate::kernels::entry`]).
+    /// The kernel-table entry op `i` runs through (a bit of [`crate::kernels::entry`]), or 0 for a Reshape
+    /// planned as an alias of its input, which runs no kernel.
     pub fn op_entry(&self, i: usize) -> Result<u64, Error> {
         let op = self.op(i).ok_or(Error::BadOp {
             op: i as u32,
             reason: "record does not decode",
         })?;
+        if let (OpKind::Reshape, &[input]) = (&op.kind, op.inputs.as_slice()) {
+            if self.is_alias(input, op.output) {
+                // Planned on its input's bytes: the session runs no kernel for it.
+                return Ok(0);
+            }
+        }
         let dtype = |id: u32| self.tensor(id as usize).map_or(DType::F32, |t| t.dtype);
         let all_f32 =
             dtype(op.output) == DType::F32 && op.inputs.iter().all(|&id| dtype(id) == DType::F32);
@@ -616,6 +631,18 @@ impl<'b> Model<'b> {
             all_f32,
             dtype(op.output).size(),
         ))
+    }
+
+    /// Whether tensors `a` and `b` are the same bytes of the arena (a Reshape planned as an alias).
+    fn is_alias(&self, a: u32, b: u32) -> bool {
+        let range = |id: u32| match self.tensor(id as usize)? {
+            t @ TensorRecord {
+                storage: Storage::Arena { offset },
+                ..
+            } => Some(arena_range(offset, &t)),
+            _ => None,
+        };
+        matches!((range(a), range(b)), (Some(x), Some(y)) if x == y)
     }
 
     /// Every kernel-table entry the model's ops run through: give it to
@@ -800,11 +827,4 @@ fn quant_dtypes(kind: &OpKind, n_inputs: usize) -> Option<QuantDTypes> {
         OpKind::Dequantize(_) => q(&[I8], F32),
         _ => None,
     }
-}
-
-/// Whether the entry mask `ENTRIES` has any of `bits`: a constant in each instance, so the validation
-/// arms it guards vanish from builds that leave those entries out.
-#[inline(always)]
-const fn has<const ENTRIES: u64>(bits: u64) -> bool {
-    ENTRIES & bits != 0
 }

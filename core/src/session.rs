@@ -7,7 +7,7 @@
 use core::ops::Range;
 
 use crate::format::{DType, Storage, TensorRecord, ALIGN, MAX_OP_INPUTS};
-use crate::kernels::{Kernels, REFERENCE};
+use crate::kernels::{entry::*, family, has, Kernels, REFERENCE};
 use crate::model::{arena_range, byte_size, round_up, UDims};
 use crate::op::OpKind;
 use crate::ops::element::{AnyIn, AnyOut, Element};
@@ -58,24 +58,25 @@ pub struct MemoryReport {
     pub scratch_bytes: usize,
 }
 
-/// A model bound to an arena and a kernel table, ready to run.
-pub struct Session<'a> {
-    model: &'a Model<'a>,
+/// A model bound to an arena and a kernel table, ready to run. `E` is the model's entry mask (see
+/// [`Model::parse_only`]): the session dispatches only those op kinds.
+pub struct Session<'a, const E: u64 = { family::ALL }> {
+    model: &'a Model<'a, E>,
     kernels: &'static Kernels,
     activations: &'a mut [u8],
     report: MemoryReport,
 }
 
-impl<'a> Session<'a> {
+impl<'a, const E: u64> Session<'a, E> {
     /// Opens a session with the reference kernels. Fails with `ArenaTooSmall` if the arena can't hold the
     /// plan (the `need` accounts for aligning the arena's start to 16 bytes).
-    pub fn new(model: &'a Model<'a>, arena: &'a mut [u8]) -> Result<Self, Error> {
+    pub fn new(model: &'a Model<'a, E>, arena: &'a mut [u8]) -> Result<Self, Error> {
         Self::with_kernels(model, arena, &REFERENCE)
     }
 
     /// Opens a session that runs every op through `kernels` (a target's table).
     pub fn with_kernels(
-        model: &'a Model<'a>,
+        model: &'a Model<'a, E>,
         arena: &'a mut [u8],
         kernels: &'static Kernels,
     ) -> Result<Self, Error> {
@@ -111,7 +112,7 @@ impl<'a> Session<'a> {
     }
 
     /// The model this session runs.
-    pub fn model(&self) -> &'a Model<'a> {
+    pub fn model(&self) -> &'a Model<'a, E> {
         self.model
     }
 
@@ -270,20 +271,32 @@ impl<'a> Session<'a> {
         };
         let k = self.kernels;
         let all_f32 = out_t.dtype == DType::F32 && dtypes.iter().all(|&t| t == DType::F32);
+        // Each arm is guarded by its entries (a constant), so a build for some op kinds (`E`) links
+        // the dispatch of those only; `Model::parse_only` refused every other kind already.
         match &op.kind {
             // An alias planned by the converter: the bytes are already in place.
             OpKind::Reshape if aliased => {}
-            OpKind::Compare(p) => (k.compare)(p, any_in(0)?, any_in(1)?, y_any),
-            OpKind::Logical(p) => {
+            OpKind::Compare(p) if has::<E>(COMPARE) => {
+                (k.compare)(p, any_in(0)?, any_in(1)?, y_any)
+            }
+            OpKind::Logical(p) if has::<E>(LOGICAL) => {
                 (k.logical)(p, typed(any_in(0)?)?, typed(any_in(1)?)?, out(y_any)?)
             }
-            OpKind::Not => (k.not)(typed(any_in(0)?)?, out(y_any)?),
-            OpKind::Where => (k.where_select)(any_in(0)?, any_in(1)?, any_in(2)?, y_any),
-            OpKind::Cast(p) => (k.cast)(p, any_in(0)?, y_any),
-            OpKind::ArgReduce(p) => (k.arg_reduce)(p, any_in(0)?, out(y_any)?),
-            OpKind::Binary(p) if !all_f32 => (k.binary_any)(p, any_in(0)?, any_in(1)?, y_any),
-            OpKind::Unary(p) if !all_f32 => (k.unary_any)(p, any_in(0)?, y_any),
-            OpKind::QuantConv2d(p) => {
+            OpKind::Not if has::<E>(NOT) => (k.not)(typed(any_in(0)?)?, out(y_any)?),
+            OpKind::Where if has::<E>(WHERE_SELECT) => {
+                (k.where_select)(any_in(0)?, any_in(1)?, any_in(2)?, y_any)
+            }
+            OpKind::Cast(p) if has::<E>(CAST) => (k.cast)(p, any_in(0)?, y_any),
+            OpKind::ArgReduce(p) if has::<E>(ARG_REDUCE) => {
+                (k.arg_reduce)(p, any_in(0)?, out(y_any)?)
+            }
+            OpKind::Binary(p) if !all_f32 && has::<E>(BINARY_ANY) => {
+                (k.binary_any)(p, any_in(0)?, any_in(1)?, y_any)
+            }
+            OpKind::Unary(p) if !all_f32 && has::<E>(UNARY_ANY) => {
+                (k.unary_any)(p, any_in(0)?, y_any)
+            }
+            OpKind::QuantConv2d(p) if has::<E>(QUANT_CONV2D) => {
                 let bias = match data.len() {
                     4 => Some(typed::<i32>(any_in(3)?)?.data),
                     _ => None,
@@ -298,7 +311,7 @@ impl<'a> Session<'a> {
                     out(y_any)?,
                 )
             }
-            OpKind::QuantFullyConnected(p) => {
+            OpKind::QuantFullyConnected(p) if has::<E>(QUANT_FULLY_CONNECTED) => {
                 let bias = match data.len() {
                     4 => Some(typed::<i32>(any_in(3)?)?.data),
                     _ => None,
@@ -307,32 +320,48 @@ impl<'a> Session<'a> {
                 let (x, w) = (typed(any_in(0)?)?, typed(any_in(1)?)?);
                 (k.quant_fully_connected)(p, x, w, bias, rq, out(y_any)?)
             }
-            OpKind::QuantAdd(p) => {
+            OpKind::QuantAdd(p) if has::<E>(QUANT_ADD) => {
                 (k.quant_add)(p, typed(any_in(0)?)?, typed(any_in(1)?)?, out(y_any)?)
             }
-            OpKind::QuantMul(p) => {
+            OpKind::QuantMul(p) if has::<E>(QUANT_MUL) => {
                 (k.quant_mul)(p, typed(any_in(0)?)?, typed(any_in(1)?)?, out(y_any)?)
             }
-            OpKind::QuantAvgPool2d(p) => (k.quant_avg_pool)(p, typed(any_in(0)?)?, out(y_any)?),
-            OpKind::QuantMaxPool2d(p) => (k.quant_max_pool)(p, typed(any_in(0)?)?, out(y_any)?),
-            OpKind::QuantSoftmax(p) => (k.quant_softmax)(p, typed(any_in(0)?)?, out(y_any)?),
-            OpKind::Quantize(p) => (k.quantize)(p, typed(any_in(0)?)?, out(y_any)?),
-            OpKind::Dequantize(p) => (k.dequantize)(p, typed(any_in(0)?)?, out(y_any)?),
-            OpKind::Requantize(p) => (k.requantize)(p, typed(any_in(0)?)?, out(y_any)?),
-            kind if all_f32 => run_f32(k, kind, &any_in, data.len(), y_any)?,
-            kind => {
+            OpKind::QuantAvgPool2d(p) if has::<E>(QUANT_AVG_POOL) => {
+                (k.quant_avg_pool)(p, typed(any_in(0)?)?, out(y_any)?)
+            }
+            OpKind::QuantMaxPool2d(p) if has::<E>(QUANT_MAX_POOL) => {
+                (k.quant_max_pool)(p, typed(any_in(0)?)?, out(y_any)?)
+            }
+            OpKind::QuantSoftmax(p) if has::<E>(QUANT_SOFTMAX) => {
+                (k.quant_softmax)(p, typed(any_in(0)?)?, out(y_any)?)
+            }
+            OpKind::Quantize(p) if has::<E>(QUANTIZE) => {
+                (k.quantize)(p, typed(any_in(0)?)?, out(y_any)?)
+            }
+            OpKind::Dequantize(p) if has::<E>(DEQUANTIZE) => {
+                (k.dequantize)(p, typed(any_in(0)?)?, out(y_any)?)
+            }
+            OpKind::Requantize(p) if has::<E>(REQUANTIZE) => {
+                (k.requantize)(p, typed(any_in(0)?)?, out(y_any)?)
+            }
+            kind if all_f32 && has::<E>(family::F32) => {
+                run_f32::<E>(k, kind, &any_in, data.len(), y_any)?
+            }
+            kind if !all_f32 && has::<E>(MOVEMENT) => {
                 let mut xs: heapless::Vec<AnyIn<'_>, MAX_OP_INPUTS> = heapless::Vec::new();
                 for j in 0..data.len() {
                     xs.push(any_in(j)?).map_err(|_| bad("too many inputs"))?;
                 }
                 let movement = match y_any.dtype.size() {
-                    1 => k.movement8,
-                    2 => k.movement16,
-                    4 => k.movement32,
-                    _ => k.movement64,
+                    1 if has::<E>(MOVEMENT8) => k.movement8,
+                    2 if has::<E>(MOVEMENT16) => k.movement16,
+                    4 if has::<E>(MOVEMENT32) => k.movement32,
+                    8 if has::<E>(MOVEMENT64) => k.movement64,
+                    _ => return Err(bad(LEFT_OUT)),
                 };
                 movement(kind, &xs, y_any)?
             }
+            _ => return Err(bad(LEFT_OUT)),
         }
         Ok(op.kind)
     }
@@ -352,8 +381,11 @@ fn out<T: bytemuck::Pod>(y: AnyOut<'_>) -> Result<Out<'_, T>, Error> {
     })
 }
 
-/// Runs an op whose inputs and output are all f32, through the kernel table.
-fn run_f32<'d>(
+/// What a session reports for an op kind its build leaves out (unreachable after `Model::parse_only`).
+const LEFT_OUT: &str = "this build of the runtime leaves out this op kind (Model::parse_only)";
+
+/// Runs an op whose inputs and output are all f32, through the kernel table (the kinds in `E` only).
+fn run_f32<'d, const E: u64>(
     k: &Kernels,
     kind: &OpKind,
     input: &dyn Fn(usize) -> Result<AnyIn<'d>, Error>,
@@ -370,17 +402,21 @@ fn run_f32<'d>(
     };
     let y: Out<'_> = out(y)?;
     match kind {
-        OpKind::Conv2d(p) => (k.conv2d)(p, x(0)?, x(1)?, bias(2)?, y),
-        OpKind::ConvTranspose2d(p) => (k.conv_transpose2d)(p, x(0)?, x(1)?, bias(2)?, y),
-        OpKind::FullyConnected(p) => (k.fully_connected)(p, x(0)?, x(1)?, bias(2)?, y),
-        OpKind::MatMul(p) => (k.matmul)(p, x(0)?, x(1)?, y),
-        OpKind::Binary(p) => (k.binary)(p, x(0)?, x(1)?, y),
-        OpKind::Unary(p) => (k.unary)(p, x(0)?, y),
-        OpKind::Softmax(p) => (k.softmax)(p, x(0)?, y),
-        OpKind::MaxPool2d(p) => (k.max_pool)(p, x(0)?, y),
-        OpKind::AvgPool2d(p) => (k.avg_pool)(p, x(0)?, y),
-        OpKind::GlobalAvgPool => (k.global_avg_pool)(x(0)?, y),
-        OpKind::Concat(p) => {
+        OpKind::Conv2d(p) if has::<E>(CONV2D) => (k.conv2d)(p, x(0)?, x(1)?, bias(2)?, y),
+        OpKind::ConvTranspose2d(p) if has::<E>(CONV_TRANSPOSE2D) => {
+            (k.conv_transpose2d)(p, x(0)?, x(1)?, bias(2)?, y)
+        }
+        OpKind::FullyConnected(p) if has::<E>(FULLY_CONNECTED) => {
+            (k.fully_connected)(p, x(0)?, x(1)?, bias(2)?, y)
+        }
+        OpKind::MatMul(p) if has::<E>(MATMUL) => (k.matmul)(p, x(0)?, x(1)?, y),
+        OpKind::Binary(p) if has::<E>(BINARY) => (k.binary)(p, x(0)?, x(1)?, y),
+        OpKind::Unary(p) if has::<E>(UNARY) => (k.unary)(p, x(0)?, y),
+        OpKind::Softmax(p) if has::<E>(SOFTMAX) => (k.softmax)(p, x(0)?, y),
+        OpKind::MaxPool2d(p) if has::<E>(MAX_POOL) => (k.max_pool)(p, x(0)?, y),
+        OpKind::AvgPool2d(p) if has::<E>(AVG_POOL) => (k.avg_pool)(p, x(0)?, y),
+        OpKind::GlobalAvgPool if has::<E>(GLOBAL_AVG_POOL) => (k.global_avg_pool)(x(0)?, y),
+        OpKind::Concat(p) if has::<E>(CONCAT) => {
             let mut xs: heapless::Vec<In<'_>, MAX_OP_INPUTS> = heapless::Vec::new();
             for j in 0..n_inputs {
                 xs.push(x(j)?).map_err(|_| Error::Unsupported {
@@ -389,33 +425,22 @@ fn run_f32<'d>(
             }
             (k.concat)(p, &xs, y)
         }
-        OpKind::Transpose(p) => (k.transpose)(p, x(0)?, y),
-        OpKind::Pad(p) => (k.pad)(p, x(0)?, y),
-        OpKind::Reshape => (k.reshape)(x(0)?, y),
-        OpKind::LogSoftmax(p) => (k.log_softmax)(p, x(0)?, y),
-        OpKind::Reduce(p) => (k.reduce)(p, x(0)?, y),
-        OpKind::LayerNorm(p) => (k.layer_norm)(p, x(0)?, x(1)?, bias(2)?, y),
-        OpKind::Slice(p) => (k.slice)(p, x(0)?, y),
-        OpKind::Gather(p) => (k.gather)(p, x(0)?, x(1)?, y),
-        OpKind::Broadcast => (k.broadcast)(x(0)?, y),
-        OpKind::Resize(p) => (k.resize)(p, x(0)?, y),
+        OpKind::Transpose(p) if has::<E>(TRANSPOSE) => (k.transpose)(p, x(0)?, y),
+        OpKind::Pad(p) if has::<E>(PAD) => (k.pad)(p, x(0)?, y),
+        OpKind::Reshape if has::<E>(RESHAPE) => (k.reshape)(x(0)?, y),
+        OpKind::LogSoftmax(p) if has::<E>(LOG_SOFTMAX) => (k.log_softmax)(p, x(0)?, y),
+        OpKind::Reduce(p) if has::<E>(REDUCE) => (k.reduce)(p, x(0)?, y),
+        OpKind::LayerNorm(p) if has::<E>(LAYER_NORM) => {
+            (k.layer_norm)(p, x(0)?, x(1)?, bias(2)?, y)
+        }
+        OpKind::Slice(p) if has::<E>(SLICE) => (k.slice)(p, x(0)?, y),
+        OpKind::Gather(p) if has::<E>(GATHER) => (k.gather)(p, x(0)?, x(1)?, y),
+        OpKind::Broadcast if has::<E>(BROADCAST) => (k.broadcast)(x(0)?, y),
+        OpKind::Resize(p) if has::<E>(RESIZE) => (k.resize)(p, x(0)?, y),
         // Ops on other dtypes are dispatched before this function.
-        OpKind::Compare(_)
-        | OpKind::Logical(_)
-        | OpKind::Not
-        | OpKind::Where
-        | OpKind::Cast(_)
-        | OpKind::ArgReduce(_)
-        | OpKind::QuantConv2d(_)
-        | OpKind::QuantFullyConnected(_)
-        | OpKind::QuantAdd(_)
-        | OpKind::QuantMul(_)
-        | OpKind::QuantAvgPool2d(_)
-        | OpKind::QuantMaxPool2d(_)
-        | OpKind::QuantSoftmax(_)
-        | OpKind::Quantize(_)
-        | OpKind::Dequantize(_)
-        | OpKind::Requantize(_) => {}
+        _ => {
+            return Err(Error::Unsupported { reason: LEFT_OUT });
+        }
     }
     Ok(())
 }
@@ -433,7 +458,7 @@ fn check_dtype<T: Element>(dtype: DType) -> Result<(), Error> {
 }
 
 /// Refuses a model with an op whose entry `kernels` leaves out (see [`crate::kernels::entry`]).
-fn check_entries(model: &Model<'_>, kernels: &Kernels) -> Result<(), Error> {
+fn check_entries<const E: u64>(model: &Model<'_, E>, kernels: &Kernels) -> Result<(), Error> {
     for i in 0..model.op_count() {
         let need = model.op_entry(i)?;
         if kernels.entries & need != need {

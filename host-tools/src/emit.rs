@@ -61,12 +61,18 @@ pub const fn arena() -> Arena {{
     ember_core::AlignedBytes([0; ARENA_BYTES])
 }}
 
+/// Parses and validates `BLOB` for a build that decodes, validates and dispatches only this model's op
+/// kinds (`KERNEL_ENTRIES`): the smallest runtime for it.
+pub fn model() -> Result<ember_core::Model<'static, KERNEL_ENTRIES>, ember_core::Error> {{
+    ember_core::Model::parse_only::<KERNEL_ENTRIES>(BLOB)
+}}
+
 /// Opens a session over an arena whose size is checked by the compiler: an arena of any other size than
 /// `ARENA_BYTES` is a type error, not a run-time `ArenaTooSmall`.
-pub fn session<'a>(
-    model: &'a ember_core::Model<'a>,
+pub fn session<'a, const E: u64>(
+    model: &'a ember_core::Model<'a, E>,
     arena: &'a mut Arena,
-) -> Result<ember_core::Session<'a>, ember_core::Error> {{
+) -> Result<ember_core::Session<'a, E>, ember_core::Error> {{
     ember_core::Session::new(model, &mut arena.0)
 }}
 "#

@@ -61,7 +61,7 @@ fn check_firmware_like_crate(dir: &Path, short: usize) -> Output {
         format!(
             "mod model;\n\nstatic KERNELS: ember_core::Kernels = \
              ember_core::REFERENCE.only(model::KERNEL_ENTRIES);\n\n\
-             fn main() {{\n    let model = ember_core::Model::parse(model::BLOB).expect(\"blob\");\n    \
+             fn main() {{\n    let model = model::model().expect(\"blob\");\n    \
              assert_eq!(KERNELS.entries, model::KERNEL_ENTRIES);\n    \
              let mut arena = ember_core::AlignedBytes([0u8; {size}]);\n    \
              let session = model::session(&model, &mut arena);\n    assert!(session.is_ok());\n}}\n"

@@ -1,0 +1,169 @@
+//! Decoding of op records for a build that runs only some kernel-table entries.
+//!
+//! An [`OpRecord`] is postcard: the [`OpKind`] variant index (a varint), the variant's parameters, the
+//! input ids, the output id. serde's derived `Deserialize` for `OpKind` links the parameter decoder of
+//! every variant, because the index is only known at run time: about 10 KB of flash on a Cortex-M. Here
+//! each variant is decoded only when the entry mask `E` (a constant) has an entry that can run it, so a
+//! firmware links the decoders of its model's op kinds and no others; any other index is refused like
+//! bytes that do not decode. With every entry in `E` the result is exactly serde's (a test compares the
+//! two on random records).
+
+use serde::Deserialize;
+
+use crate::format::{OpRecord, MAX_OP_INPUTS};
+use crate::kernels::{entry::*, has};
+use crate::op::OpKind;
+
+/// Decodes an op record (trailing bytes allowed, as for every record), or `None` if it does not decode
+/// or its kind has no entry in `E`. A Reshape decodes in every build: planned as an alias of its input,
+/// it runs no kernel.
+pub(crate) fn op_record<const E: u64>(bytes: &[u8]) -> Option<OpRecord> {
+    let (tag, rest) = postcard::take_from_bytes::<u32>(bytes).ok()?;
+    let (kind, rest) = op_kind::<E>(tag, rest)?;
+    let (inputs, rest) =
+        postcard::take_from_bytes::<heapless::Vec<u32, MAX_OP_INPUTS>>(rest).ok()?;
+    let (output, _) = postcard::take_from_bytes::<u32>(rest).ok()?;
+    Some(OpRecord {
+        kind,
+        inputs,
+        output,
+    })
+}
+
+/// A variant with parameters `P`.
+fn with<'a, P: Deserialize<'a>>(
+    rest: &'a [u8],
+    variant: fn(P) -> OpKind,
+) -> Option<(OpKind, &'a [u8])> {
+    let (params, rest) = postcard::take_from_bytes::<P>(rest).ok()?;
+    Some((variant(params), rest))
+}
+
+/// The variant of index `tag` (declaration order of [`OpKind`], as serde numbers them).
+fn op_kind<const E: u64>(tag: u32, rest: &[u8]) -> Option<(OpKind, &[u8])> {
+    let unit = |kind| Some((kind, rest));
+    match tag {
+        0 if has::<E>(CONV2D) => with(rest, OpKind::Conv2d),
+        1 if has::<E>(FULLY_CONNECTED) => with(rest, OpKind::FullyConnected),
+        2 if has::<E>(MATMUL) => with(rest, OpKind::MatMul),
+        3 if has::<E>(BINARY | BINARY_ANY) => with(rest, OpKind::Binary),
+        4 if has::<E>(UNARY | UNARY_ANY) => with(rest, OpKind::Unary),
+        5 if has::<E>(SOFTMAX) => with(rest, OpKind::Softmax),
+        6 if has::<E>(MAX_POOL) => with(rest, OpKind::MaxPool2d),
+        7 if has::<E>(AVG_POOL) => with(rest, OpKind::AvgPool2d),
+        8 if has::<E>(GLOBAL_AVG_POOL) => unit(OpKind::GlobalAvgPool),
+        9 if has::<E>(CONCAT | MOVEMENT) => with(rest, OpKind::Concat),
+        10 if has::<E>(TRANSPOSE | MOVEMENT) => with(rest, OpKind::Transpose),
+        11 if has::<E>(PAD | MOVEMENT) => with(rest, OpKind::Pad),
+        12 => unit(OpKind::Reshape),
+        13 if has::<E>(LOG_SOFTMAX) => with(rest, OpKind::LogSoftmax),
+        14 if has::<E>(REDUCE) => with(rest, OpKind::Reduce),
+        15 if has::<E>(LAYER_NORM) => with(rest, OpKind::LayerNorm),
+        16 if has::<E>(SLICE | MOVEMENT) => with(rest, OpKind::Slice),
+        17 if has::<E>(GATHER | MOVEMENT) => with(rest, OpKind::Gather),
+        18 if has::<E>(BROADCAST | MOVEMENT) => unit(OpKind::Broadcast),
+        19 if has::<E>(RESIZE) => with(rest, OpKind::Resize),
+        20 if has::<E>(COMPARE) => with(rest, OpKind::Compare),
+        21 if has::<E>(LOGICAL) => with(rest, OpKind::Logical),
+        22 if has::<E>(NOT) => unit(OpKind::Not),
+        23 if has::<E>(WHERE_SELECT) => unit(OpKind::Where),
+        24 if has::<E>(CAST) => with(rest, OpKind::Cast),
+        25 if has::<E>(ARG_REDUCE) => with(rest, OpKind::ArgReduce),
+        26 if has::<E>(CONV_TRANSPOSE2D) => with(rest, OpKind::ConvTranspose2d),
+        27 if has::<E>(QUANT_CONV2D) => with(rest, OpKind::QuantConv2d),
+        28 if has::<E>(QUANT_FULLY_CONNECTED) => with(rest, OpKind::QuantFullyConnected),
+        29 if has::<E>(QUANT_ADD) => with(rest, OpKind::QuantAdd),
+        30 if has::<E>(QUANT_MUL) => with(rest, OpKind::QuantMul),
+        31 if has::<E>(QUANT_AVG_POOL) => with(rest, OpKind::QuantAvgPool2d),
+        32 if has::<E>(QUANT_MAX_POOL) => with(rest, OpKind::QuantMaxPool2d),
+        33 if has::<E>(QUANT_SOFTMAX) => with(rest, OpKind::QuantSoftmax),
+        34 if has::<E>(QUANTIZE) => with(rest, OpKind::Quantize),
+        35 if has::<E>(DEQUANTIZE) => with(rest, OpKind::Dequantize),
+        36 if has::<E>(REQUANTIZE) => with(rest, OpKind::Requantize),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::family::ALL;
+
+    /// A small deterministic generator (xorshift64*), so a failure names a reproducible case.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        /// A byte biased towards small values, so that enum tags, bools and short lengths decode often.
+        fn byte(&mut self) -> u8 {
+            let r = self.next();
+            match r % 4 {
+                0 | 1 => (r >> 8) as u8 % 4,
+                2 => (r >> 8) as u8 % 32,
+                _ => (r >> 8) as u8,
+            }
+        }
+    }
+
+    /// With every entry, the hand decoder gives serde's result on every record, decodable or not:
+    /// random bytes after each variant index up to past the last one.
+    #[test]
+    fn matches_serde_on_random_records() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut decoded = [0usize; 40];
+        for tag in 0..40u8 {
+            for _ in 0..4000 {
+                let len = 1 + (rng.next() % 48) as usize;
+                let mut bytes = [0u8; 49];
+                bytes[0] = tag;
+                for b in &mut bytes[1..len] {
+                    *b = rng.byte();
+                }
+                let bytes = &bytes[..len];
+                let serde: Option<OpRecord> = postcard::take_from_bytes(bytes).ok().map(|(v, _)| v);
+                let ours = op_record::<ALL>(bytes);
+                // Compared as their encodings, bit for bit (a NaN parameter is not equal to itself).
+                let encode = |r: &Option<OpRecord>| {
+                    let mut buf = [0u8; 64];
+                    let n = r
+                        .as_ref()
+                        .map(|r| postcard::to_slice(r, &mut buf).unwrap().len());
+                    (n, buf)
+                };
+                assert_eq!(encode(&ours), encode(&serde), "tag {tag}, bytes {bytes:?}");
+                decoded[tag as usize] += usize::from(ours.is_some());
+            }
+        }
+        // Every variant was exercised with records that decode, and none past the last.
+        for (tag, &n) in decoded.iter().enumerate() {
+            assert_eq!(n > 0, tag <= 36, "variant {tag}: {n} records decoded");
+        }
+    }
+
+    /// A build without an op kind's entries refuses its records; Reshape decodes everywhere.
+    #[test]
+    fn refuses_kinds_outside_the_mask() {
+        let record = |kind: OpKind| {
+            let r = OpRecord {
+                kind,
+                inputs: heapless::Vec::from_slice(&[0]).unwrap(),
+                output: 1,
+            };
+            let mut buf = [0u8; 64];
+            let n = postcard::to_slice(&r, &mut buf).unwrap().len();
+            (r, buf, n)
+        };
+        let (reshape, buf, n) = record(OpKind::Reshape);
+        assert_eq!(op_record::<QUANT_CONV2D>(&buf[..n]), Some(reshape));
+        let (broadcast, buf, n) = record(OpKind::Broadcast);
+        assert_eq!(op_record::<QUANT_CONV2D>(&buf[..n]), None);
+        assert_eq!(op_record::<MOVEMENT8>(&buf[..n]), Some(broadcast.clone()));
+        assert_eq!(op_record::<BROADCAST>(&buf[..n]), Some(broadcast));
+    }
+}
