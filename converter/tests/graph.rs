@@ -329,3 +329,79 @@ fn cnn_tail_after_global_pool_needs_no_transpose() {
     );
     assert_eq!(c.report.outputs[0].1, vec![1, 2]);
 }
+
+/// `x [1, C, H, W] -> Conv 1x1 (C -> C) -> Flatten -> Gemm (transB) -> y [1, OUT]`, and, with
+/// `second_reader`, the flattened values also as a second output (so the flatten transpose must stay).
+fn conv_flatten_gemm(second_reader: bool) -> (Vec<u8>, Vec<f32>, Vec<f32>, Vec<f32>) {
+    let (c, h, w, out) = (3usize, 2usize, 2usize, 4usize);
+    let k = c * h * w;
+    // Small whole numbers: every product and sum is exact in f32, whatever the order.
+    let x: Vec<f32> = (0..k).map(|i| ((i * 7) % 5) as f32 - 2.0).collect();
+    let cw: Vec<f32> = (0..c * c).map(|i| ((i * 3) % 4) as f32 - 1.0).collect();
+    let gw: Vec<f32> = (0..out * k).map(|i| ((i * 5) % 7) as f32 - 3.0).collect();
+    let mut nodes = vec![
+        node("Conv", "conv", &["x", "cw"], &["c"], vec![]),
+        node("Flatten", "flatten", &["c"], &["f"], vec![]),
+        node(
+            "Gemm",
+            "fc",
+            &["f", "gw"],
+            &["y"],
+            vec![attr_i("transB", 1)],
+        ),
+    ];
+    let mut outputs = vec![unshaped("y")];
+    if second_reader {
+        nodes.push(node("Relu", "relu", &["f"], &["r"], vec![]));
+        outputs.push(unshaped("r"));
+    }
+    let m = model(
+        13,
+        nodes,
+        vec![fixed("x", &[1, c as i64, h as i64, w as i64])],
+        outputs,
+        vec![
+            floats("cw", &[c as i64, c as i64, 1, 1], &cw),
+            floats("gw", &[out as i64, k as i64], &gw),
+        ],
+    );
+    // ONNX semantics, written out: NCHW conv, then the NCHW flatten, then y = f gw^T.
+    let mut conv = vec![0f32; k];
+    for o in 0..c {
+        for p in 0..h * w {
+            conv[o * h * w + p] = (0..c).map(|i| cw[o * c + i] * x[i * h * w + p]).sum();
+        }
+    }
+    let y: Vec<f32> = (0..out)
+        .map(|o| (0..k).map(|j| gw[o * k + j] * conv[j]).sum())
+        .collect();
+    (m, x, y, conv)
+}
+
+/// The Transpose back to NCHW before a flatten is folded into the fully connected weights (no
+/// Transpose runs), with ONNX's result; with another reader of the flattened values it stays.
+#[test]
+fn flatten_transpose_folds_into_fully_connected_weights() {
+    let (m, x, y, _) = conv_flatten_gemm(false);
+    let c = conv(&m);
+    // The input's transpose to NHWC stays; none runs between the conv and the fully connected layer.
+    assert_eq!(
+        ops_of(&c),
+        ["Transpose", "Conv2d", "Reshape", "FullyConnected"]
+    );
+    assert_eq!(run(&c, &x), y);
+
+    let (m, x, y, flat) = conv_flatten_gemm(true);
+    let c = conv(&m);
+    let transposes = ops_of(&c).iter().filter(|&&o| o == "Transpose").count();
+    assert_eq!(transposes, 2, "{:?}", ops_of(&c));
+    let blob = ember_core::AlignedBuf::from_bytes(&c.blob);
+    let model = ember_core::Model::parse(blob.as_bytes()).unwrap();
+    let mut arena = ember_core::AlignedBuf::zeroed(model.arena_bytes());
+    let mut s = ember_core::Session::new(&model, arena.as_mut_bytes()).unwrap();
+    s.input(0).unwrap().write_f32(&x).unwrap();
+    s.run().unwrap();
+    assert_eq!(s.output(0).unwrap().as_f32().unwrap(), y);
+    let relu: Vec<f32> = flat.iter().map(|v| v.max(0.0)).collect();
+    assert_eq!(s.output(1).unwrap().as_f32().unwrap(), relu);
+}

@@ -5,12 +5,13 @@
 //!    ([`fold_batch_norm`]), fuse activations into their producers ([`fuse_activation`]), fuse
 //!    Dequantize -> float op -> Quantize into int8 ops ([`qdq`]), remove dead nodes ([`dead_nodes`]);
 //! 2. layout: move 4-D activations of spatial ops to NHWC ([`layout`]), once;
-//! 3. tidy-up: merge and simplify transposes ([`transposes`]), collapse reshape chains
+//! 3. tidy-up: merge and simplify transposes ([`transposes`]), fold a transpose before a flatten into
+//!    the fully connected weights after it ([`flatten_transpose`]), collapse reshape chains
 //!    ([`reshapes`]), then the clean-up passes again;
 //! 4. outputs: give graph outputs that folded into constants a copy op ([`constant_outputs`]), once.
 //!
-//! Transposes are only inserted around layout-sensitive ops, never pushed through them into weights
-//! (a later step). Reshape-like nodes that survive are free at run time: the memory planner makes
+//! Transposes are only inserted around layout-sensitive ops; the one case pushed into weights is the
+//! flatten before a fully connected layer. Reshape-like nodes that survive are free at run time: the memory planner makes
 //! them aliases.
 //!
 //! Every pass application is recorded in a [`PassRecord`] ([`log`]): its stage, round, node counts
@@ -18,6 +19,7 @@
 
 pub mod constant_outputs;
 pub mod dead_nodes;
+pub mod flatten_transpose;
 pub mod fold_batch_norm;
 pub mod fuse_activation;
 pub mod identity;
@@ -46,6 +48,7 @@ const CLEANUP: &[(&str, Pass)] = &[
 
 const TIDY: &[(&str, Pass)] = &[
     ("transposes", transposes::run),
+    ("flatten_transpose", flatten_transpose::run),
     ("reshapes", reshapes::run),
     ("identity", identity::run),
     ("dead_nodes", dead_nodes::run),

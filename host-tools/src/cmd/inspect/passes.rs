@@ -52,10 +52,10 @@ fn print_log(path: &Path, log: &[PassRecord]) {
         path.display()
     );
     println!(
-        "  {:<9} {:<16} {:>5}  {:<12} changes",
+        "  {:<9} {:<17} {:>5}  {:<12} changes",
         "stage", "pass", "round", "nodes"
     );
-    let indent = " ".repeat(2 + 9 + 1 + 16 + 1 + 5 + 2 + 12 + 1);
+    let indent = " ".repeat(2 + 9 + 1 + 17 + 1 + 5 + 2 + 12 + 1);
     let mut i = 0;
     while i < log.len() {
         // One (stage, round) group at a time.
@@ -75,7 +75,7 @@ fn print_log(path: &Path, log: &[PassRecord]) {
             let nodes = format!("{} -> {}", r.nodes_before, r.nodes_after);
             let mut changes = r.changes.iter();
             println!(
-                "  {:<9} {:<16} {:>5}  {:<12} {}",
+                "  {:<9} {:<17} {:>5}  {:<12} {}",
                 r.stage,
                 r.name,
                 round,
@@ -99,7 +99,7 @@ fn print_log(path: &Path, log: &[PassRecord]) {
                 String::new()
             };
             println!(
-                "  {:<9} {:<16} {:>5}  {:<12} {}",
+                "  {:<9} {:<17} {:>5}  {:<12} {}",
                 stage,
                 "(no change)",
                 round,
