@@ -106,8 +106,8 @@ pub enum Error {
     KernelMissing {
         /// Op index.
         op: u32,
-        /// Op name.
-        name: &'static str,
+        /// The kernel-table entry it runs through (a name of [`crate::kernels::entry::NAMES`]).
+        entry: &'static str,
         /// The table's name.
         kernels: &'static str,
     },
@@ -159,10 +159,11 @@ impl fmt::Display for Error {
                 "wrong element type: the tensor is {expected:?}, accessed as {got:?}"
             ),
             Error::Unsupported { reason } => write!(f, "unsupported: {reason}"),
-            Error::KernelMissing { op, name, kernels } => write!(
+            Error::KernelMissing { op, entry, kernels } => write!(
                 f,
-                "op {op} ({name}) has no kernel in the \"{kernels}\" table: open the session with a \
-                 table that has its family (ember_core::REFERENCE has every one)"
+                "op {op} runs through the kernel-table entry {entry}, which the \"{kernels}\" table \
+                 leaves out: open the session with a table that has it (ember_core::REFERENCE has every \
+                 one; a firmware's table needs the model's KERNEL_ENTRIES)"
             ),
         }
     }

@@ -1,7 +1,7 @@
 //! `Model::parse`: zero-copy, allocation-free reading and validation of a `.ember` blob.
 //!
 //! Everything the interpreter later trusts is checked here once: the header and CRC, section bounds, every
-//! record decodes, tensor ids, dtypes, byte sizes against the weights section and the arena plan, op arity,
+//! tensor and op record decodes, tensor ids, dtypes, byte sizes against the weights section and the arena plan, op arity,
 //! every op's shapes (through the op's own `validate`), and that no op writes over its own inputs. After a
 //! successful parse, running the model cannot index out of bounds.
 
@@ -230,14 +230,9 @@ impl<'b, const E: u64> Model<'b, E> {
                     reason: "names table is not one name per tensor and per op",
                 });
             }
-            for i in 0..names.count {
-                if names.decode::<&str>(i).is_none() {
-                    return Err(Error::BadSection {
-                        kind: SectionKind::Names as u32,
-                        reason: "a name does not decode as UTF-8",
-                    });
-                }
-            }
+            // The names themselves are not decoded here: the runtime never reads them, and a name that
+            // does not decode reads as `None` (`tensor_name`, `op_name`), so firmware that never asks for
+            // a name links no string decoding.
         }
         let plan = info.arena;
         (plan.persistent_bytes as usize)
@@ -661,12 +656,12 @@ impl<'b, const E: u64> Model<'b, E> {
         self.ops.count
     }
 
-    /// Name of tensor `i`, if the blob kept names.
+    /// Name of tensor `i`, if the blob kept names (and the name decodes as UTF-8).
     pub fn tensor_name(&self, i: usize) -> Option<&'b str> {
         self.names.as_ref()?.decode(i)
     }
 
-    /// Name of op `i` (the source node's name), if the blob kept names.
+    /// Name of op `i` (the source node's name), if the blob kept names (and the name decodes as UTF-8).
     pub fn op_name(&self, i: usize) -> Option<&'b str> {
         self.names.as_ref()?.decode(self.tensors.count + i)
     }

@@ -462,10 +462,13 @@ fn check_entries<const E: u64>(model: &Model<'_, E>, kernels: &Kernels) -> Resul
     for i in 0..model.op_count() {
         let need = model.op_entry(i)?;
         if kernels.entries & need != need {
-            let name = model.op(i).map_or("?", |op| op.kind.name());
+            let missing = (need & !kernels.entries).trailing_zeros() as usize;
             return Err(Error::KernelMissing {
                 op: i as u32,
-                name,
+                entry: crate::kernels::entry::NAMES
+                    .get(missing)
+                    .copied()
+                    .unwrap_or("?"),
                 kernels: kernels.name,
             });
         }

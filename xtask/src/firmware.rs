@@ -270,7 +270,7 @@ pub fn qemu_check(root: &Path) -> Result<()> {
         }
     }
     print_dsp_versus_reference(&results);
-    let flash = match print_flash_cost(root, &variants, &built) {
+    let flash = match print_flash_cost(root, &qemus[&Qemu::Arm], &variants, &built) {
         Ok(flash) => flash,
         Err(e) => {
             eprintln!("FAILED: {e:#}");
@@ -572,14 +572,27 @@ fn top1(scores: &[f32]) -> usize {
     best
 }
 
-/// Builds the mps2-an386 crate's `baseline` binary (the same board without Ember) and prints what Ember
-/// adds to `.text` in each variant's digits firmware: the runtime's flash cost.
-/// Returns `(variant, .text of its digits firmware, .text of the baseline)`.
+/// One variant's flash cost on the mps2-an386 crate (see [`print_flash_cost`]).
+pub(crate) struct FlashCost {
+    pub variant: &'static str,
+    /// `.text` of the `digits` demo firmware.
+    pub digits: u64,
+    /// `.text` of the `classify` firmware (inference only).
+    pub classify: u64,
+    /// `.text` of the `baseline` firmware (no Ember).
+    pub baseline: u64,
+}
+
+/// Builds the mps2-an386 crate's `baseline` binary (the same board without Ember) and, for each variant,
+/// its `classify` binary (inference only: the baseline's loop with Ember's inference), runs `classify`
+/// under QEMU (its hit count must equal the host's), and prints what Ember adds to `.text`: in the
+/// digits demo firmware, and in `classify`, which is the runtime's flash cost.
 fn print_flash_cost(
     root: &Path,
+    qemu: &Path,
     variants: &[Variant],
     built: &BTreeMap<(&str, &str), PathBuf>,
-) -> Result<Vec<(&'static str, u64, u64)>> {
+) -> Result<Vec<FlashCost>> {
     let mut costs = Vec::new();
     let board = BOARDS
         .iter()
@@ -587,24 +600,85 @@ fn print_flash_cost(
         .context("no board builds the mps2-an386 crate")?;
     let baseline = build_firmware(root, board, &variants[0], "baseline")?;
     let base = Sections::read(&baseline)?.text;
+    for v in variants {
+        let Some(elf) = built.get(&(DSP_CRATE, v.name)) else {
+            continue;
+        };
+        let classify = build_firmware(root, board, v, "classify")?;
+        check_classify(root, qemu, board, v, &classify)?;
+        costs.push(FlashCost {
+            variant: v.name,
+            digits: Sections::read(elf)?.text,
+            classify: Sections::read(&classify)?.text,
+            baseline: base,
+        });
+    }
     eprintln!(
-        "\nEmber's flash cost on {} (.text of the digits firmware minus the same board's `baseline` \
-         firmware without Ember, {base} bytes; the model and images are .rodata):",
+        "\nEmber's flash cost on {}: .text of a firmware minus that of the same board's `baseline` \
+         firmware without Ember ({base} bytes); `classify` is inference only (the runtime: parse, session, \
+         dispatch, the model's kernels), `digits` adds the demo's profile and reports; the model and images \
+         are .rodata. The target for the runtime is under 16 KiB (16384 bytes).",
         board.name
     );
-    for v in variants {
-        if let Some(elf) = built.get(&(DSP_CRATE, v.name)) {
-            let text = Sections::read(elf)?.text;
-            eprintln!(
-                "  {:<9} .text {text:>7}  Ember {:>7} bytes ({:.1} KiB; the target is under 16 KiB)",
-                v.name,
-                text.saturating_sub(base),
-                text.saturating_sub(base) as f64 / 1024.0
-            );
-            costs.push((v.name, text, base));
-        }
+    eprintln!("  variant    classify (KiB)        digits (KiB)");
+    for c in &costs {
+        let kib = |t: u64| t.saturating_sub(c.baseline) as f64 / 1024.0;
+        eprintln!(
+            "  {:<9} {:>7} B ({:>4.1})   {:>7} B ({:>4.1})",
+            c.variant,
+            c.classify.saturating_sub(c.baseline),
+            kib(c.classify),
+            c.digits.saturating_sub(c.baseline),
+            kib(c.digits)
+        );
     }
     Ok(costs)
+}
+
+/// Runs `classify` under QEMU and fails unless it exits 0 and its hit count equals the host's.
+fn check_classify(
+    root: &Path,
+    qemu: &Path,
+    board: &Board,
+    variant: &Variant,
+    elf: &Path,
+) -> Result<()> {
+    let log = root
+        .join(board.dir)
+        .join("target")
+        .join(format!("classify.{}.{}.qemu.log", board.name, variant.name));
+    let (status, _) = run_qemu(qemu, board, elf, &log, None)?;
+    let text =
+        fs::read_to_string(&log).with_context(|| format!("cannot read {}", log.display()))?;
+    ensure!(
+        status == Some(0),
+        "classify ({}) exited with {status:?}:\n{}",
+        variant.name,
+        tail(&text, 10)
+    );
+    let hits = text
+        .lines()
+        .find_map(|l| l.strip_prefix("classify "))
+        .and_then(|l| l.split_whitespace().find_map(|kv| kv.strip_prefix("hits=")))
+        .and_then(|h| h.parse::<usize>().ok())
+        .with_context(|| format!("no `classify ... hits=N` line in {}", log.display()))?;
+    let h = &variant.host;
+    let host_hits = (0..h.top1.len().min(h.labels.len()))
+        .filter(|&i| h.top1[i] as i64 == h.labels[i])
+        .count();
+    ensure!(
+        hits == host_hits,
+        "classify ({}) got {hits} images right, the host ({}) {host_hits}",
+        variant.name,
+        h.source
+    );
+    eprintln!(
+        "classify ({}) on QEMU {}: {hits}/{} right, as on the host",
+        variant.name,
+        board.name,
+        h.top1.len()
+    );
+    Ok(())
 }
 
 /// The `ember` binary `cargo run -p ember-cli` built (the model conversion above builds it).
