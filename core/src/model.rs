@@ -273,10 +273,7 @@ impl<'b, const E: u64> Model<'b, E> {
             tensor: i as u32,
             reason,
         };
-        let t: TensorRecord = self
-            .tensors
-            .decode(i)
-            .ok_or(bad("record does not decode"))?;
+        let t = self.tensor(i).ok_or(bad("record does not decode"))?;
         let size = byte_size(t.dtype, &t.dims).ok_or(bad("byte size overflows"))? as usize;
         let (offset, region, what) = match t.storage {
             Storage::Weights { offset } => (offset as usize, self.weights.len(), "weights section"),
@@ -596,7 +593,8 @@ impl<'b, const E: u64> Model<'b, E> {
 
     /// Tensor record `i`, decoded (`None` if out of range).
     pub fn tensor(&self, i: usize) -> Option<TensorRecord> {
-        self.tensors.decode(i)
+        use crate::format::compact::{Compact, Reader};
+        TensorRecord::read(&mut Reader::new(self.tensors.record(i)?))
     }
 
     /// Op record `i` in execution order, decoded (`None` if out of range).

@@ -66,7 +66,8 @@ pub fn check(root: &Path, foreign_elf: &Path) -> Result<()> {
             .current_dir(root),
         "building ember",
     )?;
-    let ember = root.join("target/debug/ember");
+    // Where `cargo build` put it (CARGO_TARGET_DIR may point outside the checkout).
+    let ember = crate::firmware::ember_binary(root);
     for b in BOARDS {
         let (dir, chip) = (b.dir, b.chip);
         let board = root.join(dir);

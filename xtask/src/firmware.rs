@@ -682,7 +682,7 @@ fn check_classify(
 }
 
 /// The `ember` binary `cargo run -p ember-cli` built (the model conversion above builds it).
-fn ember_binary(root: &Path) -> PathBuf {
+pub(crate) fn ember_binary(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| root.join("target"), PathBuf::from)
         .join("debug")

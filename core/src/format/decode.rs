@@ -10,6 +10,7 @@
 
 use serde::Deserialize;
 
+use crate::format::compact::{Compact, Reader};
 use crate::format::{OpRecord, MAX_OP_INPUTS};
 use crate::kernels::{entry::*, has};
 use crate::op::OpKind;
@@ -18,11 +19,12 @@ use crate::op::OpKind;
 /// or its kind has no entry in `E`. A Reshape decodes in every build: planned as an alias of its input,
 /// it runs no kernel.
 pub(crate) fn op_record<const E: u64>(bytes: &[u8]) -> Option<OpRecord> {
-    let (tag, rest) = postcard::take_from_bytes::<u32>(bytes).ok()?;
-    let (kind, rest) = op_kind::<E>(tag, rest)?;
-    let (inputs, rest) =
-        postcard::take_from_bytes::<heapless::Vec<u32, MAX_OP_INPUTS>>(rest).ok()?;
-    let (output, _) = postcard::take_from_bytes::<u32>(rest).ok()?;
+    let mut r = Reader::new(bytes);
+    let tag = r.tag()?;
+    let (kind, rest) = op_kind::<E>(tag, r.rest())?;
+    let mut r = Reader::new(rest);
+    let inputs = heapless::Vec::<u32, MAX_OP_INPUTS>::read(&mut r)?;
+    let output = u32::read(&mut r)?;
     Some(OpRecord {
         kind,
         inputs,
@@ -30,7 +32,7 @@ pub(crate) fn op_record<const E: u64>(bytes: &[u8]) -> Option<OpRecord> {
     })
 }
 
-/// A variant with parameters `P`.
+/// A variant with parameters `P`, decoded through serde.
 fn with<'a, P: Deserialize<'a>>(
     rest: &'a [u8],
     variant: fn(P) -> OpKind,
@@ -39,18 +41,25 @@ fn with<'a, P: Deserialize<'a>>(
     Some((variant(params), rest))
 }
 
+/// A variant with parameters `P`, decoded by [`Compact`] (the common kinds: less code per kind).
+fn compact<P: Compact>(rest: &[u8], variant: fn(P) -> OpKind) -> Option<(OpKind, &[u8])> {
+    let mut r = Reader::new(rest);
+    let params = P::read(&mut r)?;
+    Some((variant(params), r.rest()))
+}
+
 /// The variant of index `tag` (declaration order of [`OpKind`], as serde numbers them).
 fn op_kind<const E: u64>(tag: u32, rest: &[u8]) -> Option<(OpKind, &[u8])> {
     let unit = |kind| Some((kind, rest));
     match tag {
-        0 if has::<E>(CONV2D) => with(rest, OpKind::Conv2d),
-        1 if has::<E>(FULLY_CONNECTED) => with(rest, OpKind::FullyConnected),
+        0 if has::<E>(CONV2D) => compact(rest, OpKind::Conv2d),
+        1 if has::<E>(FULLY_CONNECTED) => compact(rest, OpKind::FullyConnected),
         2 if has::<E>(MATMUL) => with(rest, OpKind::MatMul),
         3 if has::<E>(BINARY | BINARY_ANY) => with(rest, OpKind::Binary),
         4 if has::<E>(UNARY | UNARY_ANY) => with(rest, OpKind::Unary),
-        5 if has::<E>(SOFTMAX) => with(rest, OpKind::Softmax),
-        6 if has::<E>(MAX_POOL) => with(rest, OpKind::MaxPool2d),
-        7 if has::<E>(AVG_POOL) => with(rest, OpKind::AvgPool2d),
+        5 if has::<E>(SOFTMAX) => compact(rest, OpKind::Softmax),
+        6 if has::<E>(MAX_POOL) => compact(rest, OpKind::MaxPool2d),
+        7 if has::<E>(AVG_POOL) => compact(rest, OpKind::AvgPool2d),
         8 if has::<E>(GLOBAL_AVG_POOL) => unit(OpKind::GlobalAvgPool),
         9 if has::<E>(CONCAT | MOVEMENT) => with(rest, OpKind::Concat),
         10 if has::<E>(TRANSPOSE | MOVEMENT) => with(rest, OpKind::Transpose),
@@ -70,15 +79,15 @@ fn op_kind<const E: u64>(tag: u32, rest: &[u8]) -> Option<(OpKind, &[u8])> {
         24 if has::<E>(CAST) => with(rest, OpKind::Cast),
         25 if has::<E>(ARG_REDUCE) => with(rest, OpKind::ArgReduce),
         26 if has::<E>(CONV_TRANSPOSE2D) => with(rest, OpKind::ConvTranspose2d),
-        27 if has::<E>(QUANT_CONV2D) => with(rest, OpKind::QuantConv2d),
-        28 if has::<E>(QUANT_FULLY_CONNECTED) => with(rest, OpKind::QuantFullyConnected),
+        27 if has::<E>(QUANT_CONV2D) => compact(rest, OpKind::QuantConv2d),
+        28 if has::<E>(QUANT_FULLY_CONNECTED) => compact(rest, OpKind::QuantFullyConnected),
         29 if has::<E>(QUANT_ADD) => with(rest, OpKind::QuantAdd),
         30 if has::<E>(QUANT_MUL) => with(rest, OpKind::QuantMul),
-        31 if has::<E>(QUANT_AVG_POOL) => with(rest, OpKind::QuantAvgPool2d),
-        32 if has::<E>(QUANT_MAX_POOL) => with(rest, OpKind::QuantMaxPool2d),
-        33 if has::<E>(QUANT_SOFTMAX) => with(rest, OpKind::QuantSoftmax),
-        34 if has::<E>(QUANTIZE) => with(rest, OpKind::Quantize),
-        35 if has::<E>(DEQUANTIZE) => with(rest, OpKind::Dequantize),
+        31 if has::<E>(QUANT_AVG_POOL) => compact(rest, OpKind::QuantAvgPool2d),
+        32 if has::<E>(QUANT_MAX_POOL) => compact(rest, OpKind::QuantMaxPool2d),
+        33 if has::<E>(QUANT_SOFTMAX) => compact(rest, OpKind::QuantSoftmax),
+        34 if has::<E>(QUANTIZE) => compact(rest, OpKind::Quantize),
+        35 if has::<E>(DEQUANTIZE) => compact(rest, OpKind::Dequantize),
         36 if has::<E>(REQUANTIZE) => with(rest, OpKind::Requantize),
         _ => None,
     }

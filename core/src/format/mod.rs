@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::op::OpKind;
 use crate::ops::MAX_RANK;
 
+pub(crate) mod compact;
 pub(crate) mod decode;
 #[cfg(feature = "alloc")]
 pub mod write;

@@ -1,0 +1,321 @@
+//! A small postcard reader for the records a session decodes at parse and on every run: tensor records
+//! and the parameters of the common op kinds.
+//!
+//! serde's derived decoders are generic code that the compiler inlines field by field: every varint,
+//! every error path, per struct. On a microcontroller that is kilobytes of flash for a handful of
+//! records. Here each field is one call into the few out-of-line readers below. The bytes are postcard,
+//! as [`crate::format::write`] writes them through serde, and every reader accepts exactly what postcard
+//! accepts (same varint limits, same bool and option tags): the tests compare both on random bytes. Op
+//! kinds without a reader here decode through serde ([`super::decode`]).
+
+use crate::format::{DType, QuantParams, Storage, TensorRecord};
+use crate::ops::math::activation::Activation;
+use crate::ops::nn::conv::Conv2dParams;
+use crate::ops::nn::{fully_connected::FullyConnectedParams, softmax::SoftmaxParams};
+use crate::ops::pool::Pool2dParams;
+use crate::ops::quant::{
+    avg_pool::QuantAvgPoolParams,
+    conv::QuantConv2dParams,
+    dequantize::DequantizeParams,
+    fully_connected::QuantFullyConnectedParams,
+    max_pool::QuantMaxPoolParams,
+    quantize::{QuantizeParams, Rounding},
+    requant::RequantRounding,
+    softmax::QuantSoftmaxParams,
+};
+
+/// A cursor over postcard bytes.
+pub(crate) struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        Reader { bytes }
+    }
+
+    /// The bytes not read yet.
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    #[inline(never)]
+    fn byte(&mut self) -> Option<u8> {
+        let (&b, rest) = self.bytes.split_first()?;
+        self.bytes = rest;
+        Some(b)
+    }
+
+    /// An unsigned LEB128 varint of a `bits`-bit integer, as postcard reads it: at most
+    /// `ceil(bits / 7)` bytes, and a last byte of at most the bits that are left.
+    #[inline(never)]
+    fn varint(&mut self, bits: u32) -> Option<u64> {
+        let max = bits.div_ceil(7);
+        let mut out = 0u64;
+        for i in 0..max {
+            let b = self.byte()?;
+            out |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                let last_max = (1u32 << (bits % 7)) - 1;
+                return (i + 1 < max || u32::from(b) <= last_max).then_some(out);
+            }
+        }
+        None
+    }
+
+    /// An enum variant index.
+    pub(crate) fn tag(&mut self) -> Option<u32> {
+        self.varint(32).map(|v| v as u32)
+    }
+
+    /// A sequence length (a `usize` varint).
+    fn len(&mut self) -> Option<usize> {
+        self.varint(usize::BITS).map(|v| v as usize)
+    }
+}
+
+/// A value read from postcard bytes.
+pub(crate) trait Compact: Sized {
+    fn read(r: &mut Reader<'_>) -> Option<Self>;
+}
+
+impl Compact for u8 {
+    fn read(r: &mut Reader<'_>) -> Option<Self> {
+        r.byte()
+    }
+}
+
+impl Compact for i8 {
+    fn read(r: &mut Reader<'_>) -> Option<Self> {
+        r.byte().map(|b| b as i8)
+    }
+}
+
+impl Compact for u16 {
+    fn read(r: &mut Reader<'_>) -> Option<Self> {
+        r.varint(16).map(|v| v as u16)
+    }
+}
+
+impl Compact for u32 {
+    fn read(r: &mut Reader<'_>) -> Option<Self> {
+        r.varint(32).map(|v| v as u32)
+    }
+}
+
+impl Compact for i32 {
+    fn read(r: &mut Reader<'_>) -> Option<Self> {
+        // Zigzag: 0, -1, 1, -2, ... as 0, 1, 2, 3, ...
+        let n = r.varint(32)? as u32;
+        Some((n >> 1) as i32 ^ -((n & 1) as i32))
+    }
+}
+
+impl Compact for bool {
+    fn read(r: &mut Reader<'_>) -> Option<Self> {
+        match r.byte()? {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
+}
+
+impl Compact for f32 {
+    fn read(r: &mut Reader<'_>) -> Option<Self> {
+        let (head, rest) = r.bytes.split_first_chunk::<4>()?;
+        r.bytes = rest;
+        Some(f32::from_le_bytes(*head))
+    }
+}
+
+impl<T: Compact> Compact for Option<T> {
+    fn read(r: &mut Reader<'_>) -> Option<Self> {
+        match r.byte()? {
+            0 => Some(None),
+            1 => Some(Some(T::read(r)?)),
+            _ => None,
+        }
+    }
+}
+
+impl<const N: usize> Compact for heapless::Vec<u32, N> {
+    fn read(r: &mut Reader<'_>) -> Option<Self> {
+        let len = r.len()?;
+        let mut v = heapless::Vec::new();
+        for _ in 0..len {
+            v.push(u32::read(r)?).ok()?;
+        }
+        Some(v)
+    }
+}
+
+/// A struct: its fields in declaration order (the order postcard writes them).
+macro_rules! compact_struct {
+    ($($ty:ident { $($field:ident),* $(,)? })*) => {$(
+        impl Compact for $ty {
+            fn read(r: &mut Reader<'_>) -> Option<Self> {
+                // Struct expression fields are evaluated in the order written.
+                Some($ty { $($field: Compact::read(r)?,)* })
+            }
+        }
+    )*};
+}
+
+/// A fieldless enum: its variants in declaration order (postcard writes the index).
+macro_rules! compact_enum {
+    ($($ty:ident { $($variant:ident),* $(,)? })*) => {$(
+        impl Compact for $ty {
+            fn read(r: &mut Reader<'_>) -> Option<Self> {
+                const VARIANTS: &[$ty] = &[$($ty::$variant),*];
+                VARIANTS.get(r.tag()? as usize).copied()
+            }
+        }
+    )*};
+}
+
+compact_enum! {
+    DType { F32, F16, I8, U8, I32, I64, Bool, I16, U16, U32, U64, F64 }
+    RequantRounding { Double, Single }
+    Rounding { HalfAwayFromZero, HalfToEven }
+}
+
+impl Compact for Activation {
+    fn read(r: &mut Reader<'_>) -> Option<Self> {
+        Some(match r.tag()? {
+            0 => Activation::None,
+            1 => Activation::Relu,
+            2 => Activation::Relu6,
+            3 => Activation::Clip {
+                min: f32::read(r)?,
+                max: f32::read(r)?,
+            },
+            _ => return None,
+        })
+    }
+}
+
+impl Compact for Storage {
+    fn read(r: &mut Reader<'_>) -> Option<Self> {
+        Some(match r.tag()? {
+            0 => Storage::Weights {
+                offset: u32::read(r)?,
+            },
+            1 => Storage::Arena {
+                offset: u32::read(r)?,
+            },
+            _ => return None,
+        })
+    }
+}
+
+compact_struct! {
+    QuantParams { scale, zero_point }
+    TensorRecord { dtype, dims, storage, quant, first_use, last_use }
+    Conv2dParams {
+        stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left, pad_bottom, pad_right, groups,
+        act,
+    }
+    FullyConnectedParams { act }
+    SoftmaxParams { axis }
+    Pool2dParams {
+        kernel_h, kernel_w, stride_h, stride_w, pad_top, pad_left, pad_bottom, pad_right,
+        count_include_pad,
+    }
+    QuantConv2dParams {
+        stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left, pad_bottom, pad_right, groups,
+        x_zero_point, y_zero_point, act_min, act_max, rounding,
+    }
+    QuantFullyConnectedParams { x_zero_point, y_zero_point, act_min, act_max, rounding }
+    QuantMaxPoolParams { window, act_min, act_max }
+    QuantAvgPoolParams { window, zero_point, act_min, act_max }
+    QuantSoftmaxParams { axis, input_multiplier, input_left_shift, diff_min }
+    QuantizeParams { scale, zero_point, rounding }
+    DequantizeParams { scale, zero_point }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::Dims;
+    use serde::de::DeserializeOwned;
+
+    /// Random bytes biased towards small values and continuation bits (xorshift64*, fixed seed).
+    fn random_bytes(state: &mut u64, out: &mut [u8]) {
+        for b in out {
+            *state ^= *state >> 12;
+            *state ^= *state << 25;
+            *state ^= *state >> 27;
+            let r = state.wrapping_mul(0x2545_f491_4f6c_dd1d);
+            *b = match r % 5 {
+                0 | 1 => (r >> 8) as u8 % 4,
+                2 => 0x80 | (r >> 8) as u8,
+                3 => (r >> 8) as u8 % 32,
+                _ => (r >> 8) as u8,
+            };
+        }
+    }
+
+    /// Reads `T` both ways from many random byte strings; both must agree on success, value (compared
+    /// as postcard bytes, so that NaN equals itself) and bytes consumed. Returns how many decoded.
+    fn agrees_with_serde<T>(seed: u64) -> usize
+    where
+        T: Compact + DeserializeOwned + serde::Serialize,
+    {
+        let mut state = seed;
+        let mut decoded = 0;
+        for _ in 0..20_000 {
+            let mut bytes = [0u8; 40];
+            random_bytes(&mut state, &mut bytes);
+            let len = 1 + (bytes[0] as usize % 40);
+            let bytes = &bytes[..len];
+            let ours = {
+                let mut r = Reader::new(bytes);
+                T::read(&mut r).map(|v| (v, r.rest().len()))
+            };
+            let theirs = postcard::take_from_bytes::<T>(bytes)
+                .ok()
+                .map(|(v, rest)| (v, rest.len()));
+            let encode = |v: &Option<(T, usize)>| {
+                let mut buf = [0u8; 64];
+                v.as_ref().map(|(v, rest)| {
+                    let n = postcard::to_slice(v, &mut buf).unwrap().len();
+                    (buf, n, *rest)
+                })
+            };
+            assert_eq!(encode(&ours), encode(&theirs), "{bytes:?}");
+            decoded += usize::from(ours.is_some());
+        }
+        decoded
+    }
+
+    #[test]
+    fn every_reader_accepts_what_postcard_accepts() {
+        assert!(agrees_with_serde::<u16>(1) > 0);
+        assert!(agrees_with_serde::<u32>(2) > 0);
+        assert!(agrees_with_serde::<i32>(3) > 0);
+        assert!(agrees_with_serde::<bool>(4) > 0);
+        assert!(agrees_with_serde::<Option<f32>>(5) > 0);
+        assert!(agrees_with_serde::<Dims>(6) > 0);
+        assert!(agrees_with_serde::<TensorRecord>(7) > 0);
+        assert!(agrees_with_serde::<Activation>(8) > 0);
+        assert!(agrees_with_serde::<Conv2dParams>(9) > 0);
+        assert!(agrees_with_serde::<Pool2dParams>(10) > 0);
+        assert!(agrees_with_serde::<QuantConv2dParams>(11) > 0);
+        assert!(agrees_with_serde::<QuantSoftmaxParams>(12) > 0);
+        assert!(agrees_with_serde::<QuantizeParams>(13) > 0);
+    }
+
+    /// Varints at their limits: the largest value, one past it, and an over-long encoding.
+    #[test]
+    fn varint_limits() {
+        let read = |bytes: &[u8]| u16::read(&mut Reader::new(bytes));
+        assert_eq!(read(&[0xff, 0xff, 0x03]), Some(u16::MAX));
+        assert_eq!(read(&[0xff, 0xff, 0x04]), None);
+        assert_eq!(read(&[0x80, 0x80, 0x80, 0x00]), None);
+        let read = |bytes: &[u8]| u32::read(&mut Reader::new(bytes));
+        assert_eq!(read(&[0xff, 0xff, 0xff, 0xff, 0x0f]), Some(u32::MAX));
+        assert_eq!(read(&[0xff, 0xff, 0xff, 0xff, 0x10]), None);
+        assert_eq!(read(&[0x80, 0x00]), Some(0));
+    }
+}
