@@ -181,11 +181,11 @@ impl<'b> Model<'b> {
 
         let sections = Sections::read(blob)?;
         let info_bytes = sections.require(SectionKind::Info)?;
-        let info: ModelInfo<'b> = postcard::take_from_bytes(info_bytes)
-            .map(|(v, _)| v)
-            .map_err(|_| Error::BadMetadata {
+        let info = ModelInfo::read(&mut crate::format::compact::Reader::new(info_bytes)).ok_or(
+            Error::BadMetadata {
                 reason: "info section does not decode",
-            })?;
+            },
+        )?;
         let tensors = RecordTable::new(
             sections.require(SectionKind::Tensors)?,
             SectionKind::Tensors,

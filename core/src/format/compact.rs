@@ -8,7 +8,7 @@
 //! accepts (same varint limits, same bool and option tags): the tests compare both on random bytes. Op
 //! kinds without a reader here decode through serde ([`super::decode`]).
 
-use crate::format::{DType, QuantParams, Storage, TensorRecord};
+use crate::format::{ArenaPlan, DType, ModelInfo, QuantParams, Storage, TensorRecord};
 use crate::ops::math::activation::Activation;
 use crate::ops::nn::conv::Conv2dParams;
 use crate::ops::nn::{fully_connected::FullyConnectedParams, softmax::SoftmaxParams};
@@ -72,6 +72,17 @@ impl<'a> Reader<'a> {
     fn len(&mut self) -> Option<usize> {
         self.varint(usize::BITS).map(|v| v as usize)
     }
+
+    /// A string, borrowed from the bytes (its length, then UTF-8).
+    pub(crate) fn str(&mut self) -> Option<&'a str> {
+        let len = self.len()?;
+        if len > self.bytes.len() {
+            return None;
+        }
+        let (s, rest) = self.bytes.split_at(len);
+        self.bytes = rest;
+        core::str::from_utf8(s).ok()
+    }
 }
 
 /// A value read from postcard bytes.
@@ -82,6 +93,12 @@ pub(crate) trait Compact: Sized {
 impl Compact for u8 {
     fn read(r: &mut Reader<'_>) -> Option<Self> {
         r.byte()
+    }
+}
+
+impl Compact for u64 {
+    fn read(r: &mut Reader<'_>) -> Option<Self> {
+        r.varint(64)
     }
 }
 
@@ -209,7 +226,23 @@ impl Compact for Storage {
     }
 }
 
+impl<'a> ModelInfo<'a> {
+    /// The info section, borrowing the producer string from `bytes`.
+    pub(crate) fn read(r: &mut Reader<'a>) -> Option<Self> {
+        Some(ModelInfo {
+            producer: r.str()?,
+            source_hash: Compact::read(r)?,
+            tensor_count: Compact::read(r)?,
+            op_count: Compact::read(r)?,
+            inputs: Compact::read(r)?,
+            outputs: Compact::read(r)?,
+            arena: Compact::read(r)?,
+        })
+    }
+}
+
 compact_struct! {
+    ArenaPlan { persistent_bytes, activation_bytes, scratch_bytes, lower_bound_bytes }
     QuantParams { scale, zero_point }
     TensorRecord { dtype, dims, storage, quant, first_use, last_use }
     Conv2dParams {
@@ -304,6 +337,33 @@ mod tests {
         assert!(agrees_with_serde::<QuantConv2dParams>(11) > 0);
         assert!(agrees_with_serde::<QuantSoftmaxParams>(12) > 0);
         assert!(agrees_with_serde::<QuantizeParams>(13) > 0);
+        assert!(agrees_with_serde::<u64>(14) > 0);
+        assert!(agrees_with_serde::<ArenaPlan>(15) > 0);
+    }
+
+    /// The info section both ways, on random bytes after a valid string (so that the rest is reached).
+    #[test]
+    fn model_info_agrees_with_serde() {
+        let mut state = 16;
+        let mut decoded = 0;
+        for _ in 0..20_000 {
+            let mut bytes = [0u8; 48];
+            random_bytes(&mut state, &mut bytes[4..]);
+            bytes[..4].copy_from_slice(&[3, b'a', b'b', b'c']);
+            let len = 4 + (bytes[4] as usize % 44);
+            let bytes = &bytes[..len];
+            let ours = ModelInfo::read(&mut Reader::new(bytes));
+            let theirs = postcard::take_from_bytes::<ModelInfo<'_>>(bytes)
+                .ok()
+                .map(|(v, _)| v);
+            assert_eq!(ours, theirs, "{bytes:?}");
+            decoded += usize::from(ours.is_some());
+        }
+        assert!(decoded > 0);
+        // A string that is not UTF-8 is refused by both.
+        let bad = [1, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        assert!(ModelInfo::read(&mut Reader::new(&bad)).is_none());
+        assert!(postcard::take_from_bytes::<ModelInfo<'_>>(&bad).is_err());
     }
 
     /// Varints at their limits: the largest value, one past it, and an over-long encoding.
