@@ -104,9 +104,7 @@ pub enum Error {
     /// The session's kernel table leaves out the family of an op the model has (e.g. a firmware built
     /// with `REFERENCE_F32` given an int8 model).
     KernelMissing {
-        /// Op index.
-        op: u32,
-        /// The kernel-table entry it runs through (a name of [`crate::kernels::entry::NAMES`]).
+        /// A kernel-table entry the model's ops run through (a name of [`crate::kernels::entry::NAMES`]).
         entry: &'static str,
         /// The table's name.
         kernels: &'static str,
@@ -159,10 +157,10 @@ impl fmt::Display for Error {
                 "wrong element type: the tensor is {expected:?}, accessed as {got:?}"
             ),
             Error::Unsupported { reason } => write!(f, "unsupported: {reason}"),
-            Error::KernelMissing { op, entry, kernels } => write!(
+            Error::KernelMissing { entry, kernels } => write!(
                 f,
-                "op {op} runs through the kernel-table entry {entry}, which the \"{kernels}\" table \
-                 leaves out: open the session with a table that has it (ember_core::REFERENCE has every \
+                "the model runs ops through the kernel-table entry {entry}, which the \"{kernels}\" \
+                 table leaves out: open the session with a table that has it (ember_core::REFERENCE has every \
                  one; a firmware's table needs the model's KERNEL_ENTRIES)"
             ),
         }

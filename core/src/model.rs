@@ -29,6 +29,8 @@ pub struct Model<'b, const E: u64 = { family::ALL }> {
     weights: &'b [u8],
     /// The blob's format minor version.
     minor: u16,
+    /// The kernel-table entries of every op, found by `validate`.
+    entries: u64,
 }
 
 /// A section laid out as `u32 count`, `count + 1` u32 offsets, then postcard records.
@@ -196,7 +198,7 @@ impl<'b> Model<'b> {
             Some(bytes) => Some(RecordTable::new(bytes, SectionKind::Names)?),
             None => None,
         };
-        let model = Model {
+        let mut model = Model {
             blob,
             info,
             tensors,
@@ -204,14 +206,16 @@ impl<'b> Model<'b> {
             names,
             weights,
             minor,
+            entries: 0,
         };
-        model.validate()?;
+        model.entries = model.validate()?;
         Ok(model)
     }
 }
 
 impl<'b, const E: u64> Model<'b, E> {
-    fn validate(&self) -> Result<(), Error> {
+    /// Checks everything the session trusts; returns the kernel-table entries the ops run through.
+    fn validate(&self) -> Result<u64, Error> {
         let info = &self.info;
         if info.tensor_count as usize != self.tensors.count {
             return Err(Error::BadMetadata {
@@ -262,10 +266,11 @@ impl<'b, const E: u64> Model<'b, E> {
                 }
             }
         }
+        let mut entries = 0;
         for i in 0..self.ops.count {
-            self.validate_op(i)?;
+            entries |= self.validate_op(i)?;
         }
-        Ok(())
+        Ok(entries)
     }
 
     fn validate_tensor(&self, i: usize) -> Result<(), Error> {
@@ -301,7 +306,8 @@ impl<'b, const E: u64> Model<'b, E> {
         Ok(())
     }
 
-    fn validate_op(&self, i: usize) -> Result<(), Error> {
+    /// Validates op `i`; returns its kernel-table entry (as [`Model::op_entry`]).
+    fn validate_op(&self, i: usize) -> Result<u64, Error> {
         let bad = |reason| Error::BadOp {
             op: i as u32,
             reason,
@@ -331,6 +337,7 @@ impl<'b, const E: u64> Model<'b, E> {
         let mut dims: heapless::Vec<UDims, { crate::format::MAX_OP_INPUTS }> = heapless::Vec::new();
         let mut dtypes: heapless::Vec<DType, { crate::format::MAX_OP_INPUTS }> =
             heapless::Vec::new();
+        let mut aliased = false;
         for &id in op.inputs.iter() {
             let t = self
                 .tensor(id as usize)
@@ -338,6 +345,7 @@ impl<'b, const E: u64> Model<'b, E> {
             if let Storage::Arena { offset } = t.storage {
                 let r = arena_range(offset, &t);
                 let identical_alias = matches!(op.kind, OpKind::Reshape) && r == out_range;
+                aliased |= identical_alias;
                 if r.0 < out_range.1 && out_range.0 < r.1 && !identical_alias {
                     return Err(bad("output overlaps an input in the arena"));
                 }
@@ -539,6 +547,12 @@ impl<'b, const E: u64> Model<'b, E> {
         checked.map_err(|e| match e {
             Error::Shape { reason } => bad(reason),
             other => other,
+        })?;
+        Ok(if aliased {
+            // A Reshape planned on its input's bytes runs no kernel.
+            0
+        } else {
+            crate::kernels::entry_of(&op.kind, all_f32, out.dtype.size())
         })
     }
 
@@ -640,8 +654,9 @@ impl<'b, const E: u64> Model<'b, E> {
 
     /// Every kernel-table entry the model's ops run through: give it to
     /// [`Kernels::only`](crate::Kernels::only) for a table with nothing else.
+    /// (Found while parsing: the union of [`Model::op_entry`] over the ops.)
     pub fn kernel_entries(&self) -> Result<u64, Error> {
-        (0..self.op_count()).try_fold(0, |acc, i| Ok(acc | self.op_entry(i)?))
+        Ok(self.entries)
     }
 
     /// Number of tensors.

@@ -459,21 +459,18 @@ fn check_dtype<T: Element>(dtype: DType) -> Result<(), Error> {
 
 /// Refuses a model with an op whose entry `kernels` leaves out (see [`crate::kernels::entry`]).
 fn check_entries<const E: u64>(model: &Model<'_, E>, kernels: &Kernels) -> Result<(), Error> {
-    for i in 0..model.op_count() {
-        let need = model.op_entry(i)?;
-        if kernels.entries & need != need {
-            let missing = (need & !kernels.entries).trailing_zeros() as usize;
-            return Err(Error::KernelMissing {
-                op: i as u32,
-                entry: crate::kernels::entry::NAMES
-                    .get(missing)
-                    .copied()
-                    .unwrap_or("?"),
-                kernels: kernels.name,
-            });
-        }
+    let need = model.kernel_entries()?;
+    let missing = need & !kernels.entries;
+    if missing == 0 {
+        return Ok(());
     }
-    Ok(())
+    Err(Error::KernelMissing {
+        entry: crate::kernels::entry::NAMES
+            .get(missing.trailing_zeros() as usize)
+            .copied()
+            .unwrap_or("?"),
+        kernels: kernels.name,
+    })
 }
 
 /// A writable view of a graph input.

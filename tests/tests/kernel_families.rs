@@ -37,7 +37,7 @@ fn f32_table_refuses_int8_ops_and_int8_table_runs_them() {
 }
 
 /// `Kernels::only(model.kernel_entries())` keeps exactly what the model runs: the same bytes as the full
-/// table, and a table missing any one of those entries is refused, naming an op that needs it.
+/// table, and a table missing any one of those entries is refused, naming that entry.
 #[test]
 fn a_table_of_the_models_own_entries_runs_it_and_one_entry_less_does_not() {
     for (name, blob) in [
@@ -48,6 +48,9 @@ fn a_table_of_the_models_own_entries_runs_it_and_one_entry_less_does_not() {
         let model = Model::parse(aligned.as_bytes()).unwrap();
         let entries = model.kernel_entries().unwrap();
         assert_ne!(entries, 0, "{name}");
+        // What parsing found is what the ops say one by one.
+        let per_op = (0..model.op_count()).fold(0, |acc, i| acc | model.op_entry(i).unwrap());
+        assert_eq!(entries, per_op, "{name}");
         let only: &'static ember_core::Kernels = Box::leak(Box::new(REFERENCE.only(entries)));
         assert_eq!(only.entries, entries, "{name}");
         assert_eq!(
@@ -59,8 +62,12 @@ fn a_table_of_the_models_own_entries_runs_it_and_one_entry_less_does_not() {
             let less: &'static ember_core::Kernels =
                 Box::leak(Box::new(REFERENCE.only(entries & !bit)));
             match outputs(&blob, less) {
-                Err(Error::KernelMissing { op, .. }) => {
-                    assert_eq!(model.op_entry(op as usize).unwrap(), bit, "{name}")
+                Err(Error::KernelMissing { entry, .. }) => {
+                    assert_eq!(
+                        entry,
+                        ember_core::kernels::entry::NAMES[bit.trailing_zeros() as usize],
+                        "{name}"
+                    )
                 }
                 other => {
                     panic!("{name}: entry {bit:#x} left out, expected KernelMissing, got {other:?}")
