@@ -86,6 +86,9 @@ pub fn check(root: &Path, foreign_elf: &Path) -> Result<()> {
                 .args(["build", "--release", "--quiet"])
                 .current_dir(&board)
                 .env("EMBER_DIGITS_MODEL", &model)
+                // The ELF is read from the crate's own target/ below, whatever the caller's
+                // CARGO_TARGET_DIR (which may point at a shared cache).
+                .env("CARGO_TARGET_DIR", board.join("target"))
                 .env_remove("RUSTFLAGS")
                 .env_remove("CARGO_ENCODED_RUSTFLAGS")
                 .env_remove("CARGO_BUILD_TARGET"),
@@ -96,6 +99,7 @@ pub fn check(root: &Path, foreign_elf: &Path) -> Result<()> {
                 .args(["clippy", "--release", "--quiet", "--", "-D", "warnings"])
                 .current_dir(&board)
                 .env("EMBER_DIGITS_MODEL", &model)
+                .env("CARGO_TARGET_DIR", board.join("target"))
                 .env_remove("RUSTFLAGS"),
             &format!("clippy on {dir}"),
         )?;
