@@ -12,7 +12,7 @@
 //! `qemu-mps2-an386`, plus `stack`):
 //!
 //! ```text
-//! model ops=10 blob_bytes=15600 weights_bytes=14640
+//! model ops=9 blob_bytes=15552 weights_bytes=14640
 //! op 1 Conv2d ticks=585035     (per op, first image; SysTick ticks, repeatable under `-icount`)
 //! pred 0 6                     (image index, top-1 class), one line per image
 //! accuracy 353/360

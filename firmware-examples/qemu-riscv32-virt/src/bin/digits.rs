@@ -13,7 +13,7 @@
 //! same lines as `qemu-mps2-an386`):
 //!
 //! ```text
-//! model ops=10 blob_bytes=15600 weights_bytes=14640
+//! model ops=9 blob_bytes=15552 weights_bytes=14640
 //! op 1 Conv2d ticks=413238     (per op, first image; `mtime` ticks at 10 MHz, repeatable under `-icount`)
 //! pred 0 6                     (image index, top-1 class), one line per image
 //! accuracy 353/360
