@@ -28,13 +28,13 @@ enum Command {
     Convert(cmd::convert::Args),
     /// Show a blob's ops, tensors, shapes and memory plan.
     Inspect {
-        /// The .ember blob (or, with --passes, the .onnx model).
+        /// The .ember blob, or an .onnx model (converted in memory first).
         model: PathBuf,
         /// Convert the .onnx model in memory and show what each graph pass changed, then the blob.
         #[arg(long)]
         passes: bool,
-        /// With --passes: fix an input's dynamic dimensions, as NAME=1,3,48,192 (repeatable).
-        #[arg(long = "shape", value_name = "NAME=DIMS", requires = "passes")]
+        /// For an .onnx model: fix an input's dynamic dimensions, as NAME=1,3,48,192 (repeatable).
+        #[arg(long = "shape", value_name = "NAME=DIMS")]
         shapes: Vec<String>,
         /// Draw the activation arena over time (op index by offset, a rectangle per tensor) into an SVG.
         #[arg(long, value_name = "SVG", conflicts_with = "passes")]
@@ -68,7 +68,12 @@ fn main() -> ExitCode {
             shapes,
             ..
         } => cmd::inspect::run_passes(&model, &shapes),
-        Command::Inspect { model, plot, .. } => cmd::inspect::run(&model, plot.as_deref()),
+        Command::Inspect {
+            model,
+            shapes,
+            plot,
+            ..
+        } => cmd::inspect::run(&model, &shapes, plot.as_deref()),
         Command::Run(args) => cmd::run::run(&args),
         Command::Profile(mut args) => {
             args.profile = true;

@@ -391,6 +391,46 @@ fn inspect_passes_of_a_blob_says_to_pass_the_onnx_model() {
     assert!(!t.contains("panicked"), "{t}");
 }
 
+/// `ember inspect model.onnx` converts in memory and shows the same blob view as the converted file;
+/// a file that is neither a blob nor ONNX is refused with both named.
+#[test]
+fn inspect_of_an_onnx_model_shows_the_blob_it_converts_to() {
+    let dir = scratch_dir("inspect_onnx");
+    let blob = dir.join("d.ember");
+    let convert = ember(&[
+        "convert",
+        &model("digits/model.onnx"),
+        "-o",
+        blob.to_str().unwrap(),
+    ]);
+    assert!(convert.status.success(), "{}", text(&convert));
+    let from_onnx = ember(&["inspect", &model("digits/model.onnx")]);
+    assert!(from_onnx.status.success(), "{}", text(&from_onnx));
+    let from_blob = ember(&["inspect", blob.to_str().unwrap()]);
+    assert!(from_blob.status.success(), "{}", text(&from_blob));
+    // The same lines after the first (which names the file).
+    let body = |o: &Output| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .skip(1)
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(body(&from_onnx), body(&from_blob));
+    assert!(text(&from_onnx).contains("converting it in memory"));
+
+    let junk = dir.join("junk.bin");
+    std::fs::write(&junk, b"neither a blob nor a model").unwrap();
+    let out = ember(&["inspect", junk.to_str().unwrap()]);
+    assert!(!out.status.success(), "{}", text(&out));
+    let t = text(&out);
+    assert!(
+        t.contains("not an .ember blob") && t.contains("ONNX"),
+        "{t}"
+    );
+    assert!(!t.contains("panicked"), "{t}");
+}
+
 /// The element names of `xml`'s tags, checked to nest properly (a small stand-in for an XML parser).
 fn xml_elements(xml: &str) -> Vec<String> {
     let mut open: Vec<String> = Vec::new();

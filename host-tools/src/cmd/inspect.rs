@@ -12,9 +12,21 @@ mod passes;
 mod plot;
 pub use passes::run_passes;
 
-/// Prints what the blob at `path` holds and, with `plot`, draws its arena plan into that SVG file.
-pub fn run(path: &Path, plot: Option<&Path>) -> Result<ExitCode> {
+/// Prints what the blob at `path` holds and, with `plot`, draws its arena plan into that SVG file. An
+/// ONNX model is converted in memory first (with the `--shape` overrides), as `ember convert` would.
+pub fn run(path: &Path, shapes: &[String], plot: Option<&Path>) -> Result<ExitCode> {
     let blob = read_blob(path)?;
+    let blob = if blob.as_bytes().starts_with(&ember_core::format::MAGIC) {
+        blob
+    } else {
+        eprintln!(
+            "note: {} is not an .ember blob; converting it in memory as an ONNX model \
+             (`ember convert` writes the blob)",
+            path.display()
+        );
+        let converted = passes::convert_in_memory(path, blob.as_bytes(), shapes)?;
+        ember_core::AlignedBuf::from_bytes(&converted.blob)
+    };
     let code = show(path, &blob)?;
     if let Some(svg) = plot {
         let model = parse(&blob, path)?;

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use ember_convert::{convert, ConvertOptions, PassRecord};
+use ember_convert::{convert, ConvertOptions, Converted, PassRecord};
 
 pub fn run_passes(path: &Path, shapes: &[String]) -> Result<ExitCode> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -16,6 +16,16 @@ pub fn run_passes(path: &Path, shapes: &[String]) -> Result<ExitCode> {
             path.display()
         );
     }
+    let converted = convert_in_memory(path, &bytes, shapes)?;
+    print_log(path, &converted.report.passes);
+    println!();
+    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
+    super::show(path, &blob)
+}
+
+/// Converts the ONNX model `bytes` (read from `path`) with the default options, names kept and the
+/// `--shape` overrides, printing the converter's notices.
+pub(super) fn convert_in_memory(path: &Path, bytes: &[u8], shapes: &[String]) -> Result<Converted> {
     let shapes = shapes
         .iter()
         .map(|s| crate::cmd::convert::parse_shape(s))
@@ -26,14 +36,11 @@ pub fn run_passes(path: &Path, shapes: &[String]) -> Result<ExitCode> {
         ..Default::default()
     };
     let converted =
-        convert(&bytes, &opts).with_context(|| format!("cannot convert {}", path.display()))?;
+        convert(bytes, &opts).with_context(|| format!("cannot convert {}", path.display()))?;
     for notice in &converted.report.notices {
         eprintln!("notice: {notice}");
     }
-    print_log(path, &converted.report.passes);
-    println!();
-    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
-    super::show(path, &blob)
+    Ok(converted)
 }
 
 /// Prints the log as a table: one row per record that changed something (continued over one line
