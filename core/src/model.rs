@@ -1,18 +1,22 @@
 //! `Model::parse`: zero-copy, allocation-free reading and validation of a `.ember` blob.
 //!
-//! Everything the interpreter later trusts is checked here once: the header and CRC, section bounds, every
-//! tensor and op record decodes, tensor ids, dtypes, byte sizes against the weights section and the arena plan, op arity,
-//! every op's shapes (through the op's own `validate`), and that no op writes over its own inputs. After a
-//! successful parse, running the model cannot index out of bounds.
+//! Everything the interpreter later trusts is checked here once: the header and CRC, section bounds
+//! ([`tables`]), every tensor and op record decodes, tensor ids, dtypes, byte sizes against the weights
+//! section and the arena plan, op arity, every op's shapes (through the op's own `validate`), and that
+//! no op writes over its own inputs. After a successful parse, running the model cannot index out of
+//! bounds.
 
 use crate::format::{
     ArenaPlan, DType, ModelInfo, OpRecord, SectionKind, Storage, TensorRecord, ALIGN, HEADER_LEN,
-    MAGIC, MAX_SECTIONS, SECTION_ENTRY_LEN, VERSION_MAJOR,
+    MAGIC, VERSION_MAJOR,
 };
 use crate::kernels::{entry, family, has};
 use crate::op::OpKind;
 use crate::ops::{self, MAX_RANK};
 use crate::Error;
+
+mod tables;
+use tables::{read_u16, read_u32, RecordTable, Sections};
 
 /// A validated model over borrowed blob bytes. Parsing allocates nothing and copies no weights.
 ///
@@ -31,68 +35,6 @@ pub struct Model<'b, const E: u64 = { family::ALL }> {
     minor: u16,
     /// The kernel-table entries of every op, found by `validate`.
     entries: u64,
-}
-
-/// A section laid out as `u32 count`, `count + 1` u32 offsets, then postcard records.
-#[derive(Clone, Copy, Debug)]
-struct RecordTable<'b> {
-    bytes: &'b [u8],
-    count: usize,
-}
-
-fn read_u16(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-
-fn read_u32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-impl<'b> RecordTable<'b> {
-    fn new(bytes: &'b [u8], kind: SectionKind) -> Result<Self, Error> {
-        let bad = |reason| Error::BadSection {
-            kind: kind as u32,
-            reason,
-        };
-        if bytes.len() < 4 {
-            return Err(bad("record table shorter than its count"));
-        }
-        let count = read_u32(bytes, 0) as usize;
-        // The offsets array must fit; this also bounds `count` by the section size.
-        let head = count
-            .checked_add(1)
-            .and_then(|n| n.checked_mul(4))
-            .and_then(|n| n.checked_add(4))
-            .ok_or(bad("record count overflows"))?;
-        if head > bytes.len() {
-            return Err(bad("record offsets run past the section"));
-        }
-        let mut prev = head;
-        for i in 0..=count {
-            let off = read_u32(bytes, 4 + 4 * i) as usize;
-            if (i == 0 && off != head) || off < prev || off > bytes.len() {
-                return Err(bad("record offsets are not increasing within the section"));
-            }
-            prev = off;
-        }
-        Ok(RecordTable { bytes, count })
-    }
-
-    /// Bytes of record `i`; the offsets were checked in `new`.
-    fn record(&self, i: usize) -> Option<&'b [u8]> {
-        if i >= self.count {
-            return None;
-        }
-        let start = read_u32(self.bytes, 4 + 4 * i) as usize;
-        let end = read_u32(self.bytes, 8 + 4 * i) as usize;
-        self.bytes.get(start..end)
-    }
-
-    fn decode<T: serde::Deserialize<'b>>(&self, i: usize) -> Option<T> {
-        let bytes = self.record(i)?;
-        // Trailing bytes are allowed: a later minor version may append optional fields.
-        postcard::take_from_bytes(bytes).ok().map(|(v, _)| v)
-    }
 }
 
 /// Byte size of a tensor, or `None` if it overflows `u32`.
@@ -732,84 +674,6 @@ pub(crate) fn arena_range(offset: u32, t: &TensorRecord) -> (usize, usize) {
 
 pub(crate) fn round_up(n: usize) -> usize {
     n.div_ceil(ALIGN) * ALIGN
-}
-
-/// The section table, read and checked.
-struct Sections<'b> {
-    blob: &'b [u8],
-    entries: [(u32, usize, usize); MAX_SECTIONS],
-    count: usize,
-}
-
-impl<'b> Sections<'b> {
-    fn read(blob: &'b [u8]) -> Result<Self, Error> {
-        let count = read_u16(blob, 20) as usize;
-        if count > MAX_SECTIONS {
-            return Err(Error::BadSection {
-                kind: 0,
-                reason: "more sections than the format allows",
-            });
-        }
-        let table_end = HEADER_LEN + count * SECTION_ENTRY_LEN;
-        if table_end > blob.len() {
-            return Err(Error::Truncated {
-                need: table_end as u32,
-                have: blob.len() as u32,
-            });
-        }
-        let mut entries = [(0u32, 0usize, 0usize); MAX_SECTIONS];
-        for (i, e) in entries.iter_mut().enumerate().take(count) {
-            let at = HEADER_LEN + i * SECTION_ENTRY_LEN;
-            let kind = read_u32(blob, at);
-            let offset = read_u32(blob, at + 4) as usize;
-            let len = read_u32(blob, at + 8) as usize;
-            let bad = |reason| Error::BadSection { kind, reason };
-            if !offset.is_multiple_of(ALIGN) {
-                return Err(bad("section is not 16-byte aligned"));
-            }
-            if offset < table_end || offset.checked_add(len).is_none_or(|end| end > blob.len()) {
-                return Err(bad("section lies outside the blob"));
-            }
-            *e = (kind, offset, len);
-        }
-        for i in 0..count {
-            for j in 0..i {
-                let (ka, oa, la) = entries[i];
-                let (kb, ob, lb) = entries[j];
-                if ka == kb {
-                    return Err(Error::BadSection {
-                        kind: ka,
-                        reason: "section appears twice",
-                    });
-                }
-                if oa < ob + lb && ob < oa + la {
-                    return Err(Error::BadSection {
-                        kind: ka,
-                        reason: "sections overlap",
-                    });
-                }
-            }
-        }
-        Ok(Sections {
-            blob,
-            entries,
-            count,
-        })
-    }
-
-    fn find(&self, kind: SectionKind) -> Option<&'b [u8]> {
-        self.entries[..self.count]
-            .iter()
-            .find(|e| e.0 == kind as u32)
-            .and_then(|&(_, o, l)| self.blob.get(o..o + l))
-    }
-
-    fn require(&self, kind: SectionKind) -> Result<&'b [u8], Error> {
-        self.find(kind).ok_or(Error::BadSection {
-            kind: kind as u32,
-            reason: "required section is missing",
-        })
-    }
 }
 
 /// The dtypes an int8 op takes (inputs in order, then output), or `None` for other ops.
