@@ -1,7 +1,7 @@
 //! `Model::parse`: zero-copy, allocation-free reading and validation of a `.ember` blob.
 //!
 //! Everything the interpreter later trusts is checked here once: the header and CRC, section bounds
-//! ([`tables`]), every tensor and op record decodes, tensor ids, dtypes, byte sizes against the weights
+//! (`model/tables.rs`), every tensor and op record decodes, tensor ids, dtypes, byte sizes against the weights
 //! section and the arena plan, op arity, every op's shapes (through the op's own `validate`), and that
 //! no op writes over its own inputs. After a successful parse, running the model cannot index out of
 //! bounds.
