@@ -422,59 +422,70 @@ pub struct Kernels {
 /// the f32 entries; int8 ops their own; data movement of other dtypes the `movement` entry of the
 /// output's element size (`out_bytes`).
 pub fn entry_of(kind: &OpKind, all_f32: bool, out_bytes: usize) -> u64 {
+    entry_in::<{ family::ALL }>(kind, all_f32, out_bytes)
+}
+
+/// [`entry_of`] for a build with the entries `E` only: 0 for a kind `E` leaves out (validation refuses
+/// those first), so the match holds the model's kinds alone.
+pub(crate) fn entry_in<const E: u64>(kind: &OpKind, all_f32: bool, out_bytes: usize) -> u64 {
     use entry::*;
     match kind {
-        OpKind::Conv2d(_) => CONV2D,
-        OpKind::ConvTranspose2d(_) => CONV_TRANSPOSE2D,
-        OpKind::FullyConnected(_) => FULLY_CONNECTED,
-        OpKind::MatMul(_) => MATMUL,
-        OpKind::Binary(_) if all_f32 => BINARY,
-        OpKind::Binary(_) => BINARY_ANY,
-        OpKind::Unary(_) if all_f32 => UNARY,
-        OpKind::Unary(_) => UNARY_ANY,
-        OpKind::Softmax(_) => SOFTMAX,
-        OpKind::MaxPool2d(_) => MAX_POOL,
-        OpKind::AvgPool2d(_) => AVG_POOL,
-        OpKind::GlobalAvgPool => GLOBAL_AVG_POOL,
-        OpKind::Concat(_) if all_f32 => CONCAT,
-        OpKind::Transpose(_) if all_f32 => TRANSPOSE,
-        OpKind::Pad(_) if all_f32 => PAD,
-        OpKind::Reshape if all_f32 => RESHAPE,
-        OpKind::Slice(_) if all_f32 => SLICE,
-        OpKind::Gather(_) if all_f32 => GATHER,
-        OpKind::Broadcast if all_f32 => BROADCAST,
+        OpKind::Conv2d(_) if has::<E>(CONV2D) => CONV2D,
+        OpKind::ConvTranspose2d(_) if has::<E>(CONV_TRANSPOSE2D) => CONV_TRANSPOSE2D,
+        OpKind::FullyConnected(_) if has::<E>(FULLY_CONNECTED) => FULLY_CONNECTED,
+        OpKind::MatMul(_) if has::<E>(MATMUL) => MATMUL,
+        OpKind::Binary(_) if all_f32 && has::<E>(BINARY) => BINARY,
+        OpKind::Binary(_) if has::<E>(BINARY_ANY) => BINARY_ANY,
+        OpKind::Unary(_) if all_f32 && has::<E>(UNARY) => UNARY,
+        OpKind::Unary(_) if has::<E>(UNARY_ANY) => UNARY_ANY,
+        OpKind::Softmax(_) if has::<E>(SOFTMAX) => SOFTMAX,
+        OpKind::MaxPool2d(_) if has::<E>(MAX_POOL) => MAX_POOL,
+        OpKind::AvgPool2d(_) if has::<E>(AVG_POOL) => AVG_POOL,
+        OpKind::GlobalAvgPool if has::<E>(GLOBAL_AVG_POOL) => GLOBAL_AVG_POOL,
+        OpKind::Concat(_) if all_f32 && has::<E>(CONCAT) => CONCAT,
+        OpKind::Transpose(_) if all_f32 && has::<E>(TRANSPOSE) => TRANSPOSE,
+        OpKind::Pad(_) if all_f32 && has::<E>(PAD) => PAD,
+        OpKind::Reshape if all_f32 && has::<E>(RESHAPE) => RESHAPE,
+        OpKind::Slice(_) if all_f32 && has::<E>(SLICE) => SLICE,
+        OpKind::Gather(_) if all_f32 && has::<E>(GATHER) => GATHER,
+        OpKind::Broadcast if all_f32 && has::<E>(BROADCAST) => BROADCAST,
         OpKind::Concat(_)
         | OpKind::Transpose(_)
         | OpKind::Pad(_)
         | OpKind::Reshape
         | OpKind::Slice(_)
         | OpKind::Gather(_)
-        | OpKind::Broadcast => match out_bytes {
-            1 => MOVEMENT8,
-            2 => MOVEMENT16,
-            4 => MOVEMENT32,
-            _ => MOVEMENT64,
-        },
-        OpKind::LogSoftmax(_) => LOG_SOFTMAX,
-        OpKind::Reduce(_) => REDUCE,
-        OpKind::LayerNorm(_) => LAYER_NORM,
-        OpKind::Resize(_) => RESIZE,
-        OpKind::Compare(_) => COMPARE,
-        OpKind::Logical(_) => LOGICAL,
-        OpKind::Not => NOT,
-        OpKind::Where => WHERE_SELECT,
-        OpKind::Cast(_) => CAST,
-        OpKind::ArgReduce(_) => ARG_REDUCE,
-        OpKind::QuantConv2d(_) => QUANT_CONV2D,
-        OpKind::QuantFullyConnected(_) => QUANT_FULLY_CONNECTED,
-        OpKind::QuantAdd(_) => QUANT_ADD,
-        OpKind::QuantMul(_) => QUANT_MUL,
-        OpKind::QuantAvgPool2d(_) => QUANT_AVG_POOL,
-        OpKind::QuantMaxPool2d(_) => QUANT_MAX_POOL,
-        OpKind::QuantSoftmax(_) => QUANT_SOFTMAX,
-        OpKind::Quantize(_) => QUANTIZE,
-        OpKind::Dequantize(_) => DEQUANTIZE,
-        OpKind::Requantize(_) => REQUANTIZE,
+        | OpKind::Broadcast
+            if has::<E>(MOVEMENT) =>
+        {
+            match out_bytes {
+                1 => MOVEMENT8,
+                2 => MOVEMENT16,
+                4 => MOVEMENT32,
+                _ => MOVEMENT64,
+            }
+        }
+        OpKind::LogSoftmax(_) if has::<E>(LOG_SOFTMAX) => LOG_SOFTMAX,
+        OpKind::Reduce(_) if has::<E>(REDUCE) => REDUCE,
+        OpKind::LayerNorm(_) if has::<E>(LAYER_NORM) => LAYER_NORM,
+        OpKind::Resize(_) if has::<E>(RESIZE) => RESIZE,
+        OpKind::Compare(_) if has::<E>(COMPARE) => COMPARE,
+        OpKind::Logical(_) if has::<E>(LOGICAL) => LOGICAL,
+        OpKind::Not if has::<E>(NOT) => NOT,
+        OpKind::Where if has::<E>(WHERE_SELECT) => WHERE_SELECT,
+        OpKind::Cast(_) if has::<E>(CAST) => CAST,
+        OpKind::ArgReduce(_) if has::<E>(ARG_REDUCE) => ARG_REDUCE,
+        OpKind::QuantConv2d(_) if has::<E>(QUANT_CONV2D) => QUANT_CONV2D,
+        OpKind::QuantFullyConnected(_) if has::<E>(QUANT_FULLY_CONNECTED) => QUANT_FULLY_CONNECTED,
+        OpKind::QuantAdd(_) if has::<E>(QUANT_ADD) => QUANT_ADD,
+        OpKind::QuantMul(_) if has::<E>(QUANT_MUL) => QUANT_MUL,
+        OpKind::QuantAvgPool2d(_) if has::<E>(QUANT_AVG_POOL) => QUANT_AVG_POOL,
+        OpKind::QuantMaxPool2d(_) if has::<E>(QUANT_MAX_POOL) => QUANT_MAX_POOL,
+        OpKind::QuantSoftmax(_) if has::<E>(QUANT_SOFTMAX) => QUANT_SOFTMAX,
+        OpKind::Quantize(_) if has::<E>(QUANTIZE) => QUANTIZE,
+        OpKind::Dequantize(_) if has::<E>(DEQUANTIZE) => DEQUANTIZE,
+        OpKind::Requantize(_) if has::<E>(REQUANTIZE) => REQUANTIZE,
+        _ => 0,
     }
 }
 

@@ -8,7 +8,7 @@
 
 use crate::format::{
     ArenaPlan, DType, ModelInfo, OpRecord, SectionKind, Storage, TensorRecord, ALIGN, HEADER_LEN,
-    MAGIC, VERSION_MAJOR,
+    MAGIC, MAX_OP_INPUTS, VERSION_MAJOR,
 };
 use crate::kernels::{entry, family, has};
 use crate::op::OpKind;
@@ -66,6 +66,43 @@ impl UDims {
     pub(crate) fn as_slice(&self) -> &[usize] {
         &self.dims[..self.rank]
     }
+}
+
+/// One tensor of an op, looked up: its dtype, its dims, and where its bytes are.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Operand {
+    pub(crate) dtype: DType,
+    pub(crate) dims: UDims,
+    /// `(start, end)` in the weights section, or in the planned activation region if `in_arena`.
+    pub(crate) range: (usize, usize),
+    pub(crate) in_arena: bool,
+}
+
+impl Operand {
+    /// The slot of an input the op does not have.
+    const NONE: Operand = Operand {
+        dtype: DType::F32,
+        dims: UDims {
+            dims: [0; MAX_RANK],
+            rank: 0,
+        },
+        range: (0, 0),
+        in_arena: false,
+    };
+}
+
+/// An op's record and its tensors ([`Model::op_tensors`]).
+pub(crate) struct OpTensors {
+    pub(crate) op: OpRecord,
+    /// The output (in the arena).
+    pub(crate) y: Operand,
+    /// The inputs in order; the first `n` are the op's, the rest [`Operand::NONE`].
+    pub(crate) x: [Operand; MAX_OP_INPUTS],
+    pub(crate) n: usize,
+    /// A Reshape planned on its input's bytes: it runs no kernel.
+    pub(crate) aliased: bool,
+    /// Every input and the output are f32.
+    pub(crate) all_f32: bool,
 }
 
 impl<'b> Model<'b> {
@@ -248,13 +285,66 @@ impl<'b, const E: u64> Model<'b, E> {
         Ok(())
     }
 
-    /// Validates op `i`; returns its kernel-table entry (as [`Model::op_entry`]).
-    fn validate_op(&self, i: usize) -> Result<u64, Error> {
+    /// Op `i`'s record and tensors, looked up once for [`Model::validate_op`] and for each run of a
+    /// session: the record decodes, the arity fits the kind, every tensor id is in range, the output lives
+    /// in the arena, and no input overlaps it there (a Reshape planned on its input's bytes excepted).
+    pub(crate) fn op_tensors(&self, i: usize) -> Result<OpTensors, Error> {
         let bad = |reason| Error::BadOp {
             op: i as u32,
             reason,
         };
-        let undecodable = if self.minor < 2 {
+        let op: OpRecord = self.op(i).ok_or_else(|| bad(self.undecodable()))?;
+        let (min, max) = op.kind.arity();
+        if op.inputs.len() < min || op.inputs.len() > max {
+            return Err(bad("wrong number of inputs for this op"));
+        }
+        let operand = |id: u32, missing| -> Result<Operand, Error> {
+            let t = self.tensor(id as usize).ok_or(bad(missing))?;
+            let (offset, in_arena) = match t.storage {
+                Storage::Weights { offset } => (offset as usize, false),
+                Storage::Arena { offset } => (offset as usize, true),
+            };
+            let size = byte_size(t.dtype, &t.dims).ok_or(bad("tensor byte size overflows"))?;
+            Ok(Operand {
+                dtype: t.dtype,
+                dims: UDims::of(&t.dims),
+                range: (offset, offset.saturating_add(size as usize)),
+                in_arena,
+            })
+        };
+        let y = operand(op.output, "output tensor id is out of range")?;
+        if !y.in_arena {
+            return Err(bad("output is a weight tensor"));
+        }
+        let mut x = [Operand::NONE; MAX_OP_INPUTS];
+        let mut aliased = false;
+        let mut all_f32 = y.dtype == DType::F32;
+        for (slot, &id) in x.iter_mut().zip(op.inputs.iter()) {
+            let t = operand(id, "input tensor id is out of range")?;
+            if t.in_arena {
+                let r = t.range;
+                let alias = matches!(op.kind, OpKind::Reshape) && r == y.range;
+                aliased |= alias;
+                if r.0 < y.range.1 && y.range.0 < r.1 && !alias {
+                    return Err(bad("output overlaps an input in the arena"));
+                }
+            }
+            all_f32 &= t.dtype == DType::F32;
+            *slot = t;
+        }
+        Ok(OpTensors {
+            n: op.inputs.len(),
+            op,
+            y,
+            x,
+            aliased,
+            all_f32,
+        })
+    }
+
+    /// Why an op record that does not decode was refused.
+    fn undecodable(&self) -> &'static str {
+        if self.minor < 2 {
             // Format 1.2 appended the rounding mode to the int8 ops' parameters.
             "record does not decode (a blob of format 1.1 or older: int8 ops need reconverting with this \
              version of ember convert)"
@@ -263,50 +353,28 @@ impl<'b, const E: u64> Model<'b, E> {
              (Model::parse_only)"
         } else {
             "record does not decode"
-        };
-        let op: OpRecord = self.op(i).ok_or(bad(undecodable))?;
-        let (min, max) = op.kind.arity();
-        if op.inputs.len() < min || op.inputs.len() > max {
-            return Err(bad("wrong number of inputs for this op"));
         }
-        let out = self
-            .tensor(op.output as usize)
-            .ok_or(bad("output tensor id is out of range"))?;
-        let out_range = match out.storage {
-            Storage::Arena { offset } => arena_range(offset, &out),
-            Storage::Weights { .. } => return Err(bad("output is a weight tensor")),
+    }
+
+    /// Validates op `i`; returns its kernel-table entry (as [`Model::op_entry`]).
+    fn validate_op(&self, i: usize) -> Result<u64, Error> {
+        let bad = |reason| Error::BadOp {
+            op: i as u32,
+            reason,
         };
-        let mut dims: heapless::Vec<UDims, { crate::format::MAX_OP_INPUTS }> = heapless::Vec::new();
-        let mut dtypes: heapless::Vec<DType, { crate::format::MAX_OP_INPUTS }> =
-            heapless::Vec::new();
-        let mut aliased = false;
-        for &id in op.inputs.iter() {
-            let t = self
-                .tensor(id as usize)
-                .ok_or(bad("input tensor id is out of range"))?;
-            if let Storage::Arena { offset } = t.storage {
-                let r = arena_range(offset, &t);
-                let identical_alias = matches!(op.kind, OpKind::Reshape) && r == out_range;
-                aliased |= identical_alias;
-                if r.0 < out_range.1 && out_range.0 < r.1 && !identical_alias {
-                    return Err(bad("output overlaps an input in the arena"));
-                }
-            }
-            // Capacity equals MAX_OP_INPUTS, which bounds `op.inputs`.
-            let _ = dims.push(UDims::of(&t.dims));
-            let _ = dtypes.push(t.dtype);
-        }
-        let y = UDims::of(&out.dims);
-        let d = |k: usize| dims.get(k).map(|u| u.as_slice());
-        let x = d(0).ok_or(bad("missing input"))?;
-        let dt = |k: usize| dtypes.get(k).copied().unwrap_or(DType::F32);
-        let typed = |k: usize| (d(k).unwrap_or(&[]), dt(k));
-        let yt = (y.as_slice(), out.dtype);
+        let t = self.op_tensors(i)?;
+        let (op, n, all_f32) = (&t.op, t.n, t.all_f32);
+        let out_dtype = t.y.dtype;
+        let d = |k: usize| (k < n).then(|| t.x[k].dims.as_slice());
+        let x = t.x[0].dims.as_slice();
+        let dt = |k: usize| t.x[k].dtype;
+        let typed = |k: usize| (t.x[k].dims.as_slice(), t.x[k].dtype);
+        let y = &t.y.dims;
+        let yt = (y.as_slice(), out_dtype);
+        let inputs = &t.x[..n.min(MAX_OP_INPUTS)];
         // Which dtypes each op takes: f32-only ops, ops on any dtype (checked by their own validate),
         // and data movement (input and output of one dtype, any).
-        let all_f32 = out.dtype == DType::F32 && dtypes.iter().all(|&t| t == DType::F32);
-        let same_dtype = dtypes.first().is_some_and(|&t| t == out.dtype)
-            && dtypes.iter().all(|&t| t == out.dtype);
+        let same_dtype = n > 0 && inputs.iter().all(|x| x.dtype == out_dtype);
         let movement = matches!(
             op.kind,
             OpKind::Concat(_)
@@ -332,19 +400,19 @@ impl<'b, const E: u64> Model<'b, E> {
                 ));
             }
         } else if let OpKind::Gather(_) = op.kind {
-            if out.dtype != dt(0) || dt(1) != DType::F32 {
+            if out_dtype != dt(0) || dt(1) != DType::F32 {
                 return Err(bad(
                     "gather needs data and output of one dtype and f32 indices",
                 ));
             }
         } else if matches!(op.kind, OpKind::Binary(_) | OpKind::Unary(_)) && !all_f32 {
             // Integer and f64 arithmetic: arith's validate checks the dtypes.
-        } else if let Some(want) = quant_dtypes(&op.kind, dtypes.len()) {
-            let ok = want.output == out.dtype
-                && dtypes
+        } else if let Some(want) = quant_dtypes(&op.kind, n) {
+            let ok = want.output == out_dtype
+                && inputs
                     .iter()
                     .zip(want.inputs)
-                    .all(|(&have, &need)| have == need);
+                    .all(|(have, &need)| have.dtype == need);
             if !ok {
                 return Err(bad(
                     "int8 op with tensors of the wrong dtypes (x, w int8; requant, bias int32)",
@@ -393,8 +461,8 @@ impl<'b, const E: u64> Model<'b, E> {
             OpKind::Concat(p) if has::<E>(entry::CONCAT | entry::MOVEMENT) => {
                 let mut xs: heapless::Vec<&[usize], { crate::format::MAX_OP_INPUTS }> =
                     heapless::Vec::new();
-                for u in dims.iter() {
-                    let _ = xs.push(u.as_slice());
+                for u in inputs {
+                    let _ = xs.push(u.dims.as_slice());
                 }
                 ops::array::concat::validate(p, &xs, y.as_slice())
             }
@@ -419,8 +487,7 @@ impl<'b, const E: u64> Model<'b, E> {
                 ops::array::slice::validate(p, x, y.as_slice())
             }
             OpKind::Gather(p) if has::<E>(entry::GATHER | entry::MOVEMENT) => {
-                let (idx, id) = (d(1).unwrap_or(&[]), op.inputs.get(1).copied());
-                self.validate_gather(p, id.unwrap_or(u32::MAX), x, idx, y.as_slice())
+                self.validate_gather(p, &t.x[1], x, y.as_slice())
             }
             OpKind::Broadcast if has::<E>(entry::BROADCAST | entry::MOVEMENT) => {
                 ops::array::broadcast::validate(x, y.as_slice())
@@ -443,13 +510,13 @@ impl<'b, const E: u64> Model<'b, E> {
                 ops::nn::arg_reduce::validate(p, typed(0), yt)
             }
             OpKind::QuantConv2d(p) if has::<E>(entry::QUANT_CONV2D) => {
-                self.validate_requant(op.inputs.get(2).copied())?;
+                self.validate_requant(&t.x[2])?;
                 let w = d(1).unwrap_or(&[]);
                 let rq = d(2).unwrap_or(&[]);
                 ops::quant::conv::validate(p, x, w, d(3), rq, y.as_slice())
             }
             OpKind::QuantFullyConnected(p) if has::<E>(entry::QUANT_FULLY_CONNECTED) => {
-                self.validate_requant(op.inputs.get(2).copied())?;
+                self.validate_requant(&t.x[2])?;
                 let w = d(1).unwrap_or(&[]);
                 let rq = d(2).unwrap_or(&[]);
                 ops::quant::fully_connected::validate(p, x, w, d(3), rq, y.as_slice())
@@ -479,72 +546,75 @@ impl<'b, const E: u64> Model<'b, E> {
                 ops::quant::requantize::validate(p, x, y.as_slice())
             }
             // An op whose entry this build leaves out (`parse_only`): its validation is not linked.
-            _ => {
-                return Err(bad(
-                    "this build of the runtime leaves out this op kind (Model::parse_only)",
-                ))
-            }
+            _ => return Err(bad(LEFT_OUT)),
         };
 
         checked.map_err(|e| match e {
             Error::Shape { reason } => bad(reason),
             other => other,
         })?;
-        Ok(if aliased {
+        if t.aliased {
             // A Reshape planned on its input's bytes runs no kernel.
-            0
-        } else {
-            crate::kernels::entry_of(&op.kind, all_f32, out.dtype.size())
-        })
+            return Ok(0);
+        }
+        match crate::kernels::entry_in::<E>(&op.kind, all_f32, out_dtype.size()) {
+            // A kind validated above whose entry `E` leaves out (a Reshape that is not an alias).
+            0 => Err(bad(LEFT_OUT)),
+            entry => Ok(entry),
+        }
     }
 
     /// Gather's shapes and its indices: a weight tensor of whole numbers inside the axis (read here
-    /// once, so the kernel can trust them). `indices` is the id of the op's second input.
+    /// once, so the kernel can trust them).
     fn validate_gather(
         &self,
         p: &ops::array::gather::GatherParams,
-        indices: u32,
+        indices: &Operand,
         x: &[usize],
-        idx: &[usize],
         y: &[usize],
     ) -> Result<(), Error> {
-        ops::array::gather::validate(p, x, idx, y)?;
-        let shape = |reason| Error::Shape { reason };
-        let t = self
-            .tensor(indices as usize)
-            .ok_or(shape("gather indices id is out of range"))?;
-        let Storage::Weights { offset } = t.storage else {
-            return Err(shape("gather indices must be a weight tensor"));
-        };
-        // Tensors were validated: the bytes fit in the weights section.
-        let size = byte_size(t.dtype, &t.dims).unwrap_or(0) as usize;
-        let bytes = self
-            .weights
-            .get(offset as usize..offset as usize + size)
-            .ok_or(shape("gather indices run past the weights section"))?;
-        let values: &[f32] = bytemuck::try_cast_slice(bytes)
-            .map_err(|_| shape("gather indices are not f32-aligned"))?;
+        ops::array::gather::validate(p, x, indices.dims.as_slice(), y)?;
+        let values: &[f32] = self.weight_values(
+            indices,
+            [
+                "gather indices must be a weight tensor",
+                "gather indices run past the weights section",
+                "gather indices are not f32-aligned",
+            ],
+        )?;
         ops::array::gather::validate_indices(p, x, values)
     }
 
     /// The requantization input of an int8 conv or fully connected op: an I32 weight tensor whose
-    /// (multiplier, shift) rows the kernel can trust (read here once).
-    fn validate_requant(&self, id: Option<u32>) -> Result<(), Error> {
-        let shape = |reason| Error::Shape { reason };
-        let t = id
-            .and_then(|i| self.tensor(i as usize))
-            .ok_or(shape("requantization tensor is missing"))?;
-        let Storage::Weights { offset } = t.storage else {
-            return Err(shape("requantization tensor must be a weight tensor"));
-        };
-        let size = byte_size(t.dtype, &t.dims).unwrap_or(0) as usize;
-        let bytes = self
-            .weights
-            .get(offset as usize..offset as usize + size)
-            .ok_or(shape("requantization tensor runs past the weights section"))?;
-        let values: &[i32] = bytemuck::try_cast_slice(bytes)
-            .map_err(|_| shape("requantization tensor is not i32-aligned"))?;
+    /// `(multiplier, shift)` rows are checked here once (see `requant::check_per_channel`).
+    fn validate_requant(&self, requant: &Operand) -> Result<(), Error> {
+        let values: &[i32] = self.weight_values(
+            requant,
+            [
+                "requantization tensor must be a weight tensor",
+                "requantization tensor runs past the weights section",
+                "requantization tensor is not i32-aligned",
+            ],
+        )?;
         ops::quant::requant::check_per_channel(values)
+    }
+
+    /// The values of a weight tensor that validation reads; `errors` says what is wrong if the tensor
+    /// lives in the arena, runs past the weights section, or is not aligned for `T`.
+    fn weight_values<T: bytemuck::Pod>(
+        &self,
+        t: &Operand,
+        errors: [&'static str; 3],
+    ) -> Result<&'b [T], Error> {
+        let reason = match (t.in_arena, self.weights.get(t.range.0..t.range.1)) {
+            (true, _) => errors[0],
+            (false, None) => errors[1],
+            (false, Some(bytes)) => match bytemuck::try_cast_slice(bytes) {
+                Ok(values) => return Ok(values),
+                Err(_) => errors[2],
+            },
+        };
+        Err(Error::Shape { reason })
     }
 
     /// Tensor record `i`, decoded (`None` if out of range).
@@ -675,6 +745,9 @@ pub(crate) fn arena_range(offset: u32, t: &TensorRecord) -> (usize, usize) {
 pub(crate) fn round_up(n: usize) -> usize {
     n.div_ceil(ALIGN) * ALIGN
 }
+
+/// Why a model is refused whose op needs an entry the build leaves out ([`Model::parse_only`]).
+const LEFT_OUT: &str = "this build of the runtime leaves out this op kind (Model::parse_only)";
 
 /// The dtypes an int8 op takes (inputs in order, then output), or `None` for other ops.
 struct QuantDTypes {

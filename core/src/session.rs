@@ -8,7 +8,7 @@ use core::ops::Range;
 
 use crate::format::{DType, Storage, TensorRecord, ALIGN, MAX_OP_INPUTS};
 use crate::kernels::{entry::*, family, has, Kernels, REFERENCE};
-use crate::model::{arena_range, byte_size, round_up, UDims};
+use crate::model::{arena_range, round_up};
 use crate::op::OpKind;
 use crate::ops::element::{AnyIn, AnyOut, Element};
 use crate::ops::{In, Out};
@@ -200,158 +200,128 @@ impl<'a, const E: u64> Session<'a, E> {
             op: i as u32,
             reason,
         };
-        let op = self.model.op(i).ok_or(bad("record does not decode"))?;
-        let out_t = self
-            .model
-            .tensor(op.output as usize)
-            .ok_or(bad("output id out of range"))?;
-        let out_range = match out_t.storage {
-            Storage::Arena { offset } => arena_range(offset, &out_t),
-            Storage::Weights { .. } => return Err(bad("output is a weight tensor")),
-        };
+        let t = self.model.op_tensors(i)?;
+        let (y0, y1) = t.y.range;
         let weights = self.model.weights();
 
-        // Resolve inputs: weights in place, arena tensors from either side of the output's bytes.
-        let (before, rest) = self.activations.split_at_mut(out_range.0);
-        let (out_bytes, after) = rest.split_at_mut(out_range.1 - out_range.0);
-        let mut data: heapless::Vec<&[u8], MAX_OP_INPUTS> = heapless::Vec::new();
-        let mut dims: heapless::Vec<UDims, MAX_OP_INPUTS> = heapless::Vec::new();
-        let mut dtypes: heapless::Vec<DType, MAX_OP_INPUTS> = heapless::Vec::new();
-        let mut aliased = false;
-        let mut peak = out_range.1;
-        for &id in op.inputs.iter() {
-            let t = self
-                .model
-                .tensor(id as usize)
-                .ok_or(bad("input id out of range"))?;
-            let size = byte_size(t.dtype, &t.dims).ok_or(bad("input size overflows"))? as usize;
-            let bytes: &[u8] = match t.storage {
-                Storage::Weights { offset } => weights
-                    .get(offset as usize..offset as usize + size)
-                    .ok_or(bad("weights out of bounds"))?,
-                Storage::Arena { offset } => {
-                    let (s, e) = (offset as usize, offset as usize + size);
-                    peak = peak.max(e);
-                    if (s, e) == out_range {
-                        // A Reshape planned on its input's bytes: nothing to read.
-                        aliased = true;
-                        &[]
-                    } else if e <= out_range.0 {
-                        before.get(s..e).ok_or(bad("input out of bounds"))?
-                    } else if s >= out_range.1 {
-                        after
-                            .get(s - out_range.1..e - out_range.1)
-                            .ok_or(bad("input out of bounds"))?
-                    } else {
-                        return Err(bad("output overlaps an input in the arena"));
-                    }
+        // Inputs: weights in place, arena tensors from either side of the output's bytes.
+        let (before, rest) = self
+            .activations
+            .split_at_mut_checked(y0)
+            .ok_or(bad("output out of bounds"))?;
+        let (out_bytes, after) = rest
+            .split_at_mut_checked(y1 - y0)
+            .ok_or(bad("output out of bounds"))?;
+        let mut ins = [AnyIn {
+            dtype: DType::F32,
+            bytes: &[],
+            dims: &[],
+        }; MAX_OP_INPUTS];
+        let mut peak = y1;
+        for (slot, x) in ins.iter_mut().zip(t.x.iter().take(t.n)) {
+            let (s, e) = x.range;
+            let bytes = if !x.in_arena {
+                weights.get(s..e)
+            } else {
+                peak = peak.max(e);
+                if t.aliased {
+                    // A Reshape planned on its input's bytes: nothing to read.
+                    Some(&[][..])
+                } else if e <= y0 {
+                    before.get(s..e)
+                } else {
+                    s.checked_sub(y1).and_then(|s| after.get(s..e - y1))
                 }
             };
-            data.push(bytes).map_err(|_| bad("too many inputs"))?;
-            dims.push(UDims::of(&t.dims))
-                .map_err(|_| bad("too many inputs"))?;
-            dtypes.push(t.dtype).map_err(|_| bad("too many inputs"))?;
+            *slot = AnyIn {
+                dtype: x.dtype,
+                bytes: bytes.ok_or(bad("input out of bounds"))?,
+                dims: x.dims.as_slice(),
+            };
         }
         self.report.peak_bytes = self.report.peak_bytes.max(peak);
-        let y_dims = UDims::of(&out_t.dims);
-        let any_in = |k: usize| -> Result<AnyIn<'_>, Error> {
-            match (data.get(k), dims.get(k), dtypes.get(k)) {
-                (Some(d), Some(s), Some(&t)) => Ok(AnyIn {
-                    dtype: t,
-                    bytes: d,
-                    dims: s.as_slice(),
-                }),
-                _ => Err(bad("missing input")),
-            }
-        };
+        let n = t.n;
         let y_any = AnyOut {
-            dtype: out_t.dtype,
+            dtype: t.y.dtype,
             bytes: out_bytes,
-            dims: y_dims.as_slice(),
+            dims: t.y.dims.as_slice(),
         };
         let k = self.kernels;
-        let all_f32 = out_t.dtype == DType::F32 && dtypes.iter().all(|&t| t == DType::F32);
+        let all_f32 = t.all_f32;
+        let any_in = |k: usize| ins[k];
         // Each arm is guarded by its entries (a constant), so a build for some op kinds (`E`) links
         // the dispatch of those only; `Model::parse_only` refused every other kind already.
-        match &op.kind {
+        match &t.op.kind {
             // An alias planned by the converter: the bytes are already in place.
-            OpKind::Reshape if aliased => {}
-            OpKind::Compare(p) if has::<E>(COMPARE) => {
-                (k.compare)(p, any_in(0)?, any_in(1)?, y_any)
-            }
+            OpKind::Reshape if t.aliased => {}
+            OpKind::Compare(p) if has::<E>(COMPARE) => (k.compare)(p, any_in(0), any_in(1), y_any),
             OpKind::Logical(p) if has::<E>(LOGICAL) => {
-                (k.logical)(p, typed(any_in(0)?)?, typed(any_in(1)?)?, out(y_any)?)
+                (k.logical)(p, typed(any_in(0))?, typed(any_in(1))?, out(y_any)?)
             }
-            OpKind::Not if has::<E>(NOT) => (k.not)(typed(any_in(0)?)?, out(y_any)?),
+            OpKind::Not if has::<E>(NOT) => (k.not)(typed(any_in(0))?, out(y_any)?),
             OpKind::Where if has::<E>(WHERE_SELECT) => {
-                (k.where_select)(any_in(0)?, any_in(1)?, any_in(2)?, y_any)
+                (k.where_select)(any_in(0), any_in(1), any_in(2), y_any)
             }
-            OpKind::Cast(p) if has::<E>(CAST) => (k.cast)(p, any_in(0)?, y_any),
+            OpKind::Cast(p) if has::<E>(CAST) => (k.cast)(p, any_in(0), y_any),
             OpKind::ArgReduce(p) if has::<E>(ARG_REDUCE) => {
-                (k.arg_reduce)(p, any_in(0)?, out(y_any)?)
+                (k.arg_reduce)(p, any_in(0), out(y_any)?)
             }
             OpKind::Binary(p) if !all_f32 && has::<E>(BINARY_ANY) => {
-                (k.binary_any)(p, any_in(0)?, any_in(1)?, y_any)
+                (k.binary_any)(p, any_in(0), any_in(1), y_any)
             }
             OpKind::Unary(p) if !all_f32 && has::<E>(UNARY_ANY) => {
-                (k.unary_any)(p, any_in(0)?, y_any)
+                (k.unary_any)(p, any_in(0), y_any)
             }
             OpKind::QuantConv2d(p) if has::<E>(QUANT_CONV2D) => {
-                let bias = match data.len() {
-                    4 => Some(typed::<i32>(any_in(3)?)?.data),
+                let bias = match n {
+                    4 => Some(typed::<i32>(any_in(3))?.data),
                     _ => None,
                 };
-                let rq = typed::<i32>(any_in(2)?)?.data;
+                let rq = typed::<i32>(any_in(2))?.data;
                 (k.quant_conv2d)(
                     p,
-                    typed(any_in(0)?)?,
-                    typed(any_in(1)?)?,
+                    typed(any_in(0))?,
+                    typed(any_in(1))?,
                     bias,
                     rq,
                     out(y_any)?,
                 )
             }
             OpKind::QuantFullyConnected(p) if has::<E>(QUANT_FULLY_CONNECTED) => {
-                let bias = match data.len() {
-                    4 => Some(typed::<i32>(any_in(3)?)?.data),
+                let bias = match n {
+                    4 => Some(typed::<i32>(any_in(3))?.data),
                     _ => None,
                 };
-                let rq = typed::<i32>(any_in(2)?)?.data;
-                let (x, w) = (typed(any_in(0)?)?, typed(any_in(1)?)?);
+                let rq = typed::<i32>(any_in(2))?.data;
+                let (x, w) = (typed(any_in(0))?, typed(any_in(1))?);
                 (k.quant_fully_connected)(p, x, w, bias, rq, out(y_any)?)
             }
             OpKind::QuantAdd(p) if has::<E>(QUANT_ADD) => {
-                (k.quant_add)(p, typed(any_in(0)?)?, typed(any_in(1)?)?, out(y_any)?)
+                (k.quant_add)(p, typed(any_in(0))?, typed(any_in(1))?, out(y_any)?)
             }
             OpKind::QuantMul(p) if has::<E>(QUANT_MUL) => {
-                (k.quant_mul)(p, typed(any_in(0)?)?, typed(any_in(1)?)?, out(y_any)?)
+                (k.quant_mul)(p, typed(any_in(0))?, typed(any_in(1))?, out(y_any)?)
             }
             OpKind::QuantAvgPool2d(p) if has::<E>(QUANT_AVG_POOL) => {
-                (k.quant_avg_pool)(p, typed(any_in(0)?)?, out(y_any)?)
+                (k.quant_avg_pool)(p, typed(any_in(0))?, out(y_any)?)
             }
             OpKind::QuantMaxPool2d(p) if has::<E>(QUANT_MAX_POOL) => {
-                (k.quant_max_pool)(p, typed(any_in(0)?)?, out(y_any)?)
+                (k.quant_max_pool)(p, typed(any_in(0))?, out(y_any)?)
             }
             OpKind::QuantSoftmax(p) if has::<E>(QUANT_SOFTMAX) => {
-                (k.quant_softmax)(p, typed(any_in(0)?)?, out(y_any)?)
+                (k.quant_softmax)(p, typed(any_in(0))?, out(y_any)?)
             }
             OpKind::Quantize(p) if has::<E>(QUANTIZE) => {
-                (k.quantize)(p, typed(any_in(0)?)?, out(y_any)?)
+                (k.quantize)(p, typed(any_in(0))?, out(y_any)?)
             }
             OpKind::Dequantize(p) if has::<E>(DEQUANTIZE) => {
-                (k.dequantize)(p, typed(any_in(0)?)?, out(y_any)?)
+                (k.dequantize)(p, typed(any_in(0))?, out(y_any)?)
             }
             OpKind::Requantize(p) if has::<E>(REQUANTIZE) => {
-                (k.requantize)(p, typed(any_in(0)?)?, out(y_any)?)
+                (k.requantize)(p, typed(any_in(0))?, out(y_any)?)
             }
-            kind if all_f32 && has::<E>(family::F32) => {
-                run_f32::<E>(k, kind, &any_in, data.len(), y_any)?
-            }
+            kind if all_f32 && has::<E>(family::F32) => run_f32::<E>(k, kind, &ins, n, y_any)?,
             kind if !all_f32 && has::<E>(MOVEMENT) => {
-                let mut xs: heapless::Vec<AnyIn<'_>, MAX_OP_INPUTS> = heapless::Vec::new();
-                for j in 0..data.len() {
-                    xs.push(any_in(j)?).map_err(|_| bad("too many inputs"))?;
-                }
                 let movement = match y_any.dtype.size() {
                     1 if has::<E>(MOVEMENT8) => k.movement8,
                     2 if has::<E>(MOVEMENT16) => k.movement16,
@@ -359,11 +329,11 @@ impl<'a, const E: u64> Session<'a, E> {
                     8 if has::<E>(MOVEMENT64) => k.movement64,
                     _ => return Err(bad(LEFT_OUT)),
                 };
-                movement(kind, &xs, y_any)?
+                movement(kind, ins.get(..n).unwrap_or(&[]), y_any)?
             }
             _ => return Err(bad(LEFT_OUT)),
         }
-        Ok(op.kind)
+        Ok(t.op.kind)
     }
 }
 
@@ -388,11 +358,11 @@ const LEFT_OUT: &str = "this build of the runtime leaves out this op kind (Model
 fn run_f32<'d, const E: u64>(
     k: &Kernels,
     kind: &OpKind,
-    input: &dyn Fn(usize) -> Result<AnyIn<'d>, Error>,
+    ins: &[AnyIn<'d>; MAX_OP_INPUTS],
     n_inputs: usize,
     y: AnyOut<'_>,
 ) -> Result<(), Error> {
-    let x = |i: usize| -> Result<In<'d>, Error> { typed(input(i)?) };
+    let x = |i: usize| -> Result<In<'d>, Error> { typed(ins[i]) };
     let bias = |i: usize| -> Result<Option<&'d [f32]>, Error> {
         if i < n_inputs {
             Ok(Some(x(i)?.data))

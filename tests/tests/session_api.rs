@@ -30,6 +30,14 @@ const B: [f32; 3] = [0.5, 0.0, -1.0];
 
 /// x [1,2] -> FC(w [3,2], b [3]) + Relu -> h [1,3] -> Reshape (alias) -> r [3] -> Softmax -> y [3].
 fn small_blob() -> Vec<u8> {
+    blob_with_reshape(true)
+}
+
+/// [`small_blob`], with `r` planned on `h`'s bytes (`alias`) or on bytes of its own (a Reshape that runs
+/// a kernel).
+fn blob_with_reshape(alias: bool) -> Vec<u8> {
+    // Without the alias, r takes x's bytes (free after the FC) and y takes h's (free after the Reshape).
+    let (r_offset, y_offset) = if alias { (16, 0) } else { (0, 16) };
     let mut weights = Vec::new();
     for v in W {
         weights.extend_from_slice(&v.to_le_bytes());
@@ -43,8 +51,8 @@ fn small_blob() -> Vec<u8> {
         tensor(&[3, 2], Storage::Weights { offset: 0 }, 0, 0), // 1: w
         tensor(&[3], Storage::Weights { offset: 32 }, 0, 0), // 2: b
         tensor(&[1, 3], Storage::Arena { offset: 16 }, 0, 1), // 3: h
-        tensor(&[3], Storage::Arena { offset: 16 }, 1, 2),   // 4: r (alias of h)
-        tensor(&[3], Storage::Arena { offset: 0 }, 2, u32::MAX), // 5: y
+        tensor(&[3], Storage::Arena { offset: r_offset }, 1, 2), // 4: r
+        tensor(&[3], Storage::Arena { offset: y_offset }, 2, u32::MAX), // 5: y
     ];
     let ops = [
         OpRecord {
@@ -122,6 +130,44 @@ fn runs_and_matches_the_definition() {
                 (y[k] - want[k]).abs() < 1e-6,
                 "x={x:?}: got {y:?}, want {want:?}"
             );
+        }
+    }
+}
+
+/// A Reshape planned on its input's bytes runs no kernel, so a build without the Reshape entry accepts
+/// it; one planned on bytes of its own needs the entry, and such a build refuses it at parse (not at
+/// run). With the entry, both plans give the definition's output.
+#[test]
+fn reshape_needs_its_entry_only_when_it_is_not_an_alias() {
+    use ember_core::kernels::{entry, family};
+    const NO_RESHAPE: u64 = family::F32 & !entry::RESHAPE;
+    for alias in [true, false] {
+        let blob = AlignedBuf::from_bytes(&blob_with_reshape(alias));
+        let model = Model::parse(blob.as_bytes()).unwrap();
+        assert_eq!(
+            model.op_entry(1).unwrap(),
+            if alias { 0 } else { entry::RESHAPE }
+        );
+        let mut arena = AlignedBuf::zeroed(model.arena_bytes());
+        let mut s = Session::new(&model, arena.as_mut_bytes()).unwrap();
+        let x = [1.0f32, 2.0];
+        s.input(0).unwrap().write_f32(&x).unwrap();
+        s.run().unwrap();
+        let y = s.output(0).unwrap().as_f32().unwrap().to_vec();
+        let want = expected(x);
+        for k in 0..3 {
+            assert!(
+                (y[k] - want[k]).abs() < 1e-6,
+                "alias={alias}: got {y:?}, want {want:?}"
+            );
+        }
+        match Model::parse_only::<NO_RESHAPE>(blob.as_bytes()) {
+            Ok(_) if alias => {}
+            Err(Error::BadOp { op: 1, reason }) if !alias => {
+                assert!(reason.contains("leaves out this op kind"), "{reason}")
+            }
+            Ok(_) => panic!("a Reshape with bytes of its own parsed without the Reshape entry"),
+            Err(e) => panic!("alias={alias}: {e}"),
         }
     }
 }

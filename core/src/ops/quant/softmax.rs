@@ -5,9 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ops::quant::requant::{
-    quantize_multiplier, rounding_divide_by_pot, saturating_rounding_doubling_high_mul as mul_q31,
-};
+use crate::ops::quant::requant::saturating_rounding_doubling_high_mul as q31_mul;
+use crate::ops::quant::requant::{quantize_multiplier, rounding_divide_by_pot as divide_by_pot};
 use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{In, Out};
 use crate::Error;
@@ -142,6 +141,19 @@ pub fn softmax(p: &QuantSoftmaxParams, x: In<'_, i8>, y: Out<'_, i8>) {
 
 /// A difference from the maximum (`<= 0`) scaled by `beta * x_scale` into Q5.26
 /// (TFLite's `MultiplyByQuantizedMultiplierGreaterThanOne`).
+/// The fixed-point product, out of line: softmax calls it some thirty times per element, and inlined
+/// copies would cost more flash than the calls cost time (softmax is a small share of a model's work).
+#[inline(never)]
+fn mul_q31(a: i32, b: i32) -> i32 {
+    q31_mul(a, b)
+}
+
+/// [`rounding_divide_by_pot`](divide_by_pot), out of line for the same reason.
+#[inline(never)]
+fn rounding_divide_by_pot(x: i32, exponent: i32) -> i32 {
+    divide_by_pot(x, exponent)
+}
+
 #[inline(always)]
 fn scale_diff(p: &QuantSoftmaxParams, diff: i32) -> i32 {
     let shifted = diff.wrapping_mul(1i32.wrapping_shl(p.input_left_shift.clamp(0, 31) as u32));
