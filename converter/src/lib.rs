@@ -125,7 +125,7 @@ pub fn convert(onnx_bytes: &[u8], opts: &ConvertOptions) -> Result<Converted, Co
     };
     let count = |n: usize| u32::try_from(n).map_err(|_| ConvertError::limit("too many records"));
     let info = ModelInfo {
-        producer: PRODUCER,
+        producer: PRODUCER.as_bytes(),
         source_hash: fnv1a64(onnx_bytes),
         tensor_count: count(lowered.tensors.len())?,
         op_count: count(lowered.ops.len())?,

@@ -285,10 +285,16 @@ impl<'b, const E: u64> Model<'b, E> {
         Ok(())
     }
 
-    /// Op `i`'s record and tensors, looked up once for [`Model::validate_op`] and for each run of a
-    /// session: the record decodes, the arity fits the kind, every tensor id is in range, the output lives
-    /// in the arena, and no input overlaps it there (a Reshape planned on its input's bytes excepted).
-    pub(crate) fn op_tensors(&self, i: usize) -> Result<OpTensors, Error> {
+    /// Looks up op `i`'s record and tensors and hands them to `f`: once for [`Model::validate_op`] and
+    /// on each run of a session. The record decodes, the arity fits the kind, every tensor id is in range,
+    /// the output lives in the arena, and no input overlaps it there (a Reshape planned on its input's
+    /// bytes excepted). The lookup stays in this frame and `f` borrows it: returned, it would be copied
+    /// (some 800 bytes) on every op of every run.
+    pub(crate) fn with_op_tensors(
+        &self,
+        i: usize,
+        f: &mut dyn FnMut(&OpTensors) -> Result<u64, Error>,
+    ) -> Result<u64, Error> {
         let bad = |reason| Error::BadOp {
             op: i as u32,
             reason,
@@ -332,7 +338,7 @@ impl<'b, const E: u64> Model<'b, E> {
             all_f32 &= t.dtype == DType::F32;
             *slot = t;
         }
-        Ok(OpTensors {
+        f(&OpTensors {
             n: op.inputs.len(),
             op,
             y,
@@ -358,11 +364,15 @@ impl<'b, const E: u64> Model<'b, E> {
 
     /// Validates op `i`; returns its kernel-table entry (as [`Model::op_entry`]).
     fn validate_op(&self, i: usize) -> Result<u64, Error> {
+        self.with_op_tensors(i, &mut |t| self.check_op(i, t))
+    }
+
+    /// [`Model::validate_op`] on the looked-up tensors.
+    fn check_op(&self, i: usize, t: &OpTensors) -> Result<u64, Error> {
         let bad = |reason| Error::BadOp {
             op: i as u32,
             reason,
         };
-        let t = self.op_tensors(i)?;
         let (op, n, all_f32) = (&t.op, t.n, t.all_f32);
         let out_dtype = t.y.dtype;
         let d = |k: usize| (k < n).then(|| t.x[k].dims.as_slice());

@@ -8,7 +8,7 @@ use core::ops::Range;
 
 use crate::format::{DType, Storage, TensorRecord, ALIGN, MAX_OP_INPUTS};
 use crate::kernels::{entry::*, family, has, Kernels, REFERENCE};
-use crate::model::{arena_range, round_up};
+use crate::model::{arena_range, round_up, OpTensors};
 use crate::op::OpKind;
 use crate::ops::element::{AnyIn, AnyOut, Element};
 use crate::ops::{In, Out};
@@ -169,8 +169,9 @@ impl<'a, const E: u64> Session<'a, E> {
     /// A run consumes its inputs: the planner lets later ops reuse the arena bytes of a graph input once
     /// it has been read, so write every input again before each run.
     pub fn run(&mut self) -> Result<(), Error> {
-        for i in 0..self.model.op_count() {
-            self.run_op(i)?;
+        let model = self.model;
+        for i in 0..model.op_count() {
+            model.with_op_tensors(i, &mut |t| self.run_op(i, t).map(|()| 0))?;
         }
         Ok(())
     }
@@ -181,13 +182,18 @@ impl<'a, const E: u64> Session<'a, E> {
         clock: &dyn Clock,
         on_op: &mut dyn FnMut(&OpEvent),
     ) -> Result<(), Error> {
-        for i in 0..self.model.op_count() {
+        let model = self.model;
+        for i in 0..model.op_count() {
             let start = clock.now();
-            let op = self.run_op(i)?;
+            let mut op = "";
+            model.with_op_tensors(i, &mut |t| {
+                op = t.op.kind.name();
+                self.run_op(i, t).map(|()| 0)
+            })?;
             let ticks = clock.now().wrapping_sub(start);
             on_op(&OpEvent {
                 index: i,
-                op: op.name(),
+                op,
                 kernels: self.kernels.name,
                 ticks,
             });
@@ -195,12 +201,12 @@ impl<'a, const E: u64> Session<'a, E> {
         Ok(())
     }
 
-    fn run_op(&mut self, i: usize) -> Result<OpKind, Error> {
+    /// Runs op `i` on its looked-up tensors `t`.
+    fn run_op(&mut self, i: usize, t: &OpTensors) -> Result<(), Error> {
         let bad = |reason| Error::BadOp {
             op: i as u32,
             reason,
         };
-        let t = self.model.op_tensors(i)?;
         let (y0, y1) = t.y.range;
         let weights = self.model.weights();
 
@@ -333,7 +339,7 @@ impl<'a, const E: u64> Session<'a, E> {
             }
             _ => return Err(bad(LEFT_OUT)),
         }
-        Ok(t.op.kind)
+        Ok(())
     }
 }
 

@@ -74,7 +74,7 @@ fn blob_with_reshape(alias: bool) -> Vec<u8> {
         },
     ];
     let info = ModelInfo {
-        producer: "hand-written test",
+        producer: b"hand-written test",
         source_hash: 0,
         tensor_count: tensors.len() as u32,
         op_count: ops.len() as u32,

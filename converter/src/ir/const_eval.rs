@@ -77,7 +77,7 @@ pub fn eval(
     let mut outputs = heapless::Vec::new();
     outputs.push(out_id).ok()?;
     let info = ModelInfo {
-        producer: crate::PRODUCER,
+        producer: crate::PRODUCER.as_bytes(),
         source_hash: 0,
         tensor_count: out_id + 1,
         op_count: 1,

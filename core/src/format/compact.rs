@@ -73,15 +73,15 @@ impl<'a> Reader<'a> {
         self.varint(usize::BITS).map(|v| v as usize)
     }
 
-    /// A string, borrowed from the bytes (its length, then UTF-8).
-    pub(crate) fn str(&mut self) -> Option<&'a str> {
+    /// A byte string, borrowed from the bytes (its length, then the bytes).
+    pub(crate) fn bytes(&mut self) -> Option<&'a [u8]> {
         let len = self.len()?;
         if len > self.bytes.len() {
             return None;
         }
         let (s, rest) = self.bytes.split_at(len);
         self.bytes = rest;
-        core::str::from_utf8(s).ok()
+        Some(s)
     }
 }
 
@@ -227,10 +227,10 @@ impl Compact for Storage {
 }
 
 impl<'a> ModelInfo<'a> {
-    /// The info section, borrowing the producer string from `bytes`.
+    /// The info section, borrowing the producer from `bytes`.
     pub(crate) fn read(r: &mut Reader<'a>) -> Option<Self> {
         Some(ModelInfo {
-            producer: r.str()?,
+            producer: r.bytes()?,
             source_hash: Compact::read(r)?,
             tensor_count: Compact::read(r)?,
             op_count: Compact::read(r)?,
@@ -360,10 +360,27 @@ mod tests {
             decoded += usize::from(ours.is_some());
         }
         assert!(decoded > 0);
-        // A string that is not UTF-8 is refused by both.
+        // A producer that is not UTF-8 reads as bytes in both; only `producer_str` refuses it.
         let bad = [1, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
-        assert!(ModelInfo::read(&mut Reader::new(&bad)).is_none());
-        assert!(postcard::take_from_bytes::<ModelInfo<'_>>(&bad).is_err());
+        let ours = ModelInfo::read(&mut Reader::new(&bad)).unwrap();
+        let (theirs, _) = postcard::take_from_bytes::<ModelInfo<'_>>(&bad).unwrap();
+        assert_eq!(ours, theirs);
+        assert_eq!((ours.producer, ours.producer_str()), (&[0xff][..], None));
+    }
+
+    /// The producer as bytes is written as a string was (blobs from before and after the change read
+    /// alike).
+    #[test]
+    fn producer_bytes_are_written_as_a_string() {
+        let text = "ember-convert 0.1.0";
+        let as_str = postcard::to_slice(&text, &mut [0u8; 32]).unwrap().to_vec();
+        let as_bytes = postcard::to_slice(&text.as_bytes(), &mut [0u8; 32])
+            .unwrap()
+            .to_vec();
+        assert_eq!(as_str, as_bytes);
+        let section = [&as_str[..], &[0; 16]].concat();
+        let info = ModelInfo::read(&mut Reader::new(&section)).unwrap();
+        assert_eq!(info.producer_str(), Some(text));
     }
 
     /// Varints at their limits: the largest value, one past it, and an over-long encoding.

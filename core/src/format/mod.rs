@@ -186,12 +186,21 @@ pub struct ArenaPlan {
     pub lower_bound_bytes: u32,
 }
 
+impl<'a> ModelInfo<'a> {
+    /// The producer as text (`None` if it is not UTF-8).
+    pub fn producer_str(&self) -> Option<&'a str> {
+        core::str::from_utf8(self.producer).ok()
+    }
+}
+
 /// The info section: graph-level facts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelInfo<'a> {
-    /// Producer, e.g. `ember-convert 0.1.0`.
+    /// Producer, e.g. `ember-convert 0.1.0`: UTF-8 text, kept as bytes so that a firmware, which never
+    /// reads it, links no UTF-8 validation ([`ModelInfo::producer_str`] checks it). Postcard writes a
+    /// string and these bytes alike.
     #[serde(borrow)]
-    pub producer: &'a str,
+    pub producer: &'a [u8],
     /// FNV-1a 64 hash of the source model file.
     pub source_hash: u64,
     /// Number of tensor records.

@@ -44,7 +44,7 @@ fn show(path: &Path, blob: &ember_core::AlignedBuf) -> Result<ExitCode> {
     let info = model.info();
     let plan = model.plan();
     println!("{}", path.display());
-    println!("  producer      {}", info.producer);
+    println!("  producer      {}", String::from_utf8_lossy(info.producer));
     println!(
         "  blob          {} bytes (weights {} bytes)",
         model.blob_bytes(),

@@ -125,7 +125,7 @@ fn blob(kind: OpKind, operands: &[Operand], out_dims: &[usize], out_dtype: DType
         output: out,
     }];
     let info = ModelInfo {
-        producer: "ember-gpu int8 test",
+        producer: b"ember-gpu int8 test",
         source_hash: 0,
         tensor_count: tensors.len() as u32,
         op_count: 1,

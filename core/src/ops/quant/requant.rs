@@ -200,8 +200,10 @@ pub fn clamp_to_i8(v: i32, act_min: i8, act_max: i8) -> i8 {
 /// The output stage of Conv2d and FullyConnected: scale the int32 accumulator by output channel
 /// `channel`'s `(multiplier, shift)` row of `requant` (a validated `[OC, 2]` or `[1, 2]` tensor) in
 /// `rounding` mode, add the output zero point (saturating), clamp to `act_min..=act_max`. Targets with
-/// their own accumulation loops (`ember-cortex-m`) share it, so every target rounds alike.
-#[inline(always)]
+/// their own accumulation loops (`ember-cortex-m`) share it, so every target rounds alike. Out of line:
+/// one call per output value costs a few percent of a convolution's time, and each inlined copy costs
+/// flash (some 400 bytes per kernel path).
+#[inline(never)]
 pub fn requantize_acc(
     acc: i32,
     requant: &[i32],

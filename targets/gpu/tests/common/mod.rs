@@ -143,7 +143,7 @@ pub fn single_op_blob(kind: OpKind, operands: &[Operand], out_dims: &[usize]) ->
         output: out,
     }];
     let info = ModelInfo {
-        producer: "ember-gpu test",
+        producer: b"ember-gpu test",
         source_hash: 0,
         tensor_count: tensors.len() as u32,
         op_count: 1,
