@@ -63,14 +63,37 @@ impl<'a> Reader<'a> {
         None
     }
 
+    /// [`Reader::varint`] for at most 32 bits (`u16`, `u32`, `i32`, tags, and lengths on a 32-bit
+    /// target): nearly every field. Its result comes back in registers; an `Option<u64>` goes through
+    /// memory at every call site.
+    #[inline(never)]
+    fn varint32(&mut self, bits: u32) -> Option<u32> {
+        let max = bits.div_ceil(7);
+        let mut out = 0u32;
+        for i in 0..max {
+            let b = self.byte()?;
+            // `7 * i` is at most 28; bits shifted out of a last byte make it too large, refused below.
+            out |= u32::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                let last_max = (1u32 << (bits % 7)) - 1;
+                return (i + 1 < max || u32::from(b) <= last_max).then_some(out);
+            }
+        }
+        None
+    }
+
     /// An enum variant index.
     pub(crate) fn tag(&mut self) -> Option<u32> {
-        self.varint(32).map(|v| v as u32)
+        self.varint32(32)
     }
 
     /// A sequence length (a `usize` varint).
     fn len(&mut self) -> Option<usize> {
-        self.varint(usize::BITS).map(|v| v as usize)
+        if usize::BITS <= 32 {
+            self.varint32(usize::BITS).map(|v| v as usize)
+        } else {
+            self.varint(usize::BITS).map(|v| v as usize)
+        }
     }
 
     /// A byte string, borrowed from the bytes (its length, then the bytes).
@@ -110,20 +133,20 @@ impl Compact for i8 {
 
 impl Compact for u16 {
     fn read(r: &mut Reader<'_>) -> Option<Self> {
-        r.varint(16).map(|v| v as u16)
+        r.varint32(16).map(|v| v as u16)
     }
 }
 
 impl Compact for u32 {
     fn read(r: &mut Reader<'_>) -> Option<Self> {
-        r.varint(32).map(|v| v as u32)
+        r.varint32(32)
     }
 }
 
 impl Compact for i32 {
     fn read(r: &mut Reader<'_>) -> Option<Self> {
         // Zigzag: 0, -1, 1, -2, ... as 0, 1, 2, 3, ...
-        let n = r.varint(32)? as u32;
+        let n = r.varint32(32)?;
         Some((n >> 1) as i32 ^ -((n & 1) as i32))
     }
 }

@@ -16,12 +16,25 @@ pub(crate) fn ensure(cond: bool, reason: &'static str) -> Result<(), Error> {
 /// Checks what every kernel relies on for any tensor: rank at most [`MAX_RANK`], and the product of its
 /// non-zero dims fits in `usize`. The second makes every partial product of the dims, and every offset of
 /// an in-bounds index, fit too, even when a zero dim leaves the tensor empty.
+#[inline]
 pub(crate) fn check_dims(dims: &[usize]) -> Result<(), Error> {
-    ensure(dims.len() <= MAX_RANK, "tensor rank is above 6 (MAX_RANK)")?;
+    match dims_problem(dims) {
+        None => Ok(()),
+        Some(reason) => Err(Error::Shape { reason }),
+    }
+}
+
+/// [`check_dims`]' test, out of line (validators call it for nearly every tensor) and returning what is
+/// wrong in registers rather than an `Error` through memory.
+#[inline(never)]
+fn dims_problem(dims: &[usize]) -> Option<&'static str> {
+    if dims.len() > MAX_RANK {
+        return Some("tensor rank is above 6 (MAX_RANK)");
+    }
     let product = dims
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d.max(1)));
-    ensure(product.is_some(), "tensor dims overflow usize")
+    product.is_none().then_some("tensor dims overflow usize")
 }
 
 /// `a + b + c`, or a shape error when that overflows.
