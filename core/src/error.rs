@@ -120,10 +120,13 @@ impl fmt::Display for Error {
                  copy or flash the whole file"
             ),
             Error::BadMagic => write!(f, "not an Ember blob (magic is not `EMBR`); convert the model with `ember convert`"),
+            // As u32: firmware prints u32s anyway, and a u16 formatter would be linked for this alone.
             Error::UnsupportedVersion { found, supported } => write!(
                 f,
-                "blob format version {found} is not supported by this runtime (reads version {supported}); \
-                 reconvert the model with a matching `ember convert` or update the runtime"
+                "blob format version {} is not supported by this runtime (reads version {}); \
+                 reconvert the model with a matching `ember convert` or update the runtime",
+                u32::from(found),
+                u32::from(supported)
             ),
             Error::ChecksumMismatch { stored, computed } => write!(
                 f,

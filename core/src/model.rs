@@ -12,6 +12,7 @@ use crate::format::{
 };
 use crate::kernels::{entry, family, has};
 use crate::op::OpKind;
+use crate::ops::shape::Checked;
 use crate::ops::{self, MAX_RANK};
 use crate::Error;
 
@@ -394,7 +395,15 @@ impl<'b, const E: u64> Model<'b, E> {
                 | OpKind::Slice(_)
                 | OpKind::Broadcast
         );
-        let any_dtype = matches!(
+        // (Each test is skipped, as a constant, by a build whose entries `E` cannot run the kinds it names.)
+        let any_dtype = has::<E>(
+            entry::COMPARE
+                | entry::LOGICAL
+                | entry::NOT
+                | entry::WHERE_SELECT
+                | entry::CAST
+                | entry::ARG_REDUCE,
+        ) && matches!(
             op.kind,
             OpKind::Compare(_)
                 | OpKind::Logical(_)
@@ -409,13 +418,18 @@ impl<'b, const E: u64> Model<'b, E> {
                     "data-movement op whose inputs and output differ in dtype",
                 ));
             }
-        } else if let OpKind::Gather(_) = op.kind {
+        } else if let (true, OpKind::Gather(_)) =
+            (has::<E>(entry::GATHER | entry::MOVEMENT), &op.kind)
+        {
             if out_dtype != dt(0) || dt(1) != DType::F32 {
                 return Err(bad(
                     "gather needs data and output of one dtype and f32 indices",
                 ));
             }
-        } else if matches!(op.kind, OpKind::Binary(_) | OpKind::Unary(_)) && !all_f32 {
+        } else if has::<E>(entry::BINARY_ANY | entry::UNARY_ANY)
+            && matches!(op.kind, OpKind::Binary(_) | OpKind::Unary(_))
+            && !all_f32
+        {
             // Integer and f64 arithmetic: arith's validate checks the dtypes.
         } else if let Some(want) = quant_dtypes(&op.kind, n) {
             let ok = want.output == out_dtype
@@ -433,40 +447,40 @@ impl<'b, const E: u64> Model<'b, E> {
         }
         let checked = match &op.kind {
             OpKind::Binary(p) if !all_f32 && has::<E>(entry::BINARY_ANY) => {
-                ops::math::arith::validate_binary(p, typed(0), typed(1), yt)
+                shape_reason(ops::math::arith::validate_binary(p, typed(0), typed(1), yt))
             }
             OpKind::Unary(p) if !all_f32 && has::<E>(entry::UNARY_ANY) => {
-                ops::math::arith::validate_unary(p, typed(0), yt)
+                shape_reason(ops::math::arith::validate_unary(p, typed(0), yt))
             }
             OpKind::Conv2d(p) if has::<E>(entry::CONV2D) => {
-                ops::nn::conv::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
+                ops::nn::conv::check(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
             }
-            OpKind::ConvTranspose2d(p) if has::<E>(entry::CONV_TRANSPOSE2D) => {
-                ops::nn::conv_transpose::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
-            }
+            OpKind::ConvTranspose2d(p) if has::<E>(entry::CONV_TRANSPOSE2D) => shape_reason(
+                ops::nn::conv_transpose::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice()),
+            ),
             OpKind::FullyConnected(p) if has::<E>(entry::FULLY_CONNECTED) => {
-                ops::nn::fully_connected::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
+                ops::nn::fully_connected::check(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
             }
-            OpKind::MatMul(p) if has::<E>(entry::MATMUL) => {
-                ops::nn::matmul::validate(p, x, d(1).unwrap_or(&[]), y.as_slice())
-            }
-            OpKind::Binary(p) if all_f32 && has::<E>(entry::BINARY) => {
-                ops::math::binary::validate(p, x, d(1).unwrap_or(&[]), y.as_slice())
-            }
+            OpKind::MatMul(p) if has::<E>(entry::MATMUL) => shape_reason(
+                ops::nn::matmul::validate(p, x, d(1).unwrap_or(&[]), y.as_slice()),
+            ),
+            OpKind::Binary(p) if all_f32 && has::<E>(entry::BINARY) => shape_reason(
+                ops::math::binary::validate(p, x, d(1).unwrap_or(&[]), y.as_slice()),
+            ),
             OpKind::Unary(p) if all_f32 && has::<E>(entry::UNARY) => {
-                ops::math::unary::validate(p, x, y.as_slice())
+                shape_reason(ops::math::unary::validate(p, x, y.as_slice()))
             }
             OpKind::Softmax(p) if has::<E>(entry::SOFTMAX) => {
-                ops::nn::softmax::validate(p, x, y.as_slice())
+                shape_reason(ops::nn::softmax::validate(p, x, y.as_slice()))
             }
             OpKind::MaxPool2d(p) if has::<E>(entry::MAX_POOL) => {
-                ops::pool::max_pool::validate(p, x, y.as_slice())
+                ops::pool::max_pool::check(p, x, y.as_slice())
             }
             OpKind::AvgPool2d(p) if has::<E>(entry::AVG_POOL) => {
-                ops::pool::avg_pool::validate(p, x, y.as_slice())
+                shape_reason(ops::pool::avg_pool::validate(p, x, y.as_slice()))
             }
             OpKind::GlobalAvgPool if has::<E>(entry::GLOBAL_AVG_POOL) => {
-                ops::pool::global_avg_pool::validate(x, y.as_slice())
+                shape_reason(ops::pool::global_avg_pool::validate(x, y.as_slice()))
             }
             OpKind::Concat(p) if has::<E>(entry::CONCAT | entry::MOVEMENT) => {
                 let mut xs: heapless::Vec<&[usize], { crate::format::MAX_OP_INPUTS }> =
@@ -474,95 +488,96 @@ impl<'b, const E: u64> Model<'b, E> {
                 for u in inputs {
                     let _ = xs.push(u.dims.as_slice());
                 }
-                ops::array::concat::validate(p, &xs, y.as_slice())
+                shape_reason(ops::array::concat::validate(p, &xs, y.as_slice()))
             }
             OpKind::Transpose(p) if has::<E>(entry::TRANSPOSE | entry::MOVEMENT) => {
-                ops::array::transpose::validate(p, x, y.as_slice())
+                shape_reason(ops::array::transpose::validate(p, x, y.as_slice()))
             }
             OpKind::Pad(p) if has::<E>(entry::PAD | entry::MOVEMENT) => {
-                ops::array::pad::validate(p, x, y.as_slice())
+                shape_reason(ops::array::pad::validate(p, x, y.as_slice()))
             }
             // Every build validates a Reshape: planned as an alias of its input, it needs no kernel.
-            OpKind::Reshape => ops::array::reshape::validate(x, y.as_slice()),
+            OpKind::Reshape => ops::array::reshape::check(x, y.as_slice()),
             OpKind::LogSoftmax(p) if has::<E>(entry::LOG_SOFTMAX) => {
-                ops::nn::softmax::validate(p, x, y.as_slice())
+                shape_reason(ops::nn::softmax::validate(p, x, y.as_slice()))
             }
             OpKind::Reduce(p) if has::<E>(entry::REDUCE) => {
-                ops::nn::reduce::validate(p, x, y.as_slice())
+                shape_reason(ops::nn::reduce::validate(p, x, y.as_slice()))
             }
-            OpKind::LayerNorm(p) if has::<E>(entry::LAYER_NORM) => {
-                ops::nn::layer_norm::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
-            }
+            OpKind::LayerNorm(p) if has::<E>(entry::LAYER_NORM) => shape_reason(
+                ops::nn::layer_norm::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice()),
+            ),
             OpKind::Slice(p) if has::<E>(entry::SLICE | entry::MOVEMENT) => {
-                ops::array::slice::validate(p, x, y.as_slice())
+                shape_reason(ops::array::slice::validate(p, x, y.as_slice()))
             }
             OpKind::Gather(p) if has::<E>(entry::GATHER | entry::MOVEMENT) => {
                 self.validate_gather(p, &t.x[1], x, y.as_slice())
             }
             OpKind::Broadcast if has::<E>(entry::BROADCAST | entry::MOVEMENT) => {
-                ops::array::broadcast::validate(x, y.as_slice())
+                shape_reason(ops::array::broadcast::validate(x, y.as_slice()))
             }
             OpKind::Resize(p) if has::<E>(entry::RESIZE) => {
-                ops::array::resize::validate(p, x, y.as_slice())
+                shape_reason(ops::array::resize::validate(p, x, y.as_slice()))
             }
             OpKind::Compare(p) if has::<E>(entry::COMPARE) => {
-                ops::math::compare::validate(p, typed(0), typed(1), yt)
+                shape_reason(ops::math::compare::validate(p, typed(0), typed(1), yt))
             }
             OpKind::Logical(p) if has::<E>(entry::LOGICAL) => {
-                ops::math::logical::validate(p, typed(0), typed(1), yt)
+                shape_reason(ops::math::logical::validate(p, typed(0), typed(1), yt))
             }
-            OpKind::Not if has::<E>(entry::NOT) => ops::math::logical::validate_not(typed(0), yt),
-            OpKind::Where if has::<E>(entry::WHERE_SELECT) => {
-                ops::math::where_op::validate(typed(0), typed(1), typed(2), yt)
+            OpKind::Not if has::<E>(entry::NOT) => {
+                shape_reason(ops::math::logical::validate_not(typed(0), yt))
             }
-            OpKind::Cast(p) if has::<E>(entry::CAST) => ops::math::cast::validate(p, typed(0), yt),
+            OpKind::Where if has::<E>(entry::WHERE_SELECT) => shape_reason(
+                ops::math::where_op::validate(typed(0), typed(1), typed(2), yt),
+            ),
+            OpKind::Cast(p) if has::<E>(entry::CAST) => {
+                shape_reason(ops::math::cast::validate(p, typed(0), yt))
+            }
             OpKind::ArgReduce(p) if has::<E>(entry::ARG_REDUCE) => {
-                ops::nn::arg_reduce::validate(p, typed(0), yt)
+                shape_reason(ops::nn::arg_reduce::validate(p, typed(0), yt))
             }
             OpKind::QuantConv2d(p) if has::<E>(entry::QUANT_CONV2D) => {
-                self.validate_requant(&t.x[2])?;
                 let w = d(1).unwrap_or(&[]);
                 let rq = d(2).unwrap_or(&[]);
-                ops::quant::conv::validate(p, x, w, d(3), rq, y.as_slice())
+                ops::quant::conv::check(p, x, w, d(3), rq, y.as_slice())
+                    .and_then(|()| self.validate_requant(&t.x[2]))
             }
             OpKind::QuantFullyConnected(p) if has::<E>(entry::QUANT_FULLY_CONNECTED) => {
-                self.validate_requant(&t.x[2])?;
                 let w = d(1).unwrap_or(&[]);
                 let rq = d(2).unwrap_or(&[]);
-                ops::quant::fully_connected::validate(p, x, w, d(3), rq, y.as_slice())
+                ops::quant::fully_connected::check(p, x, w, d(3), rq, y.as_slice())
+                    .and_then(|()| self.validate_requant(&t.x[2]))
             }
-            OpKind::QuantAdd(p) if has::<E>(entry::QUANT_ADD) => {
-                ops::quant::add::validate(p, x, d(1).unwrap_or(&[]), y.as_slice())
-            }
-            OpKind::QuantMul(p) if has::<E>(entry::QUANT_MUL) => {
-                ops::quant::mul::validate(p, x, d(1).unwrap_or(&[]), y.as_slice())
-            }
+            OpKind::QuantAdd(p) if has::<E>(entry::QUANT_ADD) => shape_reason(
+                ops::quant::add::validate(p, x, d(1).unwrap_or(&[]), y.as_slice()),
+            ),
+            OpKind::QuantMul(p) if has::<E>(entry::QUANT_MUL) => shape_reason(
+                ops::quant::mul::validate(p, x, d(1).unwrap_or(&[]), y.as_slice()),
+            ),
             OpKind::QuantAvgPool2d(p) if has::<E>(entry::QUANT_AVG_POOL) => {
-                ops::quant::avg_pool::validate(p, x, y.as_slice())
+                shape_reason(ops::quant::avg_pool::validate(p, x, y.as_slice()))
             }
             OpKind::QuantMaxPool2d(p) if has::<E>(entry::QUANT_MAX_POOL) => {
-                ops::quant::max_pool::validate(p, x, y.as_slice())
+                ops::quant::max_pool::check(p, x, y.as_slice())
             }
             OpKind::QuantSoftmax(p) if has::<E>(entry::QUANT_SOFTMAX) => {
-                ops::quant::softmax::validate(p, x, y.as_slice())
+                ops::quant::softmax::check(p, x, y.as_slice())
             }
             OpKind::Quantize(p) if has::<E>(entry::QUANTIZE) => {
-                ops::quant::quantize::validate(p, x, y.as_slice())
+                ops::quant::quantize::check(p, x, y.as_slice())
             }
             OpKind::Dequantize(p) if has::<E>(entry::DEQUANTIZE) => {
-                ops::quant::dequantize::validate(p, x, y.as_slice())
+                ops::quant::dequantize::check(p, x, y.as_slice())
             }
             OpKind::Requantize(p) if has::<E>(entry::REQUANTIZE) => {
-                ops::quant::requantize::validate(p, x, y.as_slice())
+                shape_reason(ops::quant::requantize::validate(p, x, y.as_slice()))
             }
             // An op whose entry this build leaves out (`parse_only`): its validation is not linked.
             _ => return Err(bad(LEFT_OUT)),
         };
 
-        checked.map_err(|e| match e {
-            Error::Shape { reason } => bad(reason),
-            other => other,
-        })?;
+        checked.map_err(bad)?;
         if t.aliased {
             // A Reshape planned on its input's bytes runs no kernel.
             return Ok(0);
@@ -582,8 +597,13 @@ impl<'b, const E: u64> Model<'b, E> {
         indices: &Operand,
         x: &[usize],
         y: &[usize],
-    ) -> Result<(), Error> {
-        ops::array::gather::validate(p, x, indices.dims.as_slice(), y)?;
+    ) -> Checked {
+        shape_reason(ops::array::gather::validate(
+            p,
+            x,
+            indices.dims.as_slice(),
+            y,
+        ))?;
         let values: &[f32] = self.weight_values(
             indices,
             [
@@ -592,12 +612,12 @@ impl<'b, const E: u64> Model<'b, E> {
                 "gather indices are not f32-aligned",
             ],
         )?;
-        ops::array::gather::validate_indices(p, x, values)
+        shape_reason(ops::array::gather::validate_indices(p, x, values))
     }
 
     /// The requantization input of an int8 conv or fully connected op: an I32 weight tensor whose
     /// `(multiplier, shift)` rows are checked here once (see `requant::check_per_channel`).
-    fn validate_requant(&self, requant: &Operand) -> Result<(), Error> {
+    fn validate_requant(&self, requant: &Operand) -> Checked {
         let values: &[i32] = self.weight_values(
             requant,
             [
@@ -606,7 +626,7 @@ impl<'b, const E: u64> Model<'b, E> {
                 "requantization tensor is not i32-aligned",
             ],
         )?;
-        ops::quant::requant::check_per_channel(values)
+        ops::quant::requant::check_rows(values)
     }
 
     /// The values of a weight tensor that validation reads; `errors` says what is wrong if the tensor
@@ -615,16 +635,12 @@ impl<'b, const E: u64> Model<'b, E> {
         &self,
         t: &Operand,
         errors: [&'static str; 3],
-    ) -> Result<&'b [T], Error> {
-        let reason = match (t.in_arena, self.weights.get(t.range.0..t.range.1)) {
-            (true, _) => errors[0],
-            (false, None) => errors[1],
-            (false, Some(bytes)) => match bytemuck::try_cast_slice(bytes) {
-                Ok(values) => return Ok(values),
-                Err(_) => errors[2],
-            },
-        };
-        Err(Error::Shape { reason })
+    ) -> Checked<&'b [T]> {
+        match (t.in_arena, self.weights.get(t.range.0..t.range.1)) {
+            (true, _) => Err(errors[0]),
+            (false, None) => Err(errors[1]),
+            (false, Some(bytes)) => bytemuck::try_cast_slice(bytes).map_err(|_| errors[2]),
+        }
     }
 
     /// Tensor record `i`, decoded (`None` if out of range).
@@ -754,6 +770,14 @@ pub(crate) fn arena_range(offset: u32, t: &TensorRecord) -> (usize, usize) {
 
 pub(crate) fn round_up(n: usize) -> usize {
     n.div_ceil(ALIGN) * ALIGN
+}
+
+/// The reason of a validator's shape error (the only error validators give).
+fn shape_reason(checked: Result<(), Error>) -> Checked {
+    checked.map_err(|e| match e {
+        Error::Shape { reason } => reason,
+        _ => "op shapes or parameters are invalid",
+    })
 }
 
 /// Why a model is refused whose op needs an entry the build leaves out ([`Model::parse_only`]).

@@ -12,12 +12,17 @@ pub(super) struct RecordTable<'b> {
     pub(super) count: usize,
 }
 
+/// The little-endian `u16` at `at`. Callers check the bounds first; out of them it reads 0 (no panic
+/// path in the binary).
 pub(super) fn read_u16(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
+    b.get(at..at + 2)
+        .map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
 }
 
+/// The little-endian `u32` at `at` (0 out of bounds, as [`read_u16`]).
 pub(super) fn read_u32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+    b.get(at..at + 4)
+        .map_or(0, |s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
 }
 
 impl<'b> RecordTable<'b> {

@@ -9,7 +9,7 @@ pub mod math;
 pub mod nn;
 pub mod pool;
 pub mod quant;
-mod shape;
+pub(crate) mod shape;
 
 /// Largest tensor rank Ember supports.
 pub const MAX_RANK: usize = 6;

@@ -4,6 +4,27 @@
 use crate::ops::{In, Out, MAX_RANK};
 use crate::Error;
 
+/// What a shape check gives: `Err` holds the reason. It comes back in registers, where an [`Error`]
+/// goes through memory at every check on a 32-bit target. The validators of the common ops check this
+/// way: [`Model::parse`](crate::Model::parse) turns the reason into `Error::BadOp` once, and each op's
+/// public `validate` into `Error::Shape`.
+pub(crate) type Checked<T = ()> = Result<T, &'static str>;
+
+/// `Ok(())` when `cond` holds, else `reason`.
+#[inline]
+pub(crate) fn require(cond: bool, reason: &'static str) -> Checked {
+    if cond {
+        Ok(())
+    } else {
+        Err(reason)
+    }
+}
+
+/// The shape error saying `reason`.
+pub(crate) fn shape_error(reason: &'static str) -> Error {
+    Error::Shape { reason }
+}
+
 /// `Ok(())` when `cond` holds, else a shape error saying `reason`.
 pub(crate) fn ensure(cond: bool, reason: &'static str) -> Result<(), Error> {
     if cond {
@@ -18,9 +39,15 @@ pub(crate) fn ensure(cond: bool, reason: &'static str) -> Result<(), Error> {
 /// an in-bounds index, fit too, even when a zero dim leaves the tensor empty.
 #[inline]
 pub(crate) fn check_dims(dims: &[usize]) -> Result<(), Error> {
+    dims_fit(dims).map_err(shape_error)
+}
+
+/// [`check_dims`] as a [`Checked`].
+#[inline]
+pub(crate) fn dims_fit(dims: &[usize]) -> Checked {
     match dims_problem(dims) {
         None => Ok(()),
-        Some(reason) => Err(Error::Shape { reason }),
+        Some(reason) => Err(reason),
     }
 }
 
@@ -39,11 +66,14 @@ fn dims_problem(dims: &[usize]) -> Option<&'static str> {
 
 /// `a + b + c`, or a shape error when that overflows.
 pub(crate) fn checked_sum3(a: usize, b: usize, c: usize) -> Result<usize, Error> {
+    sum3(a, b, c).map_err(shape_error)
+}
+
+/// [`checked_sum3`] as a [`Checked`].
+pub(crate) fn sum3(a: usize, b: usize, c: usize) -> Checked<usize> {
     a.checked_add(b)
         .and_then(|s| s.checked_add(c))
-        .ok_or(Error::Shape {
-            reason: "padded size overflows usize",
-        })
+        .ok_or("padded size overflows usize")
 }
 
 /// Checks that `a` and `b` broadcast (numpy rules: right-aligned, a dim of 1 stretches) to exactly `y`.

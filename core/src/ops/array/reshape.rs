@@ -1,21 +1,24 @@
 //! Reshape (and Flatten): the bytes stay, the dims change. Normally an alias planned by the converter
 //! (the output shares the input's arena bytes) and then free; a copy when the input lives elsewhere.
 
-use crate::ops::shape::check_dims;
+use crate::ops::shape::{dims_fit, shape_error, Checked};
 use crate::ops::{numel, In, Out};
 use crate::Error;
 
 /// Checks that `x` and `y` hold the same number of elements.
 pub fn validate(x: &[usize], y: &[usize]) -> Result<(), Error> {
+    check(x, y).map_err(shape_error)
+}
+
+/// [`validate`] as a [`Checked`](crate::ops::shape::Checked).
+pub(crate) fn check(x: &[usize], y: &[usize]) -> Checked {
     // Bounds the products below (they would overflow on absurd dims).
-    check_dims(x)?;
-    check_dims(y)?;
+    dims_fit(x)?;
+    dims_fit(y)?;
     if numel(x) == numel(y) {
         Ok(())
     } else {
-        Err(Error::Shape {
-            reason: "reshape changes the number of elements",
-        })
+        Err("reshape changes the number of elements")
     }
 }
 

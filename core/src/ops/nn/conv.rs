@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ops::math::activation::Activation;
-use crate::ops::shape::{check_dims, checked_sum3, dot, ensure};
+use crate::ops::shape::{dims_fit, dot, require, shape_error, sum3, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -47,38 +47,49 @@ pub fn validate(
     b: Option<&[usize]>,
     y: &[usize],
 ) -> Result<(), Error> {
-    check_dims(x)?;
-    check_dims(w)?;
-    check_dims(y)?;
-    ensure(x.len() == 4, "conv input is not [N, H, W, IC]")?;
-    ensure(
+    check(p, x, w, b, y).map_err(shape_error)
+}
+
+/// [`validate`] as a [`Checked`](crate::ops::shape::Checked).
+pub(crate) fn check(
+    p: &Conv2dParams,
+    x: &[usize],
+    w: &[usize],
+    b: Option<&[usize]>,
+    y: &[usize],
+) -> Checked {
+    dims_fit(x)?;
+    dims_fit(w)?;
+    dims_fit(y)?;
+    require(x.len() == 4, "conv input is not [N, H, W, IC]")?;
+    require(
         w.len() == 4,
         "conv weights are not [OC, KH, KW, IC / groups]",
     )?;
-    ensure(y.len() == 4, "conv output is not [N, OH, OW, OC]")?;
-    ensure(p.stride_h > 0 && p.stride_w > 0, "conv stride is zero")?;
-    ensure(
+    require(y.len() == 4, "conv output is not [N, OH, OW, OC]")?;
+    require(p.stride_h > 0 && p.stride_w > 0, "conv stride is zero")?;
+    require(
         p.dilation_h > 0 && p.dilation_w > 0,
         "conv dilation is zero",
     )?;
-    ensure(p.groups > 0, "conv groups is zero")?;
+    require(p.groups > 0, "conv groups is zero")?;
     let groups = usize::from(p.groups);
     let (in_channels, out_channels) = (x[3], w[0]);
-    ensure(
+    require(
         in_channels % groups == 0,
         "conv input channels are not a multiple of groups",
     )?;
-    ensure(
+    require(
         out_channels % groups == 0,
         "conv output channels are not a multiple of groups",
     )?;
-    ensure(
+    require(
         w[3] == in_channels / groups,
         "conv weights' last dim is not input channels / groups",
     )?;
-    ensure(w[1] > 0 && w[2] > 0, "conv kernel is empty (KH or KW is 0)")?;
+    require(w[1] > 0 && w[2] > 0, "conv kernel is empty (KH or KW is 0)")?;
     if let Some(b) = b {
-        ensure(
+        require(
             b.len() == 1 && b[0] == out_channels,
             "conv bias is not [OC]",
         )?;
@@ -99,12 +110,12 @@ pub fn validate(
         p.pad_left,
         p.pad_right,
     )?;
-    ensure(y[0] == x[0], "conv output batch differs from input batch")?;
-    ensure(
+    require(y[0] == x[0], "conv output batch differs from input batch")?;
+    require(
         y[3] == out_channels,
         "conv output channels differ from weights' OC",
     )?;
-    ensure(
+    require(
         y[1] == out_h && y[2] == out_w,
         "conv output H or W does not follow from kernel, stride, dilation and padding",
     )
@@ -119,15 +130,13 @@ fn output_len(
     dilation: u16,
     before: u16,
     after: u16,
-) -> Result<usize, Error> {
+) -> Checked<usize> {
     let span = (k - 1)
         .checked_mul(usize::from(dilation))
         .and_then(|s| s.checked_add(1))
-        .ok_or(Error::Shape {
-            reason: "conv dilated kernel size overflows usize",
-        })?;
-    let padded = checked_sum3(size, before.into(), after.into())?;
-    ensure(
+        .ok_or("conv dilated kernel size overflows usize")?;
+    let padded = sum3(size, before.into(), after.into())?;
+    require(
         padded >= span,
         "conv dilated kernel is larger than the padded input",
     )?;

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ops::math::activation::Activation;
-use crate::ops::shape::{check_dims, dot, ensure};
+use crate::ops::shape::{dims_fit, dot, require, shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -24,36 +24,43 @@ pub fn validate(
     b: Option<&[usize]>,
     y: &[usize],
 ) -> Result<(), Error> {
-    check_dims(x)?;
-    check_dims(w)?;
-    check_dims(y)?;
-    ensure(w.len() == 2, "fully connected weights are not [OUT, IN]")?;
+    check(_p, x, w, b, y).map_err(shape_error)
+}
+
+/// [`validate`] as a [`Checked`](crate::ops::shape::Checked).
+pub(crate) fn check(
+    _p: &FullyConnectedParams,
+    x: &[usize],
+    w: &[usize],
+    b: Option<&[usize]>,
+    y: &[usize],
+) -> Checked {
+    dims_fit(x)?;
+    dims_fit(w)?;
+    dims_fit(y)?;
+    require(w.len() == 2, "fully connected weights are not [OUT, IN]")?;
     let (out_features, in_features) = (w[0], w[1]);
     let Some((&x_last, x_lead)) = x.split_last() else {
-        return Err(Error::Shape {
-            reason: "fully connected input has rank 0",
-        });
+        return Err("fully connected input has rank 0");
     };
-    ensure(
+    require(
         x_last == in_features,
         "fully connected input's last dim differs from weights' IN",
     )?;
     if let Some(b) = b {
-        ensure(
+        require(
             b.len() == 1 && b[0] == out_features,
             "fully connected bias is not [OUT]",
         )?;
     }
     let Some((&y_last, y_lead)) = y.split_last() else {
-        return Err(Error::Shape {
-            reason: "fully connected output has rank 0",
-        });
+        return Err("fully connected output has rank 0");
     };
-    ensure(
+    require(
         y_lead == x_lead,
         "fully connected output's leading dims differ from input's",
     )?;
-    ensure(
+    require(
         y_last == out_features,
         "fully connected output's last dim differs from weights' OUT",
     )

@@ -1,12 +1,13 @@
 //! 2-D average pooling, NHWC.
 
 use crate::ops::pool::{pool2d, validate_window, Pool2dParams};
+use crate::ops::shape::shape_error;
 use crate::ops::{In, Out};
 use crate::Error;
 
 /// Same shape rules as max pooling (see [`max_pool::validate`](super::max_pool::validate)).
 pub fn validate(p: &Pool2dParams, x: &[usize], y: &[usize]) -> Result<(), Error> {
-    validate_window(p, x, y)
+    validate_window(p, x, y).map_err(shape_error)
 }
 
 /// `y` = mean over each window (see `count_include_pad`).

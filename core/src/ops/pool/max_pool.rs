@@ -1,12 +1,18 @@
 //! 2-D max pooling, NHWC.
 
 use crate::ops::pool::{pool2d, validate_window, Pool2dParams};
+use crate::ops::shape::{shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
 
 /// Checks `x` `[N, H, W, C]`, `y` `[N, OH, OW, C]` with `OH = (H + pad_top + pad_bottom - KH) / stride_h + 1`
 /// (floor; likewise OW), window and strides non-zero, and every window overlapping at least one valid cell.
 pub fn validate(p: &Pool2dParams, x: &[usize], y: &[usize]) -> Result<(), Error> {
+    validate_window(p, x, y).map_err(shape_error)
+}
+
+/// [`validate`] as a [`Checked`](crate::ops::shape::Checked).
+pub(crate) fn check(p: &Pool2dParams, x: &[usize], y: &[usize]) -> Checked {
     validate_window(p, x, y)
 }
 

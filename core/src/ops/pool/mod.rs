@@ -2,9 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ops::shape::{check_dims, checked_sum3, ensure};
+use crate::ops::shape::{dims_fit, require, sum3, Checked};
 use crate::ops::{In, Out};
-use crate::Error;
 
 pub mod avg_pool;
 pub mod global_avg_pool;
@@ -35,24 +34,24 @@ pub struct Pool2dParams {
 }
 
 /// Checks the shape rules shared by max and average pooling (see [`max_pool::validate`]).
-fn validate_window(p: &Pool2dParams, x: &[usize], y: &[usize]) -> Result<(), Error> {
-    check_dims(x)?;
-    check_dims(y)?;
-    ensure(x.len() == 4, "pool input is not [N, H, W, C]")?;
-    ensure(y.len() == 4, "pool output is not [N, OH, OW, C]")?;
-    ensure(
+fn validate_window(p: &Pool2dParams, x: &[usize], y: &[usize]) -> Checked {
+    dims_fit(x)?;
+    dims_fit(y)?;
+    require(x.len() == 4, "pool input is not [N, H, W, C]")?;
+    require(y.len() == 4, "pool output is not [N, OH, OW, C]")?;
+    require(
         p.kernel_h > 0 && p.kernel_w > 0,
         "pool window is empty (kernel 0)",
     )?;
-    ensure(p.stride_h > 0 && p.stride_w > 0, "pool stride is zero")?;
+    require(p.stride_h > 0 && p.stride_w > 0, "pool stride is zero")?;
     let out_h = output_len(x[1], p.kernel_h, p.stride_h, p.pad_top, p.pad_bottom)?;
     let out_w = output_len(x[2], p.kernel_w, p.stride_w, p.pad_left, p.pad_right)?;
-    ensure(y[0] == x[0], "pool output batch differs from input batch")?;
-    ensure(
+    require(y[0] == x[0], "pool output batch differs from input batch")?;
+    require(
         y[3] == x[3],
         "pool output channels differ from input channels",
     )?;
-    ensure(
+    require(
         y[1] == out_h && y[2] == out_w,
         "pool output H or W does not follow from window, stride and padding",
     )
@@ -60,14 +59,14 @@ fn validate_window(p: &Pool2dParams, x: &[usize], y: &[usize]) -> Result<(), Err
 
 /// Output length along one axis, `(size + before + after - k) / stride + 1`, after checking that the window
 /// fits the padded input and that every window covers at least one input cell. Needs `k, stride > 0`.
-fn output_len(size: usize, k: u16, stride: u16, before: u16, after: u16) -> Result<usize, Error> {
+fn output_len(size: usize, k: u16, stride: u16, before: u16, after: u16) -> Checked<usize> {
     let (k, stride, before) = (usize::from(k), usize::from(stride), usize::from(before));
-    let padded = checked_sum3(size, before, after.into())?;
-    ensure(padded >= k, "pool window is larger than the padded input")?;
+    let padded = sum3(size, before, after.into())?;
+    require(padded >= k, "pool window is larger than the padded input")?;
     let out = (padded - k) / stride + 1;
     // Windows move forward monotonically, so checking the first (its end) and the last (its start) covers
     // them all. `(out - 1) * stride <= padded - k` cannot overflow.
-    ensure(
+    require(
         size > 0 && before < k && (out - 1) * stride < size + before,
         "a pool window lies entirely in the padding",
     )?;

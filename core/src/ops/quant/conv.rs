@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::ops::math::activation::Activation;
 use crate::ops::nn::conv as float_conv;
 use crate::ops::quant::requant::{check_per_channel_dims, requantize_acc, RequantRounding};
+use crate::ops::shape::{shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -78,7 +79,19 @@ pub fn validate(
     requant: &[usize],
     y: &[usize],
 ) -> Result<(), Error> {
-    float_conv::validate(&p.float_params(), x, w, b, y)?;
+    check(p, x, w, b, requant, y).map_err(shape_error)
+}
+
+/// [`validate`] as a [`Checked`](crate::ops::shape::Checked).
+pub(crate) fn check(
+    p: &QuantConv2dParams,
+    x: &[usize],
+    w: &[usize],
+    b: Option<&[usize]>,
+    requant: &[usize],
+    y: &[usize],
+) -> Checked {
+    float_conv::check(&p.float_params(), x, w, b, y)?;
     check_per_channel_dims(requant, w[0])
 }
 

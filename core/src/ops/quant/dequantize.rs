@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ops::shape::{check_dims, ensure};
+use crate::ops::shape::{dims_fit, require, shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -18,9 +18,14 @@ pub struct DequantizeParams {
 
 /// Checks that `y` has the shape of `x` and that the scale is finite and positive.
 pub fn validate(p: &DequantizeParams, x: &[usize], y: &[usize]) -> Result<(), Error> {
-    check_dims(x)?;
-    ensure(x == y, "dequantize output shape differs from input")?;
-    ensure(
+    check(p, x, y).map_err(shape_error)
+}
+
+/// [`validate`] as a [`Checked`](crate::ops::shape::Checked).
+pub(crate) fn check(p: &DequantizeParams, x: &[usize], y: &[usize]) -> Checked {
+    dims_fit(x)?;
+    require(x == y, "dequantize output shape differs from input")?;
+    require(
         p.scale.is_finite() && p.scale > 0.0,
         "dequantize scale is not finite and positive",
     )

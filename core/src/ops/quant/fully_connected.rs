@@ -8,6 +8,7 @@ use crate::ops::nn::fully_connected as float_fc;
 use crate::ops::quant::conv::dot_offset;
 use crate::ops::quant::requant::check_per_channel_dims;
 use crate::ops::quant::requant::{requantize_acc, RequantRounding};
+use crate::ops::shape::{shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -40,10 +41,22 @@ pub fn validate(
     requant: &[usize],
     y: &[usize],
 ) -> Result<(), Error> {
+    check(_p, x, w, b, requant, y).map_err(shape_error)
+}
+
+/// [`validate`] as a [`Checked`](crate::ops::shape::Checked).
+pub(crate) fn check(
+    _p: &QuantFullyConnectedParams,
+    x: &[usize],
+    w: &[usize],
+    b: Option<&[usize]>,
+    requant: &[usize],
+    y: &[usize],
+) -> Checked {
     let float_params = float_fc::FullyConnectedParams {
         act: Activation::None,
     };
-    float_fc::validate(&float_params, x, w, b, y)?;
+    float_fc::check(&float_params, x, w, b, y)?;
     check_per_channel_dims(requant, w[0])
 }
 

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::ops::pool::{max_pool as float_max_pool, Pool2dParams};
 use crate::ops::quant::pool::pool2d;
 use crate::ops::quant::requant::clamp_to_i8;
+use crate::ops::shape::{shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -22,7 +23,12 @@ pub struct QuantMaxPoolParams {
 
 /// The float max pooling's shape rules (see [`pool::max_pool::validate`](float_max_pool::validate)).
 pub fn validate(p: &QuantMaxPoolParams, x: &[usize], y: &[usize]) -> Result<(), Error> {
-    float_max_pool::validate(&p.window, x, y)
+    check(p, x, y).map_err(shape_error)
+}
+
+/// [`validate`] as a [`Checked`](crate::ops::shape::Checked).
+pub(crate) fn check(p: &QuantMaxPoolParams, x: &[usize], y: &[usize]) -> Checked {
+    float_max_pool::check(&p.window, x, y)
 }
 
 /// `y` = the maximum over each window (padding never wins), clamped to `act_min..=act_max`.

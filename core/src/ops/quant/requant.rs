@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ops::math::activation::Activation;
-use crate::ops::shape::ensure;
+use crate::ops::shape::{ensure, require, shape_error, Checked};
 use crate::Error;
 
 /// How an int8 op rounds when it scales an int32 value by a quantized multiplier. The converter picks it
@@ -234,8 +234,8 @@ pub(crate) fn check_multiplier(
 
 /// Checks the dims of a per-channel requantization tensor: `[channels, 2]` (one `(multiplier, shift)`
 /// row per output channel) or `[1, 2]` (one row for every channel, per-tensor).
-pub(crate) fn check_per_channel_dims(dims: &[usize], channels: usize) -> Result<(), Error> {
-    ensure(
+pub(crate) fn check_per_channel_dims(dims: &[usize], channels: usize) -> Checked {
+    require(
         dims.len() == 2 && dims[1] == 2 && (dims[0] == channels || dims[0] == 1),
         "requantization tensor is not [OC, 2] or [1, 2]",
     )
@@ -245,16 +245,18 @@ pub(crate) fn check_per_channel_dims(dims: &[usize], channels: usize) -> Result<
 /// every multiplier non-negative and every shift in [`MIN_SHIFT`]`..=`[`MAX_SHIFT`]. The blob validator runs it
 /// on the constant tensor; kernels do not rely on it to be safe, only to be meaningful.
 pub fn check_per_channel(requant: &[i32]) -> Result<(), Error> {
-    ensure(
+    check_rows(requant).map_err(shape_error)
+}
+
+/// [`check_per_channel`] as a [`Checked`].
+pub(crate) fn check_rows(requant: &[i32]) -> Checked {
+    require(
         requant.len().is_multiple_of(2),
         "requantization tensor has an odd length",
     )?;
     for row in requant.chunks_exact(2) {
-        check_multiplier(
-            row[0],
-            row[1],
-            MIN_SHIFT,
-            MAX_SHIFT,
+        require(
+            row[0] >= 0 && (MIN_SHIFT..=MAX_SHIFT).contains(&row[1]),
             "requantization multiplier is negative or its shift is outside -31..=30",
         )?;
     }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ops::quant::requant::saturating_rounding_doubling_high_mul as q31_mul;
 use crate::ops::quant::requant::{quantize_multiplier, rounding_divide_by_pot as divide_by_pot};
-use crate::ops::shape::{check_dims, ensure};
+use crate::ops::shape::{dims_fit, require, shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -56,21 +56,26 @@ impl QuantSoftmaxParams {
 /// multiplier, `input_left_shift` in `0..=31`, `diff_min <= 0`, and that the differences used (`diff_min`
 /// up to 0, and never below -255) shifted left by `input_left_shift` fit in int32.
 pub fn validate(p: &QuantSoftmaxParams, x: &[usize], y: &[usize]) -> Result<(), Error> {
-    check_dims(x)?;
+    check(p, x, y).map_err(shape_error)
+}
+
+/// [`validate`] as a [`Checked`](crate::ops::shape::Checked).
+pub(crate) fn check(p: &QuantSoftmaxParams, x: &[usize], y: &[usize]) -> Checked {
+    dims_fit(x)?;
     let axis = usize::from(p.axis);
-    ensure(axis < x.len(), "softmax axis is not below the rank")?;
-    ensure(x == y, "softmax output shape differs from input")?;
-    ensure(
+    require(axis < x.len(), "softmax axis is not below the rank")?;
+    require(x == y, "softmax output shape differs from input")?;
+    require(
         x[axis] <= MAX_AXIS_LEN,
         "int8 softmax axis is longer than 4095",
     )?;
-    ensure(
+    require(
         p.input_multiplier >= 0 && (0..=31).contains(&p.input_left_shift),
         "int8 softmax multiplier is negative or its left shift is outside 0..=31",
     )?;
-    ensure(p.diff_min <= 0, "int8 softmax diff_min is positive")?;
+    require(p.diff_min <= 0, "int8 softmax diff_min is positive")?;
     let lowest = i64::from(p.diff_min.max(-255)) << p.input_left_shift;
-    ensure(
+    require(
         lowest >= i64::from(i32::MIN),
         "int8 softmax diff_min shifted by input_left_shift overflows int32",
     )
@@ -109,21 +114,23 @@ pub fn softmax(p: &QuantSoftmaxParams, x: In<'_, i8>, y: Out<'_, i8>) {
         .zip(y.data.chunks_exact_mut(block))
     {
         for lane in 0..inner {
-            let xs = || x_block[lane..].iter().step_by(inner);
-            let max = xs().fold(i8::MIN, |m, &v| m.max(v));
+            // Element `j` of the lane is at `lane + j * inner` (indexed: a step-by iterator per loop
+            // costs flash, and this runs once per lane).
+            let at = |j: usize| lane + j * inner;
+            let max = (0..len).fold(i8::MIN, |m, j| m.max(x_block[at(j)]));
             let diff = |v: i8| i32::from(v) - i32::from(max);
             let mut sum: i32 = 0;
-            for &v in xs() {
-                let d = diff(v);
+            for j in 0..len {
+                let d = diff(x_block[at(j)]);
                 if d >= p.diff_min {
                     let e = exp_on_negative_values(scale_diff(p, d));
                     sum = sum.wrapping_add(rounding_divide_by_pot(e, ACCUMULATION_INTEGER_BITS));
                 }
             }
             let (reciprocal, bits_over_unit) = reciprocal(sum, ACCUMULATION_INTEGER_BITS);
-            for (out, &v) in y_block[lane..].iter_mut().step_by(inner).zip(xs()) {
-                let d = diff(v);
-                *out = if d >= p.diff_min {
+            for j in 0..len {
+                let d = diff(x_block[at(j)]);
+                y_block[at(j)] = if d >= p.diff_min {
                     let e = exp_on_negative_values(scale_diff(p, d));
                     // Q0.31 probability, shifted to 8 fractional bits: 256 * p.
                     let scaled =
