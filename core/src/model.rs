@@ -229,26 +229,20 @@ impl<'b, const E: u64> Model<'b, E> {
         for i in 0..self.tensors.count {
             self.validate_tensor(i)?;
         }
-        for (list, what) in [
-            (&info.inputs, "graph input"),
-            (&info.outputs, "graph output"),
-        ] {
-            for &id in list.iter() {
-                let t = self.tensor(id as usize).ok_or(Error::BadMetadata {
-                    reason: "graph input or output id is out of range",
-                })?;
-                if !matches!(t.storage, Storage::Arena { .. }) {
-                    let _ = what;
-                    return Err(Error::BadTensor {
-                        tensor: id,
-                        reason: "graph inputs and outputs must be tensors in the arena",
-                    });
-                }
+        for &id in info.inputs.iter().chain(info.outputs.iter()) {
+            let t = self.tensor(id as usize).ok_or(Error::BadMetadata {
+                reason: "graph input or output id is out of range",
+            })?;
+            if !matches!(t.storage, Storage::Arena { .. }) {
+                return Err(Error::BadTensor {
+                    tensor: id,
+                    reason: "graph inputs and outputs must be tensors in the arena",
+                });
             }
         }
         let mut entries = 0;
         for i in 0..self.ops.count {
-            entries |= self.validate_op(i)?;
+            self.validate_op(i, &mut entries)?;
         }
         Ok(entries)
     }
@@ -260,13 +254,11 @@ impl<'b, const E: u64> Model<'b, E> {
         };
         let t = self.tensor(i).ok_or(bad("record does not decode"))?;
         let size = byte_size(t.dtype, &t.dims).ok_or(bad("byte size overflows"))? as usize;
-        let (offset, region, what) = match t.storage {
-            Storage::Weights { offset } => (offset as usize, self.weights.len(), "weights section"),
-            Storage::Arena { offset } => (
-                offset as usize,
-                self.info.arena.activation_bytes as usize,
-                "planned activation region",
-            ),
+        let (offset, region) = match t.storage {
+            Storage::Weights { offset } => (offset as usize, self.weights.len()),
+            Storage::Arena { offset } => {
+                (offset as usize, self.info.arena.activation_bytes as usize)
+            }
         };
         if !offset.is_multiple_of(ALIGN) {
             return Err(bad("offset is not 16-byte aligned"));
@@ -274,7 +266,6 @@ impl<'b, const E: u64> Model<'b, E> {
         match offset.checked_add(size) {
             Some(end) if end <= region => {}
             _ => {
-                let _ = what;
                 return Err(bad(
                     "bytes run past their region (weights section or activation plan)",
                 ));
@@ -294,8 +285,8 @@ impl<'b, const E: u64> Model<'b, E> {
     pub(crate) fn with_op_tensors(
         &self,
         i: usize,
-        f: &mut dyn FnMut(&OpTensors) -> Result<u64, Error>,
-    ) -> Result<u64, Error> {
+        f: &mut dyn FnMut(&OpTensors) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         let bad = |reason| Error::BadOp {
             op: i as u32,
             reason,
@@ -363,13 +354,17 @@ impl<'b, const E: u64> Model<'b, E> {
         }
     }
 
-    /// Validates op `i`; returns its kernel-table entry (as [`Model::op_entry`]).
-    fn validate_op(&self, i: usize) -> Result<u64, Error> {
-        self.with_op_tensors(i, &mut |t| self.check_op(i, t))
+    /// Validates op `i` and adds its kernel-table entry (as [`Model::op_entry`]) to `entries`.
+    ///
+    /// The entry is added to `entries` rather than returned: a `Result<u64, Error>` holds the error at
+    /// another offset than the `Result<(), Error>` of every check, and each conversion copied it byte
+    /// by byte.
+    fn validate_op(&self, i: usize, entries: &mut u64) -> Result<(), Error> {
+        self.with_op_tensors(i, &mut |t| self.check_op(i, t, entries))
     }
 
     /// [`Model::validate_op`] on the looked-up tensors.
-    fn check_op(&self, i: usize, t: &OpTensors) -> Result<u64, Error> {
+    fn check_op(&self, i: usize, t: &OpTensors, entries: &mut u64) -> Result<(), Error> {
         let bad = |reason| Error::BadOp {
             op: i as u32,
             reason,
@@ -537,17 +532,20 @@ impl<'b, const E: u64> Model<'b, E> {
             OpKind::ArgReduce(p) if has::<E>(entry::ARG_REDUCE) => {
                 shape_reason(ops::nn::arg_reduce::validate(p, typed(0), yt))
             }
-            OpKind::QuantConv2d(p) if has::<E>(entry::QUANT_CONV2D) => {
-                let w = d(1).unwrap_or(&[]);
-                let rq = d(2).unwrap_or(&[]);
-                ops::quant::conv::check(p, x, w, d(3), rq, y.as_slice())
-                    .and_then(|()| self.validate_requant(&t.x[2]))
-            }
-            OpKind::QuantFullyConnected(p) if has::<E>(entry::QUANT_FULLY_CONNECTED) => {
-                let w = d(1).unwrap_or(&[]);
-                let rq = d(2).unwrap_or(&[]);
-                ops::quant::fully_connected::check(p, x, w, d(3), rq, y.as_slice())
-                    .and_then(|()| self.validate_requant(&t.x[2]))
+            kind @ (OpKind::QuantConv2d(_) | OpKind::QuantFullyConnected(_))
+                if has::<E>(entry::QUANT_CONV2D | entry::QUANT_FULLY_CONNECTED) =>
+            {
+                let (w, b, rq, y) = (d(1).unwrap_or(&[]), d(3), d(2).unwrap_or(&[]), y.as_slice());
+                match kind {
+                    OpKind::QuantConv2d(p) if has::<E>(entry::QUANT_CONV2D) => {
+                        ops::quant::conv::check(p, x, w, b, rq, y)
+                    }
+                    OpKind::QuantFullyConnected(p) if has::<E>(entry::QUANT_FULLY_CONNECTED) => {
+                        ops::quant::fully_connected::check(p, x, w, b, rq, y)
+                    }
+                    _ => Err(LEFT_OUT),
+                }
+                .and_then(|()| self.validate_requant(&t.x[2]))
             }
             OpKind::QuantAdd(p) if has::<E>(entry::QUANT_ADD) => shape_reason(
                 ops::quant::add::validate(p, x, d(1).unwrap_or(&[]), y.as_slice()),
@@ -580,12 +578,15 @@ impl<'b, const E: u64> Model<'b, E> {
         checked.map_err(bad)?;
         if t.aliased {
             // A Reshape planned on its input's bytes runs no kernel.
-            return Ok(0);
+            return Ok(());
         }
         match crate::kernels::entry_in::<E>(&op.kind, all_f32, out_dtype.size()) {
             // A kind validated above whose entry `E` leaves out (a Reshape that is not an alias).
             0 => Err(bad(LEFT_OUT)),
-            entry => Ok(entry),
+            entry => {
+                *entries |= entry;
+                Ok(())
+            }
         }
     }
 

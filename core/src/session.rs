@@ -171,7 +171,7 @@ impl<'a, const E: u64> Session<'a, E> {
     pub fn run(&mut self) -> Result<(), Error> {
         let model = self.model;
         for i in 0..model.op_count() {
-            model.with_op_tensors(i, &mut |t| self.run_op(i, t).map(|()| 0))?;
+            model.with_op_tensors(i, &mut |t| self.run_op(i, t))?;
         }
         Ok(())
     }
@@ -188,7 +188,7 @@ impl<'a, const E: u64> Session<'a, E> {
             let mut op = "";
             model.with_op_tensors(i, &mut |t| {
                 op = t.op.kind.name();
-                self.run_op(i, t).map(|()| 0)
+                self.run_op(i, t)
             })?;
             let ticks = clock.now().wrapping_sub(start);
             on_op(&OpEvent {
@@ -278,29 +278,26 @@ impl<'a, const E: u64> Session<'a, E> {
             OpKind::Unary(p) if !all_f32 && has::<E>(UNARY_ANY) => {
                 (k.unary_any)(p, any_in(0), y_any)
             }
-            OpKind::QuantConv2d(p) if has::<E>(QUANT_CONV2D) => {
+            // The two int8 layers with weights, requantization and an optional bias take their
+            // inputs alike: one conversion for both.
+            kind @ (OpKind::QuantConv2d(_) | OpKind::QuantFullyConnected(_))
+                if has::<E>(QUANT_CONV2D | QUANT_FULLY_CONNECTED) =>
+            {
                 let bias = match n {
                     4 => Some(typed::<i32>(any_in(3))?.data),
                     _ => None,
                 };
                 let rq = typed::<i32>(any_in(2))?.data;
-                (k.quant_conv2d)(
-                    p,
-                    typed(any_in(0))?,
-                    typed(any_in(1))?,
-                    bias,
-                    rq,
-                    out(y_any)?,
-                )
-            }
-            OpKind::QuantFullyConnected(p) if has::<E>(QUANT_FULLY_CONNECTED) => {
-                let bias = match n {
-                    4 => Some(typed::<i32>(any_in(3))?.data),
-                    _ => None,
-                };
-                let rq = typed::<i32>(any_in(2))?.data;
-                let (x, w) = (typed(any_in(0))?, typed(any_in(1))?);
-                (k.quant_fully_connected)(p, x, w, bias, rq, out(y_any)?)
+                let (x, w, y) = (typed(any_in(0))?, typed(any_in(1))?, out(y_any)?);
+                match kind {
+                    OpKind::QuantConv2d(p) if has::<E>(QUANT_CONV2D) => {
+                        (k.quant_conv2d)(p, x, w, bias, rq, y)
+                    }
+                    OpKind::QuantFullyConnected(p) if has::<E>(QUANT_FULLY_CONNECTED) => {
+                        (k.quant_fully_connected)(p, x, w, bias, rq, y)
+                    }
+                    _ => return Err(bad(LEFT_OUT)),
+                }
             }
             OpKind::QuantAdd(p) if has::<E>(QUANT_ADD) => {
                 (k.quant_add)(p, typed(any_in(0))?, typed(any_in(1))?, out(y_any)?)
