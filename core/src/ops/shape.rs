@@ -64,6 +64,13 @@ fn dims_problem(dims: &[usize]) -> Option<&'static str> {
     product.is_none().then_some("tensor dims overflow usize")
 }
 
+/// Whether two shapes are equal, element by element and out of line: with it, the validators of the
+/// common ops link no `memcmp` (which `==` on slices calls).
+#[inline(never)]
+pub(crate) fn same_dims(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 /// `a + b + c`, or a shape error when that overflows.
 pub(crate) fn checked_sum3(a: usize, b: usize, c: usize) -> Result<usize, Error> {
     sum3(a, b, c).map_err(shape_error)

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ops::math::activation::Activation;
-use crate::ops::shape::{dims_fit, dot, require, shape_error, Checked};
+use crate::ops::shape::{dims_fit, dot, require, same_dims, shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -57,7 +57,7 @@ pub(crate) fn check(
         return Err("fully connected output has rank 0");
     };
     require(
-        y_lead == x_lead,
+        same_dims(y_lead, x_lead),
         "fully connected output's leading dims differ from input's",
     )?;
     require(

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ops::shape::{dims_fit, require, shape_error, Checked};
+use crate::ops::shape::{dims_fit, require, same_dims, shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -24,7 +24,10 @@ pub fn validate(p: &DequantizeParams, x: &[usize], y: &[usize]) -> Result<(), Er
 /// [`validate`] as a [`Checked`](crate::ops::shape::Checked).
 pub(crate) fn check(p: &DequantizeParams, x: &[usize], y: &[usize]) -> Checked {
     dims_fit(x)?;
-    require(x == y, "dequantize output shape differs from input")?;
+    require(
+        same_dims(x, y),
+        "dequantize output shape differs from input",
+    )?;
     require(
         p.scale.is_finite() && p.scale > 0.0,
         "dequantize scale is not finite and positive",

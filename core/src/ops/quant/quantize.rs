@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ops::shape::{dims_fit, require, shape_error, Checked};
+use crate::ops::shape::{dims_fit, require, same_dims, shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -36,7 +36,7 @@ pub fn validate(p: &QuantizeParams, x: &[usize], y: &[usize]) -> Result<(), Erro
 /// [`validate`] as a [`Checked`](crate::ops::shape::Checked).
 pub(crate) fn check(p: &QuantizeParams, x: &[usize], y: &[usize]) -> Checked {
     dims_fit(x)?;
-    require(x == y, "quantize output shape differs from input")?;
+    require(same_dims(x, y), "quantize output shape differs from input")?;
     require(
         p.scale.is_finite() && p.scale > 0.0,
         "quantize scale is not finite and positive",

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ops::quant::requant::saturating_rounding_doubling_high_mul as q31_mul;
 use crate::ops::quant::requant::{quantize_multiplier, rounding_divide_by_pot as divide_by_pot};
-use crate::ops::shape::{dims_fit, require, shape_error, Checked};
+use crate::ops::shape::{dims_fit, require, same_dims, shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -64,7 +64,7 @@ pub(crate) fn check(p: &QuantSoftmaxParams, x: &[usize], y: &[usize]) -> Checked
     dims_fit(x)?;
     let axis = usize::from(p.axis);
     require(axis < x.len(), "softmax axis is not below the rank")?;
-    require(x == y, "softmax output shape differs from input")?;
+    require(same_dims(x, y), "softmax output shape differs from input")?;
     require(
         x[axis] <= MAX_AXIS_LEN,
         "int8 softmax axis is longer than 4095",
