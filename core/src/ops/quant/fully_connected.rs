@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ops::math::activation::Activation;
 use crate::ops::nn::fully_connected as float_fc;
-use crate::ops::quant::conv::dot_offset;
+use crate::ops::quant::conv::{dot_offset, row};
 use crate::ops::quant::requant::check_per_channel_dims;
 use crate::ops::quant::requant::{requantize_acc, RequantRounding};
 use crate::ops::shape::{shape_error, Checked};
@@ -76,12 +76,12 @@ pub fn fully_connected(
     }
     let x_offset = -i32::from(p.x_zero_point);
     for (r, y_row) in y.data.chunks_exact_mut(out_features).enumerate() {
-        let x_row = &x.data[r * in_features..][..in_features];
+        // Rows by `get` (validated shapes keep them in bounds): no panic path in the binary.
+        let x_row = row(x.data, r, in_features);
         for (o, out) in y_row.iter_mut().enumerate() {
-            let w_row = &w.data[o * in_features..][..in_features];
-            let mut acc = dot_offset(x_row, w_row, x_offset);
-            if let Some(b) = b {
-                acc = acc.wrapping_add(b[o]);
+            let mut acc = dot_offset(x_row, row(w.data, o, in_features), x_offset);
+            if let Some(&b) = b.and_then(|b| b.get(o)) {
+                acc = acc.wrapping_add(b);
             }
             *out = requantize_acc(
                 acc,

@@ -267,7 +267,11 @@ pub(crate) fn check_rows(requant: &[i32]) -> Checked {
 #[inline(always)]
 pub(crate) fn channel_row(requant: &[i32], channel: usize) -> (i32, i32) {
     let row = if requant.len() == 2 { 0 } else { channel * 2 };
-    (requant[row], requant[row + 1])
+    // Validation keeps the row in bounds; `get` keeps a panic path out of the binary.
+    match requant.get(row..row + 2) {
+        Some(&[multiplier, shift]) => (multiplier, shift),
+        _ => (0, 0),
+    }
 }
 
 #[cfg(test)]

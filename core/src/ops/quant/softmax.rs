@@ -117,11 +117,13 @@ pub fn softmax(p: &QuantSoftmaxParams, x: In<'_, i8>, y: Out<'_, i8>) {
             // Element `j` of the lane is at `lane + j * inner` (indexed: a step-by iterator per loop
             // costs flash, and this runs once per lane).
             let at = |j: usize| lane + j * inner;
-            let max = (0..len).fold(i8::MIN, |m, j| m.max(x_block[at(j)]));
+            // In bounds (`at(j) < block`); `get` keeps a panic path out of the binary.
+            let x_at = |j: usize| x_block.get(at(j)).copied().unwrap_or(i8::MIN);
+            let max = (0..len).fold(i8::MIN, |m, j| m.max(x_at(j)));
             let diff = |v: i8| i32::from(v) - i32::from(max);
             let mut sum: i32 = 0;
             for j in 0..len {
-                let d = diff(x_block[at(j)]);
+                let d = diff(x_at(j));
                 if d >= p.diff_min {
                     let e = exp_on_negative_values(scale_diff(p, d));
                     sum = sum.wrapping_add(rounding_divide_by_pot(e, ACCUMULATION_INTEGER_BITS));
@@ -129,8 +131,11 @@ pub fn softmax(p: &QuantSoftmaxParams, x: In<'_, i8>, y: Out<'_, i8>) {
             }
             let (reciprocal, bits_over_unit) = reciprocal(sum, ACCUMULATION_INTEGER_BITS);
             for j in 0..len {
-                let d = diff(x_block[at(j)]);
-                y_block[at(j)] = if d >= p.diff_min {
+                let d = diff(x_at(j));
+                let Some(out) = y_block.get_mut(at(j)) else {
+                    break;
+                };
+                *out = if d >= p.diff_min {
                     let e = exp_on_negative_values(scale_diff(p, d));
                     // Q0.31 probability, shifted to 8 fractional bits: 256 * p.
                     let scaled =
