@@ -20,7 +20,8 @@ mod install;
 mod report;
 use install::{find_or_install_qemu, qemu_version};
 use report::{
-    markdown_report, print_dsp_versus_reference, print_profile, print_summary, Report, Sections,
+    markdown_report, print_dsp_versus_reference, print_profile, print_summary, FlashCost, Report,
+    Sections,
 };
 
 /// A firmware example and the emulated board that runs it.
@@ -570,37 +571,6 @@ fn top1(scores: &[f32]) -> usize {
         }
     }
     best
-}
-
-/// One variant's flash cost on the mps2-an386 crate (see [`print_flash_cost`]).
-pub(crate) struct FlashCost {
-    pub variant: &'static str,
-    /// `.text` of the `digits` demo firmware.
-    pub digits: u64,
-    /// `.text` of the `classify` firmware (inference only).
-    pub classify: u64,
-    /// `.text` of the `baseline` firmware (no Ember).
-    pub baseline: u64,
-}
-
-/// The runtime's flash target for the digits op set: under 16 KiB.
-pub(crate) const FLASH_TARGET: u64 = 16 * 1024;
-
-impl FlashCost {
-    /// The runtime's flash cost: `classify` minus `baseline`.
-    pub(crate) fn runtime(&self) -> u64 {
-        self.classify.saturating_sub(self.baseline)
-    }
-
-    /// Whether the runtime is under [`FLASH_TARGET`], and by how much, in words.
-    pub(crate) fn against_target(&self) -> String {
-        let runtime = self.runtime();
-        if runtime < FLASH_TARGET {
-            format!("under 16 KiB by {} B", FLASH_TARGET - runtime)
-        } else {
-            format!("over 16 KiB by {} B", runtime - FLASH_TARGET + 1)
-        }
-    }
 }
 
 /// Builds the mps2-an386 crate's `baseline` binary (the same board without Ember) and, for each variant,
