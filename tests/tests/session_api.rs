@@ -121,16 +121,21 @@ fn runs_and_matches_the_definition() {
     let mut arena = AlignedBuf::zeroed(model.arena_bytes());
     let mut s = Session::new(&model, arena.as_mut_bytes()).unwrap();
     for x in [[1.0f32, 2.0], [-3.0, 0.25], [0.0, 0.0]] {
-        s.input(0).unwrap().write_f32(&x).unwrap();
-        s.run().unwrap();
-        let y = s.output(0).unwrap().as_f32().unwrap().to_vec();
-        let want = expected(x);
-        for k in 0..3 {
-            assert!(
-                (y[k] - want[k]).abs() < 1e-6,
-                "x={x:?}: got {y:?}, want {want:?}"
-            );
-        }
+        assert_runs_as_defined(&mut s, x);
+    }
+}
+
+/// Runs `s` on `x` and checks the output against [`expected`].
+fn assert_runs_as_defined(s: &mut Session<'_>, x: [f32; 2]) {
+    s.input(0).unwrap().write_f32(&x).unwrap();
+    s.run().unwrap();
+    let y = s.output(0).unwrap().as_f32().unwrap().to_vec();
+    let want = expected(x);
+    for k in 0..3 {
+        assert!(
+            (y[k] - want[k]).abs() < 1e-6,
+            "x={x:?}: got {y:?}, want {want:?}"
+        );
     }
 }
 
@@ -150,17 +155,7 @@ fn reshape_needs_its_entry_only_when_it_is_not_an_alias() {
         );
         let mut arena = AlignedBuf::zeroed(model.arena_bytes());
         let mut s = Session::new(&model, arena.as_mut_bytes()).unwrap();
-        let x = [1.0f32, 2.0];
-        s.input(0).unwrap().write_f32(&x).unwrap();
-        s.run().unwrap();
-        let y = s.output(0).unwrap().as_f32().unwrap().to_vec();
-        let want = expected(x);
-        for k in 0..3 {
-            assert!(
-                (y[k] - want[k]).abs() < 1e-6,
-                "alias={alias}: got {y:?}, want {want:?}"
-            );
-        }
+        assert_runs_as_defined(&mut s, [1.0, 2.0]);
         match Model::parse_only::<NO_RESHAPE>(blob.as_bytes()) {
             Ok(_) if alias => {}
             Err(Error::BadOp { op: 1, reason }) if !alias => {
