@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 use ember_convert::{convert, ConvertOptions, Converted};
 
+/// Largest difference from onnxruntime's probabilities: their scale is 1, so this is the relative
+/// rule of `tests/models/check_goldens.py` (`rtol * max(1, max |golden|)`) with rtol 1e-4.
 const TOLERANCE: f32 = 1e-4;
 
 struct Model {

@@ -61,9 +61,7 @@ fn onnxruntime_classes() -> Vec<usize> {
 
 #[test]
 fn a_defmt_firmware_runs_and_its_log_is_decoded() {
-    let elf = repo().join(
-        "firmware-examples/qemu-mps2-an386/target/f32-defmt/thumbv7em-none-eabihf/release/digits",
-    );
+    let elf = repo().join("target/firmware/elf/qemu-mps2-an386/f32-defmt/digits");
     let qemu_here = repo().join("target/qemu/usr/bin/qemu-system-arm").exists()
         || std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
             .any(|d| d.join("qemu-system-arm").exists());

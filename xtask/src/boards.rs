@@ -37,11 +37,6 @@ const BOARDS: &[Board] = &[
     },
 ];
 
-fn elf_of(root: &Path, b: &Board) -> std::path::PathBuf {
-    root.join(b.dir)
-        .join(format!("target/{}/release/digits", b.triple))
-}
-
 fn ok(cmd: &mut Command, what: &str) -> Result<String> {
     let out = cmd
         .output()
@@ -60,50 +55,31 @@ fn ok(cmd: &mut Command, what: &str) -> Result<String> {
 /// Builds every real-board example and dry-runs `ember flash` on it; each must also reject an ELF linked
 /// for another memory map: an earlier board's, or `foreign_elf` (linked for QEMU's mps2-an386, flash at 0).
 pub fn check(root: &Path, foreign_elf: &Path) -> Result<()> {
-    ok(
-        Command::new("cargo")
-            .args(["build", "--quiet", "-p", "ember-cli"])
-            .current_dir(root),
-        "building ember",
-    )?;
-    // Where `cargo build` put it (CARGO_TARGET_DIR may point outside the checkout).
+    // The `ember` the host build made (`cargo xtask ci` builds it before the firmware steps).
     let ember = crate::firmware::ember_binary(root);
+    let model = crate::firmware::build::firmware_dir(root).join("digits.ember");
+    ok(
+        Command::new(&ember)
+            .arg("convert")
+            .arg(root.join("tests/models/digits/model.onnx"))
+            .arg("-o")
+            .arg(&model),
+        "converting the digits model",
+    )?;
+    let mut elfs = Vec::new();
     for b in BOARDS {
         let (dir, chip) = (b.dir, b.chip);
-        let board = root.join(dir);
-        let model = board.join("target/digits.ember");
-        std::fs::create_dir_all(board.join("target"))?;
-        ok(
-            Command::new(&ember)
-                .arg("convert")
-                .arg(root.join("tests/models/digits/model.onnx"))
-                .arg("-o")
-                .arg(&model),
-            "converting the digits model",
-        )?;
-        ok(
-            Command::new("cargo")
-                .args(["build", "--release", "--quiet"])
-                .current_dir(&board)
-                .env("EMBER_DIGITS_MODEL", &model)
-                // The ELF is read from the crate's own target/ below, whatever the caller's
-                // CARGO_TARGET_DIR (which may point at a shared cache).
-                .env("CARGO_TARGET_DIR", board.join("target"))
-                .env_remove("RUSTFLAGS")
-                .env_remove("CARGO_ENCODED_RUSTFLAGS")
-                .env_remove("CARGO_BUILD_TARGET"),
-            &format!("building {dir}"),
-        )?;
-        ok(
-            Command::new("cargo")
-                .args(["clippy", "--release", "--quiet", "--", "-D", "warnings"])
-                .current_dir(&board)
-                .env("EMBER_DIGITS_MODEL", &model)
-                .env("CARGO_TARGET_DIR", board.join("target"))
-                .env_remove("RUSTFLAGS"),
-            &format!("clippy on {dir}"),
-        )?;
-        let elf = elf_of(root, b);
+        let elf = crate::firmware::build::Firmware {
+            dir,
+            triple: b.triple,
+            bin: "digits",
+            features: &[],
+            model: Some(&model),
+            variant: "f32",
+        }
+        .build(root)
+        .with_context(|| format!("building {dir}"))?;
+        elfs.push(elf.clone());
         let plan = ok(
             Command::new(&ember)
                 .args(["flash", "--dry-run", "--chip", chip])
@@ -112,7 +88,7 @@ pub fn check(root: &Path, foreign_elf: &Path) -> Result<()> {
         )?;
         eprintln!("{plan}");
         let foreign = match b.foreign {
-            Some(i) => elf_of(root, &BOARDS[i]),
+            Some(i) => elfs[i].clone(),
             None => foreign_elf.to_path_buf(),
         };
         let out = Command::new(&ember)

@@ -60,28 +60,35 @@ fn node_dir(root: &Path) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// `cargo run -p ember-tests --bin conformance -- --node-dir DIR ARGS...` in `root`. A debug build:
-/// the whole suite runs in about a second, and CI has the debug artifacts from its test step.
+/// The conformance harness on `node_dir` with `args`: the binary CI's host build made when it is there
+/// (`cargo run -p ember-tests` would resolve another feature set and rebuild its dependencies), else
+/// `cargo run -p ember-tests --bin conformance` (a debug build: the whole suite runs in seconds).
 fn harness(root: &Path, node_dir: &Path, args: &[String]) -> Result<()> {
     let node = node_dir.to_str().context("node-test path is not UTF-8")?;
-    let mut cmd = Command::new("cargo");
-    cmd.current_dir(root).args([
-        "run",
-        "--quiet",
-        "-p",
-        "ember-tests",
-        "--bin",
-        "conformance",
-        "--",
-        "--node-dir",
-        node,
-    ]);
-    cmd.args(args);
-    eprintln!(
-        "$ cargo run -p ember-tests --bin conformance -- --node-dir {node} {}",
-        args.join(" ")
-    );
-    let status = cmd.status().context("cannot start cargo")?;
+    let built = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root.join("target"), PathBuf::from)
+        .join("debug")
+        .join("conformance");
+    let mut cmd = if std::env::var_os("EMBER_CI_BUILT").is_some() && built.exists() {
+        Command::new(&built)
+    } else {
+        let mut cargo = Command::new("cargo");
+        cargo.args([
+            "run",
+            "--quiet",
+            "-p",
+            "ember-tests",
+            "--bin",
+            "conformance",
+            "--",
+        ]);
+        cargo
+    };
+    cmd.current_dir(root).args(["--node-dir", node]).args(args);
+    eprintln!("$ {cmd:?}");
+    let status = cmd
+        .status()
+        .context("cannot start the conformance harness")?;
     if !status.success() {
         bail!("the conformance harness failed ({status}); see the lines above and target/conformance/report.md");
     }

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context, Result};
 
+pub mod build;
 pub mod dsp_check;
 mod install;
 mod report;
@@ -193,17 +194,24 @@ pub fn qemu_check(root: &Path) -> Result<()> {
     // Convert the models once: the f32 digits CNN, and the same network quantized to int8 by Ember
     // (post-training quantization on the 256 calibration images).
     let digits = root.join(DIGITS_DIR);
-    let model = root.join("target/firmware/digits.ember");
-    let model_int8 = root.join("target/firmware/digits_int8.ember");
-    fs::create_dir_all(root.join("target/firmware"))?;
-    run(Command::new("cargo")
-        .args(["run", "--quiet", "-p", "ember-cli", "--", "convert"])
+    let model = build::firmware_dir(root).join("digits.ember");
+    let model_int8 = build::firmware_dir(root).join("digits_int8.ember");
+    fs::create_dir_all(build::firmware_dir(root).join("logs"))?;
+    // The host build (`cargo xtask ci` makes it first, or `cargo build -p ember-cli`) made `ember`.
+    let ember = ember_binary(root);
+    ensure!(
+        ember.exists(),
+        "{} is missing: build it first (cargo build -p ember-cli)",
+        ember.display()
+    );
+    run(Command::new(&ember)
+        .arg("convert")
         .arg(Path::new(DIGITS_DIR).join("model.onnx"))
         .arg("-o")
         .arg(&model)
         .current_dir(root))?;
-    run(Command::new("cargo")
-        .args(["run", "--quiet", "-p", "ember-cli", "--", "convert"])
+    run(Command::new(&ember)
+        .arg("convert")
         .arg(Path::new(DIGITS_DIR).join("model.onnx"))
         .arg("-o")
         .arg(&model_int8)
@@ -279,7 +287,7 @@ pub fn qemu_check(root: &Path) -> Result<()> {
             Vec::new()
         }
     };
-    let report = root.join("target/firmware/report.md");
+    let report = build::firmware_dir(root).join("report.md");
     fs::write(&report, markdown_report(&results, &variants, &flash))
         .with_context(|| format!("cannot write {}", report.display()))?;
 
@@ -304,49 +312,18 @@ pub fn qemu_check(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Builds binary `bin` of the board's crate in release mode with the variant's model and features,
-/// checks it with clippy, and returns the ELF's path. The f32 variant builds in the crate's own `target/`
-/// (where `cargo run --release` in the crate finds it too), the others in `target/<variant>/`.
+/// Builds binary `bin` of the board's crate in release mode with the variant's model and features (in the
+/// shared firmware target directory, see [`build`]), and returns the ELF's path.
 fn build_firmware(root: &Path, board: &Board, variant: &Variant, bin: &str) -> Result<PathBuf> {
-    let firmware = root.join(board.dir);
-    let target_dir = match variant.name {
-        "f32" => firmware.join("target"),
-        name => firmware.join("target").join(name),
-    };
-    fs::create_dir_all(&target_dir)
-        .with_context(|| format!("cannot create {}", target_dir.display()))?;
-    // Copied only when it changed, so that an unchanged model does not rerun `build.rs`.
-    let crate_model = target_dir.join("digits.ember");
-    let blob = fs::read(&variant.model)
-        .with_context(|| format!("cannot read {}", variant.model.display()))?;
-    if fs::read(&crate_model).ok().as_ref() != Some(&blob) {
-        fs::write(&crate_model, &blob)
-            .with_context(|| format!("cannot write {}", crate_model.display()))?;
+    build::Firmware {
+        dir: board.dir,
+        triple: board.target,
+        bin,
+        features: variant.features,
+        model: Some(&variant.model),
+        variant: variant.name,
     }
-
-    // The firmware's own `.cargo/config.toml` sets the target and the linker script; a RUSTFLAGS from the
-    // environment would replace its rustflags (and drop `-Tlink.x`), so it is cleared here.
-    let features = variant.features.join(",");
-    let firmware_cargo = |command: &str, extra: &[&str]| {
-        let mut cmd = Command::new("cargo");
-        cmd.args([command, "--release", "--bin", bin])
-            .args(if features.is_empty() {
-                vec![]
-            } else {
-                vec!["--features", features.as_str()]
-            })
-            .args(extra)
-            .current_dir(&firmware)
-            .env("CARGO_TARGET_DIR", &target_dir)
-            .env("EMBER_DIGITS_MODEL", &crate_model)
-            .env_remove("RUSTFLAGS")
-            .env_remove("CARGO_ENCODED_RUSTFLAGS")
-            .env_remove("CARGO_BUILD_TARGET");
-        cmd
-    };
-    run(&mut firmware_cargo("build", &[]))?;
-    run(&mut firmware_cargo("clippy", &["--", "-D", "warnings"]))?;
-    Ok(target_dir.join(board.target).join("release").join(bin))
+    .build(root)
 }
 
 /// Runs the ELF on the board, checks its output against the host's, and prints what it measured.
@@ -359,7 +336,7 @@ fn run_board(
 ) -> Result<BoardResult> {
     let host = &variant.host;
     // Output goes to a file: QEMU spins forever if a pipe's reader goes away.
-    let log = root.join(board.dir).join("target").join(format!(
+    let log = build::firmware_dir(root).join("logs").join(format!(
         "{FIRMWARE_BIN}.{}.{}.qemu.log",
         board.name, variant.name
     ));
@@ -638,9 +615,8 @@ fn check_classify(
     variant: &Variant,
     elf: &Path,
 ) -> Result<()> {
-    let log = root
-        .join(board.dir)
-        .join("target")
+    let log = build::firmware_dir(root)
+        .join("logs")
         .join(format!("classify.{}.{}.qemu.log", board.name, variant.name));
     let (status, _) = run_qemu(qemu, board, elf, &log, None)?;
     let text =
@@ -676,7 +652,8 @@ fn check_classify(
     Ok(())
 }
 
-/// The `ember` binary `cargo run -p ember-cli` built (the model conversion above builds it).
+/// The `ember` binary of the host's debug build (`cargo build -p ember-cli`, or the test build of
+/// `cargo xtask ci`).
 pub(crate) fn ember_binary(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| root.join("target"), PathBuf::from)

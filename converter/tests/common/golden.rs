@@ -39,8 +39,11 @@ pub fn run(converted: &Converted, x: &[f32]) -> Vec<f32> {
 }
 
 /// Converts a case, runs it on its golden input, and checks its golden output: shapes equal, non-finite
-/// values (NaN, infinities) at the same places and equal, finite ones within `tolerance`.
-pub fn check_case_within(case: &str, tolerance: f32) -> Converted {
+/// values (NaN, infinities) at the same places and equal, finite ones within `rtol` of the output's
+/// scale: `|ember - golden| <= rtol * max(1, max |golden|)`, the rule `tests/models/check_goldens.py`
+/// states and explains (float32 results of two correct implementations differ by rounding, in
+/// proportion to the values involved, not by a fixed amount).
+pub fn check_case_within(case: &str, rtol: f32) -> Converted {
     let converted = convert_case(case);
     let (xs, x) = read_npy(&format!("{case}.x.npy"));
     let (ys, y) = read_npy(&format!("{case}.y.npy"));
@@ -62,8 +65,13 @@ pub fn check_case_within(case: &str, tolerance: f32) -> Converted {
         .filter(|(a, b)| a.is_finite() && b.is_finite())
         .map(|(a, b)| (a - b).abs())
         .fold(0.0f32, f32::max);
-    println!("{case}: max |ember - onnxruntime| = {diff:.3e}");
-    assert!(diff <= tolerance, "{case}: max abs diff {diff}");
+    let scale = y
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(1.0f32, |m, v| m.max(v.abs()));
+    let bound = rtol * scale;
+    println!("{case}: max |ember - onnxruntime| = {diff:.3e} (bound {bound:.3e})");
+    assert!(diff <= bound, "{case}: max abs diff {diff} > {bound:e}");
     converted
 }
 

@@ -26,6 +26,17 @@ fn dirs() -> Result<(PathBuf, PathBuf), String> {
     Ok((PathBuf::from(manifest), PathBuf::from(out)))
 }
 
+/// Passes `args` to the linker for the crate's binaries (`-Tlink.x`, `--icf=all`, ...).
+///
+/// They live in the build script rather than in `.cargo/config.toml`'s `rustflags`: rustflags are part
+/// of every dependency's build, so crates with different link scripts could not share one target
+/// directory, and `cargo xtask` builds every firmware example in one shared directory.
+pub fn link_args(args: &[&str]) {
+    for arg in args {
+        println!("cargo:rustc-link-arg-bins={arg}");
+    }
+}
+
 /// Copies the crate's `memory.x` into `OUT_DIR` and puts `OUT_DIR` on the linker's search path.
 pub fn link_memory_x() -> Result<(), String> {
     let (manifest, out) = dirs()?;

@@ -223,37 +223,20 @@ pub fn check_alone(root: &Path) -> Result<()> {
 }
 
 fn build(root: &Path) -> Result<PathBuf> {
-    let dir = root.join(DIR);
-    let target_dir = dir.join("target");
-    // The crate's `.cargo/config.toml` sets the target and the linker script; RUSTFLAGS from the
-    // environment would replace them.
-    let cargo = |args: &[&str]| {
-        let mut cmd = Command::new("cargo");
-        cmd.args(args)
-            .current_dir(&dir)
-            .env("CARGO_TARGET_DIR", &target_dir)
-            .env_remove("RUSTFLAGS")
-            .env_remove("CARGO_ENCODED_RUSTFLAGS")
-            .env_remove("CARGO_BUILD_TARGET");
-        cmd
-    };
-    run(&mut cargo(&["build", "--release", "--bin", BIN]))?;
-    run(&mut cargo(&[
-        "clippy",
-        "--release",
-        "--bin",
-        BIN,
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
-    Ok(target_dir.join(TARGET).join("release").join(BIN))
+    super::build::Firmware {
+        dir: DIR,
+        triple: TARGET,
+        bin: BIN,
+        features: &[],
+        model: None,
+        variant: "check",
+    }
+    .build(root)
 }
 
 fn run_on(root: &Path, board: &Board, qemu: &Path, elf: &Path) -> Result<()> {
-    let log = root
-        .join(DIR)
-        .join("target")
+    let log = super::build::firmware_dir(root)
+        .join("logs")
         .join(format!("{BIN}.{}.qemu.log", board.name));
     let (status, wall) = run_qemu(qemu, board, elf, &log, None)?;
     let text =

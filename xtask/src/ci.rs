@@ -1,0 +1,247 @@
+//! `cargo xtask ci`: every check CI runs, as a list of timed steps.
+//!
+//! The host code is built once: one `cargo test --workspace --features ember-cli/gpu --no-run` makes the
+//! test binaries, the doc tests' dependencies, `ember` and the conformance harness, and every later step
+//! runs those binaries instead of calling `cargo run` with another feature set (which would build the
+//! dependency tree a second time). Firmware builds share one target directory (`firmware::build`).
+//!
+//! A failing step does not stop the run: the steps that do not need it still run, so one log shows every
+//! failure. The log ends with each step's time and status, and the run fails if any step failed or if the
+//! whole run took longer than [`BUDGET`].
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use crate::{boards, conformance, firmware, gpu, root, run, venv, NO_STD_TARGETS};
+
+/// The longest a CI run may take, cold (nothing cached) or warm. CI stops a run at 90 minutes on 2 cores;
+/// this budget keeps a margin for a slower machine, and fails the run when a change makes CI slow, so
+/// that it is noticed when it is made rather than when a submission stops landing.
+pub const BUDGET: Duration = Duration::from_secs(45 * 60);
+
+/// The features every host cargo command of CI uses, so that they share one build.
+const FEATURES: &[&str] = &["--workspace", "--features", "ember-cli/gpu"];
+
+/// How a step ended.
+enum Outcome {
+    Passed,
+    Failed(String),
+    Skipped(String),
+}
+
+/// The steps run so far, with their times.
+struct Steps {
+    done: Vec<(String, Duration, Outcome)>,
+}
+
+impl Steps {
+    /// Runs step `name` unless a step it `needs` did not pass.
+    fn step(&mut self, name: &str, needs: &[&str], f: impl FnOnce() -> Result<()>) {
+        if let Some(missing) = needs.iter().find(|n| !self.passed(n)) {
+            eprintln!("\n==> {name}: skipped, it needs `{missing}`");
+            self.done.push((
+                name.to_string(),
+                Duration::ZERO,
+                Outcome::Skipped(format!("needs `{missing}`")),
+            ));
+            return;
+        }
+        eprintln!("\n==> {name}");
+        let t = Instant::now();
+        let outcome = match f() {
+            Ok(()) => Outcome::Passed,
+            Err(e) => {
+                eprintln!("FAILED: step `{name}`: {e:#}");
+                Outcome::Failed(format!("{e:#}"))
+            }
+        };
+        self.done.push((name.to_string(), t.elapsed(), outcome));
+    }
+
+    fn passed(&self, name: &str) -> bool {
+        self.done
+            .iter()
+            .any(|(n, _, o)| n == name && matches!(o, Outcome::Passed))
+    }
+
+    /// Prints every step's time and status, and the total against the budget; fails if a step did not
+    /// pass or the budget was exceeded.
+    fn finish(&self, total: Duration) -> Result<()> {
+        eprintln!("\nci summary (per step, in order):");
+        let mut failed = Vec::new();
+        for (name, t, outcome) in &self.done {
+            let (tag, why) = match outcome {
+                Outcome::Passed => ("ok     ", String::new()),
+                Outcome::Failed(e) => {
+                    failed.push(name.as_str());
+                    let first = e.lines().next().unwrap_or_default();
+                    ("FAILED ", format!(": {first}"))
+                }
+                Outcome::Skipped(why) => {
+                    failed.push(name.as_str());
+                    ("skipped", format!(": {why}"))
+                }
+            };
+            eprintln!("  {tag} {:>7.1} s  {name}{why}", t.as_secs_f64());
+        }
+        let minutes = total.as_secs_f64() / 60.0;
+        let budget = BUDGET.as_secs_f64() / 60.0;
+        eprintln!(
+            "ci: {} steps passed, {} did not, in {minutes:.1} min (budget {budget:.0} min)",
+            self.done.len() - failed.len(),
+            failed.len(),
+        );
+        if !failed.is_empty() {
+            bail!(
+                "{} step(s) did not pass: {}",
+                failed.len(),
+                failed.join(", ")
+            );
+        }
+        if total > BUDGET {
+            bail!(
+                "the run took {minutes:.1} min, over the {budget:.0}-minute budget (xtask/src/ci.rs, BUDGET): \
+                 find the slow step in the summary above and make it faster; CI stops at 90 minutes"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// `cargo xtask ci`.
+pub fn ci() -> Result<()> {
+    let start = Instant::now();
+    let root = root();
+    let root = root.as_path();
+    let mut s = Steps { done: Vec::new() };
+
+    const TOOLS: &str = "install rust targets and components";
+    s.step(TOOLS, &[], || {
+        let mut args = vec!["target", "add"];
+        args.extend_from_slice(NO_STD_TARGETS);
+        run("rustup", &args)?;
+        run("rustup", &["component", "add", "rustfmt", "clippy"])
+    });
+    // The venv (onnx's node tests, onnxruntime) and lavapipe come first: the tests read from them.
+    const VENV: &str = "python venv with the pinned test packages";
+    s.step(VENV, &[], || venv().map(|_| ()));
+    const VULKAN: &str = "software Vulkan (lavapipe) for the GPU suite";
+    s.step(VULKAN, &[], || {
+        gpu::install_lavapipe()?;
+        // The GPU suite (ember-gpu's tests, the CLI's `--device vulkan`) fails rather than skips.
+        std::env::set_var("EMBER_REQUIRE_GPU", "1");
+        Ok(())
+    });
+    s.step("format", &[TOOLS], || {
+        run("cargo", &["fmt", "--all", "--", "--check"])
+    });
+    s.step("clippy", &[TOOLS], || {
+        let mut args = vec!["clippy", "--all-targets"];
+        args.extend_from_slice(FEATURES);
+        args.extend_from_slice(&["--", "-D", "warnings"]);
+        run("cargo", &args)
+    });
+    s.step(
+        "ember-core for bare-metal targets (no_std, no alloc)",
+        &[TOOLS],
+        no_std_builds,
+    );
+    const BUILD: &str = "host build (tests, doc tests, ember, conformance harness)";
+    s.step(BUILD, &[TOOLS], || {
+        let mut args = vec!["test", "--no-run"];
+        args.extend_from_slice(FEATURES);
+        run("cargo", &args)?;
+        // The conformance step runs the harness this build made (see `conformance::harness`).
+        std::env::set_var("EMBER_CI_BUILT", "1");
+        Ok(())
+    });
+    const FIRMWARE: &str = "firmware under QEMU matches onnxruntime";
+    s.step(FIRMWARE, &[BUILD], || firmware::qemu_check(root));
+    s.step(
+        "real-board firmware builds and fits its chip (ember flash --dry-run)",
+        &[BUILD, FIRMWARE],
+        || {
+            let mps2 = firmware::build::firmware_dir(root).join("elf/qemu-mps2-an386/f32/digits");
+            boards::check(root, &mps2)
+        },
+    );
+    let firmware_ran = s.passed(FIRMWARE);
+    s.step("tests and doc tests", &[BUILD, VENV, VULKAN], || {
+        if firmware_ran {
+            // QEMU and the defmt firmware are there: host-tools/tests/qemu_cli.rs must run, not skip.
+            std::env::set_var("EMBER_REQUIRE_QEMU", "1");
+        }
+        let mut args = vec!["test"];
+        args.extend_from_slice(FEATURES);
+        run("cargo", &args)
+    });
+    s.step("golden data reproduces with onnxruntime", &[VENV], || {
+        let py = venv()?;
+        run(
+            py.to_str().context("venv path is not UTF-8")?,
+            &["tests/models/check_goldens.py"],
+        )
+    });
+    s.step(
+        "ONNX node-test conformance (allow-list, no panics)",
+        &[BUILD, VENV],
+        || conformance::ci_check(root),
+    );
+    s.step("README command 1: the demo", &[TOOLS], || {
+        run(
+            "cargo",
+            &["run", "--release", "-p", "ember-cli", "--", "demo"],
+        )
+    });
+
+    s.finish(start.elapsed())
+}
+
+/// `ember-core` for every bare-metal target, and clippy on the Cortex-M4F build.
+fn no_std_builds() -> Result<()> {
+    for target in NO_STD_TARGETS {
+        run(
+            "cargo",
+            &[
+                "build",
+                "-p",
+                "ember-core",
+                "--no-default-features",
+                "--target",
+                target,
+            ],
+        )?;
+    }
+    run(
+        "cargo",
+        &[
+            "clippy",
+            "-p",
+            "ember-core",
+            "--no-default-features",
+            "--target",
+            "thumbv7em-none-eabihf",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
+    let tree = crate::output(
+        "cargo",
+        &[
+            "tree",
+            "-p",
+            "ember-core",
+            "--no-default-features",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+        ],
+    )?;
+    eprintln!(
+        "ember-core's normal dependencies (all build for thumbv6m-none-eabi, which has no std):\n{tree}"
+    );
+    Ok(())
+}
