@@ -157,7 +157,9 @@ impl fmt::Display for Error {
             ),
             Error::WrongDType { expected, got } => write!(
                 f,
-                "wrong element type: the tensor is {expected:?}, accessed as {got:?}"
+                "wrong element type: the tensor is {}, accessed as {}",
+                expected.name(),
+                got.name()
             ),
             Error::Unsupported { reason } => write!(f, "unsupported: {reason}"),
             Error::KernelMissing { entry, kernels } => write!(

@@ -25,16 +25,21 @@ use crate::ops::quant::{
     requantize::RequantizeParams, softmax::QuantSoftmaxParams,
 };
 use crate::ops::{array, math, nn, pool, In, Out};
+use crate::workspace::{ScratchFn, Workspace};
 use crate::Error;
 
-/// Signature of a 2-D convolution kernel.
-pub type Conv2dFn = fn(&Conv2dParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>);
+/// Signature of a 2-D convolution kernel (`x, w, bias, y`, and its [`Workspace`]: `None` means no
+/// scratch and one thread).
+pub type Conv2dFn =
+    fn(&Conv2dParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>, Option<&mut Workspace<'_>>);
 /// Signature of a 2-D transposed convolution kernel.
-pub type ConvTranspose2dFn = fn(&ConvTranspose2dParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>);
+pub type ConvTranspose2dFn =
+    fn(&ConvTranspose2dParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>, Option<&mut Workspace<'_>>);
 /// Signature of a fully connected kernel.
-pub type FullyConnectedFn = fn(&FullyConnectedParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>);
+pub type FullyConnectedFn =
+    fn(&FullyConnectedParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>, Option<&mut Workspace<'_>>);
 /// Signature of a matrix multiply kernel.
-pub type MatMulFn = fn(&MatMulParams, In<'_>, In<'_>, Out<'_>);
+pub type MatMulFn = fn(&MatMulParams, In<'_>, In<'_>, Out<'_>, Option<&mut Workspace<'_>>);
 /// Signature of a broadcasting binary kernel.
 pub type BinaryFn = fn(&BinaryParams, In<'_>, In<'_>, Out<'_>);
 /// Signature of an element-wise unary kernel.
@@ -83,12 +88,26 @@ pub type CastFn = fn(&CastParams, AnyIn<'_>, AnyOut<'_>);
 /// Signature of ArgMax / ArgMin.
 pub type ArgReduceFn = fn(&ArgReduceParams, AnyIn<'_>, Out<'_, i64>);
 
-/// Signature of an int8 convolution (`x, w, bias, requant, y`).
-pub type QuantConv2dFn =
-    fn(&QuantConv2dParams, In<'_, i8>, In<'_, i8>, Option<&[i32]>, &[i32], Out<'_, i8>);
-/// Signature of an int8 fully connected kernel (`x, w, bias, requant, y`).
-pub type QuantFullyConnectedFn =
-    fn(&QuantFullyConnectedParams, In<'_, i8>, In<'_, i8>, Option<&[i32]>, &[i32], Out<'_, i8>);
+/// Signature of an int8 convolution (`x, w, bias, requant, y`, and its [`Workspace`]).
+pub type QuantConv2dFn = fn(
+    &QuantConv2dParams,
+    In<'_, i8>,
+    In<'_, i8>,
+    Option<&[i32]>,
+    &[i32],
+    Out<'_, i8>,
+    Option<&mut Workspace<'_>>,
+);
+/// Signature of an int8 fully connected kernel (`x, w, bias, requant, y`, and its [`Workspace`]).
+pub type QuantFullyConnectedFn = fn(
+    &QuantFullyConnectedParams,
+    In<'_, i8>,
+    In<'_, i8>,
+    Option<&[i32]>,
+    &[i32],
+    Out<'_, i8>,
+    Option<&mut Workspace<'_>>,
+);
 /// Signature of an int8 add.
 pub type QuantAddFn = fn(&QuantAddParams, In<'_, i8>, In<'_, i8>, Out<'_, i8>);
 /// Signature of an int8 multiply.
@@ -210,6 +229,11 @@ pub mod entry {
     pub const REQUANTIZE: u64 = 1 << 42;
     /// Every data-movement entry.
     pub const MOVEMENT: u64 = MOVEMENT8 | MOVEMENT16 | MOVEMENT32 | MOVEMENT64;
+    /// Not a kernel: sessions of a build with this bit hand their kernels scratch and workers (a
+    /// [`Workspace`](crate::Workspace)). Host builds have it ([`family::ALL`](super::family::ALL)); a
+    /// firmware's [`Model::parse_only`](crate::Model::parse_only) mask, made of its ops' entries, does
+    /// not, so its sessions link none of that code and give kernels an empty workspace.
+    pub const WORKSPACE: u64 = 1 << 63;
 
     /// The name of entry bit `i` (the field of [`Kernels`](super::Kernels)), for reports.
     pub const NAMES: [&str; 43] = [
@@ -318,7 +342,7 @@ pub mod family {
         | DEQUANTIZE
         | REQUANTIZE;
     /// All of them.
-    pub const ALL: u64 = F32 | TYPED | INT8;
+    pub const ALL: u64 = F32 | TYPED | INT8 | WORKSPACE;
 }
 
 /// A target's kernels, one entry per op of the blob's op set, and which entries it provides.
@@ -329,6 +353,8 @@ pub struct Kernels {
     /// The [`entry`] bits this table provides (often a [`family`] mask); the others are stubs a session
     /// never calls.
     pub entries: u64,
+    /// Scratch bytes the table's kernels ask for, per op (see [`crate::workspace`]); `None`: none.
+    pub scratch: Option<ScratchFn>,
     /// Data movement (Concat, Transpose, Pad, Reshape, Slice, Gather, Broadcast) of tensors other than
     /// f32 with 1-byte elements (int8, uint8, bool).
     pub movement8: MovementFn,
@@ -510,6 +536,7 @@ impl Kernels {
                 Kernels {
                     name: self.name,
                     entries: keep,
+                    scratch: self.scratch,
                     $($field: if keep & entry::$bit != 0 { self.$field } else { stub::$stub },)*
                 }
             };
@@ -566,14 +593,15 @@ impl Kernels {
 pub static REFERENCE: Kernels = Kernels {
     name: "reference",
     entries: family::ALL,
+    scratch: None,
     movement8: array::any::movement8,
     movement16: array::any::movement16,
     movement32: array::any::movement32,
     movement64: array::any::movement64,
-    conv2d: nn::conv::conv2d,
-    conv_transpose2d: nn::conv_transpose::conv_transpose2d,
-    fully_connected: nn::fully_connected::fully_connected,
-    matmul: nn::matmul::matmul,
+    conv2d: reference::conv2d,
+    conv_transpose2d: reference::conv_transpose2d,
+    fully_connected: reference::fully_connected,
+    matmul: reference::matmul,
     binary: math::binary::binary,
     unary: math::unary::unary,
     softmax: nn::softmax::softmax,
@@ -600,8 +628,8 @@ pub static REFERENCE: Kernels = Kernels {
     where_select: math::where_op::where_select,
     cast: math::cast::cast,
     arg_reduce: nn::arg_reduce::arg_reduce,
-    quant_conv2d: quant::conv::conv2d,
-    quant_fully_connected: quant::fully_connected::fully_connected,
+    quant_conv2d: reference::quant_conv2d,
+    quant_fully_connected: reference::quant_fully_connected,
     quant_add: quant::add::add,
     quant_mul: quant::mul::mul,
     quant_avg_pool: quant::avg_pool::avg_pool,
@@ -657,18 +685,78 @@ pub static REFERENCE_INT8: Kernels = Kernels {
     ..REFERENCE
 };
 
+/// The reference kernels of the ops that take a [`Workspace`], in the table's signatures: they need
+/// no scratch and run on one thread, so they ignore it.
+mod reference {
+    use super::*;
+
+    type Ws<'a, 'b> = Option<&'a mut Workspace<'b>>;
+
+    pub fn conv2d(p: &Conv2dParams, x: In<'_>, w: In<'_>, b: Option<&[f32]>, y: Out<'_>, _: Ws) {
+        nn::conv::conv2d(p, x, w, b, y)
+    }
+    pub fn conv_transpose2d(
+        p: &ConvTranspose2dParams,
+        x: In<'_>,
+        w: In<'_>,
+        b: Option<&[f32]>,
+        y: Out<'_>,
+        _: Ws,
+    ) {
+        nn::conv_transpose::conv_transpose2d(p, x, w, b, y)
+    }
+    pub fn fully_connected(
+        p: &FullyConnectedParams,
+        x: In<'_>,
+        w: In<'_>,
+        b: Option<&[f32]>,
+        y: Out<'_>,
+        _: Ws,
+    ) {
+        nn::fully_connected::fully_connected(p, x, w, b, y)
+    }
+    pub fn matmul(p: &MatMulParams, a: In<'_>, b: In<'_>, y: Out<'_>, _: Ws) {
+        nn::matmul::matmul(p, a, b, y)
+    }
+    pub fn quant_conv2d(
+        p: &QuantConv2dParams,
+        x: In<'_, i8>,
+        w: In<'_, i8>,
+        b: Option<&[i32]>,
+        rq: &[i32],
+        y: Out<'_, i8>,
+        _: Ws,
+    ) {
+        quant::conv::conv2d(p, x, w, b, rq, y)
+    }
+    pub fn quant_fully_connected(
+        p: &QuantFullyConnectedParams,
+        x: In<'_, i8>,
+        w: In<'_, i8>,
+        b: Option<&[i32]>,
+        rq: &[i32],
+        y: Out<'_, i8>,
+        _: Ws,
+    ) {
+        quant::fully_connected::fully_connected(p, x, w, b, rq, y)
+    }
+}
+
 /// Entries a table leaves out. The session never calls them (it refuses such models up front); each does
 /// nothing, or reports the op as unsupported where it can.
 mod stub {
     use super::*;
 
-    pub fn conv2d(_: &Conv2dParams, _: In<'_>, _: In<'_>, _: Option<&[f32]>, _: Out<'_>) {}
+    type Ws<'a, 'b> = Option<&'a mut Workspace<'b>>;
+
+    pub fn conv2d(_: &Conv2dParams, _: In<'_>, _: In<'_>, _: Option<&[f32]>, _: Out<'_>, _: Ws) {}
     pub fn conv_transpose2d(
         _: &ConvTranspose2dParams,
         _: In<'_>,
         _: In<'_>,
         _: Option<&[f32]>,
         _: Out<'_>,
+        _: Ws,
     ) {
     }
     pub fn fully_connected(
@@ -677,9 +765,10 @@ mod stub {
         _: In<'_>,
         _: Option<&[f32]>,
         _: Out<'_>,
+        _: Ws,
     ) {
     }
-    pub fn matmul(_: &MatMulParams, _: In<'_>, _: In<'_>, _: Out<'_>) {}
+    pub fn matmul(_: &MatMulParams, _: In<'_>, _: In<'_>, _: Out<'_>, _: Ws) {}
     pub fn binary(_: &BinaryParams, _: In<'_>, _: In<'_>, _: Out<'_>) {}
     pub fn unary(_: &UnaryParams, _: In<'_>, _: Out<'_>) {}
     pub fn softmax(_: &SoftmaxParams, _: In<'_>, _: Out<'_>) {}
@@ -718,6 +807,7 @@ mod stub {
         _: Option<&[i32]>,
         _: &[i32],
         _: Out<'_, i8>,
+        _: Ws,
     ) {
     }
     pub fn quant_fully_connected(
@@ -727,6 +817,7 @@ mod stub {
         _: Option<&[i32]>,
         _: &[i32],
         _: Out<'_, i8>,
+        _: Ws,
     ) {
     }
     pub fn quant_add(_: &QuantAddParams, _: In<'_, i8>, _: In<'_, i8>, _: Out<'_, i8>) {}

@@ -30,6 +30,7 @@ pub mod model;
 pub mod op;
 pub mod ops;
 pub mod session;
+pub mod workspace;
 
 #[cfg(feature = "alloc")]
 pub use aligned::AlignedBuf;
@@ -42,7 +43,8 @@ pub use model::Model;
 pub use op::OpKind;
 #[cfg(feature = "std")]
 pub use session::StdClock;
-pub use session::{Clock, MemoryReport, OpEvent, Session, TensorMut, TensorRef};
+pub use session::{Clock, MemoryReport, OpEvent, Session, SessionOptions, TensorMut, TensorRef};
+pub use workspace::{Parallel, Workspace};
 
 /// Bytes forced to a 16-byte boundary, so that a blob embedded with `include_bytes!` can be read in place.
 #[repr(C, align(16))]

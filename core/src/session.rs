@@ -12,6 +12,7 @@ use crate::model::{arena_range, round_up, OpTensors};
 use crate::op::OpKind;
 use crate::ops::element::{AnyIn, AnyOut, Element};
 use crate::ops::{In, Out};
+use crate::workspace::{Parallel, Workspace};
 use crate::{Error, Model};
 
 /// A time source for profiling, as a value: a DWT cycle counter on a Cortex-M, `Instant` on a host.
@@ -54,17 +55,43 @@ pub struct MemoryReport {
     pub lower_bound_bytes: usize,
     /// Highest activation byte actually touched by a run so far (0 before the first run).
     pub peak_bytes: usize,
-    /// Scratch pool.
+    /// Scratch pool: what the converter planned, or (for a session opened with
+    /// [`Session::with_options`]) the largest request of the kernel table's kernels.
     pub scratch_bytes: usize,
 }
 
 /// A model bound to an arena and a kernel table, ready to run. `E` is the model's entry mask (see
 /// [`Model::parse_only`]): the session dispatches only those op kinds.
+// `repr(C)`: the fields stay in this order, the workspace (unused in firmware) last, so that the
+// others keep the short stack offsets Thumb code loads them with (8 to 16 bytes of flash on the digits
+// firmware).
+#[repr(C)]
 pub struct Session<'a, const E: u64 = { family::ALL }> {
     model: &'a Model<'a, E>,
     kernels: &'static Kernels,
     activations: &'a mut [u8],
     report: MemoryReport,
+    /// The scratch region and the workers, for a build with [`WORKSPACE`] (`None` in firmware).
+    workspace: Option<Workspace<'a>>,
+}
+
+/// How [`Session::with_options`] opens a session: the kernel table, and the workers its kernels may use.
+#[derive(Clone, Copy)]
+pub struct SessionOptions<'a> {
+    /// The kernels that run every op.
+    pub kernels: &'static Kernels,
+    /// Workers for the kernels that split their work (a thread pool on a host), if any.
+    pub parallel: Option<&'a dyn Parallel>,
+}
+
+impl SessionOptions<'static> {
+    /// `kernels` on the calling thread alone.
+    pub fn new(kernels: &'static Kernels) -> Self {
+        SessionOptions {
+            kernels,
+            parallel: None,
+        }
+    }
 }
 
 impl<'a, const E: u64> Session<'a, E> {
@@ -81,23 +108,69 @@ impl<'a, const E: u64> Session<'a, E> {
         kernels: &'static Kernels,
     ) -> Result<Self, Error> {
         check_entries(model, kernels)?;
+        let scratch = model.plan().scratch_bytes as usize;
+        Self::open(model, arena, kernels, None, scratch)
+    }
+
+    /// Opens a session with `options`: their kernel table, workers, and, in the arena, the scratch the
+    /// table's kernels ask for (the largest request of any op, for that many workers), so that they can
+    /// pack operands or build im2col rows without allocating. Size the arena with
+    /// [`Session::arena_bytes_for`]; `ArenaTooSmall` otherwise.
+    pub fn with_options(
+        model: &'a Model<'a, E>,
+        arena: &'a mut [u8],
+        options: &SessionOptions<'a>,
+    ) -> Result<Self, Error> {
+        check_entries(model, options.kernels)?;
+        let scratch = kernel_scratch(model, options)?;
+        Self::open(model, arena, options.kernels, options.parallel, scratch)
+    }
+
+    /// The arena bytes [`Session::with_options`] needs for `model` with `options` (alignment padding
+    /// excluded: a 16-byte-aligned arena of this size is enough).
+    pub fn arena_bytes_for(
+        model: &Model<'_, E>,
+        options: &SessionOptions<'_>,
+    ) -> Result<usize, Error> {
+        let plan = model.plan();
+        let scratch = kernel_scratch(model, options)?;
+        Ok(round_up(plan.persistent_bytes as usize)
+            + round_up(plan.activation_bytes as usize)
+            + round_up(scratch))
+    }
+
+    /// Splits `arena` into the persistent, activation and scratch regions (`scratch_bytes` of scratch).
+    fn open(
+        model: &'a Model<'a, E>,
+        arena: &'a mut [u8],
+        kernels: &'static Kernels,
+        parallel: Option<&'a dyn Parallel>,
+        scratch_bytes: usize,
+    ) -> Result<Self, Error> {
         let plan = model.plan();
         let addr = arena.as_ptr() as usize;
         let padding = (ALIGN - addr % ALIGN) % ALIGN;
         let persistent = round_up(plan.persistent_bytes as usize);
         let planned = round_up(plan.activation_bytes as usize);
-        let scratch = round_up(plan.scratch_bytes as usize);
-        let need = padding + model.arena_bytes();
+        let scratch = round_up(scratch_bytes);
+        let need = padding + persistent + planned + scratch;
         let have = arena.len();
         if have < need {
             return Err(Error::ArenaTooSmall { need, have });
         }
         let (_, rest) = arena.split_at_mut(padding + persistent);
-        let (activations, _scratch) = rest.split_at_mut(planned);
+        // The scratch region is what follows the activations (at least `scratch` bytes).
+        let (activations, scratch_region) = rest.split_at_mut(planned);
+        // A build without `WORKSPACE` (firmware) keeps neither: its kernels get no workspace.
+        let workspace = has::<E>(WORKSPACE).then_some(Workspace {
+            scratch: scratch_region,
+            parallel,
+        });
         Ok(Session {
             model,
             kernels,
             activations,
+            workspace,
             report: MemoryReport {
                 arena_bytes: have,
                 used_bytes: need,
@@ -119,6 +192,11 @@ impl<'a, const E: u64> Session<'a, E> {
     /// The kernel table this session runs.
     pub fn kernels(&self) -> &'static Kernels {
         self.kernels
+    }
+
+    /// Workers the session's kernels split their work over (1: the calling thread alone).
+    pub fn workers(&self) -> usize {
+        self.workspace.as_ref().map_or(1, Workspace::workers)
     }
 
     /// Where the arena bytes went.
@@ -255,6 +333,11 @@ impl<'a, const E: u64> Session<'a, E> {
         let k = self.kernels;
         let all_f32 = t.all_f32;
         let any_in = |k: usize| ins[k];
+        let ws = if has::<E>(WORKSPACE) {
+            self.workspace.as_mut()
+        } else {
+            None
+        };
         // Each arm is guarded by its entries (a constant), so a build for some op kinds (`E`) links
         // the dispatch of those only; `Model::parse_only` refused every other kind already.
         match &t.op.kind {
@@ -291,10 +374,10 @@ impl<'a, const E: u64> Session<'a, E> {
                 let (x, w, y) = (typed(any_in(0))?, typed(any_in(1))?, out(y_any)?);
                 match kind {
                     OpKind::QuantConv2d(p) if has::<E>(QUANT_CONV2D) => {
-                        (k.quant_conv2d)(p, x, w, bias, rq, y)
+                        (k.quant_conv2d)(p, x, w, bias, rq, y, ws)
                     }
                     OpKind::QuantFullyConnected(p) if has::<E>(QUANT_FULLY_CONNECTED) => {
-                        (k.quant_fully_connected)(p, x, w, bias, rq, y)
+                        (k.quant_fully_connected)(p, x, w, bias, rq, y, ws)
                     }
                     _ => return Err(bad(LEFT_OUT)),
                 }
@@ -323,7 +406,7 @@ impl<'a, const E: u64> Session<'a, E> {
             OpKind::Requantize(p) if has::<E>(REQUANTIZE) => {
                 (k.requantize)(p, typed(any_in(0))?, out(y_any)?)
             }
-            kind if all_f32 && has::<E>(family::F32) => run_f32::<E>(k, kind, &ins, n, y_any)?,
+            kind if all_f32 && has::<E>(family::F32) => run_f32::<E>(k, kind, &ins, n, y_any, ws)?,
             kind if !all_f32 && has::<E>(MOVEMENT) => {
                 let movement = match y_any.dtype.size() {
                     1 if has::<E>(MOVEMENT8) => k.movement8,
@@ -364,6 +447,7 @@ fn run_f32<'d, const E: u64>(
     ins: &[AnyIn<'d>; MAX_OP_INPUTS],
     n_inputs: usize,
     y: AnyOut<'_>,
+    ws: Option<&mut Workspace<'_>>,
 ) -> Result<(), Error> {
     let x = |i: usize| -> Result<In<'d>, Error> { typed(ins[i]) };
     let bias = |i: usize| -> Result<Option<&'d [f32]>, Error> {
@@ -375,14 +459,14 @@ fn run_f32<'d, const E: u64>(
     };
     let y: Out<'_> = out(y)?;
     match kind {
-        OpKind::Conv2d(p) if has::<E>(CONV2D) => (k.conv2d)(p, x(0)?, x(1)?, bias(2)?, y),
+        OpKind::Conv2d(p) if has::<E>(CONV2D) => (k.conv2d)(p, x(0)?, x(1)?, bias(2)?, y, ws),
         OpKind::ConvTranspose2d(p) if has::<E>(CONV_TRANSPOSE2D) => {
-            (k.conv_transpose2d)(p, x(0)?, x(1)?, bias(2)?, y)
+            (k.conv_transpose2d)(p, x(0)?, x(1)?, bias(2)?, y, ws)
         }
         OpKind::FullyConnected(p) if has::<E>(FULLY_CONNECTED) => {
-            (k.fully_connected)(p, x(0)?, x(1)?, bias(2)?, y)
+            (k.fully_connected)(p, x(0)?, x(1)?, bias(2)?, y, ws)
         }
-        OpKind::MatMul(p) if has::<E>(MATMUL) => (k.matmul)(p, x(0)?, x(1)?, y),
+        OpKind::MatMul(p) if has::<E>(MATMUL) => (k.matmul)(p, x(0)?, x(1)?, y, ws),
         OpKind::Binary(p) if has::<E>(BINARY) => (k.binary)(p, x(0)?, x(1)?, y),
         OpKind::Unary(p) if has::<E>(UNARY) => (k.unary)(p, x(0)?, y),
         OpKind::Softmax(p) if has::<E>(SOFTMAX) => (k.softmax)(p, x(0)?, y),
@@ -428,6 +512,33 @@ fn check_dtype<T: Element>(dtype: DType) -> Result<(), Error> {
             got: T::DTYPE,
         })
     }
+}
+
+/// The largest scratch request of `options.kernels` over the model's ops, for `options`' workers.
+fn kernel_scratch<const E: u64>(
+    model: &Model<'_, E>,
+    options: &SessionOptions<'_>,
+) -> Result<usize, Error> {
+    let workers = options.parallel.map_or(1, |p| p.workers().max(1));
+    let mut most = 0;
+    for i in 0..model.op_count() {
+        model.with_op_tensors(i, &mut |t| {
+            let mut dims: [&[usize]; MAX_OP_INPUTS] = [&[]; MAX_OP_INPUTS];
+            for (d, x) in dims.iter_mut().zip(t.x.iter().take(t.n)) {
+                *d = x.dims.as_slice();
+            }
+            if let Some(scratch) = options.kernels.scratch {
+                most = most.max(scratch(
+                    &t.op.kind,
+                    &dims[..t.n],
+                    t.y.dims.as_slice(),
+                    workers,
+                ));
+            }
+            Ok(())
+        })?;
+    }
+    Ok(most)
 }
 
 /// Refuses a model with an op whose entry `kernels` leaves out (see [`crate::kernels::entry`]).

@@ -3,7 +3,8 @@
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::nn::conv_transpose::{self, ConvTranspose2dParams};
 use ember_core::ops::{In, Out};
-use ember_core::{Error, Kernels};
+use ember_core::workspace::with_scratch;
+use ember_core::{Error, Kernels, OpKind};
 use proptest::prelude::*;
 
 use crate::{
@@ -37,22 +38,27 @@ impl ConvTransposeCase {
 
     fn run(&self, k: &Kernels) -> Vec<f32> {
         let mut y = vec![f32::NAN; numel(&self.y_dims)];
-        (k.conv_transpose2d)(
-            &self.p,
-            In {
-                data: &self.x,
-                dims: &self.x_dims,
-            },
-            In {
-                data: &self.w,
-                dims: &self.w_dims,
-            },
-            self.b.as_deref(),
-            Out {
-                data: &mut y,
-                dims: &self.y_dims,
-            },
-        );
+        let kind = OpKind::ConvTranspose2d(self.p);
+        let ins: [&[usize]; 2] = [&self.x_dims, &self.w_dims];
+        with_scratch(k, &kind, &ins, &self.y_dims, |ws| {
+            (k.conv_transpose2d)(
+                &self.p,
+                In {
+                    data: &self.x,
+                    dims: &self.x_dims,
+                },
+                In {
+                    data: &self.w,
+                    dims: &self.w_dims,
+                },
+                self.b.as_deref(),
+                Out {
+                    data: &mut y,
+                    dims: &self.y_dims,
+                },
+                ws,
+            )
+        });
         y
     }
 }
@@ -343,14 +349,23 @@ fn run(
         conv_transpose::validate(p, x.dims, w.dims, b_dims.as_ref().map(|d| &d[..]), y_dims);
     assert_eq!(verdict, Ok(()));
     let mut y = vec![f32::NAN; numel(y_dims)];
-    (k.conv_transpose2d)(
-        p,
-        x,
-        w,
-        b,
-        Out {
-            data: &mut y,
-            dims: y_dims,
+    with_scratch(
+        k,
+        &OpKind::ConvTranspose2d(*p),
+        &[x.dims, w.dims],
+        y_dims,
+        |ws| {
+            (k.conv_transpose2d)(
+                p,
+                x,
+                w,
+                b,
+                Out {
+                    data: &mut y,
+                    dims: y_dims,
+                },
+                ws,
+            )
         },
     );
     y

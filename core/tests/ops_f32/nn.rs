@@ -7,7 +7,8 @@ use ember_core::ops::nn::layer_norm::{self, LayerNormParams};
 use ember_core::ops::nn::matmul::{self, MatMulParams};
 use ember_core::ops::nn::softmax::{self, SoftmaxParams};
 use ember_core::ops::{In, Out};
-use ember_core::{Error, Kernels};
+use ember_core::workspace::with_scratch;
+use ember_core::{Error, Kernels, OpKind};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -73,22 +74,27 @@ pub fn fully_connected_case() -> impl Strategy<Value = FullyConnectedCase> {
 
 fn run_fully_connected(k: &Kernels, c: &FullyConnectedCase) -> Vec<f32> {
     let mut y = vec![f32::NAN; numel(&c.y_dims)];
-    (k.fully_connected)(
-        &c.p,
-        In {
-            data: &c.x,
-            dims: &c.x_dims,
-        },
-        In {
-            data: &c.w,
-            dims: &c.w_dims,
-        },
-        c.b.as_deref(),
-        Out {
-            data: &mut y,
-            dims: &c.y_dims,
-        },
-    );
+    let kind = OpKind::FullyConnected(c.p);
+    let ins: [&[usize]; 2] = [&c.x_dims, &c.w_dims];
+    with_scratch(k, &kind, &ins, &c.y_dims, |ws| {
+        (k.fully_connected)(
+            &c.p,
+            In {
+                data: &c.x,
+                dims: &c.x_dims,
+            },
+            In {
+                data: &c.w,
+                dims: &c.w_dims,
+            },
+            c.b.as_deref(),
+            Out {
+                data: &mut y,
+                dims: &c.y_dims,
+            },
+            ws,
+        )
+    });
     y
 }
 
@@ -227,15 +233,19 @@ fn run_matmul(k: &Kernels, a: In<'_>, b: In<'_>, y_dims: &[usize]) -> Vec<f32> {
         Ok(())
     );
     let mut y = vec![f32::NAN; numel(y_dims)];
-    (k.matmul)(
-        &MatMulParams {},
-        a,
-        b,
-        Out {
-            data: &mut y,
-            dims: y_dims,
-        },
-    );
+    let kind = OpKind::MatMul(MatMulParams {});
+    with_scratch(k, &kind, &[a.dims, b.dims], y_dims, |ws| {
+        (k.matmul)(
+            &MatMulParams {},
+            a,
+            b,
+            Out {
+                data: &mut y,
+                dims: y_dims,
+            },
+            ws,
+        )
+    });
     y
 }
 

@@ -10,7 +10,7 @@ use ember_convert::{convert, ConvertOptions};
 use ember_core::{AlignedBuf, Model, Session};
 
 use super::convert::parse_shape;
-use super::{parse, shape_str, split_named};
+use super::{cpu_label, host_arena, host_cpu, parse, shape_str, split_named};
 use crate::npy;
 
 #[derive(clap::Args)]
@@ -33,6 +33,9 @@ pub struct Args {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// CPU worker threads, the calling one included (0: one per core).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
 }
 
 #[derive(serde::Serialize)]
@@ -43,13 +46,16 @@ struct Figures {
     p90_us: f64,
     min_us: f64,
     ops: usize,
+    /// The kernel table that ran (`cpu-avx2`, ...) and the worker threads.
+    kernels: &'static str,
+    threads: usize,
     arena_bytes: usize,
     activation_bytes: u32,
     lower_bound_bytes: u32,
     /// Activation bytes of TFLM's greedy plan, from the conversion report (null for an .ember input,
     /// whose blob does not record it).
     greedy_activation_bytes: Option<u32>,
-    scratch_bytes: u32,
+    scratch_bytes: usize,
     persistent_bytes: u32,
     blob_bytes: usize,
     weights_bytes: usize,
@@ -103,8 +109,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         AlignedBuf::from_bytes(&bytes)
     };
     let model = parse(&blob, &args.model)?;
-    let mut arena = AlignedBuf::zeroed(model.arena_bytes());
-    let mut session = Session::new(&model, arena.as_mut_bytes())?;
+    let cpu = host_cpu(args.threads)?;
+    let mut arena = host_arena(&cpu, &model)?;
+    let mut session = cpu.session(&model, arena.as_mut_bytes())?;
     // Graph inputs are consumed by a run (later ops may reuse their bytes): write them before every run,
     // outside the timed region.
     for _ in 0..args.warmup {
@@ -128,11 +135,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         p90_us: us(times[times.len() * 9 / 10]),
         min_us: us(times[0]),
         ops: model.op_count(),
-        arena_bytes: model.arena_bytes(),
+        kernels: ember_cpu::table(cpu.isa()).name,
+        threads: cpu.threads(),
+        arena_bytes: session.memory_report().used_bytes,
         activation_bytes: plan.activation_bytes,
         lower_bound_bytes: plan.lower_bound_bytes,
         greedy_activation_bytes,
-        scratch_bytes: plan.scratch_bytes,
+        scratch_bytes: session.memory_report().scratch_bytes,
         persistent_bytes: plan.persistent_bytes,
         blob_bytes: model.blob_bytes(),
         weights_bytes: model.weights_bytes(),
@@ -142,8 +151,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     } else {
         println!("{}", f.model);
         println!(
-            "  latency  median {:.1} us, p90 {:.1} us, min {:.1} us ({} runs after {} warm-up, reference kernels)",
-            f.median_us, f.p90_us, f.min_us, f.runs, args.warmup
+            "  latency  median {:.1} us, p90 {:.1} us, min {:.1} us ({} runs after {} warm-up, {})",
+            f.median_us,
+            f.p90_us,
+            f.min_us,
+            f.runs,
+            args.warmup,
+            cpu_label(&cpu)
         );
         let greedy = f
             .greedy_activation_bytes

@@ -8,10 +8,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use ember_convert::{convert, ConvertOptions};
-use ember_core::{AlignedBuf, Session};
 
 use super::run::{argmax, compare};
-use super::{parse, read_blob};
+use super::{host_arena, host_cpu, parse, read_blob};
 use crate::npy;
 
 const MODEL: &[u8] = include_bytes!("../../../tests/models/digits/model.onnx");
@@ -55,8 +54,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 
     let blob = read_blob(&out)?;
     let model = parse(&blob, &out)?;
-    let mut arena = AlignedBuf::zeroed(model.arena_bytes());
-    let mut session = Session::new(&model, arena.as_mut_bytes())?;
+    let cpu = host_cpu(1)?;
+    let mut arena = host_arena(&cpu, &model)?;
+    let mut session = cpu.session(&model, arena.as_mut_bytes())?;
 
     let images = npy::parse_f32(IMAGES, "bundled x.npy")?;
     let labels = npy::parse_i64(LABELS, "bundled labels.npy")?;
@@ -114,10 +114,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         model.op_count()
     );
     println!(
-        "latency    median {:.1} us, p90 {:.1} us, min {:.1} us per image (batch 1, reference kernels)",
+        "latency    median {:.1} us, p90 {:.1} us, min {:.1} us per image (batch 1, {})",
         us(times[n / 2]),
         us(times[n * 9 / 10]),
-        us(times[0])
+        us(times[0]),
+        super::cpu_label(&cpu)
     );
     if agree != n || max_diff > 1e-4 {
         eprintln!("error: Ember disagrees with onnxruntime (top-1 {agree}/{n}, max |diff| {max_diff:.2e} > 1e-4)");

@@ -97,8 +97,14 @@ fn show(path: &Path, blob: &ember_core::AlignedBuf) -> Result<ExitCode> {
         }
     }
     println!();
+    // The kernels `ember run` uses on this machine (EMBER_CPU_ISA forces a lower level).
+    let isa = ember_cpu::Isa::detect().map_err(|e| anyhow::anyhow!("{e}"))?;
     println!(
-        "  {:>3}  {:<18} {:<16} {:<10} inputs -> output",
+        "  kernels on this CPU: {} (EMBER_CPU_ISA picks another level)",
+        ember_cpu::table(isa).name
+    );
+    println!(
+        "  {:>3}  {:<18} {:<16} {:<22} inputs -> output",
         "#", "node", "op", "kernel"
     );
     for i in 0..model.op_count() {
@@ -109,11 +115,11 @@ fn show(path: &Path, blob: &ember_core::AlignedBuf) -> Result<ExitCode> {
             .map(|&t| format!("{}{}", name(t as usize), dims(t as usize)))
             .collect();
         println!(
-            "  {:>3}  {:<18} {:<16} {:<10} {} -> {}{}",
+            "  {:>3}  {:<18} {:<16} {:<22} {} -> {}{}",
             i,
             model.op_name(i).unwrap_or("-"),
             op.kind.name(),
-            ember_core::REFERENCE.name,
+            ember_cpu::variant(isa, &op.kind),
             ins.join(", "),
             name(op.output as usize),
             dims(op.output as usize)

@@ -25,6 +25,28 @@ pub fn parse<'b>(blob: &'b AlignedBuf, path: &Path) -> Result<Model<'b>> {
     Model::parse(blob.as_bytes()).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
+/// The host CPU for `run`, `bench`, `profile` and `demo`: `ember-cpu`'s kernels for this CPU's
+/// instruction-set level (`EMBER_CPU_ISA` forces a lower one) with `threads` workers in all (0: one per
+/// core).
+pub fn host_cpu(threads: usize) -> Result<ember_cpu::Cpu> {
+    ember_cpu::Cpu::new(threads).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// An arena for a session of `model` on `cpu`: the converter's plan plus the scratch its kernels ask for.
+pub fn host_arena(cpu: &ember_cpu::Cpu, model: &Model<'_>) -> Result<AlignedBuf> {
+    Ok(AlignedBuf::zeroed(cpu.arena_bytes(model)?))
+}
+
+/// How the CPU runs, for reports: `cpu-avx2, 1 thread`.
+pub fn cpu_label(cpu: &ember_cpu::Cpu) -> String {
+    let threads = cpu.threads();
+    format!(
+        "{}, {threads} thread{}",
+        ember_cpu::table(cpu.isa()).name,
+        if threads == 1 { "" } else { "s" }
+    )
+}
+
 /// A spinner on stderr for steps that may take more than a second (hidden when stderr is not a terminal).
 pub fn spinner(msg: &str) -> indicatif::ProgressBar {
     let pb = indicatif::ProgressBar::new_spinner();

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
-use ember_core::{AlignedBuf, Model, Session};
+use ember_core::Model;
 
-use super::{parse, read_blob, shape_str, split_named};
+use super::{host_arena, host_cpu, parse, read_blob, shape_str, split_named};
 use crate::npy;
 
 #[derive(clap::Args)]
@@ -39,10 +39,14 @@ pub struct Args {
     /// Print each op's time (median over the runs) and share of the total.
     #[arg(long)]
     pub profile: bool,
-    /// Where to run: cpu (reference kernels), vulkan[:N], metal, cuda[:N] or best (GPUs need the `gpu`
-    /// feature); a GPU run also prints the memory-pool report.
+    /// Where to run: cpu (ember-cpu's kernels for this CPU; EMBER_CPU_ISA=scalar|sse2|avx2|neon|...
+    /// forces a lower level), vulkan[:N], metal, cuda[:N] or best (GPUs need the `gpu` feature); a GPU
+    /// run also prints the memory-pool report.
     #[arg(long, default_value = "cpu")]
     pub device: String,
+    /// CPU worker threads, the calling one included (0: one per core).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
 }
 
 /// Resolves `[NAME=]FILE` arguments against a list of graph tensors (`ids`): named ones by name, unnamed
@@ -108,8 +112,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     let blob = read_blob(&args.model)?;
     let model = parse(&blob, &args.model)?;
-    let mut arena = AlignedBuf::zeroed(model.arena_bytes());
-    let mut session = Session::new(&model, arena.as_mut_bytes())?;
+    let cpu = host_cpu(args.threads)?;
+    let mut arena = host_arena(&cpu, &model)?;
+    let mut session = cpu.session(&model, arena.as_mut_bytes())?;
 
     let inputs = bind(&model, model.inputs(), &args.inputs, "input")?;
     if inputs.len() != model.inputs().len() {
@@ -184,7 +189,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     times.sort();
     let median = times[times.len() / 2];
     if args.profile {
-        print_profile(&model, &mut per_op);
+        print_profile(&model, &cpu, &mut per_op);
     }
 
     for (pos, &id) in model.outputs().iter().enumerate() {
@@ -202,11 +207,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         print_values(&values, out.dims());
     }
     println!(
-        "time: {:.1} us (median of {} run{}), arena {} bytes, reference kernels",
+        "time: {:.1} us (median of {} run{}), arena {} bytes, {}",
         median.as_secs_f64() * 1e6,
         times.len(),
         if times.len() == 1 { "" } else { "s" },
-        session.memory_report().used_bytes
+        session.memory_report().used_bytes,
+        super::cpu_label(&cpu)
     );
 
     for (pos, file) in bind(&model, model.outputs(), &args.outputs, "output")? {
@@ -270,7 +276,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 }
 
 /// Prints one line per op: its median time over the runs (nanosecond ticks) and its share of the sum.
-fn print_profile(model: &Model<'_>, per_op: &mut [Vec<u64>]) {
+fn print_profile(model: &Model<'_>, cpu: &ember_cpu::Cpu, per_op: &mut [Vec<u64>]) {
     let medians: Vec<u64> = per_op
         .iter_mut()
         .map(|v| {
@@ -279,18 +285,24 @@ fn print_profile(model: &Model<'_>, per_op: &mut [Vec<u64>]) {
         })
         .collect();
     let total: u64 = medians.iter().sum::<u64>().max(1);
-    println!("profile (median per op, reference kernels):");
+    println!("profile (median per op, {}):", super::cpu_label(cpu));
     println!(
-        "  {:>3}  {:<24} {:<16} {:>10} {:>6}",
-        "#", "node", "op", "us", "%"
+        "  {:>3}  {:<24} {:<16} {:<24} {:>10} {:>6}",
+        "#", "node", "op", "kernel", "us", "%"
     );
     for (i, &ns) in medians.iter().enumerate() {
-        let op = model.op(i).map(|o| o.kind.name()).unwrap_or("?");
+        let record = model.op(i);
+        let op = record.as_ref().map(|o| o.kind.name()).unwrap_or("?");
+        let kernel = record
+            .as_ref()
+            .map(|o| ember_cpu::variant(cpu.isa(), &o.kind))
+            .unwrap_or("?");
         println!(
-            "  {:>3}  {:<24} {:<16} {:>10.2} {:>5.1}%",
+            "  {:>3}  {:<24} {:<16} {:<24} {:>10.2} {:>5.1}%",
             i,
             model.op_name(i).unwrap_or("-"),
             op,
+            kernel,
             ns as f64 / 1e3,
             100.0 * ns as f64 / total as f64
         );

@@ -46,8 +46,8 @@ pub const DSP_KERNELS: bool = cfg!(ember_dsp_kernels);
 #[cfg(ember_dsp_kernels)]
 pub static KERNELS: Kernels = Kernels {
     name: "cortex-m-dsp",
-    quant_conv2d: ops::quant::conv::conv2d,
-    quant_fully_connected: ops::quant::fully_connected::fully_connected,
+    quant_conv2d: table::quant_conv2d,
+    quant_fully_connected: table::quant_fully_connected,
     ..ember_core::REFERENCE
 };
 
@@ -56,10 +56,47 @@ pub static KERNELS: Kernels = Kernels {
 #[cfg(ember_dsp_kernels)]
 pub static KERNELS_INT8: Kernels = Kernels {
     name: "cortex-m-dsp-int8",
-    quant_conv2d: ops::quant::conv::conv2d,
-    quant_fully_connected: ops::quant::fully_connected::fully_connected,
+    quant_conv2d: table::quant_conv2d,
+    quant_fully_connected: table::quant_fully_connected,
     ..ember_core::REFERENCE_INT8
 };
+
+/// The DSP kernels in the kernel table's signatures (what [`KERNELS`] holds): they use no scratch and
+/// one thread, so they ignore the [`Workspace`](ember_core::Workspace).
+#[cfg(ember_dsp_kernels)]
+pub mod table {
+    use ember_core::ops::quant::{
+        conv::QuantConv2dParams, fully_connected::QuantFullyConnectedParams,
+    };
+    use ember_core::ops::{In, Out};
+    use ember_core::Workspace;
+
+    /// [`conv2d`](crate::ops::quant::conv::conv2d).
+    pub fn quant_conv2d(
+        p: &QuantConv2dParams,
+        x: In<'_, i8>,
+        w: In<'_, i8>,
+        b: Option<&[i32]>,
+        requant: &[i32],
+        y: Out<'_, i8>,
+        _: Option<&mut Workspace<'_>>,
+    ) {
+        crate::ops::quant::conv::conv2d(p, x, w, b, requant, y)
+    }
+
+    /// [`fully_connected`](crate::ops::quant::fully_connected::fully_connected).
+    pub fn quant_fully_connected(
+        p: &QuantFullyConnectedParams,
+        x: In<'_, i8>,
+        w: In<'_, i8>,
+        b: Option<&[i32]>,
+        requant: &[i32],
+        y: Out<'_, i8>,
+        _: Option<&mut Workspace<'_>>,
+    ) {
+        crate::ops::quant::fully_connected::fully_connected(p, x, w, b, requant, y)
+    }
+}
 
 /// [`KERNELS`] for int8 models only, on a core without the DSP extension: the reference int8 table.
 #[cfg(not(ember_dsp_kernels))]

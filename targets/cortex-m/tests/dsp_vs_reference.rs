@@ -11,6 +11,12 @@ use ember_core::ops::{In, Out};
 use ember_cortex_m::ops::quant::{conv, fully_connected};
 use proptest::prelude::*;
 
+/// An int8 convolution kernel as both crates write it (without the table's `Workspace`).
+type ConvFn = fn(&QuantConv2dParams, In<'_, i8>, In<'_, i8>, Option<&[i32]>, &[i32], Out<'_, i8>);
+/// An int8 fully connected kernel as both crates write it.
+type FcFn =
+    fn(&QuantFullyConnectedParams, In<'_, i8>, In<'_, i8>, Option<&[i32]>, &[i32], Out<'_, i8>);
+
 /// `channels` requantization rows (or one), valid: multiplier in `[2^30, 2^31)`, shift in `-12..=2`.
 fn requant(channels: usize) -> impl Strategy<Value = Vec<i32>> {
     (
@@ -127,7 +133,7 @@ fn conv_case_with(
         )
 }
 
-fn run_conv(f: ember_core::kernels::QuantConv2dFn, c: &ConvCase) -> Vec<i8> {
+fn run_conv(f: ConvFn, c: &ConvCase) -> Vec<i8> {
     let mut y = vec![0i8; c.y_dims.iter().product()];
     f(
         &c.p,
@@ -201,7 +207,7 @@ fn fc_case() -> impl Strategy<Value = FcCase> {
         })
 }
 
-fn run_fc(f: ember_core::kernels::QuantFullyConnectedFn, c: &FcCase) -> Vec<i8> {
+fn run_fc(f: FcFn, c: &FcCase) -> Vec<i8> {
     let mut y = vec![0i8; c.y_dims.iter().product()];
     f(
         &c.p,

@@ -10,7 +10,7 @@ use ember_cortex_m::{ACCELERATED, DSP_KERNELS, KERNELS};
 macro_rules! differing_entries {
     ($a:expr, $b:expr; $($field:ident),* $(,)?) => {{
         // Exhaustive: every field of `Kernels` must be listed.
-        let Kernels { name: _, entries: _, $($field: _),* } = $a;
+        let Kernels { name: _, entries: _, scratch: _, $($field: _),* } = $a;
         let mut names: Vec<&'static str> = Vec::new();
         $(
             if $a.$field as usize != $b.$field as usize {
@@ -43,8 +43,8 @@ fn the_host_runs_the_dsp_kernels_on_the_emulated_instructions() {
     const { assert!(DSP_KERNELS) };
     assert_eq!(KERNELS.name, "cortex-m-dsp");
     assert_eq!(ACCELERATED, ["quant_conv2d", "quant_fully_connected"]);
-    let conv: QuantConv2dFn = ember_cortex_m::ops::quant::conv::conv2d;
-    let fc: QuantFullyConnectedFn = ember_cortex_m::ops::quant::fully_connected::fully_connected;
+    let conv: QuantConv2dFn = ember_cortex_m::table::quant_conv2d;
+    let fc: QuantFullyConnectedFn = ember_cortex_m::table::quant_fully_connected;
     assert_eq!(KERNELS.quant_conv2d as usize, conv as usize);
     assert_eq!(KERNELS.quant_fully_connected as usize, fc as usize);
 }

@@ -29,12 +29,13 @@ pub use suite::*;
 
 use std::sync::LazyLock;
 
-/// The int8 entries of `ember_cortex_m::KERNELS`.
+/// The int8 kernels of `ember_cortex_m::KERNELS` (its convolution and fully connected ones as written;
+/// the table holds adapters to them, see `kernel_table.rs`).
 static CORTEX_M: LazyLock<Int8Kernels> = LazyLock::new(|| {
     let k = &ember_cortex_m::KERNELS;
     Int8Kernels {
-        conv2d: k.quant_conv2d,
-        fully_connected: k.quant_fully_connected,
+        conv2d: ember_cortex_m::ops::quant::conv::conv2d,
+        fully_connected: ember_cortex_m::ops::quant::fully_connected::fully_connected,
         add: k.quant_add,
         mul: k.quant_mul,
         avg_pool: k.quant_avg_pool,

@@ -1,20 +1,46 @@
 //! # ember-cpu
 //!
-//! Kernels for application CPUs (x86-64, aarch64). For now this target accelerates no op: its table is
-//! `ember-core`'s reference table under its own name, so that callers already select it by value
-//! (`Session::with_kernels(&model, arena, &ember_cpu::KERNELS)`) and gain SIMD kernels as they land here,
-//! each under `src/ops/<family>/<op>.rs` with the reference kernel's signature.
+//! Kernels for application CPUs (x86-64, aarch64): SIMD kernels for each instruction-set level
+//! ([`Isa`]), chosen once when a session opens, with the scratch they need reserved in the session's
+//! arena, and (with `std`) a pool of worker threads created once per session ([`ThreadPool`]).
+//!
+//! ```ignore
+//! let cpu = ember_cpu::Cpu::new(1)?;                 // the best level this CPU runs, one thread
+//! let mut arena = AlignedBuf::zeroed(cpu.arena_bytes(&model)?);
+//! let mut session = cpu.session(&model, arena.as_mut_bytes())?;
+//! ```
+//!
+//! Without [`Cpu`], pick a table by value: `Session::with_options(&model, arena,
+//! &SessionOptions::new(ember_cpu::table(Isa::best())))`. Each table is `ember-core`'s reference table
+//! with the entries this crate accelerates replaced (see [`accelerated`]); kernels live under
+//! `src/ops/<family>/<op>.rs` with the reference kernel's signature.
 #![no_std]
-#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+#[cfg(feature = "std")]
+extern crate std;
+
+mod isa;
+#[cfg(feature = "std")]
+mod pool;
+mod tables;
+
+pub use isa::{Isa, IsaError};
+#[cfg(feature = "std")]
+pub use pool::ThreadPool;
+pub use tables::{accelerated, table, variant};
 
 use ember_core::Kernels;
 
-/// The CPU target's kernel table. Every entry is currently the reference kernel; `ACCELERATED` lists
-/// the ops that are not.
-pub static KERNELS: Kernels = Kernels {
-    name: "cpu",
-    ..ember_core::REFERENCE
-};
+/// The kernel table a session gets on this CPU: [`table`] of [`Isa::detect`] (which honours
+/// `EMBER_CPU_ISA` with `std`).
+pub fn kernels() -> Result<&'static Kernels, IsaError> {
+    Isa::detect().map(table)
+}
 
-/// Ops this target runs with its own kernels rather than the reference ones (none yet).
-pub const ACCELERATED: &[&str] = &[];
+#[cfg(feature = "std")]
+mod cpu;
+#[cfg(feature = "std")]
+pub use cpu::{Cpu, CpuError};

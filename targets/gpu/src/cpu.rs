@@ -1,4 +1,5 @@
-//! `Device::Cpu`: `ember_core::Session` with `ember_cpu::KERNELS` over an arena the session owns.
+//! `Device::Cpu`: `ember_core::Session` with `ember_cpu`'s kernels for this CPU (one thread) over an arena
+//! the session owns.
 
 use ember_core::format::{DType, Storage, ALIGN};
 use ember_core::{AlignedBuf, MemoryReport, Model, Session, StdClock};
@@ -8,17 +9,23 @@ use crate::Error;
 
 pub(crate) struct CpuBackend<'b> {
     model: Model<'b>,
+    cpu: ember_cpu::Cpu,
     arena: AlignedBuf,
     report: MemoryReport,
 }
 
 impl<'b> CpuBackend<'b> {
     pub(crate) fn new(model: Model<'b>) -> Result<Self, Error> {
-        let mut arena = AlignedBuf::zeroed(model.arena_bytes());
-        let report = Session::with_kernels(&model, arena.as_mut_bytes(), &ember_cpu::KERNELS)?
-            .memory_report();
+        let cpu = ember_cpu::Cpu::new(1).map_err(|e| Error::Backend {
+            device: "cpu".into(),
+            reason: e.to_string(),
+        })?;
+        let mut arena = AlignedBuf::zeroed(cpu.arena_bytes(&model)?);
+        let report =
+            Session::with_options(&model, arena.as_mut_bytes(), &cpu.options())?.memory_report();
         Ok(CpuBackend {
             model,
+            cpu,
             arena,
             report,
         })
@@ -30,10 +37,10 @@ impl<'b> CpuBackend<'b> {
 
     /// A session over the owned arena; the arena keeps the bytes between calls.
     fn session(&mut self) -> Result<Session<'_>, Error> {
-        Ok(Session::with_kernels(
+        Ok(Session::with_options(
             &self.model,
             self.arena.as_mut_bytes(),
-            &ember_cpu::KERNELS,
+            &self.cpu.options(),
         )?)
     }
 

@@ -14,7 +14,7 @@ use crate::Error;
 /// nothing is recompiled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Device {
-    /// The host CPU, through `ember_core::Session` and `ember_cpu::KERNELS`.
+    /// The host CPU, through `ember_core::Session` and `ember_cpu`'s kernels for this CPU.
     Cpu,
     /// The Vulkan physical device with this index, in the order `ember devices` lists them (lavapipe, a
     /// CPU implementation, included).

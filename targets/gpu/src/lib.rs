@@ -17,7 +17,7 @@
 //! ```
 //!
 //! No public type carries a backend or device type parameter: [`DeviceSession`] is an enum inside.
-//! `Device::Cpu` runs `ember_core::Session` with `ember_cpu::KERNELS`; the GPU devices run this crate's
+//! `Device::Cpu` runs `ember_core::Session` with `ember_cpu`'s kernels for this CPU; the GPU devices run this crate's
 //! `#[cube]` kernels (the f32 and int8 op sets, `src/kernels/`) on CubeCL's wgpu runtime with its SPIR-V compiler
 //! (Vulkan) or, on Apple devices, Metal. Each op is lowered once per session (`src/gpu/lower.rs`):
 //! shapes and strides go into small tables, and the data-movement ops (transpose, slice, pad,

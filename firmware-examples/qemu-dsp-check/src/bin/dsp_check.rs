@@ -319,6 +319,7 @@ impl Check<'_> {
                     data: y,
                     dims: &y_dims,
                 },
+                None,
             );
             clock.now() - start
         };
@@ -379,6 +380,7 @@ impl Check<'_> {
                     data: y,
                     dims: &y_dims,
                 },
+                None,
             );
             clock.now() - start
         };
