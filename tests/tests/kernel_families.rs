@@ -106,8 +106,10 @@ fn parse_only_refuses_ops_outside_its_entries() {
 #[test]
 fn entry_names_follow_the_bits() {
     use ember_core::kernels::{entry, family};
-    assert_eq!(entry::NAMES.len() as u32, family::ALL.count_ones());
-    assert_eq!(family::ALL, (1u64 << entry::NAMES.len()) - 1);
+    // Every bit but `WORKSPACE`, which is not a kernel (see its doc) and has no table field.
+    let kernels = family::ALL & !entry::WORKSPACE;
+    assert_eq!(entry::NAMES.len() as u32, kernels.count_ones());
+    assert_eq!(kernels, (1u64 << entry::NAMES.len()) - 1);
     let names: Vec<&str> =
         entry::names(entry::QUANT_CONV2D | entry::MOVEMENT8 | entry::REQUANTIZE).collect();
     assert_eq!(names, ["movement8", "quant_conv2d", "requantize"]);
