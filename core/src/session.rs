@@ -8,7 +8,7 @@ use core::ops::Range;
 
 use crate::format::{DType, Storage, TensorRecord, ALIGN, MAX_OP_INPUTS};
 use crate::kernels::{entry::*, family, has, Kernels, REFERENCE};
-use crate::model::{arena_range, round_up, OpTensors};
+use crate::model::{arena_range, round_up, OpTensors, Operand};
 use crate::op::OpKind;
 use crate::ops::element::{AnyIn, AnyOut, Element};
 use crate::ops::{In, Out};
@@ -73,6 +73,130 @@ pub struct Session<'a, const E: u64 = { family::ALL }> {
     report: MemoryReport,
     /// The scratch region and the workers, for a build with [`WORKSPACE`] (`None` in firmware).
     workspace: Option<Workspace<'a>>,
+    /// Every op looked up once (sessions opened with [`Session::with_options`] on a host), so that a run
+    /// does not decode op and tensor records again.
+    #[cfg(feature = "alloc")]
+    prepared: Option<Prepared>,
+}
+
+/// One looked-up op as a run needs it: a whole [`OpTensors`] (decoded for this run), or an op the session
+/// looked up when it opened. `run_op` is generic over it, so a build without the second (firmware) keeps
+/// exactly the code it had.
+trait OpParts {
+    fn kind(&self) -> &OpKind;
+    fn output(&self) -> &Operand;
+    fn input_count(&self) -> usize;
+    fn inputs(&self) -> impl Iterator<Item = &Operand>;
+    fn aliased(&self) -> bool;
+    fn all_f32(&self) -> bool;
+}
+
+impl OpParts for OpTensors {
+    #[inline(always)]
+    fn kind(&self) -> &OpKind {
+        &self.op.kind
+    }
+    #[inline(always)]
+    fn output(&self) -> &Operand {
+        &self.y
+    }
+    #[inline(always)]
+    fn input_count(&self) -> usize {
+        self.n
+    }
+    #[inline(always)]
+    fn inputs(&self) -> impl Iterator<Item = &Operand> {
+        self.x.iter().take(self.n)
+    }
+    #[inline(always)]
+    fn aliased(&self) -> bool {
+        self.aliased
+    }
+    #[inline(always)]
+    fn all_f32(&self) -> bool {
+        self.all_f32
+    }
+}
+
+/// An op of [`Prepared`], with its inputs.
+#[cfg(feature = "alloc")]
+struct OpView<'t> {
+    op: &'t PreparedOp,
+    x: &'t [Operand],
+}
+
+#[cfg(feature = "alloc")]
+impl OpParts for OpView<'_> {
+    fn kind(&self) -> &OpKind {
+        &self.op.kind
+    }
+    fn output(&self) -> &Operand {
+        &self.op.y
+    }
+    fn input_count(&self) -> usize {
+        self.x.len()
+    }
+    fn inputs(&self) -> impl Iterator<Item = &Operand> {
+        self.x.iter()
+    }
+    fn aliased(&self) -> bool {
+        self.op.aliased
+    }
+    fn all_f32(&self) -> bool {
+        self.op.all_f32
+    }
+}
+
+/// The model's ops looked up once: per op its kind, output and flags, and where its inputs start in
+/// `inputs` (about 200 bytes an op, against 1.5 KB for a whole [`OpTensors`]).
+#[cfg(feature = "alloc")]
+struct Prepared {
+    ops: alloc::vec::Vec<PreparedOp>,
+    inputs: alloc::vec::Vec<Operand>,
+}
+
+#[cfg(feature = "alloc")]
+struct PreparedOp {
+    kind: OpKind,
+    y: Operand,
+    first_input: usize,
+    inputs: usize,
+    aliased: bool,
+    all_f32: bool,
+}
+
+#[cfg(feature = "alloc")]
+impl Prepared {
+    /// Looks up every op of `model` (with the checks of every run).
+    fn of<const E: u64>(model: &Model<'_, E>) -> Result<Self, Error> {
+        let mut ops = alloc::vec::Vec::with_capacity(model.op_count());
+        let mut inputs = alloc::vec::Vec::new();
+        for i in 0..model.op_count() {
+            model.with_op_tensors(i, &mut |t| {
+                ops.push(PreparedOp {
+                    kind: t.op.kind,
+                    y: t.y,
+                    first_input: inputs.len(),
+                    inputs: t.n,
+                    aliased: t.aliased,
+                    all_f32: t.all_f32,
+                });
+                inputs.extend_from_slice(t.x.get(..t.n).unwrap_or(&[]));
+                Ok(())
+            })?;
+        }
+        Ok(Prepared { ops, inputs })
+    }
+
+    fn view(&self, i: usize) -> Option<OpView<'_>> {
+        let op = self.ops.get(i)?;
+        Some(OpView {
+            op,
+            x: self
+                .inputs
+                .get(op.first_input..op.first_input + op.inputs)?,
+        })
+    }
 }
 
 /// How [`Session::with_options`] opens a session: the kernel table, and the workers its kernels may use.
@@ -123,7 +247,13 @@ impl<'a, const E: u64> Session<'a, E> {
     ) -> Result<Self, Error> {
         check_entries(model, options.kernels)?;
         let scratch = kernel_scratch(model, options)?;
-        Self::open(model, arena, options.kernels, options.parallel, scratch)
+        #[allow(unused_mut)]
+        let mut session = Self::open(model, arena, options.kernels, options.parallel, scratch)?;
+        #[cfg(feature = "alloc")]
+        {
+            session.prepared = Some(Prepared::of(model)?);
+        }
+        Ok(session)
     }
 
     /// The arena bytes [`Session::with_options`] needs for `model` with `options` (alignment padding
@@ -171,6 +301,8 @@ impl<'a, const E: u64> Session<'a, E> {
             kernels,
             activations,
             workspace,
+            #[cfg(feature = "alloc")]
+            prepared: None,
             report: MemoryReport {
                 arena_bytes: have,
                 used_bytes: need,
@@ -247,11 +379,35 @@ impl<'a, const E: u64> Session<'a, E> {
     /// A run consumes its inputs: the planner lets later ops reuse the arena bytes of a graph input once
     /// it has been read, so write every input again before each run.
     pub fn run(&mut self) -> Result<(), Error> {
+        #[cfg(feature = "alloc")]
+        if self.prepared.is_some() {
+            return self.run_prepared(&mut |s, i, t| s.run_op(i, t));
+        }
         let model = self.model;
         for i in 0..model.op_count() {
             model.with_op_tensors(i, &mut |t| self.run_op(i, t))?;
         }
         Ok(())
+    }
+
+    /// Calls `f` with every op in order, from the ops looked up when the session opened.
+    #[cfg(feature = "alloc")]
+    fn run_prepared(
+        &mut self,
+        f: &mut dyn FnMut(&mut Self, usize, &OpView<'_>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let Some(prepared) = self.prepared.take() else {
+            return Ok(());
+        };
+        let result = (0..prepared.ops.len()).try_for_each(|i| match prepared.view(i) {
+            Some(t) => f(self, i, &t),
+            None => Err(Error::BadOp {
+                op: i as u32,
+                reason: "op out of range",
+            }),
+        });
+        self.prepared = Some(prepared);
+        result
     }
 
     /// Runs every op once, timing each with `clock` and reporting it to `on_op`.
@@ -260,6 +416,21 @@ impl<'a, const E: u64> Session<'a, E> {
         clock: &dyn Clock,
         on_op: &mut dyn FnMut(&OpEvent),
     ) -> Result<(), Error> {
+        #[cfg(feature = "alloc")]
+        if self.prepared.is_some() {
+            return self.run_prepared(&mut |s, i, t| {
+                let start = clock.now();
+                s.run_op(i, t)?;
+                let ticks = clock.now().wrapping_sub(start);
+                on_op(&OpEvent {
+                    index: i,
+                    op: t.kind().name(),
+                    kernels: s.kernels.name,
+                    ticks,
+                });
+                Ok(())
+            });
+        }
         let model = self.model;
         for i in 0..model.op_count() {
             let start = clock.now();
@@ -280,12 +451,12 @@ impl<'a, const E: u64> Session<'a, E> {
     }
 
     /// Runs op `i` on its looked-up tensors `t`.
-    fn run_op(&mut self, i: usize, t: &OpTensors) -> Result<(), Error> {
+    fn run_op(&mut self, i: usize, t: &impl OpParts) -> Result<(), Error> {
         let bad = |reason| Error::BadOp {
             op: i as u32,
             reason,
         };
-        let (y0, y1) = t.y.range;
+        let (y0, y1) = t.output().range;
         let weights = self.model.weights();
 
         // Inputs: weights in place, arena tensors from either side of the output's bytes.
@@ -302,13 +473,13 @@ impl<'a, const E: u64> Session<'a, E> {
             dims: &[],
         }; MAX_OP_INPUTS];
         let mut peak = y1;
-        for (slot, x) in ins.iter_mut().zip(t.x.iter().take(t.n)) {
+        for (slot, x) in ins.iter_mut().zip(t.inputs()) {
             let (s, e) = x.range;
             let bytes = if !x.in_arena {
                 weights.get(s..e)
             } else {
                 peak = peak.max(e);
-                if t.aliased {
+                if t.aliased() {
                     // A Reshape planned on its input's bytes: nothing to read.
                     Some(&[][..])
                 } else if e <= y0 {
@@ -324,14 +495,14 @@ impl<'a, const E: u64> Session<'a, E> {
             };
         }
         self.report.peak_bytes = self.report.peak_bytes.max(peak);
-        let n = t.n;
+        let n = t.input_count();
         let y_any = AnyOut {
-            dtype: t.y.dtype,
+            dtype: t.output().dtype,
             bytes: out_bytes,
-            dims: t.y.dims.as_slice(),
+            dims: t.output().dims.as_slice(),
         };
         let k = self.kernels;
-        let all_f32 = t.all_f32;
+        let all_f32 = t.all_f32();
         let any_in = |k: usize| ins[k];
         let ws = if has::<E>(WORKSPACE) {
             self.workspace.as_mut()
@@ -340,9 +511,9 @@ impl<'a, const E: u64> Session<'a, E> {
         };
         // Each arm is guarded by its entries (a constant), so a build for some op kinds (`E`) links
         // the dispatch of those only; `Model::parse_only` refused every other kind already.
-        match &t.op.kind {
+        match t.kind() {
             // An alias planned by the converter: the bytes are already in place.
-            OpKind::Reshape if t.aliased => {}
+            OpKind::Reshape if t.aliased() => {}
             OpKind::Compare(p) if has::<E>(COMPARE) => (k.compare)(p, any_in(0), any_in(1), y_any),
             OpKind::Logical(p) if has::<E>(LOGICAL) => {
                 (k.logical)(p, typed(any_in(0))?, typed(any_in(1))?, out(y_any)?)
