@@ -108,3 +108,35 @@ fn math_breadth() {
         assert!(ops.contains(&op), "{op} missing from {ops:?}");
     }
 }
+
+#[test]
+fn fold_affine() {
+    let c = check_case("fold_affine");
+    // The scales and shifts fold into the convolutions around them, the written-out HardSwishes become
+    // one op each; the scale before the padded depthwise convolution and the Mul whose input is also
+    // read by the residual Add stay.
+    assert_eq!(
+        op_names(&c),
+        [
+            "Transpose",
+            "Conv2d",
+            "HardSwish",
+            "Conv2d",
+            "Mul",
+            "Conv2d(grouped)",
+            "HardSwish",
+            "Conv2d",
+            "Mul",
+            "Add",
+            "Transpose"
+        ],
+        "{:?}",
+        c.report.ops
+    );
+    let names: Vec<&str> = c.report.ops.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(names.contains(&"c1+scale1+shift1"), "{names:?}");
+    assert!(
+        names.contains(&"scale2+shift2+c2+sub3+div3+relu3"),
+        "{names:?}"
+    );
+}

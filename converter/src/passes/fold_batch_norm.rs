@@ -79,8 +79,9 @@ fn affine(g: &Graph, node: &Node, epsilon: f32) -> Result<(Vec<f32>, Vec<f32>), 
     Ok((s.into_iter().map(|v| v as f32).collect(), t))
 }
 
-/// Folds `x * s + t` into the Conv2d or FullyConnected `p`, if it can take it.
-fn fold_into(g: &mut Graph, p: &mut Node, s: &[f32], t: &[f32]) -> bool {
+/// Folds `x * s + t` into the Conv2d or FullyConnected `p`, if it can take it (also used by
+/// [`fold_affine`](super::fold_affine)).
+pub(super) fn fold_into(g: &mut Graph, p: &mut Node, s: &[f32], t: &[f32]) -> bool {
     let foldable = match &p.op {
         Op::Conv2d(c) => c.act == Activation::None,
         Op::FullyConnected { act } => {

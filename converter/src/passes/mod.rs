@@ -2,8 +2,11 @@
 //! consistency check ([`Graph::check`]) after every pass:
 //!
 //! 1. clean-up: remove identities ([`identity`]), fold or rewrite BatchNormalization
-//!    ([`fold_batch_norm`]), fuse activations into their producers ([`fuse_activation`]), fuse
-//!    Dequantize -> float op -> Quantize into int8 ops ([`qdq`]), remove dead nodes ([`dead_nodes`]);
+//!    ([`fold_batch_norm`]), fuse activations into their producers ([`fuse_activation`]), recognize
+//!    HardSwish written out in element-wise ops ([`fuse_hard_swish`]), fold multiplications and
+//!    additions by constants into the convolution or fully connected layer before or after them
+//!    ([`fold_affine`]), fuse Dequantize -> float op -> Quantize into int8 ops ([`qdq`]), remove dead
+//!    nodes ([`dead_nodes`]);
 //! 2. layout: move 4-D activations of spatial ops to NHWC ([`layout`]), once;
 //! 3. tidy-up: merge and simplify transposes ([`transposes`]), fold a transpose before a flatten into
 //!    the fully connected weights after it ([`flatten_transpose`]), collapse reshape chains
@@ -20,8 +23,10 @@
 pub mod constant_outputs;
 pub mod dead_nodes;
 pub mod flatten_transpose;
+pub mod fold_affine;
 pub mod fold_batch_norm;
 pub mod fuse_activation;
+pub mod fuse_hard_swish;
 pub mod identity;
 pub mod layout;
 pub mod log;
@@ -41,7 +46,10 @@ pub type Pass = fn(&mut Graph) -> Result<bool, ConvertError>;
 const CLEANUP: &[(&str, Pass)] = &[
     ("identity", identity::run),
     ("fold_batch_norm", fold_batch_norm::run),
+    // HardSwish first: its `/ 6` would otherwise fold into the next layer, leaving the rest of it.
     ("fuse_activation", fuse_activation::run),
+    ("fuse_hard_swish", fuse_hard_swish::run),
+    ("fold_affine", fold_affine::run),
     ("qdq", qdq::run),
     ("dead_nodes", dead_nodes::run),
 ];

@@ -478,6 +478,56 @@ def conv1d():
     save("conv1d", 13, nodes, [2, 4, 20], inits, x=r(2, 4, 20))
 
 
+def fold_affine():
+    """Scales and shifts by constants around convolutions, and HardSwish written out, as PaddleOCR's
+    PP-LCNetV3 exports them: Conv -> Mul(scalar) -> Add(scalar) -> x * clip(x + 3, 0, 6) / 6 ->
+    Mul(scalar) -> Add(per channel) -> 1x1 Conv (folds forward) -> Sub(per channel) -> Div(scalar) ->
+    Relu -> Mul(scalar) -> padded depthwise Conv (must not fold forward) -> x * HardSigmoid(x), and a
+    Mul whose input has a second reader (must not fold). Own RNG."""
+    rng = np.random.default_rng(13)
+
+    def r(*shape):
+        return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "w1", "b1"], ["c1"], name="c1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        n("Mul", ["c1", "a1"], ["m1"], name="scale1"),
+        n("Add", ["m1", "t1"], ["s1"], name="shift1"),
+        n("Add", ["s1", "three"], ["p3"], name="plus3"),
+        n("Clip", ["p3", "zero", "six"], ["r6"], name="relu6"),
+        n("Mul", ["s1", "r6"], ["xr"], name="times"),
+        n("Div", ["xr", "six"], ["hs"], name="hswish"),
+        n("Mul", ["hs", "a2"], ["m2"], name="scale2"),
+        n("Add", ["m2", "t2"], ["s2"], name="shift2"),
+        n("Conv", ["s2", "w2", "b2"], ["c2"], name="c2"),
+        n("Sub", ["c2", "t3"], ["d3"], name="sub3"),
+        n("Div", ["d3", "a3"], ["q3"], name="div3"),
+        n("Relu", ["q3"], ["r3"], name="relu3"),
+        n("Mul", ["r3", "a4"], ["m4"], name="scale4"),
+        n("Conv", ["m4", "w4", "b4"], ["c4"], name="c4", group=6, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        n("HardSigmoid", ["c4"], ["hg"], name="hsig", alpha=1.0 / 6.0, beta=0.5),
+        n("Mul", ["c4", "hg"], ["hs2"], name="hswish2"),
+        n("Conv", ["hs2", "w5"], ["c5"], name="c5"),
+        n("Mul", ["c5", "a5"], ["m5"], name="scale5"),
+        n("Add", ["m5", "c5"], ["y"], name="residual"),
+    ]
+    inits = [
+        init("w1", r(6, 3, 3, 3)), init("b1", r(6)),
+        init("a1", np.array([1.7], dtype=np.float32)), init("t1", np.array([-0.3], dtype=np.float32)),
+        init("three", np.array(3.0, dtype=np.float32)), init("zero", np.array(0.0, dtype=np.float32)),
+        init("six", np.array(6.0, dtype=np.float32)),
+        init("a2", np.array([0.8], dtype=np.float32)), init("t2", r(6, 1, 1)),
+        init("w2", r(6, 6, 1, 1)), init("b2", r(6)),
+        init("t3", r(1, 6, 1, 1)), init("a3", np.array([1.5], dtype=np.float32)),
+        init("a4", np.array([2.0], dtype=np.float32)),
+        init("w4", r(6, 1, 3, 3)), init("b4", r(6)),
+        init("w5", r(4, 6, 1, 1)),
+        init("a5", np.array([0.5], dtype=np.float32)),
+    ]
+    save("fold_affine", 13, nodes, [1, 3, 7, 9], inits, x=r(1, 3, 7, 9) * 3.0)
+
+
 CASES = {
     "conv_variants": conv_variants,
     "pools": pools,
@@ -489,6 +539,7 @@ CASES = {
     "reductions": reductions,
     "norms": norms,
     "conv1d": conv1d,
+    "fold_affine": fold_affine,
     **array_cases.CASES,
 }
 
@@ -511,6 +562,7 @@ def main():
     norms()
     array_cases.main()
     conv1d()
+    fold_affine()
     print(f"onnxruntime {ort.__version__}, onnx {onnx.__version__}, numpy {np.__version__}")
 
 
