@@ -103,24 +103,31 @@ pub(crate) fn run<L: Level>(
         // SAFETY: output rows `rows` belong to this job alone (the jobs' ranges are disjoint).
         let out = unsafe { out.part(first * c..rows.end * g.out_w * c) };
         let mut list: [&[i8]; MAX_TAPS + 1] = [&[]; MAX_TAPS + 1];
-        for (m, out) in (first..).zip(out.chunks_exact_mut(c)) {
-            let (n, oy, ox) = g.pixel(m);
-            for (t, tap) in list[..taps].iter_mut().enumerate() {
-                let (ky, kx) = (t / g.k_w, t % g.k_w);
-                let inside = (t < taps_in)
-                    .then(|| g.input_y(oy, ky).zip(g.input_x(ox, kx)))
-                    .flatten();
-                let at = inside.map(|(iy, ix)| ((n * g.in_h + iy) * g.in_w + ix) * c);
-                *tap = at.and_then(|at| op.x.get(at..at + c)).unwrap_or(zeros);
+        for (row, out) in rows.zip(out.chunks_exact_mut(g.out_w * c)) {
+            let (n, oy) = (row / g.out_h, row % g.out_h);
+            for (ox, out) in out.chunks_exact_mut(c).enumerate() {
+                // The tap list: the input pixel's channels, or zero points in the padding.
+                let mut t = 0;
+                for ky in 0..g.k_h {
+                    let iy = g.input_y(oy, ky);
+                    for kx in 0..g.k_w {
+                        let at = iy
+                            .zip(g.input_x(ox, kx))
+                            .map(|(iy, ix)| ((n * g.in_h + iy) * g.in_w + ix) * c);
+                        list[t] = at.and_then(|at| op.x.get(at..at + c)).unwrap_or(zeros);
+                        t += 1;
+                    }
+                }
+                list[t..taps].fill(zeros);
+                L::depthwise(DwPixel {
+                    taps: &list[..taps],
+                    c,
+                    x_zero_point: op.x_zero_point,
+                    packed,
+                    stage,
+                    out,
+                });
             }
-            L::depthwise(DwPixel {
-                taps: &list[..taps],
-                c,
-                x_zero_point: op.x_zero_point,
-                packed,
-                stage,
-                out,
-            });
         }
     };
     split::run(parallel, parts, &job);

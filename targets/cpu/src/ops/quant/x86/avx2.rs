@@ -46,7 +46,12 @@ impl Level for Avx2 {
     fn gemm(t: Tile<'_>) {
         // SAFETY: this level's kernels run only from the AVX2 table, which `Isa` hands out only on
         // CPUs with AVX2.
-        unsafe { gemm(t) }
+        unsafe {
+            match t.stage.rounding {
+                RequantRounding::Double => gemm::<false>(t),
+                RequantRounding::Single => gemm::<true>(t),
+            }
+        }
     }
     fn gemv_tmp_len(k: usize) -> usize {
         k.next_multiple_of(16)
@@ -62,7 +67,16 @@ impl Level for Avx2 {
         tmp: &mut [i16],
     ) {
         // SAFETY: as for `gemm`: only the AVX2 table, on CPUs with AVX2, reaches this.
-        unsafe { gemv(x, x_zero_point, w, k, first, stage, out, tmp) }
+        unsafe {
+            match stage.rounding {
+                RequantRounding::Double => {
+                    gemv::<false>(x, x_zero_point, w, k, first, stage, out, tmp)
+                }
+                RequantRounding::Single => {
+                    gemv::<true>(x, x_zero_point, w, k, first, stage, out, tmp)
+                }
+            }
+        }
     }
     fn dw_packed_len(c: usize, taps: usize) -> usize {
         dw_packed_len(c, taps)
@@ -72,13 +86,19 @@ impl Level for Avx2 {
     }
     fn depthwise(px: DwPixel<'_>) {
         // SAFETY: as for `gemm`: only the AVX2 table, on CPUs with AVX2, reaches this.
-        unsafe { depthwise(px) }
+        unsafe {
+            match px.stage.rounding {
+                RequantRounding::Double => depthwise::<false>(px),
+                RequantRounding::Single => depthwise::<true>(px),
+            }
+        }
     }
 }
 
-/// One GEMM tile: the rows widened into `t.tmp`, then every block of 16 channels.
+/// One GEMM tile: the rows widened into `t.tmp`, then every block of 16 channels (`SINGLE`: the
+/// stage rounds once).
 #[target_feature(enable = "avx2")]
-fn gemm(t: Tile<'_>) {
+fn gemm<const SINGLE: bool>(t: Tile<'_>) {
     let kp = t.k.next_multiple_of(2);
     let mr = t.rows.len();
     let blocks = t.n.div_ceil(BLOCK);
@@ -109,7 +129,7 @@ fn gemm(t: Tile<'_>) {
                 .out
                 .get_mut(r * t.out_stride + c0..r * t.out_stride + c0 + valid)
             {
-                finish16(lo, hi, t.stage.skip(c0), out);
+                finish16::<SINGLE>(lo, hi, t.stage.skip(c0), out);
             }
         }
     }
@@ -169,7 +189,7 @@ fn widen(src: &[i8], zero_point: i8, dst: &mut [i16]) {
 /// A fully connected row: 8 output channels at a time against `x` widened into `tmp`.
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2")]
-fn gemv(
+fn gemv<const SINGLE: bool>(
     x: &[i8],
     x_zero_point: i8,
     w: &[i8],
@@ -220,7 +240,7 @@ fn gemv(
             }
         }
         let end = out.len().min(c0 + 8);
-        finish8(sum8(acc), stage.skip(c0), &mut out[c0..end]);
+        finish8::<SINGLE>(sum8(acc), stage.skip(c0), &mut out[c0..end]);
     }
 }
 
@@ -239,9 +259,9 @@ fn sum8(a: [__m256i; 8]) -> __m256i {
     )
 }
 
-/// One depthwise output pixel: 8 channels at a time, two taps per `vpmaddwd`.
+/// One depthwise output pixel: 16 channels at a time (then 8), two taps per `vpmaddwd`.
 #[target_feature(enable = "avx2")]
-fn depthwise(px: DwPixel<'_>) {
+fn depthwise<const SINGLE: bool>(px: DwPixel<'_>) {
     let c = px.c;
     let cpad = c.next_multiple_of(DW_BLOCK);
     let pairs = px.taps.len() / 2;
@@ -252,6 +272,33 @@ fn depthwise(px: DwPixel<'_>) {
     let zp = _mm256_set1_epi16(px.x_zero_point.into());
     let w = px.packed.as_ptr();
     let mut c0 = 0;
+    while c0 + 2 * DW_BLOCK <= c {
+        let (mut lo, mut hi) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+        for (j, taps) in px.taps.chunks_exact(2).enumerate() {
+            // SAFETY: every tap holds `c >= c0 + 16` channels, and the packed weights hold pair `j`'s
+            // channels `c0..c0 + 16 <= cpad` (both checked above).
+            let (a, b, w0, w1) = unsafe {
+                let at = w.add((j * cpad + c0) * 2);
+                (
+                    _mm_loadu_si128(taps[0].as_ptr().add(c0).cast()),
+                    _mm_loadu_si128(taps[1].as_ptr().add(c0).cast()),
+                    _mm256_loadu_si256(at.cast()),
+                    _mm256_loadu_si256(at.add(16).cast()),
+                )
+            };
+            let x0 = _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a, b)), zp);
+            let x1 = _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a, b)), zp);
+            lo = _mm256_add_epi32(lo, _mm256_madd_epi16(x0, w0));
+            hi = _mm256_add_epi32(hi, _mm256_madd_epi16(x1, w1));
+        }
+        finish16::<SINGLE>(
+            lo,
+            hi,
+            px.stage.skip(c0),
+            &mut px.out[c0..c0 + 2 * DW_BLOCK],
+        );
+        c0 += 2 * DW_BLOCK;
+    }
     while c0 < c {
         let mut acc = _mm256_setzero_si256();
         let whole = c0 + DW_BLOCK <= c;
@@ -277,7 +324,7 @@ fn depthwise(px: DwPixel<'_>) {
             acc = _mm256_add_epi32(acc, _mm256_madd_epi16(x, wv));
         }
         let end = c.min(c0 + DW_BLOCK);
-        finish8(acc, px.stage.skip(c0), &mut px.out[c0..end]);
+        finish8::<SINGLE>(acc, px.stage.skip(c0), &mut px.out[c0..end]);
         c0 += DW_BLOCK;
     }
 }
@@ -296,20 +343,20 @@ fn load_part(src: &[i8], fill: i8) -> __m128i {
 /// Finishes 16 channels' accumulators (`lo`: channels 0..8, `hi`: 8..16) into `out` (up to 16).
 #[target_feature(enable = "avx2")]
 #[inline]
-fn finish16(lo: __m256i, hi: __m256i, stage: Stage<'_>, out: &mut [i8]) {
+fn finish16<const SINGLE: bool>(lo: __m256i, hi: __m256i, stage: Stage<'_>, out: &mut [i8]) {
     match lanes::<16>(&stage) {
         Some((b, m, s)) if stage.simd => {
             // SAFETY: `b`, `m`, `s` are 16 int32 each.
             let (v0, v1) = unsafe {
                 (
-                    requant(
+                    requant::<SINGLE>(
                         lo,
                         load8(b.as_ptr()),
                         load8(m.as_ptr()),
                         load8(s.as_ptr()),
                         &stage,
                     ),
-                    requant(
+                    requant::<SINGLE>(
                         hi,
                         load8(b[8..].as_ptr()),
                         load8(m[8..].as_ptr()),
@@ -340,12 +387,12 @@ fn finish16(lo: __m256i, hi: __m256i, stage: Stage<'_>, out: &mut [i8]) {
 /// Finishes 8 channels' accumulators into `out` (up to 8).
 #[target_feature(enable = "avx2")]
 #[inline]
-fn finish8(acc: __m256i, stage: Stage<'_>, out: &mut [i8]) {
+fn finish8<const SINGLE: bool>(acc: __m256i, stage: Stage<'_>, out: &mut [i8]) {
     match lanes::<8>(&stage) {
         Some((b, m, s)) if stage.simd => {
             // SAFETY: `b`, `m`, `s` are 8 int32 each.
             let v = unsafe {
-                requant(
+                requant::<SINGLE>(
                     acc,
                     load8(b.as_ptr()),
                     load8(m.as_ptr()),
@@ -405,11 +452,11 @@ fn store(v: __m128i, out: &mut [i8]) {
 }
 
 /// The output stage of 8 channels (`Stage::finish`, vectorized): `acc + bias` scaled by `mult` and
-/// `shift` in the stage's rounding mode, plus the output zero point, clamped. Exact for multipliers
+/// `shift` (rounding once when `SINGLE`, as the stage's mode says, else twice), plus the output zero point, clamped. Exact for multipliers
 /// `>= 0` and shifts in `-31..=30` (the stage's `simd`). Lanes come out as int32 within int8.
 #[target_feature(enable = "avx2")]
 #[inline]
-fn requant(
+fn requant<const SINGLE: bool>(
     acc: __m256i,
     bias: __m256i,
     mult: __m256i,
@@ -417,9 +464,10 @@ fn requant(
     stage: &Stage<'_>,
 ) -> __m256i {
     let x = _mm256_add_epi32(acc, bias);
-    let scaled = match stage.rounding {
-        RequantRounding::Double => scale_double(x, mult, shift),
-        RequantRounding::Single => scale_single(x, mult, shift),
+    let scaled = if SINGLE {
+        scale_single(x, mult, shift)
+    } else {
+        scale_double(x, mult, shift)
     };
     // `clamp(scaled + zp (saturating), lo, hi)`: with `zp`, `lo`, `hi` in int8, clamping `scaled` to
     // `-256..=256` first changes nothing (both ends then clamp to the same bound) and the add cannot
