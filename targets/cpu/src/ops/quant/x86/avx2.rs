@@ -16,7 +16,7 @@ use core::arch::x86_64::*;
 
 use ember_core::ops::quant::requant::RequantRounding;
 
-use super::{dw_pack, dw_packed_len, gemm_pack, gemm_packed_len, widen_tail, BLOCK, DW_BLOCK};
+use super::{dw_pack, dw_packed_len, gemm_packed_len, pack_columns, widen_tail, BLOCK, DW_BLOCK};
 use crate::ops::quant::{DwPixel, Level, Stage, Tile};
 
 /// The AVX2 level (see the module documentation).
@@ -38,7 +38,8 @@ impl Level for Avx2 {
         gemm_packed_len(n, k)
     }
     fn gemm_pack(w: &[i8], n: usize, k: usize, out: &mut [i16]) {
-        gemm_pack(w, n, k, out)
+        // SAFETY: as for `gemm`: only the AVX2 table, on CPUs with AVX2, reaches this.
+        unsafe { gemm_pack(w, n, k, out) }
     }
     fn gemm_tile_len(k: usize) -> usize {
         MR * k.next_multiple_of(2)
@@ -93,6 +94,82 @@ impl Level for Avx2 {
             }
         }
     }
+}
+
+/// The x86 GEMM packing (see `super::gemm_pack`), 16 inputs of 16 channels at a time: each channel's
+/// 16 weights widened to 8 pairs, then the 16 x 8 pairs transposed so that each pair's 16 channels are
+/// contiguous.
+#[target_feature(enable = "avx2")]
+fn gemm_pack(w: &[i8], n: usize, k: usize, out: &mut [i16]) {
+    let kp = k.next_multiple_of(2);
+    out.fill(0);
+    let full = k / 16 * 16;
+    if kp == 0 {
+        return;
+    }
+    if w.len() < n * k || out.len() < n.div_ceil(BLOCK) * BLOCK * kp {
+        debug_assert!(false, "GEMM packing with inconsistent sizes");
+        return;
+    }
+    for (b, block) in out.chunks_exact_mut(BLOCK * kp).enumerate() {
+        for kk in (0..full).step_by(16) {
+            let rows: [__m256i; BLOCK] = core::array::from_fn(|c| {
+                let ch = b * BLOCK + c;
+                if ch < n {
+                    // SAFETY: `kk + 16 <= k`: inside row `ch < n` of `w` (checked above).
+                    unsafe {
+                        _mm256_cvtepi8_epi16(_mm_loadu_si128(w.as_ptr().add(ch * k + kk).cast()))
+                    }
+                } else {
+                    _mm256_setzero_si256()
+                }
+            });
+            let (lo, hi) = rows.split_at(8);
+            for (half, rows) in [lo, hi].into_iter().enumerate() {
+                let pairs = transpose8(rows.try_into().unwrap_or([_mm256_setzero_si256(); 8]));
+                for (j, v) in pairs.into_iter().enumerate() {
+                    let at = ((kk / 2 + j) * BLOCK + 8 * half) * 2;
+                    if let Some(dst) = block.get_mut(at..at + 16) {
+                        // SAFETY: `dst` is 16 int16 (32 bytes).
+                        unsafe { _mm256_storeu_si256(dst.as_mut_ptr().cast(), v) };
+                    }
+                }
+            }
+        }
+    }
+    pack_columns(w, n, k, full, out);
+}
+
+/// Transposes 8 vectors of 8 int32: lane `i` of output `j` is lane `j` of input `i`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn transpose8(r: [__m256i; 8]) -> [__m256i; 8] {
+    let t: [__m256i; 8] = core::array::from_fn(|i| {
+        let (a, b) = (r[i / 2 * 2], r[i / 2 * 2 + 1]);
+        if i % 2 == 0 {
+            _mm256_unpacklo_epi32(a, b)
+        } else {
+            _mm256_unpackhi_epi32(a, b)
+        }
+    });
+    // u[0..4]: lanes 0|4, 1|5, 2|6, 3|7 of rows 0..4; u[4..8]: the same of rows 4..8.
+    let u: [__m256i; 8] = core::array::from_fn(|i| {
+        let base = i / 4 * 4;
+        let (a, b) = (t[base + (i % 4) / 2], t[base + 2 + (i % 4) / 2]);
+        if i % 2 == 0 {
+            _mm256_unpacklo_epi64(a, b)
+        } else {
+            _mm256_unpackhi_epi64(a, b)
+        }
+    });
+    core::array::from_fn(|j| {
+        let (a, b) = (u[j % 4], u[4 + j % 4]);
+        if j < 4 {
+            _mm256_permute2x128_si256::<0x20>(a, b)
+        } else {
+            _mm256_permute2x128_si256::<0x31>(a, b)
+        }
+    })
 }
 
 /// One GEMM tile: the rows widened into `t.tmp`, then every block of 16 channels (`SINGLE`: the

@@ -29,15 +29,22 @@ fn gemm_packed_len(n: usize, k: usize) -> usize {
 /// Packs `n` rows of `k` weights: block `b` of 16 channels, input pair `j`, channel `c`, half `h` at
 /// `((b * kp / 2 + j) * 16 + c) * 2 + h` holds `w[b * 16 + c, 2 * j + h]` (zero past `n` or `k`).
 fn gemm_pack(w: &[i8], n: usize, k: usize, out: &mut [i16]) {
-    let kp = k.next_multiple_of(2);
     out.fill(0);
+    pack_columns(w, n, k, 0, out);
+}
+
+/// Inputs `from..k` of [`gemm_pack`] (`out` zeroed already).
+fn pack_columns(w: &[i8], n: usize, k: usize, from: usize, out: &mut [i16]) {
+    let kp = k.next_multiple_of(2);
     if kp == 0 {
         return;
     }
     for (b, block) in out.chunks_exact_mut(BLOCK * kp).enumerate() {
         for c in 0..BLOCK.min(n.saturating_sub(b * BLOCK)) {
-            let row = w.get((b * BLOCK + c) * k..).unwrap_or(&[]);
-            for (kk, &v) in row.iter().take(k).enumerate() {
+            let row = w
+                .get((b * BLOCK + c) * k..(b * BLOCK + c + 1) * k)
+                .unwrap_or(&[]);
+            for (kk, &v) in row.iter().enumerate().skip(from) {
                 if let Some(dst) = block.get_mut((kk / 2 * BLOCK + c) * 2 + kk % 2) {
                     *dst = v.into();
                 }
