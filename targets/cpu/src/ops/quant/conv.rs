@@ -138,50 +138,66 @@ pub fn conv2d<L: Level>(
     y: Out<'_, i8>,
     ws: Option<&mut Workspace<'_>>,
 ) {
-    if y.data.is_empty() {
-        return;
+    if !run::<L>(p, x, w, b, requant, y.data, y.dims, ws) {
+        reference::conv2d(p, x, w, b, requant, y);
     }
-    if let Some(g) = Geometry::new(p, x.dims, w.dims, y.dims) {
-        let lens = (x.data.len(), w.data.len(), b.map(<[i32]>::len));
-        if g.fits(lens.0, lens.1, lens.2, requant.len(), y.data.len()) {
-            let params = StageParams {
-                rounding: p.rounding,
-                y_zero_point: p.y_zero_point,
-                act_min: p.act_min,
-                act_max: p.act_max,
-            };
-            let done = if depthwise::applies(&g) {
-                let op = depthwise::Operands {
-                    x: x.data,
-                    x_zero_point: p.x_zero_point,
-                    w: w.data,
-                    b,
-                    requant,
-                    params,
-                };
-                depthwise::run::<L>(&g, &op, y.data, ws)
-            } else {
-                let rows = ConvRows {
-                    g,
-                    x: x.data,
-                    x_zero_point: p.x_zero_point,
-                };
-                let op = Operands {
-                    rows: &rows,
-                    x_zero_point: p.x_zero_point,
-                    w: w.data,
-                    b,
-                    requant,
-                    params,
-                };
-                gemm::run::<L, _>(&g.shape(), &op, y.data, ws)
-            };
-            if done {
-                return;
-            }
-        }
+}
+
+/// [`conv2d`] without the fallback: `false`, having written nothing, where it would run the
+/// reference (no workspace, too little scratch, data shorter than the dims).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run<L: Level>(
+    p: &QuantConv2dParams,
+    x: In<'_, i8>,
+    w: In<'_, i8>,
+    b: Option<&[i32]>,
+    requant: &[i32],
+    y: &mut [i8],
+    y_dims: &[usize],
+    ws: Option<&mut Workspace<'_>>,
+) -> bool {
+    if y.is_empty() {
+        return true;
     }
-    reference::conv2d(p, x, w, b, requant, y);
+    let Some(g) = Geometry::new(p, x.dims, w.dims, y_dims) else {
+        return false;
+    };
+    let lens = (x.data.len(), w.data.len(), b.map(<[i32]>::len));
+    if !g.fits(lens.0, lens.1, lens.2, requant.len(), y.len()) {
+        return false;
+    }
+    let params = StageParams {
+        rounding: p.rounding,
+        y_zero_point: p.y_zero_point,
+        act_min: p.act_min,
+        act_max: p.act_max,
+    };
+    if depthwise::applies(&g) {
+        let op = depthwise::Operands {
+            x: x.data,
+            x_zero_point: p.x_zero_point,
+            w: w.data,
+            b,
+            requant,
+            params,
+        };
+        depthwise::run::<L>(&g, &op, y, ws)
+    } else {
+        let rows = ConvRows {
+            g,
+            x: x.data,
+            x_zero_point: p.x_zero_point,
+        };
+        let op = Operands {
+            rows: &rows,
+            x_zero_point: p.x_zero_point,
+            w: w.data,
+            b,
+            requant,
+            params,
+        };
+        gemm::run::<L, _>(&g.shape(), &op, y, ws)
+    }
 }
 
 /// Scratch bytes [`conv2d`] at level `L` asks for (`x`, `w`, `y` the tensors' dims).

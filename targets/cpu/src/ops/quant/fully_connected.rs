@@ -29,55 +29,65 @@ pub fn fully_connected<L: Level>(
     y: Out<'_, i8>,
     ws: Option<&mut Workspace<'_>>,
 ) {
-    let (n, k) = match w.dims {
-        &[n, k] => (n, k),
-        _ => (0, 0),
-    };
-    if y.data.is_empty() {
-        return;
+    if !run::<L>(p, x, w, b, requant, y.data, ws) {
+        reference::fully_connected(p, x, w, b, requant, y);
     }
-    let rows = y.data.len() / n.max(1);
+}
+
+/// [`fully_connected`] without the fallback: `false`, having written nothing, where it would run the
+/// reference (no workspace, too little scratch, data shorter than the dims).
+pub(crate) fn run<L: Level>(
+    p: &QuantFullyConnectedParams,
+    x: In<'_, i8>,
+    w: In<'_, i8>,
+    b: Option<&[i32]>,
+    requant: &[i32],
+    y: &mut [i8],
+    ws: Option<&mut Workspace<'_>>,
+) -> bool {
+    let &[n, k] = w.dims else { return false };
+    if y.is_empty() {
+        return true;
+    }
+    let rows = y.len() / n.max(1);
     let fits = n > 0
-        && y.data.len() == rows * n
+        && y.len() == rows * n
         && x.data.len() == rows * k
         && w.data.len() == n * k
         && b.is_none_or(|b| b.len() == n)
         && (requant.len() == 2 || requant.len() == 2 * n);
-    if fits {
-        let params = StageParams {
-            rounding: p.rounding,
-            y_zero_point: p.y_zero_point,
-            act_min: p.act_min,
-            act_max: p.act_max,
-        };
-        let done = if rows <= L::GEMV_MAX_ROWS {
-            let op = GemvOperands {
-                x: x.data,
-                x_zero_point: p.x_zero_point,
-                w: w.data,
-                n,
-                k,
-                b,
-                requant,
-                params,
-            };
-            gemv::<L>(&op, y.data, ws)
-        } else {
-            let op = Operands {
-                rows: &MatrixRows { x: x.data, k },
-                x_zero_point: p.x_zero_point,
-                w: w.data,
-                b,
-                requant,
-                params,
-            };
-            gemm::run::<L, _>(&shape(rows, n, k), &op, y.data, ws)
-        };
-        if done {
-            return;
-        }
+    if !fits {
+        return false;
     }
-    reference::fully_connected(p, x, w, b, requant, y);
+    let params = StageParams {
+        rounding: p.rounding,
+        y_zero_point: p.y_zero_point,
+        act_min: p.act_min,
+        act_max: p.act_max,
+    };
+    if rows <= L::GEMV_MAX_ROWS {
+        let op = GemvOperands {
+            x: x.data,
+            x_zero_point: p.x_zero_point,
+            w: w.data,
+            n,
+            k,
+            b,
+            requant,
+            params,
+        };
+        gemv::<L>(&op, y, ws)
+    } else {
+        let op = Operands {
+            rows: &MatrixRows { x: x.data, k },
+            x_zero_point: p.x_zero_point,
+            w: w.data,
+            b,
+            requant,
+            params,
+        };
+        gemm::run::<L, _>(&shape(rows, n, k), &op, y, ws)
+    }
 }
 
 fn shape(rows: usize, n: usize, k: usize) -> Shape {

@@ -222,3 +222,6 @@ fn scratch_of<L: Level>(
     };
     theirs.max(ours)
 }
+
+#[cfg(all(test, feature = "std"))]
+mod tests;
