@@ -13,12 +13,13 @@
 
 use std::sync::LazyLock;
 
+use ember_core::kernels::entry;
 use ember_core::ops::quant::conv::{self, QuantConv2dParams};
 use ember_core::ops::quant::fully_connected::{self, QuantFullyConnectedParams};
 use ember_core::ops::quant::requant::RequantRounding;
 use ember_core::ops::{In, Out};
 use ember_core::{AlignedBuf, OpKind, Parallel, Workspace};
-use ember_cpu::{table, Isa, ThreadPool};
+use ember_cpu::{accelerated, table, variant, Isa, ThreadPool};
 use proptest::prelude::*;
 
 /// Pools of 2 and 3 workers, shared by the tests.
@@ -547,5 +548,47 @@ fn extreme_values_match_reference() {
             };
             case.check().unwrap();
         }
+    }
+}
+
+/// Each level's table holds its own int8 Conv2d and FullyConnected kernels exactly where `accelerated`
+/// and `variant` say so: the SIMD levels of this architecture.
+#[test]
+fn tables_hold_the_int8_kernels_they_report() {
+    let conv = OpKind::QuantConv2d(QuantConv2dParams {
+        stride_h: 1,
+        stride_w: 1,
+        dilation_h: 1,
+        dilation_w: 1,
+        pad_top: 0,
+        pad_left: 0,
+        pad_bottom: 0,
+        pad_right: 0,
+        groups: 1,
+        x_zero_point: 0,
+        y_zero_point: 0,
+        act_min: -128,
+        act_max: 127,
+        rounding: RequantRounding::Double,
+    });
+    let simd_here = |isa: Isa| match isa {
+        Isa::Sse2 | Isa::Avx2 => cfg!(target_arch = "x86_64"),
+        Isa::Neon | Isa::NeonDotprod => cfg!(target_arch = "aarch64"),
+        Isa::Scalar => false,
+    };
+    let reference = &ember_core::REFERENCE;
+    for isa in Isa::ALL {
+        let k = table(isa);
+        let own_conv = !std::ptr::fn_addr_eq(k.quant_conv2d, reference.quant_conv2d);
+        let own_fc =
+            !std::ptr::fn_addr_eq(k.quant_fully_connected, reference.quant_fully_connected);
+        let bits = accelerated(isa) & (entry::QUANT_CONV2D | entry::QUANT_FULLY_CONNECTED);
+        assert_eq!(
+            (own_conv, own_fc),
+            (simd_here(isa), simd_here(isa)),
+            "{isa}"
+        );
+        assert_eq!(bits != 0, simd_here(isa), "{isa}");
+        assert_eq!(variant(isa, &conv) != "reference", simd_here(isa), "{isa}");
     }
 }

@@ -93,7 +93,8 @@ pub(crate) struct DwPixel<'a> {
 pub(crate) trait Level: 'static {
     /// The kernel name `variant` reports for the GEMM path (convolutions, fully connected).
     const GEMM_NAME: &'static str;
-    /// The kernel name `variant` reports for grouped convolutions (depthwise when shapes allow).
+    /// The kernel name `variant` reports for grouped convolutions: the depthwise kernel where the shapes
+    /// allow (one input and one output channel per group), else the GEMM per group.
     const GROUPED_NAME: &'static str;
     /// Rows (output pixels) per GEMM tile, at most [`MAX_MR`].
     const MR: usize;

@@ -102,7 +102,7 @@ macro_rules! shared_level_items {
 
 impl Level for Neon {
     const GEMM_NAME: &'static str = "neon-int8-gemm";
-    const GROUPED_NAME: &'static str = "neon-int8-depthwise";
+    const GROUPED_NAME: &'static str = "neon-int8-grouped";
     shared_level_items!();
 
     fn gemm(t: Tile<'_>) {
@@ -119,7 +119,7 @@ impl Level for Neon {
 
 impl Level for NeonDotprod {
     const GEMM_NAME: &'static str = "neon-dotprod-int8-gemm";
-    const GROUPED_NAME: &'static str = "neon-int8-depthwise";
+    const GROUPED_NAME: &'static str = "neon-int8-grouped";
     shared_level_items!();
 
     fn gemm(t: Tile<'_>) {

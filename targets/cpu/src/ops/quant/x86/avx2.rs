@@ -27,7 +27,7 @@ const MR: usize = 4;
 
 impl Level for Avx2 {
     const GEMM_NAME: &'static str = "avx2-int8-gemm";
-    const GROUPED_NAME: &'static str = "avx2-int8-depthwise";
+    const GROUPED_NAME: &'static str = "avx2-int8-grouped";
     const MR: usize = MR;
     const NR: usize = BLOCK;
     const FOLD_X_ZERO_POINT: bool = false;

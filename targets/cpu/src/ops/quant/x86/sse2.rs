@@ -24,7 +24,7 @@ const MR: usize = 2;
 
 impl Level for Sse2 {
     const GEMM_NAME: &'static str = "sse2-int8-gemm";
-    const GROUPED_NAME: &'static str = "sse2-int8-depthwise";
+    const GROUPED_NAME: &'static str = "sse2-int8-grouped";
     const MR: usize = MR;
     const NR: usize = BLOCK;
     const FOLD_X_ZERO_POINT: bool = false;
