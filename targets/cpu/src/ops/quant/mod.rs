@@ -18,6 +18,13 @@
 //! than [`scratch`] asks for, and when a tensor is shorter than its dims say (which a session never
 //! gives).
 
+// The drivers serve the SIMD levels, which only x86-64 and aarch64 have: elsewhere every table keeps
+// the reference kernels and nothing here is used.
+#![cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(dead_code, unused_imports)
+)]
+
 pub mod conv;
 pub mod depthwise;
 pub mod fully_connected;

@@ -51,8 +51,10 @@ pub(crate) fn range(total: usize, parts: usize, i: usize) -> Range<usize> {
     at(i)..at(i + 1)
 }
 
-/// Work (multiply-adds) below which one more worker costs more than it saves: waking a worker and
-/// waiting for it takes a few microseconds (measured with `examples/int8_bench.rs`).
+/// Work (multiply-adds) each worker must get before a layer is split: about 5 microseconds of AVX2
+/// work, several times what handing a job to a spinning pool worker costs. (Chosen rather than
+/// measured: on the shared 2-core machine these kernels were written on, a second worker's timings
+/// were dominated by other processes; `examples/int8_bench.rs` shows both columns to check it.)
 pub(crate) const MIN_WORK_PER_WORKER: usize = 1 << 18;
 
 /// How many parts to split `units` units (output rows) of `work` multiply-adds into, on `workers`.
