@@ -6,8 +6,10 @@
 //! - Matrix-vector products (fully connected with few rows) over the weights as given: 8 channels at a
 //!   time, 16 inputs per step (weights sign-extended with `vpmovsxbw`), one horizontal sum per 8
 //!   channels at the end.
-//! - Depthwise: 8 channels at a time, two taps per `vpmaddwd` (their inputs interleaved byte-wise,
-//!   then sign-extended).
+//! - Depthwise: 16 channels at a time (then 8), two taps per `vpmaddwd` (their inputs interleaved
+//!   byte-wise, then sign-extended).
+//! - Weight packing for the GEMM, 16 channels x 16 inputs at a time (widen, then two 8x8 transposes
+//!   of input pairs), since it runs on every call.
 //!
 //! Every function here runs AVX2 instructions: they are reached only through [`Avx2`], which only the
 //! AVX2 kernel table uses, and `Isa` hands that table out only on CPUs with AVX2 and FMA.
