@@ -23,6 +23,7 @@
 extern crate std;
 
 mod isa;
+mod ops;
 #[cfg(feature = "std")]
 mod pool;
 mod tables;
