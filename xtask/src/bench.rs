@@ -49,6 +49,17 @@ pub struct Options {
 }
 
 impl Options {
+    /// CI's smoke run (see [`Options::smoke`]).
+    pub fn smoke() -> Options {
+        Options {
+            smoke: true,
+            rounds: 1,
+            budget_s: 0.05,
+            max_runs: 20,
+            only: Some(vec!["digits".into()]),
+        }
+    }
+
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options {
             smoke: false,
@@ -65,15 +76,7 @@ impl Options {
                     .with_context(|| format!("{a} needs {what}"))
             };
             match a.as_str() {
-                "--smoke" => {
-                    o = Options {
-                        smoke: true,
-                        rounds: 1,
-                        budget_s: 0.05,
-                        max_runs: 20,
-                        only: Some(vec!["digits".into()]),
-                    }
-                }
+                "--smoke" => o = Options::smoke(),
                 "--rounds" => o.rounds = value("a count")?.parse().context("--rounds")?,
                 "--budget-ms" => {
                     o.budget_s = value("milliseconds")?
