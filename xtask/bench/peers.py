@@ -59,10 +59,7 @@ class Loaded:
             self.errors["tract"] = TRACT_MISSING
         else:
             try:
-                model = tract.onnx().load(onnx)
-                dims = ",".join(str(d) for d in x.shape)
-                model.set_input_fact(0, f"{dims},{tract_dtype(x.dtype)}")
-                runnable = model.into_model().into_runnable()
+                runnable = tract_runnable(onnx, x)
                 # One state and one input tensor for every call, as onnxruntime keeps its session and
                 # Ember its arena: a call times the inference, not the setup.
                 state = runnable.spawn_state()
@@ -73,13 +70,34 @@ class Loaded:
                 self.errors["tract"] = one_line(e)
 
 
+def tract_runnable(onnx, x):
+    """tract's optimized model for input `x`: with the input's shape fixed to x's; or, where tract cannot
+    unify that with the model's symbolic dims (a batch `N` declared inside the graph too), with the
+    model's own input fact and its symbols set from x's shape."""
+    dims = ",".join(str(d) for d in x.shape)
+    model = tract.onnx().load(onnx)
+    model.set_input_fact(0, f"{dims},{tract_dtype(x.dtype)}")
+    try:
+        return model.into_model().into_runnable()
+    except Exception as first:
+        model = tract.onnx().load(onnx)
+        declared = str(model.input_fact(0)).split(",")[:-1]
+        symbols = {d: n for d, n in zip(declared, x.shape) if not d.isdigit()}
+        if len(declared) != x.ndim or not symbols:
+            raise first
+        typed = model.into_model()
+        typed.transform(tract.SetSymbols(symbols))
+        return typed.into_runnable()
+
+
 def tract_dtype(dtype):
     return {np.dtype("float32"): "f32", np.dtype("int8"): "i8", np.dtype("uint8"): "u8",
             np.dtype("int64"): "i64", np.dtype("int32"): "i32"}[np.dtype(dtype)]
 
 
 def one_line(e):
-    text = str(e).strip() or type(e).__name__
+    # tract appends a Rust backtrace to its errors: keep the message.
+    text = str(e).split("Stack backtrace:")[0].strip() or type(e).__name__
     return " ".join(text.split())
 
 

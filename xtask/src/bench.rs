@@ -63,8 +63,8 @@ impl Options {
     pub fn parse(args: &[String]) -> Result<Options> {
         let mut o = Options {
             smoke: false,
-            rounds: 3,
-            budget_s: 0.4,
+            rounds: 5,
+            budget_s: 0.2,
             max_runs: 200,
             only: None,
         };
@@ -481,13 +481,23 @@ fn prepare_ember(
     opts: &Options,
     row: &mut Row,
 ) -> Result<EmberPlan> {
-    // One untimed-warm-up call of the ONNX model: Ember's figures (ops, memory, planner) and a first time.
+    // The input's name and shape: `ember bench` reads the shape from the file, but finds the name by a
+    // first conversion without shapes, which fails where a non-batch dimension is dynamic.
+    let name = input_name.context("no input name (the peers could not load the model)")?;
+    let dims = npy_shape(&case.input)?
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let shape = format!("{name}={dims}");
+    // One call of the ONNX model, without warm-up: Ember's figures (ops, memory, planner) and a first time.
     let probe = json_of(
         Command::new(ember)
             .arg("bench")
             .arg(&case.onnx)
             .arg("--input")
             .arg(&case.input)
+            .args(["--shape", &shape])
             .args(["--repeat", "1", "--warmup", "0", "--json"]),
         "ember bench",
     );
@@ -504,22 +514,15 @@ fn prepare_ember(
         .unwrap_or(1.0)
         / 1e6;
     row.ember = Ok(probe);
-    let name = input_name.context("no input name (the peers could not load the model)")?;
     let slug = slug(&case.name);
     let blob = dir.join("blobs").join(format!("{slug}.ember"));
-    let dims = npy_shape(&case.input)?
-        .iter()
-        .map(usize::to_string)
-        .collect::<Vec<_>>()
-        .join(",");
     run_quiet(
         Command::new(ember)
             .arg("convert")
             .arg(&case.onnx)
             .arg("-o")
             .arg(&blob)
-            .arg("--shape")
-            .arg(format!("{name}={dims}")),
+            .args(["--shape", &shape]),
         "ember convert",
     )?;
     run_quiet(

@@ -216,7 +216,7 @@ fn memory_row(r: &Row, notes: &mut Notes) -> String {
             return format!(
                 "| {} | - | {n} | - | - | - | - | - | {} |\n",
                 r.name,
-                diff(r, "tract")
+                diff(r, "tract", notes)
             );
         }
     };
@@ -240,17 +240,34 @@ fn memory_row(r: &Row, notes: &mut Notes) -> String {
         int("blob_bytes"),
         per(num("lower_bound_bytes")),
         per(num("greedy_activation_bytes")),
-        diff(r, "ember"),
-        diff(r, "tract"),
+        diff(r, "ember", notes),
+        diff(r, "tract", notes),
     )
 }
 
-fn diff(r: &Row, engine: &str) -> String {
-    r.agreement
+/// Scaled output differences above this get a note: more than rounding.
+const DIFF_NOTE: f64 = 1e-2;
+
+fn diff(r: &Row, engine: &str, notes: &mut Notes) -> String {
+    let Some(d) = r
+        .agreement
         .as_ref()
         .and_then(|a| a.get(engine))
         .and_then(Value::as_f64)
-        .map_or("-".to_string(), |d| format!("{d:.1e}"))
+    else {
+        return "-".to_string();
+    };
+    if d <= DIFF_NOTE {
+        return format!("{d:.1e}");
+    }
+    let who = if engine == "ember" { "Ember" } else { engine };
+    let note = notes.cite(format!(
+        "{}: {who}'s output differs from onnxruntime's by {d:.1e} of its scale. A few quantization steps \
+         are expected between int8 implementations; a difference near 1 means the engine computes \
+         something else, and its time is not comparable.",
+        r.name
+    ));
+    format!("{d:.1e} ({})", note.trim_start_matches("n/a "))
 }
 
 fn ops(r: &Row) -> String {
@@ -421,6 +438,15 @@ mod tests {
             r.contains("| tiny | 9 | 1.00 | 15.5 | ≤ 0 | - | - | - | - |"),
             "{r}"
         );
+    }
+
+    #[test]
+    fn an_output_that_differs_beyond_rounding_is_noted() {
+        let mut r = row("qdq", Kind::Network, &[(ORT1, Ok(30.0))]);
+        r.agreement = Some(json!({"ember": 3e-3, "tract": 1.0}));
+        let text = render(&meta(), &[row("one-op", Kind::Overhead, &[]), r]);
+        assert!(text.contains("| 3.0e-3 | 1.0e0 ([1]) |"), "{text}");
+        assert!(text.contains("1. qdq: tract's output differs"), "{text}");
     }
 
     #[test]
