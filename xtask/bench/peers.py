@@ -5,10 +5,14 @@ One process serves the whole benchmark, so that each engine loads once per model
 alternate between Ember and the peers round by round. It reads one JSON request per line on stdin and
 answers each with one JSON line on stdout (nothing else is printed there):
 
+    {"cmd": "baseline", "onnx": PATH, "input": X.npy}
+        -> as "load", for the one-op model that measures each engine's per-call cost (kept loaded)
     {"cmd": "load", "onnx": PATH, "input": X.npy}
         -> {"input": NAME, "engines": [...], "errors": {ENGINE: MESSAGE}, "versions": {...}}
     {"cmd": "time", "engine": "ort-1" | "ort-default" | "tract", "budget_s": S, "max_runs": N, "warmup": W}
-        -> {"median_us": .., "min_us": .., "runs": ..}          (at least 3 runs, at most N, about S seconds)
+        -> {"median_us": .., "min_us": .., "runs": .., "baseline_us": ..}
+           (at least 3 runs, at most N, about S seconds; then the same engine on the baseline model right
+           after, so that the per-call cost is measured under the same load as the model)
     {"cmd": "compare", "ember_output": Y.npy | null}
         -> {ENGINE: max |engine - onnxruntime| / max(1, max |onnxruntime|)}  (first output; null if absent)
 
@@ -131,12 +135,17 @@ def scaled_diff(got, want):
     return float(np.max(np.abs(got - want)) / max(1.0, float(np.max(np.abs(want)))))
 
 
+# Most calls of the baseline model per measurement (it takes microseconds: a few ms in all).
+BASELINE_RUNS = 200
+
+
 def handle(req, state):
     cmd = req.get("cmd")
-    if cmd == "load":
-        state["model"] = None  # free the previous model's sessions first
+    if cmd in ("load", "baseline"):
+        slot = "model" if cmd == "load" else "baseline"
+        state[slot] = None  # free the previous model's sessions first
         m = Loaded(req["onnx"], req["input"])
-        state["model"] = m
+        state[slot] = m
         return {
             "input": m.input,
             "engines": sorted(m.runs),
@@ -154,7 +163,12 @@ def handle(req, state):
         engine = req["engine"]
         if engine not in m.runs:
             raise RuntimeError(m.errors.get(engine, f"no engine {engine!r}"))
-        return median_us(m.runs[engine], req.get("budget_s", 0.5), req.get("max_runs", 200), req.get("warmup", 5))
+        out = median_us(m.runs[engine], req.get("budget_s", 0.5), req.get("max_runs", 200), req.get("warmup", 5))
+        base = state.get("baseline")
+        if base is None or engine not in base.runs:
+            raise RuntimeError(f"no baseline for {engine}: load the one-op model with 'baseline' first")
+        out["baseline_us"] = median_us(base.runs[engine], 0.05, BASELINE_RUNS, 5)["median_us"]
+        return out
     if cmd == "compare":
         want = m.outputs["ort-1"]
         out = {engine: scaled_diff(y, want) for engine, y in m.outputs.items() if engine != "ort-1"}

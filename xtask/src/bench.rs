@@ -139,7 +139,12 @@ impl Engine {
     ];
 
     fn runs_for(self, kind: Kind) -> bool {
-        kind != Kind::SingleOp || !matches!(self, Engine::EmberAll | Engine::Peer(Peer::OrtDefault))
+        match kind {
+            // The peers time the one-op model after every model (their per-call cost); Ember's is here.
+            Kind::Overhead => matches!(self, Engine::EmberSingle | Engine::EmberAll),
+            Kind::Network => true,
+            Kind::SingleOp => !matches!(self, Engine::EmberAll | Engine::Peer(Peer::OrtDefault)),
+        }
     }
 }
 
@@ -151,6 +156,9 @@ pub struct Row {
     pub ember: Result<Value, String>,
     /// Each engine's median of round medians in µs, or why it has none.
     pub times: HashMap<Engine, Result<f64, String>>,
+    /// Each peer's compute-only figure: the median over rounds of its time minus its per-call cost
+    /// measured right after (see [`Peers::time`]).
+    pub compute: HashMap<Peer, f64>,
     /// Each engine's first output against onnxruntime's (see [`Peers::compare`]).
     pub agreement: Option<Value>,
     /// Workers of `ember bench --threads 0`.
@@ -196,11 +204,19 @@ pub fn run(root: &Path, python: &Path, opts: &Options) -> Result<()> {
     let (cases, skipped) = cases(root, python, &dir, opts)?;
     let load_before = loadavg();
     let mut peers = Peers::start(python, &root.join("xtask/bench/peers.py"))?;
+    let one_op = cases
+        .iter()
+        .find(|c| c.kind == Kind::Overhead)
+        .context("models.py made no one-op model")?;
+    let baseline = peers
+        .baseline(&one_op.onnx, &one_op.input)
+        .context("the peers cannot load the one-op model")?;
+    let mut per_call: HashMap<Peer, Vec<f64>> = HashMap::new();
     let mut rows = Vec::new();
-    let mut versions = Value::Null;
+    let mut versions = baseline.versions;
     for case in &cases {
         eprintln!("bench {}", case.name);
-        let (row, v) = measure(&ember, &dir, &mut peers, case, opts);
+        let (row, v) = measure(&ember, &dir, &mut peers, case, opts, &mut per_call);
         if !v.is_null() {
             versions = v;
         }
@@ -223,6 +239,10 @@ pub fn run(root: &Path, python: &Path, opts: &Options) -> Result<()> {
         budget_s: opts.budget_s,
         max_runs: opts.max_runs,
         skipped,
+        per_call: per_call
+            .into_iter()
+            .map(|(p, mut v)| (p, median(&mut v)))
+            .collect(),
     };
     let mut text = report::render(&meta, &rows);
     if !opts.smoke {
@@ -393,12 +413,14 @@ fn measure(
     peers: &mut Peers,
     case: &Case,
     opts: &Options,
+    per_call: &mut HashMap<Peer, Vec<f64>>,
 ) -> (Row, Value) {
     let mut row = Row {
         name: case.name.clone(),
         kind: case.kind,
         ember: Err("not run".into()),
         times: HashMap::new(),
+        compute: HashMap::new(),
         agreement: None,
         ember_workers: None,
     };
@@ -447,13 +469,24 @@ fn measure(
     }
 
     let mut samples: HashMap<Engine, Vec<f64>> = HashMap::new();
+    let mut compute: HashMap<Peer, Vec<f64>> = HashMap::new();
     for _ in 0..opts.rounds {
         for &engine in &engines {
             if failed.contains_key(&engine) {
                 continue;
             }
             let t = match (engine, &plan) {
-                (Engine::Peer(p), _) => peers.time(p, opts.budget_s, opts.max_runs, 5),
+                (Engine::Peer(p), _) => {
+                    peers.time(p, opts.budget_s, opts.max_runs, 5).map(|t| {
+                        // The per-call cost measured right after, under the same load.
+                        compute
+                            .entry(p)
+                            .or_default()
+                            .push(t.median_us - t.baseline_us);
+                        per_call.entry(p).or_default().push(t.baseline_us);
+                        t.median_us
+                    })
+                }
                 (Engine::EmberSingle, Ok(plan)) => {
                     time_ember(ember, plan, &case.input, 1).map(|t| t.0)
                 }
@@ -481,6 +514,11 @@ fn measure(
             (None, None) => Err("not run".to_string()),
         };
         row.times.insert(engine, result);
+    }
+    for (peer, mut c) in compute {
+        if row.time(Engine::Peer(peer)).is_some() {
+            row.compute.insert(peer, median(&mut c));
+        }
     }
     (row, versions)
 }

@@ -37,6 +37,12 @@ pub struct Loaded {
     pub versions: Value,
 }
 
+/// A peer's time on a model, and on the one-op model right after.
+pub struct Timed {
+    pub median_us: f64,
+    pub baseline_us: f64,
+}
+
 /// A running `peers.py`; dropping it closes its stdin, which ends it.
 pub struct Peers {
     child: Child,
@@ -79,8 +85,19 @@ impl Peers {
         }
     }
 
+    /// Loads the model the next [`Peers::time`] calls run.
     pub fn load(&mut self, onnx: &Path, input: &Path) -> Result<Loaded> {
-        let r = self.request(&json!({"cmd": "load", "onnx": onnx, "input": input}))?;
+        self.load_as("load", onnx, input)
+    }
+
+    /// Loads the one-op model whose time, measured right after each [`Peers::time`] of a model, is the
+    /// per-call cost subtracted from it.
+    pub fn baseline(&mut self, onnx: &Path, input: &Path) -> Result<Loaded> {
+        self.load_as("baseline", onnx, input)
+    }
+
+    fn load_as(&mut self, cmd: &str, onnx: &Path, input: &Path) -> Result<Loaded> {
+        let r = self.request(&json!({"cmd": cmd, "onnx": onnx, "input": input}))?;
         let errors = r
             .get("errors")
             .and_then(Value::as_object)
@@ -101,21 +118,27 @@ impl Peers {
         })
     }
 
-    /// The median time of `peer` on the loaded model, in µs.
+    /// The median time of `peer` on the loaded model, and right after on the baseline model, in µs.
     pub fn time(
         &mut self,
         peer: Peer,
         budget_s: f64,
         max_runs: usize,
         warmup: usize,
-    ) -> Result<f64> {
+    ) -> Result<Timed> {
         let r = self.request(&json!({
             "cmd": "time", "engine": peer.name(), "budget_s": budget_s, "max_runs": max_runs,
             "warmup": warmup,
         }))?;
-        r.get("median_us")
-            .and_then(Value::as_f64)
-            .context("peers.py's time answer has no median")
+        let us = |k: &str| {
+            r.get(k)
+                .and_then(Value::as_f64)
+                .with_context(|| format!("peers.py's time answer has no {k}"))
+        };
+        Ok(Timed {
+            median_us: us("median_us")?,
+            baseline_us: us("baseline_us")?,
+        })
     }
 
     /// Each engine's first output against onnxruntime's (one thread), as

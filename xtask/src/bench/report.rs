@@ -1,6 +1,8 @@
 //! The Markdown report of `cargo xtask bench`: the machine, the method, one table per thread setting
 //! (raw and compute-only figures, ratios), the per-call costs, and a memory table.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::peers::Peer;
@@ -21,6 +23,8 @@ pub struct Meta {
     pub max_runs: usize,
     /// Models that could not be had, and why.
     pub skipped: Vec<String>,
+    /// Each peer's per-call cost: the median of its one-op times over the run.
+    pub per_call: HashMap<Peer, f64>,
 }
 
 /// Footnotes for cells without a figure: each distinct reason once, numbered.
@@ -48,7 +52,6 @@ pub fn render(meta: &Meta, rows: &[Row]) -> String {
             .to_string()
     };
     let overhead = rows.iter().find(|r| r.kind == Kind::Overhead);
-    let cost = |e: Engine| overhead.and_then(|r| r.time(e));
     let workers = rows
         .iter()
         .find_map(|r| r.ember_workers)
@@ -80,8 +83,9 @@ pub fn render(meta: &Meta, rows: &[Row]) -> String {
     ));
     s.push_str(
         "Ember is timed in-process. onnxruntime and tract are timed from Python, which adds a fixed cost \
-         to every call: \"compute\" is their median minus what the same engine takes for a one-op model \
-         (an Add on one element; see \"Per-call cost\"). That cost includes the engine's own fixed work \
+         to every call: \"compute\" is the median over rounds of the peer's time minus what the same \
+         engine takes for a one-op model (an Add on one element) timed right after it, under the same \
+         load (see \"Per-call cost\"). That cost includes the engine's own fixed work \
          per run, not only Python's, so the compute figures slightly favour the peers. The ratios divide \
          Ember's figure by the peer's compute figure: below 1, Ember is faster. tract's Python API has \
          no thread setting: it runs on one thread in both tables.\n\n",
@@ -94,7 +98,6 @@ pub fn render(meta: &Meta, rows: &[Row]) -> String {
         &networks,
         Engine::EmberSingle,
         Peer::OrtSingle,
-        &cost,
         &mut notes,
     ));
     s.push_str(&format!(
@@ -104,7 +107,6 @@ pub fn render(meta: &Meta, rows: &[Row]) -> String {
         &networks,
         Engine::EmberAll,
         Peer::OrtDefault,
-        &cost,
         &mut notes,
     ));
     if !single_ops.is_empty() {
@@ -113,34 +115,33 @@ pub fn render(meta: &Meta, rows: &[Row]) -> String {
             &single_ops,
             Engine::EmberSingle,
             Peer::OrtSingle,
-            &cost,
             &mut notes,
         ));
     }
 
     s.push_str(
         "\n## Per-call cost (one-op model: Add on one float)\n\n\
-         What a call costs besides compute, subtracted from the peers' figures above. Ember's is \
+         What a call costs besides compute. The peers' figure is the median of the one-op times taken \
+         right after each of their measurements (each measurement subtracts its own); Ember's is \
          in-process, for comparison.\n\n| engine | µs per call |\n| --- | --- |\n",
     );
     for (label, e) in [
         ("Ember, 1 thread (in-process)", Engine::EmberSingle),
         ("Ember, all threads (in-process)", Engine::EmberAll),
-        (
-            "onnxruntime, 1 thread (Python)",
-            Engine::Peer(Peer::OrtSingle),
-        ),
-        (
-            "onnxruntime, default threads (Python)",
-            Engine::Peer(Peer::OrtDefault),
-        ),
-        ("tract (Python)", Engine::Peer(Peer::Tract)),
     ] {
         let cell = match overhead.map(|r| r.times.get(&e)) {
             Some(Some(Ok(t))) => us(*t),
             Some(Some(Err(why))) => notes.cite(format!("one-op, {label}: {why}")),
             _ => "-".to_string(),
         };
+        s.push_str(&format!("| {label} | {cell} |\n"));
+    }
+    for (label, p) in [
+        ("onnxruntime, 1 thread (Python)", Peer::OrtSingle),
+        ("onnxruntime, default threads (Python)", Peer::OrtDefault),
+        ("tract (Python)", Peer::Tract),
+    ] {
+        let cell = meta.per_call.get(&p).map_or("-".to_string(), |t| us(*t));
         s.push_str(&format!("| {label} | {cell} |\n"));
     }
 
@@ -167,13 +168,7 @@ pub fn render(meta: &Meta, rows: &[Row]) -> String {
     s
 }
 
-fn speed_table(
-    rows: &[&Row],
-    ember: Engine,
-    ort: Peer,
-    cost: &dyn Fn(Engine) -> Option<f64>,
-    notes: &mut Notes,
-) -> String {
+fn speed_table(rows: &[&Row], ember: Engine, ort: Peer, notes: &mut Notes) -> String {
     let mut s = String::from(
         "| model | ops | Ember | onnxruntime | onnxruntime compute | tract | tract compute | \
          Ember / onnxruntime | Ember / tract |\n\
@@ -188,10 +183,7 @@ fn speed_table(
         let (e_cell, e) = cell(ember, "Ember");
         let (o_cell, o) = cell(Engine::Peer(ort), "onnxruntime");
         let (t_cell, t) = cell(Engine::Peer(Peer::Tract), "tract");
-        let compute = |raw: Option<f64>, peer: Peer| {
-            let c = raw? - cost(Engine::Peer(peer))?;
-            Some(c)
-        };
+        let compute = |raw: Option<f64>, peer: Peer| raw.and(r.compute.get(&peer).copied());
         let (oc, tc) = (compute(o, ort), compute(t, Peer::Tract));
         let shown = |c: Option<f64>| match c {
             Some(c) if c > 0.0 => us(c),
@@ -328,7 +320,9 @@ mod tests {
 
     use super::*;
 
+    /// A row with these raw times; each peer's compute figure is its raw time minus `per_call`'s.
     fn row(name: &str, kind: Kind, times: &[(Engine, Result<f64, &str>)]) -> Row {
+        let per_call = per_call();
         Row {
             name: name.into(),
             kind,
@@ -340,9 +334,24 @@ mod tests {
                 .iter()
                 .map(|(e, t)| (*e, t.map_err(String::from)))
                 .collect::<HashMap<_, _>>(),
+            compute: times
+                .iter()
+                .filter_map(|(e, t)| match (e, t) {
+                    (Engine::Peer(p), Ok(t)) => Some((*p, t - per_call[p])),
+                    _ => None,
+                })
+                .collect(),
             agreement: Some(json!({"ember": 1.5e-7, "tract": 2e-7})),
             ember_workers: Some(2),
         }
+    }
+
+    fn per_call() -> HashMap<Peer, f64> {
+        HashMap::from([
+            (Peer::OrtSingle, 16.0),
+            (Peer::OrtDefault, 17.0),
+            (Peer::Tract, 10.0),
+        ])
     }
 
     fn meta() -> Meta {
@@ -357,24 +366,21 @@ mod tests {
             budget_s: 0.4,
             max_runs: 200,
             skipped: Vec::new(),
+            per_call: per_call(),
         }
     }
 
     const ORT1: Engine = Engine::Peer(Peer::OrtSingle);
     const TRACT: Engine = Engine::Peer(Peer::Tract);
 
+    fn one_op() -> Row {
+        row("one-op", Kind::Overhead, &[(Engine::EmberSingle, Ok(0.7))])
+    }
+
     #[test]
     fn peers_lose_their_per_call_cost_and_ratios_use_compute() {
         let rows = [
-            row(
-                "one-op",
-                Kind::Overhead,
-                &[
-                    (Engine::EmberSingle, Ok(0.7)),
-                    (ORT1, Ok(16.0)),
-                    (TRACT, Ok(10.0)),
-                ],
-            ),
+            one_op(),
             row(
                 "digits",
                 Kind::Network,
@@ -395,6 +401,7 @@ mod tests {
             r.contains("| digits | 9 | 40.0 | 36.0 | 20.0 | 90.0 | 80.0 | 2.00 | 0.50 |"),
             "{r}"
         );
+        assert!(r.contains("| Ember, 1 thread (in-process) | 0.70 |"), "{r}");
         assert!(
             r.contains("| onnxruntime, 1 thread (Python) | 16.0 |"),
             "{r}"
@@ -405,7 +412,7 @@ mod tests {
     #[test]
     fn a_missing_figure_is_a_numbered_note_and_a_smoke_failure() {
         let rows = [
-            row("one-op", Kind::Overhead, &[(ORT1, Ok(16.0))]),
+            one_op(),
             row(
                 "big",
                 Kind::Network,
@@ -434,7 +441,7 @@ mod tests {
     #[test]
     fn compute_at_or_below_zero_has_no_ratio() {
         let rows = [
-            row("one-op", Kind::Overhead, &[(ORT1, Ok(16.0))]),
+            one_op(),
             row(
                 "tiny",
                 Kind::Network,
@@ -452,7 +459,7 @@ mod tests {
     fn an_output_that_differs_beyond_rounding_is_noted() {
         let mut r = row("qdq", Kind::Network, &[(ORT1, Ok(30.0))]);
         r.agreement = Some(json!({"ember": 3e-3, "tract": 1.0}));
-        let text = render(&meta(), &[row("one-op", Kind::Overhead, &[]), r]);
+        let text = render(&meta(), &[one_op(), r]);
         assert!(text.contains("| 3.0e-3 | 1.0e0 ([1]) |"), "{text}");
         assert!(text.contains("1. qdq: tract's output differs"), "{text}");
     }
