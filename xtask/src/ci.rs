@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::{boards, conformance, firmware, gpu, root, run, venv, NO_STD_TARGETS};
+use crate::{bench, boards, conformance, cpu, firmware, gpu, root, run, venv, NO_STD_TARGETS};
 
 /// The longest a CI run may take, cold (nothing cached) or warm. CI stops a run at 90 minutes on 2 cores;
 /// this budget keeps a margin for a slower machine, and fails the run when a change makes CI slow, so
@@ -156,6 +156,14 @@ pub fn ci() -> Result<()> {
         std::env::set_var("EMBER_CI_BUILT", "1");
         Ok(())
     });
+    const CPU_MODELS: &str = "bundled models converted for ember-cpu's model test";
+    s.step(CPU_MODELS, &[BUILD], || {
+        let dir = cpu::convert_models(root, &firmware::ember_binary(root))?;
+        // targets/cpu/tests/models.rs checks them in the test step below, and must not skip.
+        std::env::set_var(cpu::MODELS_ENV, &dir);
+        std::env::set_var("EMBER_REQUIRE_MODELS", "1");
+        Ok(())
+    });
     const FIRMWARE: &str = "firmware under QEMU matches onnxruntime";
     s.step(FIRMWARE, &[BUILD], || firmware::qemu_check(root));
     s.step(
@@ -176,6 +184,11 @@ pub fn ci() -> Result<()> {
         args.extend_from_slice(FEATURES);
         run("cargo", &args)
     });
+    s.step(
+        "ember-cpu on aarch64 under QEMU (NEON; NEON with dotprod) with the bundled models",
+        &[TOOLS, CPU_MODELS],
+        || cpu::aarch64(root, &cpu::models_dir(root)),
+    );
     s.step("golden data reproduces with onnxruntime", &[VENV], || {
         let py = venv()?;
         run(
@@ -188,12 +201,21 @@ pub fn ci() -> Result<()> {
         &[BUILD, VENV],
         || conformance::ci_check(root),
     );
-    s.step("README command 1: the demo", &[TOOLS], || {
+    const DEMO: &str = "README command 1: the demo";
+    s.step(DEMO, &[TOOLS], || {
         run(
             "cargo",
             &["run", "--release", "-p", "ember-cli", "--", "demo"],
         )
     });
+    // The demo built the release `ember` the bench runs; the smoke times one model briefly so that the
+    // bench's pieces (ember bench, peers.py with onnxruntime and tract, the report) cannot rot. It fails
+    // only when an engine cannot run, never on a ratio.
+    s.step(
+        "bench smoke (cargo xtask bench --smoke)",
+        &[DEMO, VENV],
+        || bench::run(root, &venv()?, &bench::Options::smoke()),
+    );
 
     s.finish(start.elapsed())
 }

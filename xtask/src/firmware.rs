@@ -17,7 +17,7 @@ use anyhow::{bail, ensure, Context, Result};
 
 pub mod build;
 pub mod dsp_check;
-mod install;
+pub(crate) mod install;
 mod report;
 use install::{find_or_install_qemu, qemu_version};
 use report::{

@@ -3,10 +3,12 @@
 //! - `ci`: everything CI checks, installing what it needs first (rustup targets, a Python venv under
 //!   `target/venv` for the golden-data check, Mesa's software Vulkan for the GPU suite); see [`ci`].
 
+mod apt;
 mod bench;
 mod boards;
 mod ci;
 mod conformance;
+mod cpu;
 mod firmware;
 mod gpu;
 
@@ -36,11 +38,16 @@ fn main() {
                     firmware::build::firmware_dir(&root()).join("elf/qemu-mps2-an386/f32/digits");
                 boards::check(&root(), &mps2)
             }),
+        Some("aarch64") => run("cargo", &["build", "-p", "ember-cli"]).and_then(|()| {
+            let models = cpu::convert_models(&root(), &firmware::ember_binary(&root()))?;
+            cpu::aarch64(&root(), &models)
+        }),
         Some("dsp-check") => firmware::dsp_check::check_alone(&root()),
         Some("conformance") => venv().and_then(|_| conformance::run(&root(), &args[1..])),
-        Some("bench") => venv().and_then(|py| bench::run(&root(), &py)),
+        Some("bench") => bench::Options::parse(&args[1..])
+            .and_then(|opts| venv().and_then(|py| bench::run(&root(), &py, &opts))),
         _ => {
-            eprintln!("usage: cargo xtask <ci|firmware|dsp-check|conformance|bench|venv>\n  ci     run every check CI runs\n  firmware  build every firmware example, run the QEMU ones, dry-run ember flash on the board ones\n  dsp-check  ember-cortex-m's DSP int8 kernels against the reference under QEMU (M4F, M7)\n  conformance  ONNX node tests through Ember (--regen rewrites tests/conformance/node.txt)\n  bench  Ember next to onnxruntime on the bundled models (writes target/bench/report.md)\n  venv   create target/venv with the pinned Python test packages");
+            eprintln!("usage: cargo xtask <ci|firmware|dsp-check|conformance|aarch64|bench|venv>\n  ci     run every check CI runs\n  firmware  build every firmware example, run the QEMU ones, dry-run ember flash on the board ones\n  dsp-check  ember-cortex-m's DSP int8 kernels against the reference under QEMU (M4F, M7)\n  conformance  ONNX node tests through Ember (--regen rewrites tests/conformance/node.txt)\n  aarch64  ember-cpu's tests and the bundled models on aarch64 under QEMU (NEON, NEON with dotprod)\n  bench  Ember next to onnxruntime and tract on the bundled and PP-OCR models (writes target/bench/report.md;\n         --smoke: one model, one short round; --rounds N, --budget-ms MS, --max-runs N, --only NAME[,NAME])\n  venv   create target/venv with the pinned Python test packages");
             std::process::exit(2);
         }
     };
@@ -67,6 +74,18 @@ fn run(program: &str, args: &[&str]) -> Result<()> {
         .with_context(|| format!("cannot start {program}"))?;
     if !status.success() {
         bail!("`{program} {}` failed ({status})", args.join(" "));
+    }
+    Ok(())
+}
+
+/// Runs `cmd` as built (its own directory and environment), echoing it; fails if it exits non-zero.
+fn run_command(cmd: &mut Command) -> Result<()> {
+    eprintln!("$ {cmd:?}");
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot start {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed ({status})");
     }
     Ok(())
 }

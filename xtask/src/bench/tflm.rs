@@ -242,7 +242,7 @@ fn table(t: &Value, ember: Result<Value>, digits: &Path) -> String {
 }
 
 /// The first line of an error that says something, without table-breaking characters.
-fn one_line(text: &str) -> String {
+pub(super) fn one_line(text: &str) -> String {
     let line = text
         .lines()
         .map(str::trim)

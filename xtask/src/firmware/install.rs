@@ -1,15 +1,15 @@
 //! Finds or installs the QEMU system emulators the firmware check runs: from PATH, from Debian's packages
 //! unpacked under `target/qemu/` by an earlier run, by `apt-get install`, or, where that can't install
 //! (see `shared/TOOLCHAIN.md`: a newer `qemu-utils` from backports blocks Debian's QEMU 7.2), by unpacking
-//! Debian's packages under `target/qemu/` again.
+//! Debian's packages under `target/qemu/` again ([`apt::unpack`]).
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, ensure, Context, Result};
 
-use super::{run, Qemu};
+use super::Qemu;
+use crate::apt::{self, apt_get};
 
 /// Debian packages every unpacked `qemu-system-*` needs besides its own, for the unpack-under-`target/`
 /// fallback.
@@ -58,20 +58,12 @@ pub(super) fn find_or_install_qemu(root: &Path, qemu: Qemu) -> Result<PathBuf> {
         "apt-get install failed; unpacking the QEMU packages into {}",
         unpacked_dir.display()
     );
-    let debs = unpacked_dir.join("debs");
-    fs::create_dir_all(&debs)?;
-    let mut download = vec!["download", qemu.package()];
-    download.extend_from_slice(QEMU_COMMON_DEBS);
-    apt_get_in(&download, &debs)?;
     let mut libs = vec!["install", "-y", "--no-install-recommends", "--no-remove"];
     libs.extend_from_slice(QEMU_LIBS);
     apt_get(&libs)?;
-    for entry in fs::read_dir(&debs)? {
-        let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "deb") {
-            run(Command::new("dpkg").arg("-x").arg(&path).arg(&unpacked_dir))?;
-        }
-    }
+    let mut packages = vec![qemu.package()];
+    packages.extend_from_slice(QEMU_COMMON_DEBS);
+    apt::unpack(&packages, &unpacked_dir)?;
     if let Err(e) = qemu_version(&unpacked) {
         let missing = Command::new("ldd").arg(&unpacked).output().map(|o| {
             String::from_utf8_lossy(&o.stdout)
@@ -91,7 +83,7 @@ pub(super) fn find_or_install_qemu(root: &Path, qemu: Qemu) -> Result<PathBuf> {
 }
 
 /// The first line of `qemu --version`.
-pub(super) fn qemu_version(qemu: &Path) -> Result<String> {
+pub(crate) fn qemu_version(qemu: &Path) -> Result<String> {
     let out = Command::new(qemu)
         .arg("--version")
         .stdin(Stdio::null())
@@ -108,35 +100,4 @@ pub(super) fn qemu_version(qemu: &Path) -> Result<String> {
         .next()
         .unwrap_or("")
         .to_string())
-}
-
-fn apt_get(args: &[&str]) -> Result<()> {
-    apt_get_in(args, Path::new("."))
-}
-
-/// Runs `apt-get` (through `sudo -n` when not root); on failure runs `apt-get update` once and retries.
-fn apt_get_in(args: &[&str], dir: &Path) -> Result<()> {
-    let attempt = |args: &[&str]| {
-        let root = Command::new("id")
-            .arg("-u")
-            .output()
-            .is_ok_and(|o| o.stdout.starts_with(b"0"));
-        let mut cmd = if root {
-            Command::new("apt-get")
-        } else {
-            let mut sudo = Command::new("sudo");
-            sudo.args(["-n", "apt-get"]);
-            sudo
-        };
-        cmd.args(args)
-            .current_dir(dir)
-            .env("DEBIAN_FRONTEND", "noninteractive");
-        run(&mut cmd)
-    };
-    if attempt(args).is_ok() {
-        return Ok(());
-    }
-    eprintln!("retrying after `apt-get update`");
-    attempt(&["update"])?;
-    attempt(args)
 }

@@ -1,0 +1,184 @@
+//! Zero heap allocations while running: every bundled model (the float ones, the digits CNN quantized to
+//! int8 as `ember convert --quantize int8` does it, and `digits_qdq`) opened with `ember_cpu::Cpu` at every
+//! instruction-set level this CPU runs, on one thread and on a pool of three workers, runs without a single
+//! allocation on any thread, from the first run after the session opens on.
+//!
+//! A counting global allocator counts every allocation of the process, whichever thread makes it (the
+//! pool's workers included). The file runs without libtest's harness (`harness = false` in Cargo.toml), so
+//! that no other test and no harness thread allocates while a run is being counted; it ends with a
+//! `no_alloc: N passed, N failed` line.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use ember_convert::quantize::{self, Calibration};
+use ember_convert::ConvertOptions;
+use ember_core::{AlignedBuf, Model};
+use ember_cpu::{Cpu, Isa};
+use ember_tests::{model_dir, read_npy_f32};
+
+/// The system allocator, counting allocations (not frees) of every thread.
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so `System`'s
+// guarantees hold; the counter is an atomic and allocates nothing.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: forwarded as received (see the impl's comment).
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: forwarded as received.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: forwarded as received.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded as received.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Runs counted per session: the first (right after opening) and two more.
+const RUNS: usize = 3;
+
+/// A model to run: its name, blob and input.
+struct Case {
+    name: String,
+    blob: Vec<u8>,
+    input: Vec<f32>,
+}
+
+fn convert(onnx: &[u8]) -> Vec<u8> {
+    ember_convert::convert(onnx, &ConvertOptions::default())
+        .expect("the bundled model converts")
+        .blob
+}
+
+fn cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for name in ["digits", "dscnn", "kws"] {
+        let onnx = std::fs::read(model_dir(name).join("model.onnx")).expect("bundled model");
+        let (_, input) = read_npy_f32(&model_dir(name).join("x1.npy"));
+        cases.push(Case {
+            name: name.to_string(),
+            blob: convert(&onnx),
+            input,
+        });
+    }
+    let (_, digit) = read_npy_f32(&model_dir("digits").join("x1.npy"));
+    // The int8 digits CNN, as `ember convert --quantize int8 --calibrate calib.npy` makes it.
+    let onnx = std::fs::read(model_dir("digits").join("model.onnx")).expect("bundled model");
+    let (_, calib) = read_npy_f32(&model_dir("digits").join("calib.npy"));
+    let samples: Vec<Vec<Vec<f32>>> = calib.chunks(64).map(|c| vec![c.to_vec()]).collect();
+    let opts = ConvertOptions::default();
+    let ranges = quantize::calibrate(&onnx, &opts, &samples, Calibration::MinMax, &mut |_, _| {})
+        .expect("calibration runs");
+    let (qdq, _) = quantize::quantize_qdq(&onnx, &ranges).expect("the digits CNN quantizes");
+    cases.push(Case {
+        name: "digits --quantize int8".into(),
+        blob: convert(&qdq),
+        input: digit.clone(),
+    });
+    let onnx = std::fs::read(model_dir("digits_qdq").join("model.onnx")).expect("bundled model");
+    cases.push(Case {
+        name: "digits_qdq".into(),
+        blob: convert(&onnx),
+        input: digit,
+    });
+    cases
+}
+
+/// The counter sees allocations on the calling thread and on a pool's workers (else a pass would mean
+/// nothing).
+fn check_the_counter() {
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    drop(std::hint::black_box(Box::new(1u64)));
+    assert!(
+        ALLOCATIONS.load(Ordering::SeqCst) > before,
+        "the counting allocator is not installed"
+    );
+    let cpu = Cpu::with_isa(Isa::Scalar, 3).expect("a pool starts");
+    let pool = cpu.options().parallel.expect("three workers make a pool");
+    pool.run(&|_| {});
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    pool.run(&|worker| {
+        if worker == 2 {
+            drop(std::hint::black_box(vec![0u8; 64]));
+        }
+    });
+    assert!(
+        ALLOCATIONS.load(Ordering::SeqCst) > before,
+        "an allocation on a worker thread was not counted"
+    );
+}
+
+fn main() {
+    check_the_counter();
+    let cases = cases();
+    let mut failures = Vec::new();
+    let mut sessions = 0;
+    for case in &cases {
+        let blob = AlignedBuf::from_bytes(&case.blob);
+        let model = Model::parse(blob.as_bytes()).expect("the blob parses");
+        for isa in Isa::supported() {
+            for threads in [1, 3] {
+                let cpu = Cpu::with_isa(isa, threads).expect("a supported level opens");
+                // One empty job first: it returns when every worker has started and run it, so that a
+                // worker's own start-up (thread-local set-up) is not counted against a run.
+                if let Some(pool) = cpu.options().parallel {
+                    pool.run(&|_| {});
+                }
+                let mut arena = AlignedBuf::zeroed(cpu.arena_bytes(&model).expect("sized"));
+                let mut session = cpu
+                    .session(&model, arena.as_mut_bytes())
+                    .expect("the session opens");
+                sessions += 1;
+                for run in 0..RUNS {
+                    session
+                        .input(0)
+                        .expect("an input")
+                        .write_f32(&case.input)
+                        .expect("the input's size");
+                    let before = ALLOCATIONS.load(Ordering::SeqCst);
+                    let result = session.run();
+                    let made = ALLOCATIONS.load(Ordering::SeqCst) - before;
+                    result.expect("the model runs");
+                    if made != 0 {
+                        failures.push(format!(
+                            "{} at {isa} on {threads} thread(s), run {}: {made} allocation(s)",
+                            case.name,
+                            run + 1
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let levels: Vec<&str> = Isa::supported().map(Isa::name).collect();
+    println!(
+        "no_alloc: {} models x levels {} x 1 and 3 threads = {sessions} sessions, {} runs counted",
+        cases.len(),
+        levels.join(", "),
+        sessions * RUNS
+    );
+    for f in &failures {
+        println!("  allocated: {f}");
+    }
+    let failed = usize::from(!failures.is_empty());
+    println!("no_alloc: {} passed, {failed} failed", 1 - failed);
+    std::process::exit(failed as i32);
+}
