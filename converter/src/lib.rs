@@ -26,6 +26,7 @@ pub mod onnx;
 pub mod passes;
 pub mod plan;
 pub mod quantize;
+pub mod weights;
 
 use ember_core::format::write::{write_blob, BlobParts};
 use ember_core::format::{ArenaPlan, ModelInfo};
