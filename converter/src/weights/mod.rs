@@ -8,6 +8,8 @@
 //!   storage offsets, storages shared between tensors and big-endian files are honoured; contiguous
 //!   little-endian tensors borrow the file's bytes.
 //! - [`npz`]: a zip of `.npy` files.
+//! - a state dict written with Python's `pickle` (storages as `_load_from_bytes` calls), read by
+//!   [`torch_legacy`].
 //!
 //! Every reader checks sizes against the bytes present before allocating, and [`Limits`] bounds what
 //! a small hostile file can make it do.
@@ -51,6 +53,9 @@ pub enum Format {
     TorchLegacy,
     /// numpy's `np.savez` / `np.savez_compressed`.
     Npz,
+    /// A state dict written with Python's `pickle.dump` rather than `torch.save`: its storages are
+    /// `torch.storage._load_from_bytes` calls holding legacy-layout files.
+    TorchPickle,
 }
 
 impl Format {
@@ -61,6 +66,7 @@ impl Format {
             Format::TorchZip => "PyTorch zip checkpoint",
             Format::TorchLegacy => "PyTorch legacy checkpoint",
             Format::Npz => "numpy npz",
+            Format::TorchPickle => "pickled PyTorch state dict",
         }
     }
 
@@ -75,6 +81,9 @@ impl Format {
         }
         if torch_legacy::looks_legacy(bytes) {
             return Some(Format::TorchLegacy);
+        }
+        if bytes.first() == Some(&0x80) && bytes.get(1).is_some_and(|&v| (2..=5).contains(&v)) {
+            return Some(Format::TorchPickle);
         }
         if safetensors::looks_safetensors(bytes) {
             return Some(Format::Safetensors);
@@ -127,7 +136,7 @@ impl Default for Limits {
             max_elements: 1 << 40,
             copy_factor: 2,
             copy_slack: 1 << 20,
-            max_visits: 1 << 22,
+            max_visits: 1 << 24,
         }
     }
 }
@@ -391,6 +400,7 @@ impl<'a> Checkpoint<'a> {
             Format::TorchZip => torch_zip::read(bytes, limits)?,
             Format::TorchLegacy => torch_legacy::read(bytes, limits)?,
             Format::Npz => npz::read(bytes, limits)?,
+            Format::TorchPickle => torch_legacy::read_pickle(bytes, limits)?,
         };
         ckpt.format = Some(format);
         Ok(ckpt)

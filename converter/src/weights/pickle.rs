@@ -27,6 +27,11 @@ pub(crate) trait Globals: Copy + std::fmt::Debug {
     fn is_dict(self) -> bool;
     /// The accepted names, for the message refusing another.
     fn accepted() -> &'static str;
+    /// Checks the arguments of a call of this global as the call is read (a tensor's claimed size
+    /// against the budgets, say), so that an absurd claim stops the reader before anything after it.
+    fn check_call(self, _heap: &Heap<Self>, _args: &Value<Self>, _limits: &Limits) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// A reader that accepts no global at all (the legacy layout's header pickles).
@@ -77,11 +82,13 @@ pub(crate) enum Node<G> {
     Persistent(Value<G>),
 }
 
-/// The nodes of one pickle.
+/// The nodes of one pickle, with each node's nesting depth and size as a tree (a node reached
+/// twice counts twice: the work a walk of it would do).
 #[derive(Debug)]
 pub(crate) struct Heap<G> {
     nodes: Vec<Node<G>>,
     depth: Vec<usize>,
+    size: Vec<u64>,
 }
 
 impl<G> Heap<G> {
@@ -154,6 +161,7 @@ pub(crate) fn load<G: Globals>(
         heap: Heap {
             nodes: Vec::new(),
             depth: Vec::new(),
+            size: Vec::new(),
         },
     };
     let root = m.run()?;
@@ -282,15 +290,26 @@ impl<G: Globals> Machine<'_, '_, G> {
         Ok(self.stack.split_off(at))
     }
 
-    fn depth_of(&self, v: &Value<G>) -> usize {
+    /// Depth and tree size of a value.
+    fn metrics_of(&self, v: &Value<G>) -> (usize, u64) {
         match v {
-            Value::Node(id) => self.heap.depth[*id],
-            _ => 0,
+            Value::Node(id) => (self.heap.depth[*id], self.heap.size[*id]),
+            _ => (0, 1),
         }
     }
 
-    fn check_depth(&self, d: usize) -> Result<(), ConvertError> {
-        if d > self.limits.max_depth {
+    /// Depth and tree size of a node holding `items`, checked against the budgets.
+    fn metrics(&self, items: &[Value<G>]) -> Result<(usize, u64), ConvertError> {
+        let (depth, size) = items.iter().fold((0, 1u64), |(d, s), v| {
+            let (vd, vs) = self.metrics_of(v);
+            (d.max(vd), s.saturating_add(vs))
+        });
+        self.check(depth + 1, size)?;
+        Ok((depth + 1, size))
+    }
+
+    fn check(&self, depth: usize, size: u64) -> Result<(), ConvertError> {
+        if depth > self.limits.max_depth {
             return Err(fail(
                 self.pos,
                 format!(
@@ -299,20 +318,26 @@ impl<G: Globals> Machine<'_, '_, G> {
                 ),
             ));
         }
+        if size > self.limits.max_visits as u64 {
+            return Err(fail(
+                self.pos,
+                format!(
+                    "a container that refers to more than {} values counting repeats (a memo \
+                     bomb; Limits::max_visits)",
+                    self.limits.max_visits
+                ),
+            ));
+        }
         Ok(())
     }
 
-    /// Adds `node`, nested `depth` deep, checking the nesting budget.
-    fn new_node(&mut self, node: Node<G>, depth: usize) -> Result<Value<G>, ConvertError> {
-        self.check_depth(depth)?;
+    /// Adds `node` holding `items` (for the metrics only).
+    fn new_node(&mut self, node: Node<G>, items: &[Value<G>]) -> Result<Value<G>, ConvertError> {
+        let (depth, size) = self.metrics(items)?;
         self.heap.nodes.push(node);
         self.heap.depth.push(depth);
+        self.heap.size.push(size);
         Ok(Value::Node(self.heap.nodes.len() - 1))
-    }
-
-    /// One more than the deepest of `items`.
-    fn depth_over(&self, items: &[Value<G>]) -> usize {
-        1 + items.iter().map(|c| self.depth_of(c)).max().unwrap_or(0)
     }
 
     fn new_seq(
@@ -320,8 +345,22 @@ impl<G: Globals> Machine<'_, '_, G> {
         make: fn(Vec<Value<G>>) -> Node<G>,
         items: Vec<Value<G>>,
     ) -> Result<Value<G>, ConvertError> {
-        let d = self.depth_over(&items);
-        self.new_node(make(items), d)
+        let (depth, size) = self.metrics(&items)?;
+        self.heap.nodes.push(make(items));
+        self.heap.depth.push(depth);
+        self.heap.size.push(size);
+        Ok(Value::Node(self.heap.nodes.len() - 1))
+    }
+
+    /// Grows the metrics of node `id` by `items` added to it.
+    fn grow(&mut self, id: usize, items: &[Value<G>]) -> Result<(), ConvertError> {
+        let (depth, size) = self.metrics(items)?;
+        let depth = self.heap.depth[id].max(depth);
+        let size = self.heap.size[id].saturating_add(size - 1);
+        self.check(depth, size)?;
+        self.heap.depth[id] = depth;
+        self.heap.size[id] = size;
+        Ok(())
     }
 
     /// The node id of the container on top of the stack, which must be `what`.
@@ -337,9 +376,7 @@ impl<G: Globals> Machine<'_, '_, G> {
 
     /// Adds `items` to the list or set `id`, keeping its depth up to date.
     fn extend(&mut self, id: usize, items: Vec<Value<G>>) -> Result<(), ConvertError> {
-        let d = self.depth_over(&items);
-        self.check_depth(d)?;
-        self.heap.depth[id] = self.heap.depth[id].max(d);
+        self.grow(id, &items)?;
         match &mut self.heap.nodes[id] {
             Node::List(v) | Node::Set(v) => v.extend(items),
             _ => unreachable!("callers pass a list or set node"),
@@ -351,9 +388,7 @@ impl<G: Globals> Machine<'_, '_, G> {
         if items.len() % 2 != 0 {
             return Err(fail(self.pos, "SETITEMS with an odd number of values"));
         }
-        let d = self.depth_over(&items);
-        self.check_depth(d)?;
-        self.heap.depth[id] = self.heap.depth[id].max(d);
+        self.grow(id, &items)?;
         let Node::Dict(pairs) = &mut self.heap.nodes[id] else {
             unreachable!("callers pass a dict node")
         };
@@ -433,11 +468,12 @@ impl<G: Globals> Machine<'_, '_, G> {
                     format!("{op} of {g:?} with arguments (only the empty form is read)"),
                 ));
             }
-            let v = self.new_node(Node::Dict(Vec::new()), 1)?;
+            let v = self.new_node(Node::Dict(Vec::new()), &[])?;
             return self.push(v);
         }
-        let d = 1 + self.depth_of(&args);
-        let v = self.new_node(Node::Call { func: g, args }, d)?;
+        g.check_call(&self.heap, &args, self.limits)
+            .map_err(|e| fail(self.pos, format!("{op} of {g:?}: {e}")))?;
+        let v = self.new_node(Node::Call { func: g, args: args.clone() }, &[args])?;
         self.push(v)
     }
 
@@ -565,19 +601,19 @@ impl<G: Globals> Machine<'_, '_, G> {
                 }
                 // Containers.
                 b']' => {
-                    let v = self.new_node(Node::List(Vec::new()), 1)?;
+                    let v = self.new_node(Node::List(Vec::new()), &[])?;
                     self.push(v)?
                 }
                 b'}' => {
-                    let v = self.new_node(Node::Dict(Vec::new()), 1)?;
+                    let v = self.new_node(Node::Dict(Vec::new()), &[])?;
                     self.push(v)?
                 }
                 0x8f => {
-                    let v = self.new_node(Node::Set(Vec::new()), 1)?;
+                    let v = self.new_node(Node::Set(Vec::new()), &[])?;
                     self.push(v)?
                 }
                 b')' => {
-                    let v = self.new_node(Node::Tuple(Vec::new()), 1)?;
+                    let v = self.new_node(Node::Tuple(Vec::new()), &[])?;
                     self.push(v)?
                 }
                 0x85..=0x87 => {
@@ -607,7 +643,7 @@ impl<G: Globals> Machine<'_, '_, G> {
                 }
                 b'd' => {
                     let items = self.pop_mark()?;
-                    let v = self.new_node(Node::Dict(Vec::new()), 1)?;
+                    let v = self.new_node(Node::Dict(Vec::new()), &[])?;
                     let Value::Node(id) = v else { unreachable!() };
                     self.set_items(id, items)?;
                     self.push(v)?
@@ -708,13 +744,12 @@ impl<G: Globals> Machine<'_, '_, G> {
                 }
                 b'Q' => {
                     let pid = self.pop()?;
-                    let d = 1 + self.depth_of(&pid);
-                    let v = self.new_node(Node::Persistent(pid), d)?;
+                    let v = self.new_node(Node::Persistent(pid.clone()), &[pid])?;
                     self.push(v)?
                 }
                 b'P' => {
                     let pid: Rc<str> = Rc::from(self.line()?);
-                    let v = self.new_node(Node::Persistent(Value::Str(pid)), 1)?;
+                    let v = self.new_node(Node::Persistent(Value::Str(pid)), &[])?;
                     self.push(v)?
                 }
                 b'i' | b'o' => {

@@ -122,6 +122,35 @@ impl Globals for TorchGlobal {
         self == TorchGlobal::OrderedDict
     }
 
+    fn check_call(self, heap: &Heap<Self>, args: &V, limits: &Limits) -> Result<(), String> {
+        use TorchGlobal::*;
+        if !matches!(self, RebuildTensor | RebuildTensorV2 | RebuildTensorV3) {
+            return Ok(());
+        }
+        // Malformed arguments are reported when the tensor is collected.
+        let Some(size) = heap.tuple(args).and_then(|items| items.get(2)) else {
+            return Ok(());
+        };
+        let Ok(shape) = ints(heap, size, "size") else {
+            return Ok(());
+        };
+        if shape.len() > limits.max_rank {
+            return Err(format!(
+                "a tensor of {} dimensions, over the budget of {} (Limits::max_rank)",
+                shape.len(),
+                limits.max_rank
+            ));
+        }
+        match super::numel(&shape) {
+            Some(n) if n as u64 <= limits.max_elements => Ok(()),
+            _ => Err(format!(
+                "a tensor of size {shape:?} claims more elements than the budget of {} \
+                 (Limits::max_elements)",
+                limits.max_elements
+            )),
+        }
+    }
+
     fn accepted() -> &'static str {
         "collections.OrderedDict, torch._utils._rebuild_tensor, _rebuild_tensor_v2, \
          _rebuild_tensor_v3, _rebuild_parameter, _rebuild_parameter_with_state, \
@@ -165,8 +194,8 @@ impl StorageClaim {
 #[derive(Clone, Debug)]
 pub(crate) struct TensorRef {
     pub storage: StorageId,
-    /// The tensor's element type (the storage's, or `_rebuild_tensor_v3`'s dtype).
-    pub dtype: ElementType,
+    /// `_rebuild_tensor_v3`'s dtype; `None` for the storage's own.
+    pub dtype: Option<ElementType>,
     pub view: View,
 }
 
@@ -365,18 +394,18 @@ impl Walker<'_, '_> {
 }
 
 /// The storage a rebuild call's first argument names.
-fn storage_of(heap: &Heap<TorchGlobal>, v: &V) -> Result<(StorageId, Option<ElementType>), ConvertError> {
+fn storage_of(heap: &Heap<TorchGlobal>, v: &V) -> Result<StorageId, ConvertError> {
     if let Value::Node(id) = v {
         match heap.node(*id) {
             Node::Persistent(pid) => {
                 let (key, c) = claim(heap, pid)?;
                 let view = c.view.map(|(_, offset, size)| (offset, size));
-                return Ok((StorageId::Key(key, view), c.dtype));
+                return Ok(StorageId::Key(key, view));
             }
             Node::Call {
                 func: TorchGlobal::LoadFromBytes,
                 ..
-            } => return Ok((StorageId::Inline(*id), None)),
+            } => return Ok(StorageId::Inline(*id)),
             _ => {}
         }
     }
@@ -409,13 +438,13 @@ fn tensor_of(
     };
     match func {
         RebuildTensor | RebuildTensorV2 | RebuildTensorV3 => {
-            let (storage, storage_dtype) = storage_of(heap, arg(0, "storage")?)?;
+            let storage = storage_of(heap, arg(0, "storage")?)?;
             let offset = as_usize(arg(1, "storage offset")?, "a storage offset")?;
             let shape = ints(heap, arg(2, "size")?, "a tensor size")?;
             let strides = ints(heap, arg(3, "stride")?, "a tensor stride")?;
             let dtype = if func == RebuildTensorV3 {
                 match arg(6, "dtype")? {
-                    Value::Global(Dtype(d)) => *d,
+                    Value::Global(Dtype(d)) => Some(*d),
                     other => {
                         return Err(err(format!(
                             "_rebuild_tensor_v3's dtype is a {}",
@@ -424,9 +453,7 @@ fn tensor_of(
                     }
                 }
             } else {
-                storage_dtype.ok_or_else(|| {
-                    err("a tensor over an untyped storage without a dtype (_rebuild_tensor_v2)")
-                })?
+                None
             };
             Ok(Some(TensorRef {
                 storage,
@@ -501,15 +528,15 @@ pub(crate) fn build<'a>(
     nested: bool,
 ) -> Result<Checkpoint<'a>, ConvertError> {
     let mut ckpt = Checkpoint::new();
-    let mut cache: HashMap<StorageId, (Bytes<'a>, bool)> = HashMap::new();
+    let mut cache: HashMap<StorageId, (Bytes<'a>, bool, ElementType)> = HashMap::new();
     for (name, t) in found.tensors {
-        let (bytes, big_endian) = match cache.get(&t.storage) {
+        let (bytes, big_endian, storage_dtype) = match cache.get(&t.storage) {
             Some(s) => s.clone(),
             None => {
                 let s = match &t.storage {
                     StorageId::Key(k, view) => {
                         let s = storage(k)?;
-                        let big_endian = s.big_endian;
+                        let (big_endian, dtype) = (s.big_endian, s.dtype);
                         let bytes = match view {
                             None => s.bytes,
                             Some((offset, size)) => {
@@ -528,7 +555,7 @@ pub(crate) fn build<'a>(
                                 s.bytes.sub(range)
                             }
                         };
-                        (bytes, big_endian)
+                        (bytes, big_endian, dtype)
                     }
                     StorageId::Inline(call) => {
                         if nested {
@@ -539,21 +566,22 @@ pub(crate) fn build<'a>(
                         let b = inline_bytes(&p.heap, *call)?;
                         budget.take(b.len() as u64, "a _load_from_bytes storage")?;
                         let s = super::torch_legacy::inline_storage(Arc::new(b), limits, budget)?;
-                        (s.bytes, s.big_endian)
+                        (s.bytes, s.big_endian, s.dtype)
                     }
                 };
                 cache.insert(t.storage.clone(), s.clone());
                 s
             }
         };
+        let dtype = t.dtype.unwrap_or(storage_dtype);
         let s = Storage {
             bytes,
-            dtype: t.dtype,
+            dtype,
             big_endian,
         };
         let in_tensor = |e: String| err(format!("tensor \"{name}\": {e}"));
-        if t.dtype.bits() % 8 != 0 {
-            return Err(in_tensor(format!("element type {} is not byte-sized", t.dtype)));
+        if dtype.bits() % 8 != 0 {
+            return Err(in_tensor(format!("element type {dtype} is not byte-sized")));
         }
         t.view.check(s.elements(), limits).map_err(in_tensor)?;
         let tensor = s.tensor(&t.view, budget, &name)?;

@@ -111,10 +111,11 @@ fn int_pickle(bytes: &[u8], start: usize, limits: &Limits) -> Result<(i128, usiz
     }
 }
 
-/// Where each storage's bytes are: (key, byte range, big-endian), with long elements of
-/// `long_bytes`. `None` when the layout runs past the end of the file.
+/// Where each storage's bytes are: (key, byte range, big-endian).
 type Layout = Vec<(Rc<str>, std::ops::Range<usize>, bool)>;
 
+/// The storages laid out from `at` with long elements of `long_bytes`, and where they end; an
+/// error saying why they do not fit the file that way.
 fn layout(
     bytes: &[u8],
     mut at: usize,
@@ -122,16 +123,15 @@ fn layout(
     claims: &HashMap<Rc<str>, StorageClaim>,
     little_endian: bool,
     long_bytes: usize,
-) -> Result<Option<(Layout, usize)>, ConvertError> {
+) -> Result<(Layout, usize), String> {
+    let past_end = || "the storages after the object run past the end of the file (truncated?)";
     let mut out = Vec::with_capacity(keys.len());
     for key in keys {
-        let claim = claims.get(key).ok_or_else(|| {
-            err(format!(
-                "storage \"{key}\" is listed after the object, which never uses it"
-            ))
-        })?;
+        let claim = claims
+            .get(key)
+            .ok_or_else(|| format!("storage \"{key}\" is listed after the object, which never uses it"))?;
         let Some(head) = bytes.get(at..at + 8) else {
-            return Ok(None);
+            return Err(past_end().into());
         };
         let head: [u8; 8] = head.try_into().expect("8 bytes");
         let (le, be) = (u64::from_le_bytes(head), u64::from_be_bytes(head));
@@ -142,11 +142,11 @@ fn layout(
         } else if be == claim.numel {
             true
         } else {
-            return Err(err(format!(
+            return Err(format!(
                 "storage \"{key}\": its header gives {le} elements (or {be} read big-endian), its \
                  persistent id {}",
                 claim.numel
-            )));
+            ));
         };
         let elem = match claim.element() {
             ElementType::I64 => long_bytes,
@@ -155,12 +155,12 @@ fn layout(
         let len = claim.numel.checked_mul(elem).and_then(|n| usize::try_from(n).ok());
         let start = at + 8;
         let Some(end) = len.and_then(|n| start.checked_add(n)).filter(|&e| e <= bytes.len()) else {
-            return Ok(None);
+            return Err(past_end().into());
         };
         out.push((key.clone(), start..end, big));
         at = end;
     }
-    Ok(Some((out, at)))
+    Ok((out, at))
 }
 
 /// Parses a legacy-layout file held in `buf`.
@@ -201,12 +201,12 @@ fn parse<'a>(
     let has_longs = keys
         .iter()
         .any(|k| claims.get(k).is_some_and(|c| c.element() == ElementType::I64));
-    let wide = layout(b, start, &keys, &claims, little_endian, 8)?;
+    let wide = layout(b, start, &keys, &claims, little_endian, 8);
     let mut notices = Vec::new();
     let (places, long_bytes) = match wide {
-        Some((l, end)) if end == b.len() || long == 8 || !has_longs => (l, 8),
-        _ => match layout(b, start, &keys, &claims, little_endian, 4)? {
-            Some((l, end)) if end == b.len() => {
+        Ok((l, end)) if end == b.len() || long == 8 || !has_longs => (l, 8),
+        wide => match layout(b, start, &keys, &claims, little_endian, 4) {
+            Ok((l, end)) if long == 4 && has_longs && end == b.len() => {
                 notices.push(
                     "the file declares 4-byte C longs and its LongStorages are laid out with \
                      4-byte elements (PyTorch before 0.4 on Windows): widened to int64"
@@ -214,14 +214,7 @@ fn parse<'a>(
                 );
                 (l, 4)
             }
-            _ => match layout(b, start, &keys, &claims, little_endian, 8)? {
-                Some((l, _)) => (l, 8),
-                None => {
-                    return Err(err(
-                        "the storages after the object run past the end of the file (truncated?)",
-                    ))
-                }
-            },
+            _ => (wide.map_err(err)?.0, 8),
         },
     };
     let mut storages = HashMap::new();
@@ -283,6 +276,21 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Checkpoint<'a>, Conv
     Ok(ckpt)
 }
 
+/// Reads a state dict pickled with Python's `pickle` (not `torch.save`): every storage is a
+/// `torch.storage._load_from_bytes` call.
+pub fn read_pickle<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Checkpoint<'a>, ConvertError> {
+    let mut budget = CopyBudget::new(limits, bytes.len());
+    let p = pickle::load::<TorchGlobal>(bytes, 0, limits)?;
+    let found = torch::collect(&p, limits)?;
+    let storage = |key: &Rc<str>| -> Result<Storage<'a>, ConvertError> {
+        Err(err(format!(
+            "storage \"{key}\" is named by a persistent id, but a plain pickle has no storages \
+             (was it cut out of a torch.save file?)"
+        )))
+    };
+    torch::build(&p, found, storage, limits, &mut budget, false)
+}
+
 /// The storage held by the bytes of a `torch.storage._load_from_bytes` call: a legacy-layout file
 /// whose object is that storage.
 pub(crate) fn inline_storage(
@@ -291,8 +299,12 @@ pub(crate) fn inline_storage(
     budget: &mut CopyBudget,
 ) -> Result<Storage<'static>, ConvertError> {
     let len = buf.len();
-    let legacy = parse(Bytes::Shared(buf, 0..len), limits, budget)
-        .map_err(|e| err(format!("in the bytes of a _load_from_bytes storage: {e}")))?;
+    let legacy = parse(Bytes::Shared(buf, 0..len), limits, budget).map_err(|e| match e {
+        ConvertError::Checkpoint { reason } => {
+            err(format!("in the bytes of a _load_from_bytes storage: {reason}"))
+        }
+        other => other,
+    })?;
     let p = &legacy.pickle;
     let key = match &p.root {
         Value::Node(id) => match p.heap.node(*id) {
