@@ -82,7 +82,12 @@ fn one_kilobyte_hostile_checkpoints_allocate_a_few_megabytes_at_most() {
     let mut worst = (0, String::new());
     for f in &files {
         let bytes = std::fs::read(f).unwrap();
-        assert!(bytes.len() <= 1200, "{} is {} bytes", f.display(), bytes.len());
+        assert!(
+            bytes.len() <= 1200,
+            "{} is {} bytes",
+            f.display(),
+            bytes.len()
+        );
         let (result, peak) = peak_of(|| Checkpoint::parse(&bytes).map(|c| c.len()));
         let err = result.expect_err("a hostile file is refused").to_string();
         println!(

@@ -47,7 +47,12 @@ fn every_layout_of_the_digits_weights_reads_the_trained_values() {
     let cases: [(&str, Format, &str, fn(f32) -> f32); 4] = [
         ("digits_zip.pt", Format::TorchZip, "", |v| v),
         ("digits_legacy.pt", Format::TorchLegacy, "module.", |v| v),
-        ("digits_bf16.safetensors", Format::Safetensors, "model.", bf16_round),
+        (
+            "digits_bf16.safetensors",
+            Format::Safetensors,
+            "model.",
+            bf16_round,
+        ),
         ("digits.npz", Format::Npz, "backbone.", |v| v),
     ];
     let want = trained();
@@ -58,9 +63,7 @@ fn every_layout_of_the_digits_weights_reads_the_trained_values() {
         assert_eq!(ckpt.format(), Some(format), "{file}");
         for (name, shape, values) in &want {
             let key = format!("{prefix}{name}");
-            let t = ckpt
-                .get(&key)
-                .unwrap_or_else(|| panic!("{file}: no {key}"));
+            let t = ckpt.get(&key).unwrap_or_else(|| panic!("{file}: no {key}"));
             if file == "digits.npz" && name == "conv2.bias" {
                 assert_eq!(t.shape(), [16, 1, 1], "npz keeps the saved shape");
             } else {
@@ -142,13 +145,27 @@ fn views_files_give_the_values_make_py_wrote() {
         let mut expected = views_expected();
         if legacy {
             // A pre-0.4 storage view: elements 5..9 of the shared storage, from its second element.
-            expected.push(("f32.storage_view", ElementType::F32, vec![2], vec![3.0, 3.5]));
+            expected.push((
+                "f32.storage_view",
+                ElementType::F32,
+                vec![2],
+                vec![3.0, 3.5],
+            ));
         }
-        assert_eq!(ckpt.len(), expected.len(), "{file}: {:?}", ckpt.names().collect::<Vec<_>>());
+        assert_eq!(
+            ckpt.len(),
+            expected.len(),
+            "{file}: {:?}",
+            ckpt.names().collect::<Vec<_>>()
+        );
         for (name, dtype, shape, want) in expected {
             let key = format!("model.{name}");
             let t = ckpt.get(&key).unwrap_or_else(|| panic!("{file}: no {key}"));
-            assert_eq!((t.dtype(), t.shape()), (dtype, shape.as_slice()), "{file} {key}");
+            assert_eq!(
+                (t.dtype(), t.shape()),
+                (dtype, shape.as_slice()),
+                "{file} {key}"
+            );
             let got = values(&ckpt, &key);
             let exp: Vec<f64> = match dtype {
                 // The f32 and f16 values are exact in their type; 0.1 is exact only in f64.

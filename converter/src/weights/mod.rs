@@ -316,7 +316,10 @@ impl<'a> Tensor<'a> {
     }
 
     fn cannot(&self, why: &str) -> ConvertError {
-        ConvertError::checkpoint(format!("a {} tensor cannot be converted: {why}", self.dtype))
+        ConvertError::checkpoint(format!(
+            "a {} tensor cannot be converted: {why}",
+            self.dtype
+        ))
     }
 
     /// The values as f32 (rounded to nearest), for the float types.
@@ -337,7 +340,11 @@ impl<'a> Tensor<'a> {
             return Err(self.cannot("it is not a float type"));
         }
         self.elements()?
-            .map(|b| self.dtype.float_at(b).ok_or_else(|| self.cannot("bad element")))
+            .map(|b| {
+                self.dtype
+                    .float_at(b)
+                    .ok_or_else(|| self.cannot("bad element"))
+            })
             .collect()
     }
 
@@ -486,9 +493,8 @@ impl Default for Checkpoint<'_> {
 /// Reads the checkpoint at `path` (any format, told from the content). The tensors own their bytes;
 /// to avoid that copy, read the file yourself and keep the bytes alive for [`Checkpoint::parse`].
 pub fn read_file(path: &Path) -> Result<Checkpoint<'static>, ConvertError> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        ConvertError::checkpoint(format!("cannot read {}: {e}", path.display()))
-    })?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| ConvertError::checkpoint(format!("cannot read {}: {e}", path.display())))?;
     Checkpoint::parse(&bytes)
         .map(Checkpoint::into_owned)
         .map_err(|e| in_file(e, path))

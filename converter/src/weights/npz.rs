@@ -56,7 +56,10 @@ fn field<'h>(dict: &'h str, key: &str) -> Option<&'h str> {
     let at = dict
         .find(&format!("'{key}'"))
         .or_else(|| dict.find(&format!("\"{key}\"")))?;
-    let rest = dict[at + key.len() + 2..].trim_start().strip_prefix(':')?.trim_start();
+    let rest = dict[at + key.len() + 2..]
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start();
     let mut depth = 0i32;
     let mut end = rest.len();
     for (i, c) in rest.char_indices() {
@@ -78,7 +81,11 @@ fn parse_header(npy: &[u8]) -> Result<Header, String> {
         return Err("not a .npy file (no \\x93NUMPY magic)".into());
     };
     let (len, text_start) = match rest.first() {
-        Some(1) => (rest.get(2..4).map(|b| u16::from_le_bytes([b[0], b[1]]) as usize), 10),
+        Some(1) => (
+            rest.get(2..4)
+                .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize),
+            10,
+        ),
         Some(2 | 3) => (
             rest.get(2..6)
                 .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize),
@@ -90,8 +97,8 @@ fn parse_header(npy: &[u8]) -> Result<Header, String> {
         .and_then(|l| l.checked_add(text_start))
         .filter(|&e| e <= npy.len())
         .ok_or("its header runs past the end")?;
-    let dict = std::str::from_utf8(&npy[text_start..data_start])
-        .map_err(|_| "its header is not text")?;
+    let dict =
+        std::str::from_utf8(&npy[text_start..data_start]).map_err(|_| "its header is not text")?;
     let descr = field(dict, "descr").ok_or("its header has no descr")?;
     let descr = descr.trim_matches(|c| c == '\'' || c == '"');
     let (dtype, big_endian) = element_type(descr).ok_or_else(|| {
@@ -137,13 +144,19 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Checkpoint<'a>, Conv
         };
         let fail = |why: String| ConvertError::checkpoint(format!("npz entry \"{entry}\": {why}"));
         // Compressed entries are bounded by the element budget (8-byte elements, plus the header).
-        let max = limits.max_elements.saturating_mul(16).saturating_add(1 << 20);
+        let max = limits
+            .max_elements
+            .saturating_mul(16)
+            .saturating_add(1 << 20);
         let data = archive
             .entry(&entry, max)?
             .expect("the name is among the entries");
         let h = parse_header(data.as_slice()).map_err(fail)?;
         if h.shape.len() > limits.max_rank {
-            return Err(fail(format!("{} dimensions (Limits::max_rank)", h.shape.len())));
+            return Err(fail(format!(
+                "{} dimensions (Limits::max_rank)",
+                h.shape.len()
+            )));
         }
         let n = numel(&h.shape)
             .filter(|&n| n as u64 <= limits.max_elements)
@@ -205,9 +218,15 @@ mod tests {
             (h.dtype, h.big_endian, h.fortran, h.shape.clone()),
             (ElementType::F32, true, true, vec![2, 3])
         );
-        let scalar = npy("{'descr': '<i8', 'fortran_order': False, 'shape': (), }", &[]);
+        let scalar = npy(
+            "{'descr': '<i8', 'fortran_order': False, 'shape': (), }",
+            &[],
+        );
         assert_eq!(parse_header(&scalar).unwrap().shape, Vec::<usize>::new());
-        let one = npy("{'descr': '|b1', 'fortran_order': False, 'shape': (5,), }", &[]);
+        let one = npy(
+            "{'descr': '|b1', 'fortran_order': False, 'shape': (5,), }",
+            &[],
+        );
         assert_eq!(parse_header(&one).unwrap().shape, vec![5]);
         let rec = npy(
             "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (5,), }",

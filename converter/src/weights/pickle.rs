@@ -29,7 +29,12 @@ pub(crate) trait Globals: Copy + std::fmt::Debug {
     fn accepted() -> &'static str;
     /// Checks the arguments of a call of this global as the call is read (a tensor's claimed size
     /// against the budgets, say), so that an absurd claim stops the reader before anything after it.
-    fn check_call(self, _heap: &Heap<Self>, _args: &Value<Self>, _limits: &Limits) -> Result<(), String> {
+    fn check_call(
+        self,
+        _heap: &Heap<Self>,
+        _args: &Value<Self>,
+        _limits: &Limits,
+    ) -> Result<(), String> {
         Ok(())
     }
 }
@@ -458,7 +463,10 @@ impl<G: Globals> Machine<'_, '_, G> {
         let Some(items) = self.heap.tuple(&args) else {
             return Err(fail(
                 self.pos,
-                format!("{op} of {g:?} with {} arguments, not a tuple", kind(&args, &self.heap)),
+                format!(
+                    "{op} of {g:?} with {} arguments, not a tuple",
+                    kind(&args, &self.heap)
+                ),
             ));
         };
         if g.is_dict() {
@@ -473,7 +481,13 @@ impl<G: Globals> Machine<'_, '_, G> {
         }
         g.check_call(&self.heap, &args, self.limits)
             .map_err(|e| fail(self.pos, format!("{op} of {g:?}: {e}")))?;
-        let v = self.new_node(Node::Call { func: g, args: args.clone() }, &[args])?;
+        let v = self.new_node(
+            Node::Call {
+                func: g,
+                args: args.clone(),
+            },
+            &[args],
+        )?;
         self.push(v)
     }
 
@@ -738,9 +752,7 @@ impl<G: Globals> Machine<'_, '_, G> {
                     // The state of an OrderedDict (its `_metadata`) or of a tensor (Python
                     // attributes) carries no weights: it is checked to be data and dropped.
                     let _state = self.pop()?;
-                    self.top_node("BUILD", |n| {
-                        matches!(n, Node::Dict(_) | Node::Call { .. })
-                    })?;
+                    self.top_node("BUILD", |n| matches!(n, Node::Dict(_) | Node::Call { .. }))?;
                 }
                 b'Q' => {
                     let pid = self.pop()?;
@@ -752,15 +764,13 @@ impl<G: Globals> Machine<'_, '_, G> {
                     let v = self.new_node(Node::Persistent(Value::Str(pid)), &[])?;
                     self.push(v)?
                 }
-                b'i' | b'o' => {
-                    return Err(fail(
-                        at,
-                        format!(
-                            "opcode {} instantiates a class, which a state_dict never does; refused",
-                            if op == b'i' { "INST" } else { "OBJ" }
-                        ),
-                    ))
-                }
+                b'i' | b'o' => return Err(fail(
+                    at,
+                    format!(
+                        "opcode {} instantiates a class, which a state_dict never does; refused",
+                        if op == b'i' { "INST" } else { "OBJ" }
+                    ),
+                )),
                 0x82..=0x84 => {
                     return Err(fail(
                         at,
@@ -897,15 +907,23 @@ mod tests {
         deep.extend(std::iter::repeat_n(b']', 100));
         deep.extend(std::iter::repeat_n(b'a', 99));
         deep.push(b'.');
-        let e = load::<TestGlobals>(&deep, 0, &limits).unwrap_err().to_string();
+        let e = load::<TestGlobals>(&deep, 0, &limits)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("max_depth"), "{e}");
         // Marks without end.
         let marks = [vec![0x80, 2], vec![b'('; 100], vec![b'.']].concat();
-        let e = load::<TestGlobals>(&marks, 0, &limits).unwrap_err().to_string();
+        let e = load::<TestGlobals>(&marks, 0, &limits)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("open marks"), "{e}");
         // A length field claiming more than the file.
-        let long = [0x80, 2, 0x8e, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, b'.'];
-        let e = load::<TestGlobals>(&long, 0, &limits).unwrap_err().to_string();
+        let long = [
+            0x80, 2, 0x8e, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, b'.',
+        ];
+        let e = load::<TestGlobals>(&long, 0, &limits)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("are left"), "{e}");
         // A sparse memo index is cheap, and the memo count is bounded.
         let small = Limits {
@@ -918,7 +936,9 @@ mod tests {
             memo.extend((u32::MAX - i).to_le_bytes());
         }
         memo.push(b'.');
-        let e = load::<TestGlobals>(&memo, 0, &small).unwrap_err().to_string();
+        let e = load::<TestGlobals>(&memo, 0, &small)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("max_memo"), "{e}");
     }
 

@@ -109,9 +109,9 @@ impl Globals for TorchGlobal {
             ("torch.storage", "_load_from_bytes") => LoadFromBytes,
             ("_codecs", "encode") => CodecsEncode,
             ("torch" | "torch.storage", "UntypedStorage") => Storage(None),
-            ("torch" | "torch.cuda", s) if s.ends_with("Storage") => Storage(Some(
-                STORAGES.iter().find(|(n, _)| *n == s)?.1,
-            )),
+            ("torch" | "torch.cuda", s) if s.ends_with("Storage") => {
+                Storage(Some(STORAGES.iter().find(|(n, _)| *n == s)?.1))
+            }
             ("torch", "Tensor") | ("torch.nn.parameter", "Parameter") => TensorType,
             ("torch", d) => Dtype(DTYPES.iter().find(|(n, _)| *n == d)?.1),
             _ => return None,
@@ -269,7 +269,14 @@ fn claim(heap: &Heap<TorchGlobal>, pid: &V) -> Result<(Rc<str>, StorageClaim), C
         }
         _ => return Err(err("a storage persistent id with extra fields")),
     };
-    Ok((key.clone(), StorageClaim { dtype: *dtype, numel, view }))
+    Ok((
+        key.clone(),
+        StorageClaim {
+            dtype: *dtype,
+            numel,
+            view,
+        },
+    ))
 }
 
 /// Every storage the pickle's persistent ids name, by key. Two ids naming one key must agree.
@@ -559,9 +566,7 @@ pub(crate) fn build<'a>(
                     }
                     StorageId::Inline(call) => {
                         if nested {
-                            return Err(err(
-                                "_load_from_bytes inside _load_from_bytes; refused",
-                            ));
+                            return Err(err("_load_from_bytes inside _load_from_bytes; refused"));
                         }
                         let b = inline_bytes(&p.heap, *call)?;
                         budget.take(b.len() as u64, "a _load_from_bytes storage")?;

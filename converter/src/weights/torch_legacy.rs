@@ -23,7 +23,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use super::gather::{CopyBudget, Storage};
-use super::pickle::{self, Node, NoGlobals, Value};
+use super::pickle::{self, NoGlobals, Node, Value};
 use super::torch::{self, StorageClaim, TorchGlobal, TorchPickle};
 use super::{Bytes, Checkpoint, ElementType, Limits};
 use crate::ConvertError;
@@ -56,7 +56,11 @@ struct Legacy<'a> {
 }
 
 /// The writer's `sys_info` pickle: (little_endian, long size).
-fn sys_info(bytes: &[u8], start: usize, limits: &Limits) -> Result<(bool, u8, usize), ConvertError> {
+fn sys_info(
+    bytes: &[u8],
+    start: usize,
+    limits: &Limits,
+) -> Result<(bool, u8, usize), ConvertError> {
     let p = pickle::load::<NoGlobals>(bytes, start, limits)?;
     let entries = |v: &Value<NoGlobals>| -> Vec<(String, Value<NoGlobals>)> {
         match v {
@@ -107,7 +111,9 @@ fn int_pickle(bytes: &[u8], start: usize, limits: &Limits) -> Result<(i128, usiz
     let p = pickle::load::<NoGlobals>(bytes, start, limits)?;
     match p.root {
         Value::Int(v) => Ok((v, p.end)),
-        _ => Err(err("not a PyTorch legacy checkpoint (its header is not a number)")),
+        _ => Err(err(
+            "not a PyTorch legacy checkpoint (its header is not a number)",
+        )),
     }
 }
 
@@ -127,9 +133,9 @@ fn layout(
     let past_end = || "the storages after the object run past the end of the file (truncated?)";
     let mut out = Vec::with_capacity(keys.len());
     for key in keys {
-        let claim = claims
-            .get(key)
-            .ok_or_else(|| format!("storage \"{key}\" is listed after the object, which never uses it"))?;
+        let claim = claims.get(key).ok_or_else(|| {
+            format!("storage \"{key}\" is listed after the object, which never uses it")
+        })?;
         let Some(head) = bytes.get(at..at + 8) else {
             return Err(past_end().into());
         };
@@ -152,9 +158,15 @@ fn layout(
             ElementType::I64 => long_bytes,
             t => t.bits() / 8,
         } as u64;
-        let len = claim.numel.checked_mul(elem).and_then(|n| usize::try_from(n).ok());
+        let len = claim
+            .numel
+            .checked_mul(elem)
+            .and_then(|n| usize::try_from(n).ok());
         let start = at + 8;
-        let Some(end) = len.and_then(|n| start.checked_add(n)).filter(|&e| e <= bytes.len()) else {
+        let Some(end) = len
+            .and_then(|n| start.checked_add(n))
+            .filter(|&e| e <= bytes.len())
+        else {
             return Err(past_end().into());
         };
         out.push((key.clone(), start..end, big));
@@ -198,9 +210,11 @@ fn parse<'a>(
         _ => return Err(err("the storage key list is not a list")),
     };
     let start = keys_pickle.end;
-    let has_longs = keys
-        .iter()
-        .any(|k| claims.get(k).is_some_and(|c| c.element() == ElementType::I64));
+    let has_longs = keys.iter().any(|k| {
+        claims
+            .get(k)
+            .is_some_and(|c| c.element() == ElementType::I64)
+    });
     let wide = layout(b, start, &keys, &claims, little_endian, 8);
     let mut notices = Vec::new();
     let (places, long_bytes) = match wide {
@@ -228,7 +242,11 @@ fn parse<'a>(
                 .chunks_exact(4)
                 .flat_map(|c| {
                     let c: [u8; 4] = c.try_into().expect("4 bytes");
-                    let v = if big { i32::from_be_bytes(c) } else { i32::from_le_bytes(c) };
+                    let v = if big {
+                        i32::from_be_bytes(c)
+                    } else {
+                        i32::from_le_bytes(c)
+                    };
                     i64::from(v).to_le_bytes()
                 })
                 .collect();
@@ -264,10 +282,11 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Checkpoint<'a>, Conv
     let found = torch::collect(&legacy.pickle, limits)?;
     let storages = legacy.storages;
     let storage = |key: &Rc<str>| {
-        storages
-            .get(key)
-            .cloned()
-            .ok_or_else(|| err(format!("storage \"{key}\" is not in the file's storage list")))
+        storages.get(key).cloned().ok_or_else(|| {
+            err(format!(
+                "storage \"{key}\" is not in the file's storage list"
+            ))
+        })
     };
     let mut ckpt = torch::build(&legacy.pickle, found, storage, limits, &mut budget, false)?;
     for n in legacy.notices {
@@ -300,9 +319,9 @@ pub(crate) fn inline_storage(
 ) -> Result<Storage<'static>, ConvertError> {
     let len = buf.len();
     let legacy = parse(Bytes::Shared(buf, 0..len), limits, budget).map_err(|e| match e {
-        ConvertError::Checkpoint { reason } => {
-            err(format!("in the bytes of a _load_from_bytes storage: {reason}"))
-        }
+        ConvertError::Checkpoint { reason } => err(format!(
+            "in the bytes of a _load_from_bytes storage: {reason}"
+        )),
         other => other,
     })?;
     let p = &legacy.pickle;
