@@ -42,9 +42,12 @@ fn bf16_round(v: f32) -> f32 {
     ember_core::half::bf16::from_f32(v).to_f32()
 }
 
+/// A file, its format, the prefix of its names, and the rounding of its values.
+type Layout = (&'static str, Format, &'static str, fn(f32) -> f32);
+
 #[test]
 fn every_layout_of_the_digits_weights_reads_the_trained_values() {
-    let cases: [(&str, Format, &str, fn(f32) -> f32); 4] = [
+    let cases: [Layout; 4] = [
         ("digits_zip.pt", Format::TorchZip, "", |v| v),
         ("digits_legacy.pt", Format::TorchLegacy, "module.", |v| v),
         (

@@ -249,7 +249,7 @@ fn encode(t: &Tensor<'_>, to: i32) -> Result<Vec<u8>, String> {
             }));
         }
         let v = t.to_f64().map_err(|e| e.to_string())?;
-        Ok(v.into_iter().flat_map(|x| f(x)).collect())
+        Ok(v.into_iter().flat_map(f).collect())
     };
     let same = |e: ElementType| from == e;
     match to {

@@ -79,14 +79,16 @@ impl Format {
                 Format::Npz
             });
         }
+        // Safetensors first: its header length may start with the bytes of a pickle's PROTO (a
+        // 640-byte header is 80 02 00 ...), while a pickle never has a plausible length and `{`.
+        if safetensors::looks_safetensors(bytes) {
+            return Some(Format::Safetensors);
+        }
         if torch_legacy::looks_legacy(bytes) {
             return Some(Format::TorchLegacy);
         }
         if bytes.first() == Some(&0x80) && bytes.get(1).is_some_and(|&v| (2..=5).contains(&v)) {
             return Some(Format::TorchPickle);
-        }
-        if safetensors::looks_safetensors(bytes) {
-            return Some(Format::Safetensors);
         }
         None
     }
@@ -309,7 +311,7 @@ impl<'a> Tensor<'a> {
     }
 
     fn elements(&self) -> Result<std::slice::ChunksExact<'_, u8>, ConvertError> {
-        if self.dtype.bits() % 8 != 0 {
+        if !self.dtype.bits().is_multiple_of(8) {
             return Err(self.cannot("it is packed below a byte"));
         }
         Ok(self.bytes().chunks_exact(self.dtype.bits() / 8))
@@ -524,4 +526,25 @@ fn unknown_format(bytes: &[u8]) -> String {
             ""
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_safetensors_header_that_starts_like_a_pickle_is_still_safetensors() {
+        // A 640-byte header: its length's first bytes are 0x80 0x02, a pickle's PROTO 2.
+        let mut header = br#"{"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}"#.to_vec();
+        header.resize(640, b' ');
+        let mut file = 640u64.to_le_bytes().to_vec();
+        file.extend(header);
+        file.push(7);
+        assert_eq!(&file[..2], &[0x80, 0x02]);
+        assert_eq!(Format::detect(&file), Some(Format::Safetensors));
+        let ckpt = Checkpoint::parse(&file).unwrap();
+        assert_eq!(ckpt.get("x").unwrap().to_i64().unwrap(), vec![7]);
+        assert_eq!(Format::detect(b"\x80\x02]."), Some(Format::TorchPickle));
+        assert_eq!(Format::detect(b"hello"), None);
+    }
 }

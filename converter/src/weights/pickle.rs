@@ -390,7 +390,7 @@ impl<G: Globals> Machine<'_, '_, G> {
     }
 
     fn set_items(&mut self, id: usize, items: Vec<Value<G>>) -> Result<(), ConvertError> {
-        if items.len() % 2 != 0 {
+        if !items.len().is_multiple_of(2) {
             return Err(fail(self.pos, "SETITEMS with an odd number of values"));
         }
         self.grow(id, &items)?;
@@ -764,13 +764,15 @@ impl<G: Globals> Machine<'_, '_, G> {
                     let v = self.new_node(Node::Persistent(Value::Str(pid)), &[])?;
                     self.push(v)?
                 }
-                b'i' | b'o' => return Err(fail(
-                    at,
-                    format!(
+                b'i' | b'o' => {
+                    return Err(fail(
+                        at,
+                        format!(
                         "opcode {} instantiates a class, which a state_dict never does; refused",
                         if op == b'i' { "INST" } else { "OBJ" }
                     ),
-                )),
+                    ))
+                }
                 0x82..=0x84 => {
                     return Err(fail(
                         at,

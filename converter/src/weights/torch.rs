@@ -585,7 +585,7 @@ pub(crate) fn build<'a>(
             big_endian,
         };
         let in_tensor = |e: String| err(format!("tensor \"{name}\": {e}"));
-        if dtype.bits() % 8 != 0 {
+        if !dtype.bits().is_multiple_of(8) {
             return Err(in_tensor(format!("element type {dtype} is not byte-sized")));
         }
         t.view.check(s.elements(), limits).map_err(in_tensor)?;
