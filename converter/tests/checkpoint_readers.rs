@@ -264,3 +264,50 @@ fn truncated_files_are_errors_not_panics() {
         }
     }
 }
+
+#[test]
+fn legacy_type_sizes_other_than_short_2_and_int_4_are_refused() {
+    let mut bytes = read("digits_legacy.pt");
+    // sys_info's {'short': 2, ...}: BINUNICODE 'short', BINPUT n, BININT1 2.
+    let at = bytes
+        .windows(5)
+        .position(|w| w == b"short")
+        .expect("sys_info names short");
+    assert_eq!(bytes[at + 7..at + 9], *b"K\x02");
+    bytes[at + 8] = 4;
+    let e = Checkpoint::parse(&bytes).unwrap_err().to_string();
+    assert!(e.contains("short = 4 bytes"), "{e}");
+}
+
+mod mutations {
+    use super::*;
+    use proptest::prelude::*;
+
+    const FILES: [&str; 7] = [
+        "views_le.pt",
+        "views_p4.pt",
+        "views_legacy.pt",
+        "views_legacy_long4.pt",
+        "views.pkl",
+        "digits_bf16.safetensors",
+        "lora/adapter_model.safetensors",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Any byte of any file may be anything: the readers return, they never panic.
+        #[test]
+        fn mutated_files_never_panic(
+            file in 0..FILES.len(),
+            edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
+        ) {
+            let mut bytes = read(FILES[file]);
+            for (at, b) in edits {
+                let i = at.index(bytes.len());
+                bytes[i] = b;
+            }
+            let _ = Checkpoint::parse(&bytes);
+        }
+    }
+}

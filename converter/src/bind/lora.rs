@@ -9,7 +9,9 @@
 //! Orientation: `B @ A` is `[out, in]`, PyTorch's Linear layout. Where the weight is stored the other
 //! way round is read off the node that consumes it, never guessed from the shape (a square weight
 //! would be ambiguous): a `Gemm` input B with `transB=1` and a `Conv` weight take `B @ A` as is; a
-//! `Gemm` with `transB=0` and a `MatMul` (`x @ W`, W `[in, out]`) take its transpose. PEFT's own
+//! `Gemm` with `transB=0` and a `MatMul` (`x @ W`, W `[in, out]`) take its transpose. A weight no such
+//! node uses directly (a `Transpose` in front of a MatMul) must have PyTorch's `[out, in, ...]` shape
+//! and is taken so. PEFT's own
 //! `fan_in_fan_out` describes the PyTorch module (GPT-2's `Conv1D`), not the ONNX graph, so it does
 //! not enter the rule.
 

@@ -3,8 +3,8 @@
 //!
 //! - [`safetensors`]: through the `safetensors` crate; the tensors borrow the file's bytes.
 //! - [`torch_zip`] and [`torch_legacy`]: the two layouts `torch.save` writes. Their pickles are read
-//!   by a restricted reader ([`pickle`]) that builds a plain data graph and never runs anything: it
-//!   knows the globals a `state_dict` uses ([`torch`]) and refuses every other one by name. Strides,
+//!   by a restricted reader (`pickle.rs`) that builds a plain data graph and never runs anything: it
+//!   knows the globals a `state_dict` uses (`torch.rs`) and refuses every other one by name. Strides,
 //!   storage offsets, storages shared between tensors and big-endian files are honoured; contiguous
 //!   little-endian tensors borrow the file's bytes.
 //! - [`npz`]: a zip of `.npy` files.
@@ -98,7 +98,7 @@ impl Format {
 /// the budget. The defaults fit any real checkpoint; a hostile file that is small stays small.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Largest pickle (`data.pkl`, or the legacy layout's object pickle) in bytes.
+    /// Largest `data.pkl` a zip checkpoint may inflate, in bytes (the other pickles are read in place).
     pub max_pickle_bytes: usize,
     /// Most memo entries of one pickle.
     pub max_memo: usize,
@@ -106,7 +106,8 @@ pub struct Limits {
     pub max_stack: usize,
     /// Deepest nesting of containers (and of open marks) in a pickle, and of dicts holding tensors.
     pub max_depth: usize,
-    /// Longest string (a name, a key, a global) in bytes.
+    /// Longest string (a name, a key, a global; protocol 2 also writes `bytes` as a latin-1 string,
+    /// so a plain-pickled storage is one) in bytes.
     pub max_str_bytes: usize,
     /// Most tensors in a checkpoint.
     pub max_tensors: usize,
@@ -132,7 +133,7 @@ impl Default for Limits {
             max_memo: 1 << 20,
             max_stack: 1 << 20,
             max_depth: 64,
-            max_str_bytes: 1 << 16,
+            max_str_bytes: 1 << 24,
             max_tensors: 1 << 20,
             max_rank: 32,
             max_elements: 1 << 40,
