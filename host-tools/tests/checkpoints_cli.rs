@@ -486,4 +486,28 @@ fn binding_works_with_int8_quantization_and_emit_rust() {
         "1e-4",
     );
     assert!(o.status.success(), "{}", text(&o));
+    // --emit object embeds the same bound blob.
+    let obj = dir.join("model.o");
+    let o = ember_in(
+        &dir,
+        &[
+            "convert",
+            &ckpt("digits_random.onnx"),
+            "--shape",
+            "input=360,1,8,8",
+            "--weights",
+            &ckpt("digits_legacy.pt"),
+            "--emit",
+            "object",
+            "-o",
+            obj.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let blob = std::fs::read(dir.join("model.ember")).unwrap();
+    let object = std::fs::read(&obj).unwrap();
+    assert!(
+        object.windows(blob.len()).any(|w| w == blob.as_slice()),
+        "the object holds the bound blob"
+    );
 }
