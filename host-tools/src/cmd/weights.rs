@@ -37,14 +37,18 @@ impl WeightArgs {
     }
 }
 
-/// Reads a checkpoint file, printing the reader's notices.
-fn read_checkpoint(path: &Path) -> Result<Checkpoint<'static>> {
-    // The error names the file already.
-    let ckpt = weights::read_file(path)?;
+/// Parses the checkpoint `bytes` read from `path` (its tensors borrow them), printing the reader's
+/// notices.
+fn parse_checkpoint<'a>(path: &Path, bytes: &'a [u8]) -> Result<Checkpoint<'a>> {
+    let ckpt = Checkpoint::parse(bytes).map_err(|e| weights::in_file(e, path))?;
     for n in ckpt.notices() {
         eprintln!("notice: {}: {n}", path.display());
     }
     Ok(ckpt)
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// Reads a LoRA adapter: the safetensors file (or a folder with adapter_model.safetensors) and the
@@ -66,7 +70,8 @@ fn read_lora(path: &Path, scale: f64) -> Result<Lora<'static>> {
     })?;
     let config = LoraConfig::from_json(&config)
         .with_context(|| format!("cannot read {}", config_path.display()))?;
-    let tensors = read_checkpoint(&file)?;
+    let bytes = read(&file)?;
+    let tensors = parse_checkpoint(&file, &bytes)?.into_owned();
     Lora::new(&tensors, &config, scale)
         .with_context(|| format!("cannot use the LoRA adapter {}", file.display()))
 }
@@ -94,7 +99,11 @@ pub fn bind(
             .collect::<Result<_, _>>()?,
         strict: args.strict,
     };
-    let ckpt = args.weights.as_deref().map(read_checkpoint).transpose()?;
+    let file = args.weights.as_deref().map(read).transpose()?;
+    let ckpt = match (&args.weights, &file) {
+        (Some(path), Some(bytes)) => Some(parse_checkpoint(path, bytes)?),
+        _ => None,
+    };
     let lora = args
         .lora
         .as_deref()
