@@ -309,5 +309,22 @@ mod mutations {
             }
             let _ = Checkpoint::parse(&bytes);
         }
+
+        /// The small integers of the legacy object pickle (sizes, strides, offsets, element counts:
+        /// the operands of its BININT1 opcodes) may be anything: the readers never panic.
+        #[test]
+        fn mutated_small_integers_never_panic(
+            picks in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+        ) {
+            let mut bytes = read("views_legacy.pt");
+            let operands: Vec<usize> = (0..bytes.len() - 1)
+                .filter(|&i| bytes[i] == b'K')
+                .map(|i| i + 1)
+                .collect();
+            for (at, v) in picks {
+                bytes[operands[at.index(operands.len())]] = v;
+            }
+            let _ = Checkpoint::parse(&bytes);
+        }
     }
 }

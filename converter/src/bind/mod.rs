@@ -488,17 +488,35 @@ fn lora_target(
 ) -> Result<Option<usize>, String> {
     let names: Vec<&str> = inits.iter().map(|t| t.name.as_str()).collect();
     let index = names::Index::new(std::iter::once(weight), &opts.renames);
-    let mut hits: Vec<usize> = Vec::new();
+    // The best match wins: bound from a tensor of that name, then exact, prefix, rename.
+    let mut hits: Vec<(u8, usize)> = Vec::new();
     for (i, n) in names.iter().enumerate() {
         let via_ckpt = report.bound.iter().any(|b| {
             b.initializer == *n && names::strip_wrappers(&b.tensor) == names::strip_wrappers(weight)
         });
-        if via_ckpt || index.find(n).ok().flatten().is_some() {
-            hits.push(i);
+        let rank = if via_ckpt {
+            Some(0)
+        } else {
+            match index.find(n).ok().flatten() {
+                Some((_, Match::Exact)) => Some(1),
+                Some((_, Match::Prefix)) => Some(2),
+                Some((_, Match::Rename)) => Some(3),
+                None => None,
+            }
+        };
+        if let Some(r) = rank {
+            hits.push((r, i));
         }
     }
-    match hits.as_slice() {
-        [] => Ok(None),
+    let Some(best) = hits.iter().map(|&(r, _)| r).min() else {
+        return Ok(None);
+    };
+    let best: Vec<usize> = hits
+        .iter()
+        .filter(|&&(r, _)| r == best)
+        .map(|&(_, i)| i)
+        .collect();
+    match best.as_slice() {
         [one] => Ok(Some(*one)),
         many => Err(format!(
             "\"{weight}\" fits several initializers ({})",

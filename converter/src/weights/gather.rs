@@ -142,6 +142,10 @@ impl<'a> Storage<'a> {
     ) -> Result<Tensor<'a>, ConvertError> {
         let elem = self.dtype.bits() / 8;
         let n = numel(&view.shape).unwrap_or(0);
+        if n == 0 {
+            // An empty view reads nothing, wherever its offset points.
+            return Tensor::owned(self.dtype, view.shape.clone(), Vec::new());
+        }
         let swap = self.big_endian && self.dtype.swap_unit() > 1;
         if view.is_contiguous() && !swap {
             let start = view.offset * elem;
@@ -233,6 +237,17 @@ mod tests {
         let got = s.tensor(&row, &mut budget, "row").unwrap();
         assert_eq!(got.bytes(), &[3, 4, 5]);
         assert!(got.is_borrowed());
+    }
+
+    #[test]
+    fn an_empty_view_past_the_storage_reads_nothing() {
+        let data = [1u8, 2];
+        let s = storage(&data, false, ElementType::U8);
+        let mut budget = CopyBudget::new(&Limits::default(), 0);
+        let v = View::contiguous(usize::MAX / 2, vec![0, 3]);
+        assert_eq!(v.check(2, &Limits::default()), Ok(0));
+        let t = s.tensor(&v, &mut budget, "e").unwrap();
+        assert_eq!((t.shape(), t.bytes()), (&[0, 3][..], &[][..]));
     }
 
     #[test]

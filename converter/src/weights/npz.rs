@@ -161,7 +161,9 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Checkpoint<'a>, Conv
         let n = numel(&h.shape)
             .filter(|&n| n as u64 <= limits.max_elements)
             .ok_or_else(|| fail(format!("shape {:?} is over the element budget", h.shape)))?;
-        let need = n * (h.dtype.bits() / 8);
+        let need = n
+            .checked_mul(h.dtype.bits() / 8)
+            .ok_or_else(|| fail(format!("shape {:?} is too large", h.shape)))?;
         let have = data.as_slice().len() - h.data_start;
         if have < need {
             return Err(fail(format!(
