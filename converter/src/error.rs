@@ -70,6 +70,18 @@ pub enum ConvertError {
         /// What is wrong.
         reason: String,
     },
+    /// A weights file (safetensors, PyTorch, npz, LoRA adapter) cannot be read, or is refused.
+    #[error("checkpoint: {reason}")]
+    Checkpoint {
+        /// What is wrong: the tensor, global or budget concerned.
+        reason: String,
+    },
+    /// Checkpoint tensors cannot be bound to the graph's initializers (or a LoRA adapter merged).
+    #[error("binding weights: {reason}")]
+    Bind {
+        /// Every tensor concerned, with what is wrong with each.
+        reason: String,
+    },
     /// The converted model exceeds a fixed limit of the blob format (rank, op inputs, graph inputs,
     /// 4 GiB offsets).
     #[error("the model exceeds a limit of the Ember format: {reason}")]
@@ -89,6 +101,20 @@ impl ConvertError {
     /// Shorthand for [`ConvertError::Internal`].
     pub(crate) fn internal(reason: impl Into<String>) -> Self {
         ConvertError::Internal {
+            reason: reason.into(),
+        }
+    }
+
+    /// Shorthand for [`ConvertError::Checkpoint`].
+    pub(crate) fn checkpoint(reason: impl Into<String>) -> Self {
+        ConvertError::Checkpoint {
+            reason: reason.into(),
+        }
+    }
+
+    /// Shorthand for [`ConvertError::Bind`].
+    pub(crate) fn bind(reason: impl Into<String>) -> Self {
+        ConvertError::Bind {
             reason: reason.into(),
         }
     }

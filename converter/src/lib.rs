@@ -11,6 +11,9 @@
 //!    ([`plan`]);
 //! 4. write the blob with `ember_core::format::write::write_blob`.
 //!
+//! Trained weights from a checkpoint ([`weights`]: safetensors, PyTorch, npz) replace a graph's
+//! initializers in a step before conversion ([`bind`]), which also merges LoRA adapters.
+//!
 //! ```no_run
 //! let onnx = std::fs::read("model.onnx").unwrap();
 //! let out = ember_convert::convert(&onnx, &ember_convert::ConvertOptions::default()).unwrap();
@@ -19,6 +22,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod bind;
 mod error;
 pub mod ir;
 pub mod lower;
@@ -26,6 +30,7 @@ pub mod onnx;
 pub mod passes;
 pub mod plan;
 pub mod quantize;
+pub mod weights;
 
 use ember_core::format::write::{write_blob, BlobParts};
 use ember_core::format::{ArenaPlan, ModelInfo};

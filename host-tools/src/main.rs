@@ -39,6 +39,10 @@ enum Command {
         /// Draw the activation arena over time (op index by offset, a rectangle per tensor) into an SVG.
         #[arg(long, value_name = "SVG", conflicts_with = "passes")]
         plot: Option<PathBuf>,
+        /// For an .onnx model: bind a checkpoint (and merge a LoRA adapter) first, and show what
+        /// bound to what.
+        #[command(flatten)]
+        weights: cmd::weights::WeightArgs,
     },
     /// Run a blob on the host CPU (or a GPU with --device), optionally checking the outputs.
     Run(cmd::run::Args),
@@ -66,14 +70,16 @@ fn main() -> ExitCode {
             model,
             passes: true,
             shapes,
+            weights,
             ..
-        } => cmd::inspect::run_passes(&model, &shapes),
+        } => cmd::inspect::run_passes(&model, &shapes, &weights),
         Command::Inspect {
             model,
             shapes,
             plot,
+            weights,
             ..
-        } => cmd::inspect::run(&model, &shapes, plot.as_deref()),
+        } => cmd::inspect::run(&model, &shapes, plot.as_deref(), &weights),
         Command::Run(args) => cmd::run::run(&args),
         Command::Profile(mut args) => {
             args.profile = true;

@@ -1,4 +1,5 @@
-//! `ember convert`: ONNX to `.ember`.
+//! `ember convert`: ONNX to `.ember`, with trained weights bound from a checkpoint (`--weights`) and a
+//! LoRA adapter merged (`--lora`) first.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -47,6 +48,11 @@ pub struct Args {
     /// `double` (TFLite's default arithmetic; bit-identical to TFLM's reference kernels).
     #[arg(long, value_enum, default_value_t = RoundingArg::Single)]
     pub rounding: RoundingArg,
+    #[command(flatten)]
+    pub weights: super::weights::WeightArgs,
+    /// Print what bound to what (with --weights or --lora).
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 /// `--rounding` values.
@@ -110,6 +116,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .collect::<Result<Vec<_>>>()?;
     let bytes = std::fs::read(&args.model)
         .with_context(|| format!("cannot read {}", args.model.display()))?;
+    let bytes = match super::weights::bind(&args.model, &bytes, &args.weights, args.verbose)? {
+        Some(bound) => bound.onnx,
+        None => bytes,
+    };
     let opts = ConvertOptions {
         shapes,
         keep_names: !args.strip_names,

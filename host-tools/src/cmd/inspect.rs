@@ -13,10 +13,17 @@ mod plot;
 pub use passes::run_passes;
 
 /// Prints what the blob at `path` holds and, with `plot`, draws its arena plan into that SVG file. An
-/// ONNX model is converted in memory first (with the `--shape` overrides), as `ember convert` would.
-pub fn run(path: &Path, shapes: &[String], plot: Option<&Path>) -> Result<ExitCode> {
+/// ONNX model is converted in memory first (with the `--shape` overrides and the `--weights` bound,
+/// whose report is printed), as `ember convert` would.
+pub fn run(
+    path: &Path,
+    shapes: &[String],
+    plot: Option<&Path>,
+    weights: &super::weights::WeightArgs,
+) -> Result<ExitCode> {
     let blob = read_blob(path)?;
     let blob = if blob.as_bytes().starts_with(&ember_core::format::MAGIC) {
+        passes::no_weights_for_a_blob(path, weights)?;
         blob
     } else {
         eprintln!(
@@ -24,7 +31,7 @@ pub fn run(path: &Path, shapes: &[String], plot: Option<&Path>) -> Result<ExitCo
              (`ember convert` writes the blob)",
             path.display()
         );
-        let converted = passes::convert_in_memory(path, blob.as_bytes(), shapes)?;
+        let converted = passes::convert_in_memory(path, blob.as_bytes(), shapes, weights)?;
         ember_core::AlignedBuf::from_bytes(&converted.blob)
     };
     let code = show(path, &blob)?;

@@ -8,6 +8,7 @@ pub mod flash;
 pub mod inspect;
 pub mod qemu;
 pub mod run;
+pub mod weights;
 
 use std::path::Path;
 

@@ -7,7 +7,11 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use ember_convert::{convert, ConvertOptions, Converted, PassRecord};
 
-pub fn run_passes(path: &Path, shapes: &[String]) -> Result<ExitCode> {
+pub fn run_passes(
+    path: &Path,
+    shapes: &[String],
+    weights: &crate::cmd::weights::WeightArgs,
+) -> Result<ExitCode> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     if bytes.starts_with(&ember_core::format::MAGIC) {
         bail!(
@@ -16,16 +20,42 @@ pub fn run_passes(path: &Path, shapes: &[String]) -> Result<ExitCode> {
             path.display()
         );
     }
-    let converted = convert_in_memory(path, &bytes, shapes)?;
+    let converted = convert_in_memory(path, &bytes, shapes, weights)?;
     print_log(path, &converted.report.passes);
     println!();
     let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
     super::show(path, &blob)
 }
 
+/// `--weights` and `--lora` bind to an ONNX graph, not to a converted blob.
+pub(super) fn no_weights_for_a_blob(
+    path: &Path,
+    weights: &crate::cmd::weights::WeightArgs,
+) -> Result<()> {
+    if weights.any() {
+        bail!(
+            "{} is an .ember blob, whose weights are already fixed: --weights and --lora bind to \
+             the ONNX graph it was converted from",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 /// Converts the ONNX model `bytes` (read from `path`) with the default options, names kept and the
-/// `--shape` overrides, printing the converter's notices.
-pub(super) fn convert_in_memory(path: &Path, bytes: &[u8], shapes: &[String]) -> Result<Converted> {
+/// `--shape` overrides, printing the converter's notices; with `--weights` or `--lora`, binds them
+/// first and prints the bind report.
+pub(super) fn convert_in_memory(
+    path: &Path,
+    bytes: &[u8],
+    shapes: &[String],
+    weights: &crate::cmd::weights::WeightArgs,
+) -> Result<Converted> {
+    let bound = crate::cmd::weights::bind(path, bytes, weights, true)?;
+    if bound.is_some() {
+        println!();
+    }
+    let bytes = bound.as_ref().map_or(bytes, |b| b.onnx.as_slice());
     let shapes = shapes
         .iter()
         .map(|s| crate::cmd::convert::parse_shape(s))
