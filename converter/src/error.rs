@@ -82,6 +82,16 @@ pub enum ConvertError {
         /// Every tensor concerned, with what is wrong with each.
         reason: String,
     },
+    /// A layer of a model described in Rust ([`crate::build`], or a Hugging Face folder) cannot be
+    /// built: a weight missing from the checkpoint, of the wrong shape or element type, or inputs
+    /// that do not fit the layer.
+    #[error("layer \"{layer}\": {reason}")]
+    Build {
+        /// The layer's name.
+        layer: String,
+        /// What is wrong, naming the tensor concerned.
+        reason: String,
+    },
     /// The converted model exceeds a fixed limit of the blob format (rank, op inputs, graph inputs,
     /// 4 GiB offsets).
     #[error("the model exceeds a limit of the Ember format: {reason}")]

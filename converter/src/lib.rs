@@ -12,7 +12,10 @@
 //! 4. write the blob with `ember_core::format::write::write_blob`.
 //!
 //! Trained weights from a checkpoint ([`weights`]: safetensors, PyTorch, npz) replace a graph's
-//! initializers in a step before conversion ([`bind`]), which also merges LoRA adapters.
+//! initializers in a step before conversion ([`bind`]), which also merges LoRA adapters. Without an
+//! ONNX graph, an architecture written in Rust with [`build`] (or a Hugging Face model folder,
+//! [`build::hf`]) takes its weights from a checkpoint by name and goes through the same steps 2-4
+//! ([`convert_built`]).
 //!
 //! ```no_run
 //! let onnx = std::fs::read("model.onnx").unwrap();
@@ -23,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod bind;
+pub mod build;
 mod error;
 pub mod ir;
 pub mod lower;
@@ -101,6 +105,8 @@ pub struct ConvertReport {
     /// What the import, every pass application (no-change ones too, with no changes) and the
     /// lowering did, in order; each record's `nodes_before` is the previous one's `nodes_after`.
     pub passes: Vec<PassRecord>,
+    /// What weight-only int8 did ([`WeightStorage::Int8`]).
+    pub weight_only: Option<quantize::WeightOnlySummary>,
 }
 
 /// A converted model.
@@ -115,12 +121,79 @@ pub struct Converted {
 /// The producer string written into every blob.
 pub const PRODUCER: &str = concat!("ember-convert ", env!("CARGO_PKG_VERSION"));
 
+/// How the converter stores the weights of fully connected layers and embedding tables.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WeightStorage {
+    /// As they are (f32).
+    #[default]
+    Float,
+    /// Weight-only int8 (`--quantize int8-weights`): int8 per output channel with f32 scales,
+    /// f32 activations; see [`quantize::weight_only`].
+    Int8,
+}
+
 /// Converts an ONNX model (the bytes of an `.onnx` file) into a blob.
 pub fn convert(onnx_bytes: &[u8], opts: &ConvertOptions) -> Result<Converted, ConvertError> {
+    convert_with(onnx_bytes, opts, WeightStorage::Float)
+}
+
+/// [`convert`], storing the weights as `weights` says.
+pub fn convert_with(
+    onnx_bytes: &[u8],
+    opts: &ConvertOptions,
+    weights: WeightStorage,
+) -> Result<Converted, ConvertError> {
     let mut notices = Vec::new();
-    let (mut graph, imported) = onnx::import_summarized(onnx_bytes, opts, &mut notices)?;
-    let mut pass_log = vec![passes::log::import_record(&imported, &graph)];
+    let (graph, imported) = onnx::import_summarized(onnx_bytes, opts, &mut notices)?;
+    let record = passes::log::import_record(&imported, &graph);
+    finish(graph, record, notices, fnv1a64(onnx_bytes), opts, weights)
+}
+
+/// Converts a graph described in Rust ([`build`]: an architecture whose weights come from a
+/// checkpoint, or a Hugging Face model folder) into a blob: the same passes, quantization, lowering
+/// and memory planning as [`convert`] after its import. `opts.shapes` is not read (the builder gave
+/// every input its shape).
+pub fn convert_built(
+    built: build::Built,
+    opts: &ConvertOptions,
+    weights: WeightStorage,
+) -> Result<Converted, ConvertError> {
+    let build::Built {
+        graph,
+        notices,
+        source_hash,
+        ..
+    } = built;
+    let record = passes::log::build_record(&graph);
+    finish(graph, record, notices, source_hash, opts, weights)
+}
+
+/// Everything after the import: passes, weight storage, lowering, the blob.
+fn finish(
+    mut graph: ir::Graph,
+    imported: PassRecord,
+    mut notices: Vec<String>,
+    source_hash: u64,
+    opts: &ConvertOptions,
+    weights: WeightStorage,
+) -> Result<Converted, ConvertError> {
+    let mut pass_log = vec![imported];
     pass_log.extend(passes::run(&mut graph)?);
+    let weight_only = match weights {
+        WeightStorage::Float => None,
+        WeightStorage::Int8 => {
+            let summary = quantize::weight_only_int8(&mut graph)?;
+            notices.push(format!(
+                "int8-weights: {} fully connected layer(s) and {} embedding table(s) in int8 per \
+                 channel ({} bytes of f32 weights now {} bytes)",
+                summary.layers, summary.embeddings, summary.f32_bytes, summary.int8_bytes
+            ));
+            for s in &summary.skipped {
+                notices.push(format!("int8-weights: left in f32: {s}"));
+            }
+            Some(summary)
+        }
+    };
     let lowered = lower::lower(&graph, opts.rounding)?;
 
     let io = |ids: &[ir::TensorId]| -> Vec<(String, Vec<usize>)> {
@@ -131,7 +204,7 @@ pub fn convert(onnx_bytes: &[u8], opts: &ConvertOptions) -> Result<Converted, Co
     let count = |n: usize| u32::try_from(n).map_err(|_| ConvertError::limit("too many records"));
     let info = ModelInfo {
         producer: PRODUCER.as_bytes(),
-        source_hash: fnv1a64(onnx_bytes),
+        source_hash,
         tensor_count: count(lowered.tensors.len())?,
         op_count: count(lowered.ops.len())?,
         // `lower` checked that there are at most MAX_GRAPH_IO of each, so these collects fit.
@@ -169,6 +242,7 @@ pub fn convert(onnx_bytes: &[u8], opts: &ConvertOptions) -> Result<Converted, Co
         inputs: io(&graph.inputs),
         outputs: io(&graph.outputs),
         passes: pass_log,
+        weight_only,
     };
     report
         .passes

@@ -125,6 +125,20 @@ pub type DequantizeFn = fn(&DequantizeParams, In<'_, i8>, Out<'_>);
 /// Signature of a requantize kernel.
 pub type RequantizeFn = fn(&RequantizeParams, In<'_, i8>, Out<'_, i8>);
 
+/// Signature of a weight-only int8 fully connected kernel (`x, w, scales, bias, y`, and its
+/// [`Workspace`]).
+pub type FullyConnectedW8Fn = fn(
+    &FullyConnectedParams,
+    In<'_>,
+    In<'_, i8>,
+    &[f32],
+    Option<&[f32]>,
+    Out<'_>,
+    Option<&mut Workspace<'_>>,
+);
+/// Signature of an embedding lookup (`table, ids, scales, y`); fails on an id outside the table.
+pub type EmbeddingFn = fn(AnyIn<'_>, AnyIn<'_>, Option<&[f32]>, Out<'_>) -> Result<(), Error>;
+
 /// Signature of data movement on tensors other than f32 (`kind` is Concat, Transpose, Pad, Reshape,
 /// Slice, Gather or Broadcast).
 pub type MovementFn = fn(&OpKind, &[AnyIn<'_>], AnyOut<'_>) -> Result<(), Error>;
@@ -227,6 +241,10 @@ pub mod entry {
     pub const DEQUANTIZE: u64 = 1 << 41;
     /// [`Kernels::requantize`](super::Kernels::requantize).
     pub const REQUANTIZE: u64 = 1 << 42;
+    /// [`Kernels::fully_connected_w8`](super::Kernels::fully_connected_w8).
+    pub const FULLY_CONNECTED_W8: u64 = 1 << 43;
+    /// [`Kernels::embedding`](super::Kernels::embedding).
+    pub const EMBEDDING: u64 = 1 << 44;
     /// Every data-movement entry.
     pub const MOVEMENT: u64 = MOVEMENT8 | MOVEMENT16 | MOVEMENT32 | MOVEMENT64;
     /// Not a kernel: sessions of a build with this bit hand their kernels scratch and workers (a
@@ -236,7 +254,7 @@ pub mod entry {
     pub const WORKSPACE: u64 = 1 << 63;
 
     /// The name of entry bit `i` (the field of [`Kernels`](super::Kernels)), for reports.
-    pub const NAMES: [&str; 43] = [
+    pub const NAMES: [&str; 45] = [
         "movement8",
         "movement16",
         "movement32",
@@ -280,6 +298,8 @@ pub mod entry {
         "quantize",
         "dequantize",
         "requantize",
+        "fully_connected_w8",
+        "embedding",
     ];
 
     /// The names of the entries in `mask`, in bit order.
@@ -317,7 +337,8 @@ pub mod family {
         | SLICE
         | GATHER
         | BROADCAST
-        | RESIZE;
+        | RESIZE
+        | EMBEDDING;
     /// Ops on the other dtypes: integer and f64 arithmetic, comparisons, logic, Where, Cast, ArgMax,
     /// and data movement of any dtype.
     pub const TYPED: u64 = MOVEMENT
@@ -341,8 +362,10 @@ pub mod family {
         | QUANTIZE
         | DEQUANTIZE
         | REQUANTIZE;
+    /// Weight-only int8 (`--quantize int8-weights`): f32 activations, int8 weights read in place.
+    pub const WEIGHT_INT8: u64 = FULLY_CONNECTED_W8 | EMBEDDING;
     /// All of them.
-    pub const ALL: u64 = F32 | TYPED | INT8 | WORKSPACE;
+    pub const ALL: u64 = F32 | TYPED | INT8 | WEIGHT_INT8 | WORKSPACE;
 }
 
 /// A target's kernels, one entry per op of the blob's op set, and which entries it provides.
@@ -442,6 +465,10 @@ pub struct Kernels {
     pub dequantize: DequantizeFn,
     /// Requantize (int8 to int8).
     pub requantize: RequantizeFn,
+    /// FullyConnected with weight-only int8.
+    pub fully_connected_w8: FullyConnectedW8Fn,
+    /// Embedding lookup (f32 or weight-only int8 table).
+    pub embedding: EmbeddingFn,
 }
 
 /// The entry that runs `kind` (`all_f32`: every input and the output are f32). Ops on f32 tensors use
@@ -511,6 +538,8 @@ pub(crate) fn entry_in<const E: u64>(kind: &OpKind, all_f32: bool, out_bytes: us
         OpKind::Quantize(_) if has::<E>(QUANTIZE) => QUANTIZE,
         OpKind::Dequantize(_) if has::<E>(DEQUANTIZE) => DEQUANTIZE,
         OpKind::Requantize(_) if has::<E>(REQUANTIZE) => REQUANTIZE,
+        OpKind::FullyConnectedW8(_) if has::<E>(FULLY_CONNECTED_W8) => FULLY_CONNECTED_W8,
+        OpKind::Embedding if has::<E>(EMBEDDING) => EMBEDDING,
         _ => 0,
     }
 }
@@ -585,6 +614,8 @@ impl Kernels {
             quantize => QUANTIZE, quantize,
             dequantize => DEQUANTIZE, dequantize,
             requantize => REQUANTIZE, requantize,
+            fully_connected_w8 => FULLY_CONNECTED_W8, fully_connected_w8,
+            embedding => EMBEDDING, embedding,
         )
     }
 }
@@ -638,6 +669,8 @@ pub static REFERENCE: Kernels = Kernels {
     quantize: quant::quantize::quantize,
     dequantize: quant::dequantize::dequantize,
     requantize: quant::requantize::requantize,
+    fully_connected_w8: reference::fully_connected_w8,
+    embedding: array::embedding::embedding,
 };
 
 /// The reference kernels for f32 models only: what a firmware running a float model links (the other
@@ -667,6 +700,7 @@ pub static REFERENCE_F32: Kernels = Kernels {
     quantize: stub::quantize,
     dequantize: stub::dequantize,
     requantize: stub::requantize,
+    fully_connected_w8: stub::fully_connected_w8,
     ..REFERENCE
 };
 
@@ -682,6 +716,8 @@ pub static REFERENCE_INT8: Kernels = Kernels {
     where_select: stub::where_select,
     cast: stub::cast,
     arg_reduce: stub::arg_reduce,
+    fully_connected_w8: stub::fully_connected_w8,
+    embedding: stub::embedding,
     ..REFERENCE
 };
 
@@ -739,6 +775,17 @@ mod reference {
         _: Ws,
     ) {
         quant::fully_connected::fully_connected(p, x, w, b, rq, y)
+    }
+    pub fn fully_connected_w8(
+        p: &FullyConnectedParams,
+        x: In<'_>,
+        w: In<'_, i8>,
+        scales: &[f32],
+        b: Option<&[f32]>,
+        y: Out<'_>,
+        _: Ws,
+    ) {
+        nn::fully_connected_w8::fully_connected_w8(p, x, w, scales, b, y)
     }
 }
 
@@ -828,4 +875,24 @@ mod stub {
     pub fn quantize(_: &QuantizeParams, _: In<'_>, _: Out<'_, i8>) {}
     pub fn dequantize(_: &DequantizeParams, _: In<'_, i8>, _: Out<'_>) {}
     pub fn requantize(_: &RequantizeParams, _: In<'_, i8>, _: Out<'_, i8>) {}
+    pub fn fully_connected_w8(
+        _: &FullyConnectedParams,
+        _: In<'_>,
+        _: In<'_, i8>,
+        _: &[f32],
+        _: Option<&[f32]>,
+        _: Out<'_>,
+        _: Ws,
+    ) {
+    }
+    pub fn embedding(
+        _: AnyIn<'_>,
+        _: AnyIn<'_>,
+        _: Option<&[f32]>,
+        _: Out<'_>,
+    ) -> Result<(), Error> {
+        Err(Error::Unsupported {
+            reason: "this kernel table has no embedding lookup",
+        })
+    }
 }

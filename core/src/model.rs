@@ -309,6 +309,33 @@ impl<'b, const E: u64> Model<'b, E> {
                     "gather needs data and output of one dtype and f32 indices",
                 ));
             }
+        } else if let (true, OpKind::FullyConnectedW8(_)) =
+            (has::<E>(entry::FULLY_CONNECTED_W8), &op.kind)
+        {
+            let f32_at = |k: usize| k >= n || dt(k) == DType::F32;
+            if out_dtype != DType::F32
+                || !f32_at(0)
+                || dt(1) != DType::I8
+                || !f32_at(2)
+                || !f32_at(3)
+            {
+                return Err(bad(
+                    "weight-only int8 fully connected needs int8 weights and f32 input, scales, bias \
+                     and output",
+                ));
+            }
+        } else if let (true, OpKind::Embedding) = (has::<E>(entry::EMBEDDING), &op.kind) {
+            let table_ok = match (dt(0), n) {
+                (DType::F32, 2) => true,
+                (DType::I8, 3) => dt(2) == DType::F32,
+                _ => false,
+            };
+            if out_dtype != DType::F32 || !table_ok || !matches!(dt(1), DType::I32 | DType::I64) {
+                return Err(bad(
+                    "embedding needs an f32 table (or int8 with f32 scales), int32 or int64 ids and \
+                     an f32 output",
+                ));
+            }
         } else if has::<E>(entry::BINARY_ANY | entry::UNARY_ANY)
             && matches!(op.kind, OpKind::Binary(_) | OpKind::Unary(_))
             && !all_f32
@@ -458,6 +485,19 @@ impl<'b, const E: u64> Model<'b, E> {
             }
             OpKind::Requantize(p) if has::<E>(entry::REQUANTIZE) => {
                 shape_reason(ops::quant::requantize::validate(p, x, y.as_slice()))
+            }
+            OpKind::FullyConnectedW8(p) if has::<E>(entry::FULLY_CONNECTED_W8) => {
+                ops::nn::fully_connected_w8::check(
+                    p,
+                    x,
+                    d(1).unwrap_or(&[]),
+                    d(2).unwrap_or(&[]),
+                    d(3),
+                    y.as_slice(),
+                )
+            }
+            OpKind::Embedding if has::<E>(entry::EMBEDDING) => {
+                ops::array::embedding::check(x, d(1).unwrap_or(&[]), d(2), y.as_slice())
             }
             // An op whose entry this build leaves out (`parse_only`): its validation is not linked.
             _ => return Err(bad(LEFT_OUT)),

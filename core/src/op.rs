@@ -101,6 +101,12 @@ pub enum OpKind {
     Dequantize(DequantizeParams),
     /// int8 to int8 with another scale and zero point; input `x` (I8).
     Requantize(RequantizeParams),
+    /// Fully connected with weight-only int8 (f32 activations); inputs `x` (F32), `w` (I8
+    /// `[OUT, IN]`), `scales` (F32 `[OUT]`)`[, b]` (F32 `[OUT]`); output F32.
+    FullyConnectedW8(FullyConnectedParams),
+    /// Embedding lookup by run-time ids; inputs `table` (F32, or I8 with `scales`), `ids` (I32 or
+    /// I64)`[, scales]` (F32 `[ROWS]`); output F32.
+    Embedding,
 }
 
 impl OpKind {
@@ -121,6 +127,8 @@ impl OpKind {
             OpKind::Quantize(_) => "Quantize",
             OpKind::Dequantize(_) => "Dequantize",
             OpKind::Requantize(_) => "Requantize",
+            OpKind::FullyConnectedW8(_) => "FullyConnectedW8",
+            OpKind::Embedding => "Embedding",
             OpKind::FullyConnected(_) => "FullyConnected",
             OpKind::MatMul(_) => "MatMul",
             OpKind::Binary(p) => p.op.name(),
@@ -168,6 +176,8 @@ impl OpKind {
             OpKind::ConvTranspose2d(_) => (2, 3),
             OpKind::QuantConv2d(_) | OpKind::QuantFullyConnected(_) => (3, 4),
             OpKind::QuantAdd(_) | OpKind::QuantMul(_) => (2, 2),
+            OpKind::FullyConnectedW8(_) => (3, 4),
+            OpKind::Embedding => (2, 3),
             OpKind::MatMul(_) | OpKind::Binary(_) => (2, 2),
             OpKind::Compare(_) | OpKind::Logical(_) => (2, 2),
             OpKind::Where => (3, 3),

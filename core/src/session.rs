@@ -577,6 +577,22 @@ impl<'a, const E: u64> Session<'a, E> {
             OpKind::Requantize(p) if has::<E>(REQUANTIZE) => {
                 (k.requantize)(p, typed(any_in(0))?, out(y_any)?)
             }
+            OpKind::FullyConnectedW8(p) if has::<E>(FULLY_CONNECTED_W8) => {
+                let bias = match n {
+                    4 => Some(typed::<f32>(any_in(3))?.data),
+                    _ => None,
+                };
+                let scales = typed::<f32>(any_in(2))?.data;
+                let (x, w, y) = (typed(any_in(0))?, typed(any_in(1))?, out(y_any)?);
+                (k.fully_connected_w8)(p, x, w, scales, bias, y, ws)
+            }
+            OpKind::Embedding if has::<E>(EMBEDDING) => {
+                let scales = match n {
+                    3 => Some(typed::<f32>(any_in(2))?.data),
+                    _ => None,
+                };
+                (k.embedding)(any_in(0), any_in(1), scales, out(y_any)?)?
+            }
             kind if all_f32 && has::<E>(family::F32) => run_f32::<E>(k, kind, &ins, n, y_any, ws)?,
             kind if !all_f32 && has::<E>(MOVEMENT) => {
                 let movement = match y_any.dtype.size() {

@@ -9,6 +9,7 @@
 mod check;
 pub mod const_eval;
 pub mod conv_transpose;
+pub mod emit;
 pub mod eval;
 pub mod fold;
 pub mod op;

@@ -185,6 +185,16 @@ pub enum Op {
     /// An int8 op of the TFLite int8 spec, or a Quantize/Dequantize/Requantize at an int8 edge; see
     /// [`super::quant`].
     Quant(super::quant::QuantOp),
+    /// `y = act(scales[o] * (x . w[o]) + b[o])`, weight-only int8 (`--quantize int8-weights`); inputs
+    /// `x [..., IN]`, `w` (I8 `[OUT, IN]`), `scales` (F32 `[OUT]`)`[, b [OUT]]`.
+    FullyConnectedW8 {
+        /// Fused activation.
+        act: Activation,
+    },
+    /// Rows of a constant table picked by ids computed at run time (ONNX Gather on axis 0 with
+    /// run-time indices, PyTorch `nn.Embedding`); inputs `table [ROWS, ...]` (F32, or I8 with
+    /// `scales`), `ids` (I32 or I64)`[, scales]` (F32 `[ROWS]`); output F32 `ids ++ table[1..]`.
+    Embedding,
 }
 
 impl Op {
@@ -221,6 +231,8 @@ impl Op {
             Op::ArgReduce { max: true, .. } => "ArgMax",
             Op::ArgReduce { .. } => "ArgMin",
             Op::Quant(q) => q.name(),
+            Op::FullyConnectedW8 { .. } => "FullyConnectedW8",
+            Op::Embedding => "Embedding",
         }
     }
 
@@ -260,6 +272,31 @@ impl Op {
                 Ok(x[1])
             }
             Op::Cast { to } => Ok(*to),
+            Op::FullyConnectedW8 { .. } => {
+                let want = [DType::F32, DType::I8, DType::F32, DType::F32];
+                if x.iter().zip(want).any(|(&t, w)| t != w) {
+                    return Err(
+                        "weight-only int8 takes f32 inputs, int8 weights and f32 scales".into(),
+                    );
+                }
+                Ok(DType::F32)
+            }
+            Op::Embedding => {
+                let table_ok = matches!(
+                    (x.first(), x.get(2)),
+                    (Some(DType::F32), None) | (Some(DType::I8), Some(DType::F32))
+                );
+                if !table_ok {
+                    return Err("an embedding table is FLOAT (or int8 with f32 scales)".into());
+                }
+                if !matches!(x.get(1), Some(DType::I32 | DType::I64)) {
+                    return Err(format!(
+                        "embedding ids are {}; they must be INT32 or INT64",
+                        x.get(1).map_or("missing", |t| t.name())
+                    ));
+                }
+                Ok(DType::F32)
+            }
             Op::Quant(q) => q.infer_dtype(x),
             Op::ArgReduce { .. } => {
                 if first == DType::Bool {
@@ -340,7 +377,9 @@ impl Op {
         match self {
             Op::Conv2d(c) => Some(&mut c.act),
             Op::ConvTranspose2d(c) => Some(&mut c.act),
-            Op::FullyConnected { act } | Op::Binary { act, .. } => Some(act),
+            Op::FullyConnected { act } | Op::FullyConnectedW8 { act } | Op::Binary { act, .. } => {
+                Some(act)
+            }
             _ => None,
         }
     }
@@ -518,6 +557,32 @@ impl Op {
                 broadcast(x[0], &broadcast(x[1], x[2])?)
             }
             Op::Quant(q) => q.infer(x),
+            Op::FullyConnectedW8 { act } => {
+                arity(3, 4)?;
+                let mut fc = vec![x[0], x[1]];
+                fc.extend(x.get(3));
+                let y = Op::FullyConnected { act: *act }.infer(&fc)?;
+                if *x[2] != [x[1][0]] {
+                    return Err(format!("scales {:?} must be [{}]", x[2], x[1][0]));
+                }
+                Ok(y)
+            }
+            Op::Embedding => {
+                arity(2, 3)?;
+                let (table, ids) = (x[0], x[1]);
+                let Some((&rows, row)) = table.split_first() else {
+                    return Err("the table must have rank >= 1".into());
+                };
+                if rows == 0 {
+                    return Err("the table has no rows".into());
+                }
+                if let Some(s) = x.get(2) {
+                    if **s != [rows] {
+                        return Err(format!("scales {s:?} must be [{rows}]"));
+                    }
+                }
+                Ok(ids.iter().chain(row).copied().collect())
+            }
             Op::ArgReduce { axis, keepdims, .. } => {
                 arity(1, 1)?;
                 let (axis, keepdims) = (*axis, *keepdims);

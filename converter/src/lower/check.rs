@@ -141,6 +141,40 @@ fn validate_op(l: &Lowered, step: usize) -> Result<(), ConvertError> {
         OpKind::Gather(p) => ops::array::gather::validate(p, x, w, &y),
         OpKind::Broadcast => ops::array::broadcast::validate(x, &y),
         OpKind::Resize(p) => ops::array::resize::validate(p, x, &y),
+        OpKind::FullyConnectedW8(p) => {
+            use ember_core::DType::{F32, I8};
+            let bias_f32 = xs.len() < 4 || dt(3) == F32;
+            if (dt(0), dt(1), dt(2), out_dtype) != (F32, I8, F32, F32) || !bias_f32 {
+                Err(ember_core::Error::Shape {
+                    reason: "weight-only int8 fully connected: tensors of the wrong dtypes",
+                })
+            } else {
+                let scales = b.unwrap_or(&[]);
+                ops::nn::fully_connected_w8::validate(
+                    p,
+                    x,
+                    w,
+                    scales,
+                    xs.get(3).map(Vec::as_slice),
+                    &y,
+                )
+            }
+        }
+        OpKind::Embedding => {
+            use ember_core::DType::{F32, I32, I64, I8};
+            let table_ok = match dt(0) {
+                F32 => xs.len() == 2,
+                I8 => xs.len() == 3 && dt(2) == F32,
+                _ => false,
+            };
+            if !table_ok || !matches!(dt(1), I32 | I64) || out_dtype != F32 {
+                Err(ember_core::Error::Shape {
+                    reason: "embedding: tensors of the wrong dtypes",
+                })
+            } else {
+                ops::array::embedding::validate(x, w, b, &y)
+            }
+        }
     };
 
     checked.map_err(|e| {

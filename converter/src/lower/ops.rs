@@ -196,6 +196,10 @@ pub fn lower_op(n: &Node) -> Result<OpKind, ConvertError> {
         Op::Where => OpKind::Where,
         Op::Cast { to } => OpKind::Cast(CastParams { to: *to }),
         Op::Quant(q) => return super::quant::lower(n, q),
+        Op::FullyConnectedW8 { act } => {
+            OpKind::FullyConnectedW8(FullyConnectedParams { act: *act })
+        }
+        Op::Embedding => OpKind::Embedding,
         Op::ArgReduce {
             max,
             axis,

@@ -4,8 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::ir::fold::fold;
-use crate::ir::{ConstData, Graph, Node, Op, TensorId};
+use crate::ir::{ConstData, Graph, Op, TensorId};
 use crate::onnx::proto::{attribute_type, AttributeProto, NodeProto};
 use crate::onnx::tensor::read_tensor_typed;
 use crate::ConvertError;
@@ -32,19 +31,6 @@ pub struct NodeCtx<'a> {
     pub name: String,
     /// Default-domain opset of the model.
     pub opset: i64,
-}
-
-/// `op` evaluated on `inputs` when they are all constants and `ir::eval` handles it (integer shape
-/// arithmetic).
-fn eval_consts(g: &Graph, op: &Op, inputs: &[TensorId]) -> Option<Result<ConstData, String>> {
-    let xs = inputs
-        .iter()
-        .map(|&i| {
-            let t = g.tensor(i);
-            t.data.as_ref().map(|d| (t.shape.as_slice(), d))
-        })
-        .collect::<Option<Vec<_>>>()?;
-    crate::ir::eval::eval_int(op, &xs)
 }
 
 impl NodeCtx<'_> {
@@ -209,64 +195,16 @@ impl NodeCtx<'_> {
         op: Op,
         inputs: Vec<TensorId>,
     ) -> Result<TensorId, ConvertError> {
-        let g = &self.imp.graph;
-        let dtypes: Vec<crate::ir::DType> = inputs.iter().map(|&i| g.tensor(i).dtype).collect();
-        let dtype = op.infer_dtype(&dtypes).map_err(|e| self.err(e))?;
-        if let [x] = inputs.as_slice() {
-            let t = g.tensor(*x);
-            if let Some(d) = &t.data {
-                // Inferring first also checks what `fold` relies on (a valid permutation).
-                let shape = op.infer(&[&t.shape]).map_err(|e| self.err(e))?;
-                if let Some(data) = fold(&op, d, &t.shape) {
-                    // A Reshape that keeps the leading dim keeps per-channel (axis 0) quantization.
-                    let quant = t.quant.clone().filter(|q| {
-                        matches!(op, Op::Reshape { .. })
-                            && (q.scales.len() == 1
-                                || (q.axis == 0 && shape.first() == t.shape.first()))
-                    });
-                    let id = self.imp.graph.add_constant_of(out_name, shape, data, dtype);
-                    self.imp.graph.tensor_mut(id).quant = quant;
-                    return Ok(id);
-                }
-            }
-        }
-        // Shape arithmetic only: other integer types must wrap at their own width, at run time.
-        let shape_ints = dtypes.iter().all(|&t| t == crate::ir::DType::I64);
-        if let Some(data) = eval_consts(g, &op, &inputs).filter(|_| shape_ints) {
-            let shapes: Vec<&[usize]> = inputs
-                .iter()
-                .map(|&i| g.tensor(i).shape.as_slice())
-                .collect();
-            let shape = op.infer(&shapes).map_err(|e| self.err(e))?;
-            let data = data.map_err(|e| self.err(e))?;
-            return Ok(self.imp.graph.add_constant_of(out_name, shape, data, dtype));
-        }
-        let shapes: Vec<&[usize]> = inputs
-            .iter()
-            .map(|&i| g.tensor(i).shape.as_slice())
-            .collect();
-        let shape = op.infer(&shapes).map_err(|e| self.err(e))?;
-        // Every input constant: run the op now, with the runtime's own kernels.
-        let consts: Option<Vec<_>> = inputs
-            .iter()
-            .map(|&i| {
-                let t = g.tensor(i);
-                t.data.as_ref().map(|d| (t.shape.as_slice(), d, t.dtype))
-            })
-            .collect();
-        if let Some(data) = consts.and_then(|c| crate::ir::const_eval::eval(&op, &c, &shape, dtype))
-        {
-            return Ok(self.imp.graph.add_constant_of(out_name, shape, data, dtype));
-        }
-        let out = self.imp.graph.add_activation_of(out_name, shape, dtype);
-        self.imp.graph.nodes.push(Node {
-            name: node_name.to_string(),
-            onnx_op: self.node.op_type.clone(),
+        let source = self.node.op_type.clone();
+        crate::ir::emit::add_node(
+            &mut self.imp.graph,
+            node_name,
+            out_name,
+            &source,
             op,
             inputs,
-            output: out,
-        });
-        Ok(out)
+        )
+        .map_err(|e| self.err(e))
     }
 
     fn attr(&self, name: &str) -> Result<Option<&AttributeProto>, ConvertError> {

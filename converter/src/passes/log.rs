@@ -234,6 +234,18 @@ pub fn import_record(summary: &crate::onnx::ImportSummary, g: &Graph) -> PassRec
     }
 }
 
+/// The record of a graph made by the model builder (`crate::build`) rather than imported.
+pub fn build_record(g: &Graph) -> PassRecord {
+    PassRecord {
+        stage: "import",
+        name: "builder",
+        round: 0,
+        nodes_before: g.nodes.len(),
+        nodes_after: g.nodes.len(),
+        changes: Vec::new(),
+    }
+}
+
 /// The record of the lowering: IR nodes in, blob ops (`(name, op)` in execution order) out.
 pub fn lower_record(g: &Graph, ops: &[(String, &'static str)]) -> PassRecord {
     let lowered: HashSet<&str> = ops.iter().map(|(n, _)| n.as_str()).collect();

@@ -12,12 +12,17 @@
 //! - **Weights** of Conv, Gemm and MatMul (initializers): symmetric int8 per output channel
 //!   (`scale = max|w| / 127`, values in -127..=127). **Biases** of Conv and Gemm: int32 with scale
 //!   `x_scale * w_scale[c]`, as the TFLite spec has it.
+//!
+//! Weight-only int8 ([`weight_only`], `--quantize int8-weights`) needs no calibration: it quantizes the
+//! weights of fully connected layers and embedding tables the same way and keeps activations f32.
 
 mod calibrate;
 mod qdq;
+pub mod weight_only;
 
 pub use calibrate::{calibrate, Calibration, Ranges};
 pub use qdq::{quantize_qdq, QdqSummary};
+pub use weight_only::{weight_only_int8, WeightOnlySummary};
 
 use crate::ConvertError;
 

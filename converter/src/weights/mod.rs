@@ -24,7 +24,7 @@
 //! # let _ = w;
 //! ```
 
-mod archive;
+pub(crate) mod archive;
 mod element;
 mod gather;
 pub mod npz;
@@ -162,7 +162,7 @@ pub(crate) enum Bytes<'a> {
 }
 
 impl<'a> Bytes<'a> {
-    fn as_slice(&self) -> &[u8] {
+    pub(crate) fn as_slice(&self) -> &[u8] {
         match self {
             Bytes::Borrowed(b) => b,
             Bytes::Shared(buf, r) => &buf[r.clone()],

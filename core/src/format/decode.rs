@@ -89,6 +89,8 @@ fn op_kind<const E: u64>(tag: u32, rest: &[u8]) -> Option<(OpKind, &[u8])> {
         34 if has::<E>(QUANTIZE) => compact(rest, OpKind::Quantize),
         35 if has::<E>(DEQUANTIZE) => compact(rest, OpKind::Dequantize),
         36 if has::<E>(REQUANTIZE) => with(rest, OpKind::Requantize),
+        37 if has::<E>(FULLY_CONNECTED_W8) => compact(rest, OpKind::FullyConnectedW8),
+        38 if has::<E>(EMBEDDING) => unit(OpKind::Embedding),
         _ => None,
     }
 }
@@ -151,7 +153,7 @@ mod tests {
         }
         // Every variant was exercised with records that decode, and none past the last.
         for (tag, &n) in decoded.iter().enumerate() {
-            assert_eq!(n > 0, tag <= 36, "variant {tag}: {n} records decoded");
+            assert_eq!(n > 0, tag <= 38, "variant {tag}: {n} records decoded");
         }
     }
 

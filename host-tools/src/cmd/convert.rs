@@ -1,15 +1,18 @@
 //! `ember convert`: ONNX to `.ember`, with trained weights bound from a checkpoint (`--weights`) and a
-//! LoRA adapter merged (`--lora`) first.
+//! LoRA adapter merged (`--lora`) first; or a Hugging Face model folder (`config.json` and
+//! `model.safetensors`, or a zip of such a folder) built by `ember_convert::build::hf`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use ember_convert::{convert, ConvertOptions, RequantRounding};
+use ember_convert::build::hf::{self, ModelFiles};
+use ember_convert::{convert, convert_with, ConvertOptions, RequantRounding, WeightStorage};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The ONNX model.
+    /// The ONNX model, or a Hugging Face model folder (config.json + model.safetensors; or a .zip of
+    /// one, as sentence-transformers ships them).
     pub model: PathBuf,
     /// Where to write the blob.
     #[arg(short, long)]
@@ -30,8 +33,10 @@ pub struct Args {
     /// Symbol of the blob in `--emit object`.
     #[arg(long, default_value = "ember_model")]
     pub symbol: String,
-    /// Quantize the model after calibrating it on `--calibrate` samples (post-training quantization:
-    /// int8 activations per tensor, int8 weights per channel).
+    /// Quantize the model: `int8` after calibrating it on `--calibrate` samples (post-training
+    /// quantization: int8 activations per tensor, int8 weights per channel); `int8-weights` stores the
+    /// weights of fully connected layers and embedding tables in int8 per channel and keeps
+    /// activations f32 (no calibration; for transformers).
     #[arg(long, value_enum)]
     pub quantize: Option<Quantize>,
     /// Calibration samples: a .npy of N inputs (`[N, ...]`, each the model input's size), or a folder of
@@ -78,6 +83,9 @@ impl From<RoundingArg> for RequantRounding {
 pub enum Quantize {
     /// int8 activations and weights (the TFLite int8 scheme).
     Int8,
+    /// Weight-only int8: int8 weights per output channel with f32 scales, f32 activations.
+    #[value(name = "int8-weights")]
+    Int8Weights,
 }
 
 /// Output forms of `ember convert`.
@@ -114,25 +122,39 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .iter()
         .map(|s| parse_shape(s))
         .collect::<Result<Vec<_>>>()?;
-    let bytes = std::fs::read(&args.model)
-        .with_context(|| format!("cannot read {}", args.model.display()))?;
-    let bytes = match super::weights::bind(&args.model, &bytes, &args.weights, args.verbose)? {
-        Some(bound) => bound.onnx,
-        None => bytes,
-    };
     let opts = ConvertOptions {
         shapes,
         keep_names: !args.strip_names,
         rounding: args.rounding.into(),
     };
-    let pb = super::spinner("converting");
-    let converted = convert(&bytes, &opts);
-    pb.finish_and_clear();
-    let mut converted =
-        converted.with_context(|| format!("cannot convert {}", args.model.display()))?;
-    if args.quantize.is_some() {
-        converted = quantize_int8(args, &bytes, &opts, &converted)?;
-    }
+    let storage = match args.quantize {
+        Some(Quantize::Int8Weights) => {
+            if args.calibrate.is_some() || args.save_qdq.is_some() {
+                bail!("--quantize int8-weights needs no calibration (--calibrate, --save-qdq are for --quantize int8)");
+            }
+            WeightStorage::Int8
+        }
+        _ => WeightStorage::Float,
+    };
+    let converted = if ModelFiles::is_model(&args.model) {
+        convert_folder(args, &opts, storage)?
+    } else {
+        let bytes = std::fs::read(&args.model)
+            .with_context(|| format!("cannot read {}", args.model.display()))?;
+        let bytes = match super::weights::bind(&args.model, &bytes, &args.weights, args.verbose)? {
+            Some(bound) => bound.onnx,
+            None => bytes,
+        };
+        let pb = super::spinner("converting");
+        let converted = convert_with(&bytes, &opts, storage);
+        pb.finish_and_clear();
+        let mut converted =
+            converted.with_context(|| format!("cannot convert {}", args.model.display()))?;
+        if args.quantize == Some(Quantize::Int8) {
+            converted = quantize_int8(args, &bytes, &opts, &converted)?;
+        }
+        converted
+    };
     for notice in &converted.report.notices {
         eprintln!("notice: {notice}");
     }
@@ -190,6 +212,44 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         arena_bytes,
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// A Hugging Face model folder (or zip of one), built and converted.
+fn convert_folder(
+    args: &Args,
+    opts: &ConvertOptions,
+    storage: WeightStorage,
+) -> Result<ember_convert::Converted> {
+    let w = &args.weights;
+    if w.weights.is_some() || w.lora.is_some() {
+        bail!(
+            "{} is a model folder with its own weights: --weights and --lora apply to ONNX graphs",
+            args.model.display()
+        );
+    }
+    if args.quantize == Some(Quantize::Int8) {
+        bail!("--quantize int8 calibrates ONNX graphs; for a model folder use --quantize int8-weights");
+    }
+    let hf_opts = hf::Options {
+        bind: super::weights::bind_options(w)?,
+        ..hf::Options::default()
+    };
+    let pb = super::spinner("reading and building");
+    let done = ModelFiles::open(&args.model)
+        .and_then(|files| hf::convert(&files, opts, &hf_opts, storage));
+    pb.finish_and_clear();
+    let done = done.with_context(|| format!("cannot convert {}", args.model.display()))?;
+    eprintln!(
+        "built from {}: {} weights read",
+        args.model.display(),
+        done.bind.bound.len()
+    );
+    if args.verbose {
+        for line in done.bind.lines() {
+            println!("{line}");
+        }
+    }
+    Ok(done.converted)
 }
 
 /// Writes to a temporary name first, so that a failure never leaves a partial file behind.

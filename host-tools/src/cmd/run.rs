@@ -383,6 +383,20 @@ fn input_bytes(
                 v.clamp(-128.0, 127.0) as i8 as u8
             })
             .collect()),
+        // Integer ids into an integer input of another width (int32 token ids for an int64
+        // input, ...): each value must fit.
+        (have, want, _) if is_int(have) && is_int(want) => {
+            let width = want.size();
+            let mut out = Vec::with_capacity(arr.bytes.len() / have.size() * width);
+            for v in npy::to_f64(have, &arr.bytes) {
+                let fits = v.fract() == 0.0 && int_range(want).contains(&v);
+                if !fits {
+                    bail!("holds {v}, which the {} input cannot hold", want.name());
+                }
+                out.extend_from_slice(&(v as i64).to_le_bytes()[..width]);
+            }
+            Ok(out)
+        }
         (have, want, _) => bail!(
             "holds {} values; the input is {}{}",
             have.name(),
@@ -393,6 +407,29 @@ fn input_bytes(
                 ""
             }
         ),
+    }
+}
+
+fn is_int(dtype: ember_core::DType) -> bool {
+    use ember_core::DType as E;
+    matches!(
+        dtype,
+        E::I8 | E::U8 | E::I16 | E::U16 | E::I32 | E::U32 | E::I64 | E::U64
+    )
+}
+
+/// The values an integer dtype holds, as f64 bounds.
+fn int_range(dtype: ember_core::DType) -> std::ops::RangeInclusive<f64> {
+    use ember_core::DType as E;
+    match dtype {
+        E::I8 => -128.0..=127.0,
+        E::U8 => 0.0..=255.0,
+        E::I16 => -32768.0..=32767.0,
+        E::U16 => 0.0..=65535.0,
+        E::I32 => -2147483648.0..=2147483647.0,
+        E::U32 => 0.0..=4294967295.0,
+        E::U64 => 0.0..=18446744073709551615.0,
+        _ => -9223372036854775808.0..=9223372036854775807.0,
     }
 }
 

@@ -18,8 +18,9 @@ pub struct WeightArgs {
     /// regex match ($1 for groups); an empty result drops the tensor (repeatable, applied in order).
     #[arg(long = "rename", value_name = "FROM=TO")]
     pub renames: Vec<String>,
-    /// Make checkpoint tensors that bind to no initializer an error instead of a notice.
-    #[arg(long, requires = "weights")]
+    /// Make checkpoint tensors that bind to no initializer (or that no layer of a model folder reads)
+    /// an error instead of a notice.
+    #[arg(long)]
     pub strict: bool,
     /// A PEFT LoRA adapter to merge into the weights before any quantization: its
     /// adapter_model.safetensors (or the folder holding it), with adapter_config.json beside it.
@@ -76,6 +77,18 @@ fn read_lora(path: &Path, scale: f64) -> Result<Lora<'static>> {
         .with_context(|| format!("cannot use the LoRA adapter {}", file.display()))
 }
 
+/// The naming rules `--rename` and `--strict` give.
+pub fn bind_options(args: &WeightArgs) -> Result<BindOptions> {
+    Ok(BindOptions {
+        renames: args
+            .renames
+            .iter()
+            .map(|r| Rename::parse(r))
+            .collect::<Result<_, _>>()?,
+        strict: args.strict,
+    })
+}
+
 /// Binds `args.weights` and merges `args.lora` into the ONNX model `onnx` (read from `model`),
 /// printing notices, the LoRA merges and, with `verbose`, the whole report. `None` when there is
 /// nothing to do.
@@ -86,19 +99,12 @@ pub fn bind(
     verbose: bool,
 ) -> Result<Option<bind::Bound>> {
     if !args.any() {
-        if !args.renames.is_empty() {
-            bail!("--rename renames checkpoint tensors: give the checkpoint with --weights (or a --lora adapter)");
+        if !args.renames.is_empty() || args.strict {
+            bail!("--rename and --strict are about checkpoint tensors: give the checkpoint with --weights (or a --lora adapter)");
         }
         return Ok(None);
     }
-    let opts = BindOptions {
-        renames: args
-            .renames
-            .iter()
-            .map(|r| Rename::parse(r))
-            .collect::<Result<_, _>>()?,
-        strict: args.strict,
-    };
+    let opts = bind_options(args)?;
     let file = args.weights.as_deref().map(read).transpose()?;
     let ckpt = match (&args.weights, &file) {
         (Some(path), Some(bytes)) => Some(parse_checkpoint(path, bytes)?),

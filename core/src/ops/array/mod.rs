@@ -4,6 +4,7 @@
 pub mod any;
 pub mod broadcast;
 pub mod concat;
+pub mod embedding;
 pub mod gather;
 pub mod pad;
 pub mod reshape;

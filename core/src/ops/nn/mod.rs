@@ -5,6 +5,7 @@ pub mod arg_reduce;
 pub mod conv;
 pub mod conv_transpose;
 pub mod fully_connected;
+pub mod fully_connected_w8;
 pub mod layer_norm;
 pub mod matmul;
 pub mod reduce;

@@ -1,10 +1,12 @@
-//! ONNX `Gather` with constant indices. Negative indices are resolved here; a gather of a constant
-//! (e.g. one dim of a `Shape`) is evaluated at conversion time. Otherwise the indices become an f32
-//! weight tensor of whole numbers, the second input of the runtime `Gather`.
+//! ONNX `Gather`. With constant indices: negative indices are resolved here; a gather of a constant
+//! (e.g. one dim of a `Shape`) is evaluated at conversion time; otherwise the indices become an f32
+//! weight tensor of whole numbers, the second input of the runtime `Gather`. With indices computed at
+//! run time (int32 or int64) on axis 0 of a FLOAT initializer, a transformer's token embedding, it
+//! is the runtime `Embedding` lookup, which checks each index as it runs.
 
 use crate::ir::shape::{numel, resolve_axis};
 use crate::ir::slicing::{gather_sources, infer_gather, pick};
-use crate::ir::{ConstData, Op};
+use crate::ir::{ConstData, DType, Op};
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
 
@@ -20,6 +22,16 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let dims = ctx.shape(x);
     let axis = resolve_axis(ctx.attr_int("axis")?.unwrap_or(0), dims.len())
         .map_err(|e| ctx.err(format!("attribute axis: {e}")))?;
+    let (xt, it) = (ctx.graph().tensor(x), ctx.graph().tensor(idx));
+    let lookup = axis == 0
+        && it.data.is_none()
+        && matches!(it.dtype, DType::I32 | DType::I64)
+        && xt.data.is_some()
+        && xt.dtype == DType::F32;
+    if lookup {
+        ctx.emit(Op::Embedding, vec![x, idx])?;
+        return Ok(());
+    }
     let raw = ctx.const_ints(idx, "input indices")?;
     let idx_shape = ctx.shape(idx);
     let len = dims[axis];

@@ -1,0 +1,114 @@
+//! Fully connected layer with weight-only int8 (`ember convert --quantize int8-weights`):
+//! `y = act(scale[o] * (x . w[o]) + b[o])`, f32 activations, int8 weights read in place.
+//!
+//! The weights are quantized per output channel, symmetric: row `o` of the f32 weights is
+//! `scale[o] * w[o]` with `w[o]` in `[-127, 127]`. The kernel never widens the weights into a buffer:
+//! each row is read as int8 and converted as it is multiplied, and the row's scale is applied once to
+//! the dot product (exact algebra: `sum x * (s * w) = s * sum x * w`).
+
+use crate::ops::nn::fully_connected::{check as check_f32, FullyConnectedParams};
+use crate::ops::shape::{require, shape_error, Checked};
+use crate::ops::{In, Out};
+use crate::Error;
+
+/// Checks the shapes: as [`crate::ops::nn::fully_connected::validate`] (`x` `[..., IN]`, `w` `[OUT, IN]`,
+/// `b` `[OUT]` if present, `y` `[..., OUT]`), and `scales` `[OUT]`.
+pub fn validate(
+    p: &FullyConnectedParams,
+    x: &[usize],
+    w: &[usize],
+    scales: &[usize],
+    b: Option<&[usize]>,
+    y: &[usize],
+) -> Result<(), Error> {
+    check(p, x, w, scales, b, y).map_err(shape_error)
+}
+
+/// [`validate`] as a [`Checked`].
+pub(crate) fn check(
+    p: &FullyConnectedParams,
+    x: &[usize],
+    w: &[usize],
+    scales: &[usize],
+    b: Option<&[usize]>,
+    y: &[usize],
+) -> Checked {
+    check_f32(p, x, w, b, y)?;
+    require(
+        scales.len() == 1 && scales[0] == w[0],
+        "weight-only int8 fully connected scales are not [OUT]",
+    )
+}
+
+/// `x . w` with the int8 weights converted as they are read (the reference order: one running sum,
+/// left to right).
+#[inline]
+pub fn dot_i8(x: &[f32], w: &[i8]) -> f32 {
+    x.iter()
+        .zip(w)
+        .fold(0.0, |acc, (&u, &v)| acc + u * f32::from(v))
+}
+
+/// `y[r, o] = act(scales[o] * sum_i x[r, i] * w[o, i] + b[o])` for every row `r` of `x`.
+pub fn fully_connected_w8(
+    p: &FullyConnectedParams,
+    x: In<'_>,
+    w: In<'_, i8>,
+    scales: &[f32],
+    b: Option<&[f32]>,
+    y: Out<'_>,
+) {
+    let in_features = w.dims[1];
+    let out_features = w.dims[0];
+    if y.data.is_empty() {
+        return;
+    }
+    for (r, y_row) in y.data.chunks_exact_mut(out_features).enumerate() {
+        let x_row = &x.data[r * in_features..][..in_features];
+        for (o, out) in y_row.iter_mut().enumerate() {
+            let w_row = &w.data[o * in_features..][..in_features];
+            let bias = b.map_or(0.0, |b| b[o]);
+            *out = p.act.apply(scales[o] * dot_i8(x_row, w_row) + bias);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::math::activation::Activation;
+
+    #[test]
+    fn matches_the_dequantized_weights() {
+        let p = FullyConnectedParams {
+            act: Activation::Relu,
+        };
+        let x = [1.0, -2.0, 0.5];
+        let w: [i8; 6] = [127, -127, 3, 0, 5, -64];
+        let scales = [0.01, 0.5];
+        let b = [0.25, -1.0];
+        let mut y = [0.0; 2];
+        fully_connected_w8(
+            &p,
+            In {
+                data: &x,
+                dims: &[1, 3],
+            },
+            In {
+                data: &w,
+                dims: &[2, 3],
+            },
+            &scales,
+            Some(&b),
+            Out {
+                data: &mut y,
+                dims: &[1, 2],
+            },
+        );
+        let want0 = 0.01f32 * (127.0 + 254.0 + 1.5) + 0.25;
+        let want1 = (0.5f32 * (0.0 - 10.0 - 32.0) - 1.0).max(0.0);
+        assert_eq!(y, [want0, want1]);
+        assert!(validate(&p, &[1, 3], &[2, 3], &[2], Some(&[2]), &[1, 2]).is_ok());
+        assert!(validate(&p, &[1, 3], &[2, 3], &[3], None, &[1, 2]).is_err());
+    }
+}
