@@ -23,8 +23,10 @@
 extern crate std;
 
 mod isa;
+mod ops;
 #[cfg(feature = "std")]
 mod pool;
+mod simd;
 mod tables;
 
 pub use isa::{Isa, IsaError};

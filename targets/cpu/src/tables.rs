@@ -3,7 +3,11 @@
 
 use ember_core::{Kernels, OpKind};
 
-use crate::Isa;
+use crate::ops::array::transpose::transpose;
+use crate::ops::math::{binary, unary};
+use crate::ops::nn::{layer_norm, reduce, softmax};
+use crate::ops::pool::{avg_pool, global_avg_pool, max_pool};
+use crate::{ops, Isa};
 
 /// Scratch for the kernels of this crate: none yet.
 fn scratch(_: &OpKind, _: &[&[usize]], _: &[usize], _: usize) -> usize {
@@ -13,31 +17,108 @@ fn scratch(_: &OpKind, _: &[&[usize]], _: &[usize], _: usize) -> usize {
 static SCALAR: Kernels = Kernels {
     name: "cpu-scalar",
     scratch: Some(scratch),
+    binary: binary::scalar::binary,
+    unary: unary::scalar::unary,
+    softmax: softmax::scalar::softmax,
+    log_softmax: softmax::scalar::log_softmax,
+    layer_norm: layer_norm::scalar::layer_norm,
+    reduce: reduce::scalar::reduce,
+    max_pool: max_pool::scalar::max_pool,
+    avg_pool: avg_pool::scalar::avg_pool,
+    global_avg_pool: global_avg_pool::scalar::global_avg_pool,
+    transpose,
     ..ember_core::REFERENCE
 };
 
+#[cfg(target_arch = "x86_64")]
 static SSE2: Kernels = Kernels {
     name: "cpu-sse2",
     scratch: Some(scratch),
+    binary: binary::sse2::binary,
+    unary: unary::sse2::unary,
+    softmax: softmax::sse2::softmax,
+    log_softmax: softmax::sse2::log_softmax,
+    layer_norm: layer_norm::sse2::layer_norm,
+    reduce: reduce::sse2::reduce,
+    max_pool: max_pool::sse2::max_pool,
+    avg_pool: avg_pool::sse2::avg_pool,
+    global_avg_pool: global_avg_pool::sse2::global_avg_pool,
+    transpose,
     ..ember_core::REFERENCE
 };
 
+#[cfg(target_arch = "x86_64")]
 static AVX2: Kernels = Kernels {
     name: "cpu-avx2",
     scratch: Some(scratch),
+    binary: binary::avx2::binary,
+    unary: unary::avx2::unary,
+    softmax: softmax::avx2::softmax,
+    log_softmax: softmax::avx2::log_softmax,
+    layer_norm: layer_norm::avx2::layer_norm,
+    reduce: reduce::avx2::reduce,
+    max_pool: max_pool::avx2::max_pool,
+    avg_pool: avg_pool::avx2::avg_pool,
+    global_avg_pool: global_avg_pool::avx2::global_avg_pool,
+    transpose,
     ..ember_core::REFERENCE
 };
 
+#[cfg(target_arch = "aarch64")]
 static NEON: Kernels = Kernels {
     name: "cpu-neon",
     scratch: Some(scratch),
+    binary: binary::neon::binary,
+    unary: unary::neon::unary,
+    softmax: softmax::neon::softmax,
+    log_softmax: softmax::neon::log_softmax,
+    layer_norm: layer_norm::neon::layer_norm,
+    reduce: reduce::neon::reduce,
+    max_pool: max_pool::neon::max_pool,
+    avg_pool: avg_pool::neon::avg_pool,
+    global_avg_pool: global_avg_pool::neon::global_avg_pool,
+    transpose,
     ..ember_core::REFERENCE
 };
 
+#[cfg(target_arch = "aarch64")]
 static NEON_DOTPROD: Kernels = Kernels {
     name: "cpu-neon-dotprod",
     scratch: Some(scratch),
+    binary: binary::neon::binary,
+    unary: unary::neon::unary,
+    softmax: softmax::neon::softmax,
+    log_softmax: softmax::neon::log_softmax,
+    layer_norm: layer_norm::neon::layer_norm,
+    reduce: reduce::neon::reduce,
+    max_pool: max_pool::neon::max_pool,
+    avg_pool: avg_pool::neon::avg_pool,
+    global_avg_pool: global_avg_pool::neon::global_avg_pool,
+    transpose,
     ..ember_core::REFERENCE
+};
+
+// The other architecture's levels: never handed out (`Isa::is_supported` is false for them), defined so
+// that `table` is total.
+#[cfg(not(target_arch = "x86_64"))]
+static SSE2: Kernels = Kernels {
+    name: "cpu-sse2",
+    ..SCALAR
+};
+#[cfg(not(target_arch = "x86_64"))]
+static AVX2: Kernels = Kernels {
+    name: "cpu-avx2",
+    ..SCALAR
+};
+#[cfg(not(target_arch = "aarch64"))]
+static NEON: Kernels = Kernels {
+    name: "cpu-neon",
+    ..SCALAR
+};
+#[cfg(not(target_arch = "aarch64"))]
+static NEON_DOTPROD: Kernels = Kernels {
+    name: "cpu-neon-dotprod",
+    ..SCALAR
 };
 
 /// The kernel table of `isa`. Its kernels use instructions of that level: open sessions with the table
@@ -56,12 +137,11 @@ pub fn table(isa: Isa) -> &'static Kernels {
 /// kernels).
 pub fn accelerated(isa: Isa) -> u64 {
     let _ = isa;
-    0
+    ops::ENTRIES
 }
 
 /// Which kernel runs `kind` at `isa`, in words, for `ember inspect` and profiles (`"reference"` where
 /// the table keeps the reference kernel).
 pub fn variant(isa: Isa, kind: &OpKind) -> &'static str {
-    let _ = (isa, kind);
-    "reference"
+    ops::variant(isa, kind).unwrap_or("reference")
 }
