@@ -17,15 +17,10 @@ fn scratch(_: &OpKind, _: &[&[usize]], _: &[usize], _: usize) -> usize {
 static SCALAR: Kernels = Kernels {
     name: "cpu-scalar",
     scratch: Some(scratch),
+    // Only where the portable kernels beat the reference (which the compiler vectorizes itself
+    // where its loops are simple): see examples/elementwise_bench.rs.
     binary: binary::scalar::binary,
-    unary: unary::scalar::unary,
-    softmax: softmax::scalar::softmax,
-    log_softmax: softmax::scalar::log_softmax,
-    layer_norm: layer_norm::scalar::layer_norm,
     reduce: reduce::scalar::reduce,
-    max_pool: max_pool::scalar::max_pool,
-    avg_pool: avg_pool::scalar::avg_pool,
-    global_avg_pool: global_avg_pool::scalar::global_avg_pool,
     transpose,
     ..ember_core::REFERENCE
 };
@@ -136,8 +131,7 @@ pub fn table(isa: Isa) -> &'static Kernels {
 /// The [`entry`](ember_core::kernels::entry) bits whose kernels `isa`'s table replaces (the others are `ember-core`'s reference
 /// kernels).
 pub fn accelerated(isa: Isa) -> u64 {
-    let _ = isa;
-    ops::ENTRIES
+    ops::entries(isa)
 }
 
 /// Which kernel runs `kind` at `isa`, in words, for `ember inspect` and profiles (`"reference"` where

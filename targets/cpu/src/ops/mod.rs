@@ -14,8 +14,8 @@ pub(crate) mod math;
 pub(crate) mod nn;
 pub(crate) mod pool;
 
-/// The entries whose kernels this module replaces at every level.
-pub(crate) const ENTRIES: u64 = entry::BINARY
+/// The entries whose kernels this module replaces at the SIMD levels.
+const ENTRIES: u64 = entry::BINARY
     | entry::UNARY
     | entry::SOFTMAX
     | entry::LOG_SOFTMAX
@@ -26,28 +26,55 @@ pub(crate) const ENTRIES: u64 = entry::BINARY
     | entry::GLOBAL_AVG_POOL
     | entry::TRANSPOSE;
 
+/// The entries of the scalar table: the portable kernels that beat the reference's (which the
+/// compiler vectorizes where its loops are simple; see `examples/elementwise_bench.rs`).
+const SCALAR_ENTRIES: u64 = entry::BINARY | entry::REDUCE | entry::TRANSPOSE;
+
+/// Whether `isa` is a SIMD level of the architecture this crate is compiled for (the other
+/// architecture's levels have the scalar table's kernels, and are never handed out).
+fn simd(isa: Isa) -> bool {
+    match isa {
+        Isa::Scalar => false,
+        Isa::Sse2 | Isa::Avx2 => cfg!(target_arch = "x86_64"),
+        Isa::Neon | Isa::NeonDotprod => cfg!(target_arch = "aarch64"),
+    }
+}
+
+/// The entries whose kernels this module replaces in `isa`'s table.
+pub(crate) fn entries(isa: Isa) -> u64 {
+    if simd(isa) {
+        ENTRIES
+    } else {
+        SCALAR_ENTRIES
+    }
+}
+
 /// The kernel that runs `kind` at `isa`, if it is one of this module's (`None` for other entries, and
 /// for the cases its kernels hand to the reference kernel).
 pub(crate) fn variant(isa: Isa, kind: &OpKind) -> Option<&'static str> {
-    let vectorized = match kind {
-        OpKind::Binary(p) => math::binary::is_vectorized(&p.op),
-        OpKind::Unary(p) => math::unary::is_vectorized(&p.op),
-        OpKind::Reduce(p) => nn::reduce::is_vectorized(p),
-        OpKind::Softmax(_)
-        | OpKind::LogSoftmax(_)
-        | OpKind::LayerNorm(_)
-        | OpKind::MaxPool2d(_)
-        | OpKind::AvgPool2d(_)
-        | OpKind::GlobalAvgPool => true,
-        // The same tiled copy at every level.
-        OpKind::Transpose(_) => return Some("tiled"),
-        _ => false,
+    let (bit, vectorized) = match kind {
+        OpKind::Binary(p) => (entry::BINARY, math::binary::is_vectorized(&p.op)),
+        OpKind::Unary(p) => (entry::UNARY, math::unary::is_vectorized(&p.op)),
+        OpKind::Reduce(p) => (entry::REDUCE, nn::reduce::is_vectorized(p)),
+        OpKind::Softmax(_) => (entry::SOFTMAX, true),
+        OpKind::LogSoftmax(_) => (entry::LOG_SOFTMAX, true),
+        OpKind::LayerNorm(_) => (entry::LAYER_NORM, true),
+        OpKind::MaxPool2d(_) => (entry::MAX_POOL, true),
+        OpKind::AvgPool2d(_) => (entry::AVG_POOL, true),
+        OpKind::GlobalAvgPool => (entry::GLOBAL_AVG_POOL, true),
+        OpKind::Transpose(_) => (entry::TRANSPOSE, true),
+        _ => (0, false),
     };
-    vectorized.then_some(match isa {
-        Isa::Scalar => "scalar",
-        Isa::Sse2 => "sse2",
-        Isa::Avx2 => "avx2",
-        Isa::Neon | Isa::NeonDotprod => "neon",
+    if entries(isa) & bit == 0 || !vectorized {
+        return None;
+    }
+    Some(match (kind, isa) {
+        // The same tiled copy at every level.
+        (OpKind::Transpose(_), _) => "tiled",
+        _ if !simd(isa) => "scalar",
+        (_, Isa::Sse2) => "sse2",
+        (_, Isa::Avx2) => "avx2",
+        _ => "neon",
     })
 }
 

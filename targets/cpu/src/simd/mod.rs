@@ -425,20 +425,10 @@ pub(crate) fn lanes<S: Simd>(s: S, v: S::V) -> [f32; MAX_LANES] {
 /// Defines, for each listed kernel `fn name(args) => generic;`, one module per instruction-set level
 /// (`scalar`, `sse2` and `avx2` on x86-64, `neon` on aarch64) holding `fn name(args)`, the kernel
 /// table's entry: it calls `generic(level, args)`, the AVX2 one from inside a function compiled with
-/// AVX2 and FMA.
+/// AVX2 and FMA. Starting the list with `simd:` leaves out the `scalar` module, for kernels the scalar
+/// table does not take (where the reference kernel, which the compiler vectorizes, is as fast).
 macro_rules! per_level {
-    ($(fn $name:ident($($arg:ident: $ty:ty),* $(,)?) => $generic:path;)+) => {
-        /// This file's kernels on one lane, in portable Rust.
-        pub(crate) mod scalar {
-            #[allow(unused_imports)]
-            use super::*;
-            $(
-                pub(crate) fn $name($($arg: $ty),*) {
-                    $generic($crate::simd::Scalar, $($arg),*)
-                }
-            )+
-        }
-
+    (simd: $(fn $name:ident($($arg:ident: $ty:ty),* $(,)?) => $generic:path;)+) => {
         /// This file's kernels on SSE2 (4 lanes).
         #[cfg(target_arch = "x86_64")]
         pub(crate) mod sse2 {
@@ -480,6 +470,20 @@ macro_rules! per_level {
                 }
             )+
         }
+    };
+    ($(fn $name:ident($($arg:ident: $ty:ty),* $(,)?) => $generic:path;)+) => {
+        /// This file's kernels on one lane, in portable Rust.
+        pub(crate) mod scalar {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                pub(crate) fn $name($($arg: $ty),*) {
+                    $generic($crate::simd::Scalar, $($arg),*)
+                }
+            )+
+        }
+
+        $crate::simd::per_level! { simd: $(fn $name($($arg: $ty),*) => $generic;)+ }
     };
 }
 pub(crate) use per_level;

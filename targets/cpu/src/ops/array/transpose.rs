@@ -2,7 +2,8 @@
 //! input axes that stay neighbours in the same order merged); then either the innermost axis stays
 //! innermost, and each output row is one copied run, or the output is a set of 2-D transposes (the
 //! input's innermost axis against the output's), done in square tiles so that both the strided reads
-//! and the strided writes stay in cache. Level-independent: the copies are what the time goes to.
+//! and the strided writes stay in cache (or, for a few output columns, one long pass per column).
+//! Level-independent: the copies are what the time goes to.
 
 use ember_core::ops::array::transpose::TransposeParams;
 use ember_core::ops::{In, Out, MAX_RANK};
@@ -11,6 +12,9 @@ use crate::ops::Odometer;
 
 /// Side of the square tiles of the 2-D transposes.
 const TILE: usize = 16;
+
+/// Below this many output columns, a 2-D transpose goes column by column instead of by tiles.
+const NARROW: usize = 8;
 
 /// A permutation reduced to its fewest axes: `dims` of the reduced input, and `perm` (output axis `i`
 /// is input axis `perm[i]`), `rank` of them.
@@ -159,14 +163,37 @@ struct Plane {
 
 impl Plane {
     fn transpose(&self, x: &[f32], y: &mut [f32]) {
+        if self.rows == 0 || self.cols == 0 {
+            return;
+        }
+        // The largest indices read and written; every other one is below them.
+        let last_read = (self.rows - 1) + (self.cols - 1) * self.read_col;
+        let last_write = (self.rows - 1) * self.write_row + self.cols - 1;
+        if last_read >= x.len() || last_write >= y.len() {
+            debug_assert!(false, "transpose plane out of its tensors");
+            return;
+        }
+        let (xp, yp) = (x.as_ptr(), y.as_mut_ptr());
+        if self.cols < NARROW {
+            // A few output columns (NCHW to NHWC with 3 channels): one long pass per column, reading
+            // a contiguous input row and writing every `write_row`-th output.
+            for j in 0..self.cols {
+                for i in 0..self.rows {
+                    // SAFETY: as below.
+                    unsafe { *yp.add(i * self.write_row + j) = *xp.add(i + j * self.read_col) };
+                }
+            }
+            return;
+        }
         for i0 in (0..self.rows).step_by(TILE) {
             let i1 = (i0 + TILE).min(self.rows);
             for j0 in (0..self.cols).step_by(TILE) {
                 let j1 = (j0 + TILE).min(self.cols);
                 for i in i0..i1 {
-                    let out = &mut y[i * self.write_row + j0..i * self.write_row + j1];
-                    for (o, j) in out.iter_mut().zip(j0..j1) {
-                        *o = x[i + j * self.read_col];
+                    for j in j0..j1 {
+                        // SAFETY: i < rows and j < cols, so both indices are at most the last ones,
+                        // checked above to lie within `x` and `y`.
+                        unsafe { *yp.add(i * self.write_row + j) = *xp.add(i + j * self.read_col) };
                     }
                 }
             }

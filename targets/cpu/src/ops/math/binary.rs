@@ -153,7 +153,14 @@ impl Walk {
     }
 }
 
+/// Elements of the stack buffer that holds a repeated row (see [`walk`]).
+const REPEATS: usize = 512;
+
 /// `y = f(a, b)` with broadcasting, row by row (see [`Walk`]).
+///
+/// When one operand is a single short row that every output row repeats (a per-channel vector over
+/// NHWC) and the other runs along the whole output, the row is first repeated into a stack buffer so
+/// that each pass of the loop covers many rows instead of one.
 #[inline(always)]
 fn walk<S: Simd>(s: S, a: In<'_>, b: In<'_>, y: Out<'_>, f: impl Fn(S::V, S::V) -> S::V) {
     if y.data.is_empty() {
@@ -162,11 +169,39 @@ fn walk<S: Simd>(s: S, a: In<'_>, b: In<'_>, y: Out<'_>, f: impl Fn(S::V, S::V) 
     let w = Walk::new(a.dims, b.dims, y.dims);
     let last = w.rank - 1;
     let row = w.dims[last];
-    // Along the rows at least one operand runs: merged axes of length > 1 have one, and a single
-    // element has both.
+    // An operand runs along the whole output, or is one row (running along the rows) repeated.
+    let whole = |x: &In<'_>| x.data.len() == y.data.len();
+    let repeated =
+        |x: &In<'_>, along: usize| along != 0 && x.data.len() == row && row <= REPEATS / 2;
+    if w.rank > 1 && whole(&a) && repeated(&b, w.b[last]) {
+        let mut buf = [0.0f32; REPEATS];
+        let tiled = tile(b.data, &mut buf);
+        for (out, xs) in y
+            .data
+            .chunks_mut(tiled.len())
+            .zip(a.data.chunks(tiled.len()))
+        {
+            zip(s, Operand::Run(xs), Operand::Run(tiled), out, &f);
+        }
+        return;
+    }
+    if w.rank > 1 && whole(&b) && repeated(&a, w.a[last]) {
+        let mut buf = [0.0f32; REPEATS];
+        let tiled = tile(a.data, &mut buf);
+        for (out, xs) in y
+            .data
+            .chunks_mut(tiled.len())
+            .zip(b.data.chunks(tiled.len()))
+        {
+            zip(s, Operand::Run(tiled), Operand::Run(xs), out, &f);
+        }
+        return;
+    }
     let mut rows = y.data.chunks_exact_mut(row);
     for [at, bt] in Odometer::new(&w.dims[..last], [w.a, w.b]) {
         let Some(out) = rows.next() else { return };
+        // Along the rows at least one operand runs: merged axes of length > 1 have one, and a
+        // single element has both.
         let a_row = if w.a[last] != 0 {
             Operand::Run(&a.data[at..][..row])
         } else {
@@ -179,4 +214,13 @@ fn walk<S: Simd>(s: S, a: In<'_>, b: In<'_>, y: Out<'_>, f: impl Fn(S::V, S::V) 
         };
         zip(s, a_row, b_row, out, &f);
     }
+}
+
+/// `row` repeated as many times as fit in `buf`: the filled part.
+fn tile<'b>(row: &[f32], buf: &'b mut [f32; REPEATS]) -> &'b [f32] {
+    let n = REPEATS / row.len() * row.len();
+    for chunk in buf[..n].chunks_exact_mut(row.len()) {
+        chunk.copy_from_slice(row);
+    }
+    &buf[..n]
 }

@@ -14,6 +14,7 @@ use crate::simd::math::{erf, exp, expm1, log, log1p, sigmoid, tanh};
 use crate::simd::{map, per_level, Simd};
 
 per_level! {
+    simd:
     fn unary(p: &UnaryParams, x: In<'_>, y: Out<'_>) => unary_on;
 }
 

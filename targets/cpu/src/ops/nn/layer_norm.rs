@@ -8,6 +8,7 @@ use ember_core::ops::{numel, In, Out};
 use crate::simd::{fold, per_level, update, zip, Operand, Simd};
 
 per_level! {
+    simd:
     fn layer_norm(
         p: &LayerNormParams,
         x: In<'_>,

@@ -14,6 +14,7 @@ use crate::simd::math::exp;
 use crate::simd::{fold, lanes, load_part, map, map_in_place, per_level, store_part, Simd};
 
 per_level! {
+    simd:
     fn softmax(p: &SoftmaxParams, x: In<'_>, y: Out<'_>) => softmax_on;
     fn log_softmax(p: &SoftmaxParams, x: In<'_>, y: Out<'_>) => log_softmax_on;
 }

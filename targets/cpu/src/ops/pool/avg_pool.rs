@@ -8,6 +8,7 @@ use super::{pool2d, SUM};
 use crate::simd::{per_level, Simd};
 
 per_level! {
+    simd:
     fn avg_pool(p: &Pool2dParams, x: In<'_>, y: Out<'_>) => avg_pool_on;
 }
 

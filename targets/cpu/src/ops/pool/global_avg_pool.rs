@@ -7,6 +7,7 @@ use super::{pool_pixel, Window, SUM};
 use crate::simd::{per_level, Simd};
 
 per_level! {
+    simd:
     fn global_avg_pool(x: In<'_>, y: Out<'_>) => global_avg_pool_on;
 }
 

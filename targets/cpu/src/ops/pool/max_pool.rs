@@ -8,6 +8,7 @@ use super::{pool2d, MAX};
 use crate::simd::{per_level, Simd};
 
 per_level! {
+    simd:
     fn max_pool(p: &Pool2dParams, x: In<'_>, y: Out<'_>) => max_pool_on;
 }
 

@@ -75,7 +75,7 @@ fn pool2d<S: Simd, const C: u8>(
 }
 
 /// One output pixel of a pool over `src` (one image, `(width, channels)`): every channel folded over
-/// `w` with `C`.
+/// `w` with `C`, four vectors of channels at a time, then the remaining (fewer than four) vectors.
 #[inline(always)]
 fn pool_pixel<S: Simd, const C: u8>(
     s: S,
@@ -91,10 +91,14 @@ fn pool_pixel<S: Simd, const C: u8>(
         fold_window::<S, C, 4>(s, src, shape, w, c, out);
         c += 4 * S::LANES;
     }
-    while c < whole {
-        fold_window::<S, C, 1>(s, src, shape, w, c, out);
-        c += S::LANES;
+    // The remaining whole vectors together, each in its own accumulator.
+    match (whole - c) / S::LANES {
+        3 => fold_window::<S, C, 3>(s, src, shape, w, c, out),
+        2 => fold_window::<S, C, 2>(s, src, shape, w, c, out),
+        1 => fold_window::<S, C, 1>(s, src, shape, w, c, out),
+        _ => {}
     }
+    c = whole;
     // The last channels one at a time: max and sums give the same bits on one lane as on many.
     while c < channels {
         fold_window::<Scalar, C, 1>(Scalar, src, shape, w, c, out);
