@@ -1,5 +1,5 @@
 //! Error sweeps of the vectorized transcendental functions, through each supported level's unary
-//! kernel, against f64 `std`: about two million inputs per function spread over every binade of both
+//! kernel (the scalar table keeps the reference's, so there the sweep checks `libm`), against f64: about two million inputs per function spread over every binade of both
 //! signs, plus the special values. The bounds asserted here are the ones stated in `src/simd/math.rs`.
 //!
 //! Error is measured in units in the last place of the f32 nearest the exact result (for subnormal
