@@ -7,7 +7,9 @@
 //! function per level; the AVX2 one runs inside a `#[target_feature(enable = "avx2,fma")]` function, so
 //! that everything inlined into it is compiled for AVX2. Every generic function a kernel calls must be
 //! `#[inline(always)]` too: one that is not is compiled without the level's features and calls each
-//! intrinsic out of line.
+//! intrinsic out of line. Closures cannot be marked so: the loops here call the closure they are given
+//! from one place only, which gets it inlined (LLVM always inlines a function into its only caller);
+//! other closures holding vector code should stay a line or two, or be `#[inline(always)]` functions.
 //!
 //! Also here: the loops every element-wise kernel shares ([`map`], [`zip`], ...), which handle the
 //! tail that does not fill a vector by running the same vector code on a zero-padded copy, so that an
@@ -184,9 +186,9 @@ impl Pad {
     }
 }
 
-/// Where vector `k` of a block of `len` elements (out of BLOCK) reads a run whose block starts at
-/// `run`: in the run while the vector fits, in `pad` (the rest of the run, padded with `rest`) for the
-/// vector that straddles the end, in [`ZEROS`] past it.
+/// Where the vector at `k` of a block of `len` elements (out of BLOCK) reads a run whose block starts
+/// at `run`: in the run while the vector fits, in `pad` (the run's last values, padded) for the vector
+/// that straddles the end, in [`ZEROS`] past it.
 #[inline(always)]
 fn source<S: Simd>(run: *const f32, k: usize, len: usize, pad: *const f32) -> *const f32 {
     if k + S::LANES <= len {

@@ -7,7 +7,8 @@
 //! The output is then a sequence of rows along the last of those axes, and each operand is either a
 //! contiguous run along a row or one value repeated: equal shapes and a scalar operand are one row, a
 //! per-channel vector over NHWC is rows of C with the vector repeated, and a `[.., n, 1]` operand is one
-//! value per row.
+//! value per row. A short row repeated over the whole output (the per-channel case) is first copied a
+//! few times into a stack buffer, so that one pass covers many rows.
 //!
 //! Results are the reference's bits (IEEE arithmetic in the same order, no FMA; Min and Max propagate
 //! NaN as the reference does), Pow's square included (`libm::powf(x, 2)` is `x * x`).
@@ -174,28 +175,10 @@ fn walk<S: Simd>(s: S, a: In<'_>, b: In<'_>, y: Out<'_>, f: impl Fn(S::V, S::V) 
     let repeated =
         |x: &In<'_>, along: usize| along != 0 && x.data.len() == row && row <= REPEATS / 2;
     if w.rank > 1 && whole(&a) && repeated(&b, w.b[last]) {
-        let mut buf = [0.0f32; REPEATS];
-        let tiled = tile(b.data, &mut buf);
-        for (out, xs) in y
-            .data
-            .chunks_mut(tiled.len())
-            .zip(a.data.chunks(tiled.len()))
-        {
-            zip(s, Operand::Run(xs), Operand::Run(tiled), out, &f);
-        }
-        return;
+        return repeated_row(s, a.data, b.data, y.data, f);
     }
     if w.rank > 1 && whole(&b) && repeated(&a, w.a[last]) {
-        let mut buf = [0.0f32; REPEATS];
-        let tiled = tile(a.data, &mut buf);
-        for (out, xs) in y
-            .data
-            .chunks_mut(tiled.len())
-            .zip(b.data.chunks(tiled.len()))
-        {
-            zip(s, Operand::Run(tiled), Operand::Run(xs), out, &f);
-        }
-        return;
+        return repeated_row(s, b.data, a.data, y.data, |v, u| f(u, v));
     }
     let mut rows = y.data.chunks_exact_mut(row);
     for [at, bt] in Odometer::new(&w.dims[..last], [w.a, w.b]) {
@@ -216,11 +199,23 @@ fn walk<S: Simd>(s: S, a: In<'_>, b: In<'_>, y: Out<'_>, f: impl Fn(S::V, S::V) 
     }
 }
 
-/// `row` repeated as many times as fit in `buf`: the filled part.
-fn tile<'b>(row: &[f32], buf: &'b mut [f32; REPEATS]) -> &'b [f32] {
+/// `y = f(x, row)` with `row` repeated along `x` and `y` (`row` at most REPEATS / 2 long), many rows
+/// per pass: the row repeated into a stack buffer as many times as fit.
+#[inline(always)]
+fn repeated_row<S: Simd>(
+    s: S,
+    x: &[f32],
+    row: &[f32],
+    y: &mut [f32],
+    f: impl Fn(S::V, S::V) -> S::V,
+) {
+    let mut buf = [0.0f32; REPEATS];
     let n = REPEATS / row.len() * row.len();
     for chunk in buf[..n].chunks_exact_mut(row.len()) {
         chunk.copy_from_slice(row);
     }
-    &buf[..n]
+    let rows = &buf[..n];
+    for (out, xs) in y.chunks_mut(n).zip(x.chunks(n)) {
+        zip(s, Operand::Run(xs), Operand::Run(rows), out, &f);
+    }
 }
