@@ -1,6 +1,7 @@
-//! What each level's table accelerates: the entries `accelerated` names are this crate's kernels (not
-//! the reference's), `variant` names them for profiles, and the ops they hand back to the reference
-//! kernel are named "reference".
+//! What each level's table accelerates among the f32 element-wise, normalization, pooling and
+//! transpose entries: the entries `accelerated` names are this crate's kernels (not the reference's),
+//! `variant` names them for profiles, and the ops they hand back to the reference kernel are named
+//! "reference".
 
 use ember_core::kernels::entry;
 use ember_core::ops::math::activation::Activation;
@@ -66,13 +67,15 @@ fn accelerated_entries_are_this_crates_kernels() {
             assert_eq!(bits & bit != 0, is_replaced, "{isa}: entry {bit:#x}");
         }
         // This architecture's SIMD levels replace them all; the scalar table (and the other
-        // architecture's levels, made of it) those where the portable kernels win.
+        // architecture's levels, made of it) those where the portable kernels win. (Other entries,
+        // such as the int8 ones, are not this test's.)
+        let ours = replaced.iter().fold(0, |acc, (bit, _)| acc | bit);
         let expected = if !native_simd(isa) {
             entry::BINARY | entry::REDUCE | entry::TRANSPOSE
         } else {
-            replaced.iter().fold(0, |acc, (bit, _)| acc | bit)
+            ours
         };
-        assert_eq!(bits, expected, "{isa}");
+        assert_eq!(bits & ours, expected, "{isa}");
     }
 }
 
