@@ -26,6 +26,7 @@ mod isa;
 mod ops;
 #[cfg(feature = "std")]
 mod pool;
+mod simd;
 mod tables;
 
 pub use isa::{Isa, IsaError};

@@ -1,0 +1,5 @@
+//! Neural-network ops: softmax, layer normalization, reductions.
+
+pub(crate) mod layer_norm;
+pub(crate) mod reduce;
+pub(crate) mod softmax;
