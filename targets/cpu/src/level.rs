@@ -1,0 +1,236 @@
+//! The f32 kernels of each instruction-set level, as values: the generic kernels (`gemm::tile`,
+//! `gemm::tile::gemv`, `ops::nn::depthwise`) instantiated for the level's [`Simd`](crate::simd::Simd)
+//! inside `#[target_feature]` functions, with the tile shapes and blocking the GEMM uses there.
+//!
+//! Every function pointer here may use the level's instructions: the ops check
+//! [`Isa::is_supported`](crate::Isa::is_supported) for `level.isa` before calling any (see
+//! [`Level::runs_here`]).
+
+use crate::gemm::tile::{GemvArgs, TileArgs};
+use crate::ops::nn::depthwise::DepthwiseArgs;
+use crate::Isa;
+
+/// A register-tile kernel: `unsafe` because it runs the level's instructions on raw pointers (see
+/// [`tile`](crate::gemm::tile::tile)).
+pub(crate) type TileFn = unsafe fn(&TileArgs);
+/// A dot-product kernel (see [`gemv`](crate::gemm::tile::gemv)).
+pub(crate) type GemvFn = unsafe fn(&GemvArgs);
+/// A depthwise convolution row kernel (see [`depthwise`](crate::ops::nn::depthwise)).
+pub(crate) type DepthwiseFn = unsafe fn(&DepthwiseArgs);
+
+/// One register tile shape.
+#[derive(Debug)]
+pub(crate) struct TileKernel {
+    /// `"6x16"`: rows x columns.
+    pub name: &'static str,
+    /// Rows.
+    pub mr: usize,
+    /// Columns (a multiple of the level's lanes).
+    pub nr: usize,
+    /// Measured multiply-adds per unit of time, relative to the level's other tiles (for choosing).
+    pub speed: usize,
+    /// The kernel.
+    pub run: TileFn,
+}
+
+/// The f32 kernels of one level.
+#[derive(Debug)]
+pub(crate) struct Level {
+    /// The level: its kernels run only where `isa.is_supported()`.
+    pub isa: Isa,
+    /// f32 per vector.
+    pub lanes: usize,
+    /// Register tiles, narrowest first (the GEMM picks one for the bulk of `N` and the narrowest that
+    /// covers the remainder for the last panel).
+    pub tiles: &'static [TileKernel],
+    /// Block of `k` (the part of a packed panel that stays in L1).
+    pub kc: usize,
+    /// Block of rows (the part of `A` that stays in L2).
+    pub mc: usize,
+    /// Dot products for one row.
+    pub gemv: GemvFn,
+    /// Depthwise convolution of one output row.
+    pub depthwise: DepthwiseFn,
+}
+
+impl Level {
+    /// Whether this CPU runs the level's instructions (an op falls back to the reference kernel
+    /// otherwise, so that a table handed out for the wrong CPU is slow, never unsound).
+    pub(crate) fn runs_here(&self) -> bool {
+        self.isa.is_supported()
+    }
+}
+
+/// The kernels of a level, for its `Simd` type: each function forwards to the generic kernel inside a
+/// function that carries the level's target features (when it has any).
+macro_rules! kernels {
+    ($simd:ty $(, $feature:literal)?) => {
+        use crate::gemm::tile::{GemvArgs, TileArgs};
+        use crate::ops::nn::depthwise::DepthwiseArgs;
+
+        $(#[target_feature(enable = $feature)])?
+        pub(super) unsafe fn tile<const MR: usize, const NV: usize>(t: &TileArgs) {
+            // SAFETY: the caller upholds `tile`'s contract (the level runs here, valid pointers).
+            unsafe { crate::gemm::tile::tile::<$simd, MR, NV>(t) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        pub(super) unsafe fn gemv(g: &GemvArgs) {
+            // SAFETY: the caller upholds `gemv`'s contract.
+            unsafe { crate::gemm::tile::gemv::<$simd>(g) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        pub(super) unsafe fn depthwise(d: &DepthwiseArgs) {
+            // SAFETY: the caller upholds `depthwise_row`'s contract.
+            unsafe { crate::ops::nn::depthwise::depthwise_row::<$simd>(d) }
+        }
+    };
+}
+
+mod scalar {
+    kernels!(crate::simd::scalar::Scalar);
+}
+
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    kernels!(crate::simd::sse2::Sse2);
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    kernels!(crate::simd::avx2::Avx2, "avx2,fma");
+}
+
+#[cfg(target_arch = "aarch64")]
+mod neon {
+    kernels!(crate::simd::neon::Neon);
+}
+
+/// Portable Rust; LLVM vectorizes its 4-lane arrays for the baseline.
+pub(crate) static SCALAR: Level = Level {
+    isa: Isa::Scalar,
+    lanes: 4,
+    tiles: &[
+        TileKernel {
+            name: "8x4",
+            mr: 8,
+            nr: 4,
+            speed: 100,
+            run: scalar::tile::<8, 1>,
+        },
+        TileKernel {
+            name: "6x8",
+            mr: 6,
+            nr: 8,
+            speed: 100,
+            run: scalar::tile::<6, 2>,
+        },
+    ],
+    kc: 256,
+    mc: 96,
+    gemv: scalar::gemv,
+    depthwise: scalar::depthwise,
+};
+
+/// SSE2: 16 registers of 4 lanes; tiles of up to 12 accumulators.
+#[cfg(target_arch = "x86_64")]
+pub(crate) static SSE2: Level = Level {
+    isa: Isa::Sse2,
+    lanes: 4,
+    tiles: &[
+        TileKernel {
+            name: "8x4",
+            mr: 8,
+            nr: 4,
+            speed: 100,
+            run: sse2::tile::<8, 1>,
+        },
+        TileKernel {
+            name: "6x8",
+            mr: 6,
+            nr: 8,
+            speed: 100,
+            run: sse2::tile::<6, 2>,
+        },
+        TileKernel {
+            name: "4x12",
+            mr: 4,
+            nr: 12,
+            speed: 100,
+            run: sse2::tile::<4, 3>,
+        },
+    ],
+    kc: 256,
+    mc: 96,
+    gemv: sse2::gemv,
+    depthwise: sse2::depthwise,
+};
+
+/// AVX2 + FMA: 16 registers of 8 lanes; 12 accumulators in the wide tiles.
+#[cfg(target_arch = "x86_64")]
+pub(crate) static AVX2: Level = Level {
+    isa: Isa::Avx2,
+    lanes: 8,
+    tiles: &[
+        TileKernel {
+            name: "8x8",
+            mr: 8,
+            nr: 8,
+            speed: 100,
+            run: avx2::tile::<8, 1>,
+        },
+        TileKernel {
+            name: "6x16",
+            mr: 6,
+            nr: 16,
+            speed: 100,
+            run: avx2::tile::<6, 2>,
+        },
+        TileKernel {
+            name: "4x24",
+            mr: 4,
+            nr: 24,
+            speed: 100,
+            run: avx2::tile::<4, 3>,
+        },
+    ],
+    kc: 256,
+    mc: 96,
+    gemv: avx2::gemv,
+    depthwise: avx2::depthwise,
+};
+
+/// NEON: 32 registers of 4 lanes.
+#[cfg(target_arch = "aarch64")]
+pub(crate) static NEON: Level = Level {
+    isa: Isa::Neon,
+    lanes: 4,
+    tiles: &[
+        TileKernel {
+            name: "8x4",
+            mr: 8,
+            nr: 4,
+            speed: 100,
+            run: neon::tile::<8, 1>,
+        },
+        TileKernel {
+            name: "8x8",
+            mr: 8,
+            nr: 8,
+            speed: 100,
+            run: neon::tile::<8, 2>,
+        },
+        TileKernel {
+            name: "6x16",
+            mr: 6,
+            nr: 16,
+            speed: 100,
+            run: neon::tile::<6, 4>,
+        },
+    ],
+    kc: 256,
+    mc: 96,
+    gemv: neon::gemv,
+    depthwise: neon::depthwise,
+};
