@@ -7,6 +7,7 @@
 //! [`Level::runs_here`]).
 
 use crate::gemm::tile::{GemvArgs, TileArgs};
+use crate::gemm::BMat;
 use crate::ops::nn::depthwise::DepthwiseArgs;
 use crate::Isa;
 
@@ -17,17 +18,18 @@ pub(crate) type TileFn = unsafe fn(&TileArgs);
 pub(crate) type GemvFn = unsafe fn(&GemvArgs);
 /// A depthwise convolution row kernel (see [`depthwise`](crate::ops::nn::depthwise)).
 pub(crate) type DepthwiseFn = unsafe fn(&DepthwiseArgs);
+/// Packs one panel of `B` (see [`pack_panel`](crate::gemm::pack::pack_panel)).
+pub(crate) type PackFn = unsafe fn(BMat<'_>, usize, usize, usize, usize, &mut [f32]);
 
 /// One register tile shape.
 #[derive(Debug)]
 pub(crate) struct TileKernel {
-    /// `"6x16"`: rows x columns.
-    pub name: &'static str,
     /// Rows.
     pub mr: usize,
     /// Columns (a multiple of the level's lanes).
     pub nr: usize,
-    /// Measured multiply-adds per unit of time, relative to the level's other tiles (for choosing).
+    /// Multiply-adds per unit of time, relative to the level's other tiles (for choosing): what the
+    /// loads per multiply-add and the accumulators (latency hiding) allow, checked with `gemm_bench`.
     pub speed: usize,
     /// The kernel.
     pub run: TileFn,
@@ -47,6 +49,8 @@ pub(crate) struct Level {
     pub kc: usize,
     /// Block of rows (the part of `A` that stays in L2).
     pub mc: usize,
+    /// Packing of `B`.
+    pub pack: PackFn,
     /// Dot products for one row.
     pub gemv: GemvFn,
     /// Depthwise convolution of one output row.
@@ -66,7 +70,21 @@ impl Level {
 macro_rules! kernels {
     ($simd:ty $(, $feature:literal)?) => {
         use crate::gemm::tile::{GemvArgs, TileArgs};
+        use crate::gemm::BMat;
         use crate::ops::nn::depthwise::DepthwiseArgs;
+
+        $(#[target_feature(enable = $feature)])?
+        pub(super) unsafe fn pack(
+            b: BMat<'_>,
+            k: usize,
+            j0: usize,
+            valid: usize,
+            width: usize,
+            out: &mut [f32],
+        ) {
+            // SAFETY: the caller upholds `pack_panel`'s contract.
+            unsafe { crate::gemm::pack::pack_panel::<$simd>(b, k, j0, valid, width, out) }
+        }
 
         $(#[target_feature(enable = $feature)])?
         pub(super) unsafe fn tile<const MR: usize, const NV: usize>(t: &TileArgs) {
@@ -113,14 +131,12 @@ pub(crate) static SCALAR: Level = Level {
     lanes: 4,
     tiles: &[
         TileKernel {
-            name: "8x4",
             mr: 8,
             nr: 4,
-            speed: 100,
+            speed: 80,
             run: scalar::tile::<8, 1>,
         },
         TileKernel {
-            name: "6x8",
             mr: 6,
             nr: 8,
             speed: 100,
@@ -129,6 +145,7 @@ pub(crate) static SCALAR: Level = Level {
     ],
     kc: 256,
     mc: 96,
+    pack: scalar::pack,
     gemv: scalar::gemv,
     depthwise: scalar::depthwise,
 };
@@ -140,21 +157,18 @@ pub(crate) static SSE2: Level = Level {
     lanes: 4,
     tiles: &[
         TileKernel {
-            name: "8x4",
             mr: 8,
             nr: 4,
-            speed: 100,
+            speed: 70,
             run: sse2::tile::<8, 1>,
         },
         TileKernel {
-            name: "6x8",
             mr: 6,
             nr: 8,
             speed: 100,
             run: sse2::tile::<6, 2>,
         },
         TileKernel {
-            name: "4x12",
             mr: 4,
             nr: 12,
             speed: 100,
@@ -163,6 +177,7 @@ pub(crate) static SSE2: Level = Level {
     ],
     kc: 256,
     mc: 96,
+    pack: sse2::pack,
     gemv: sse2::gemv,
     depthwise: sse2::depthwise,
 };
@@ -174,21 +189,18 @@ pub(crate) static AVX2: Level = Level {
     lanes: 8,
     tiles: &[
         TileKernel {
-            name: "8x8",
             mr: 8,
             nr: 8,
-            speed: 100,
+            speed: 80,
             run: avx2::tile::<8, 1>,
         },
         TileKernel {
-            name: "6x16",
             mr: 6,
             nr: 16,
-            speed: 100,
+            speed: 98,
             run: avx2::tile::<6, 2>,
         },
         TileKernel {
-            name: "4x24",
             mr: 4,
             nr: 24,
             speed: 100,
@@ -197,6 +209,7 @@ pub(crate) static AVX2: Level = Level {
     ],
     kc: 256,
     mc: 96,
+    pack: avx2::pack,
     gemv: avx2::gemv,
     depthwise: avx2::depthwise,
 };
@@ -208,21 +221,18 @@ pub(crate) static NEON: Level = Level {
     lanes: 4,
     tiles: &[
         TileKernel {
-            name: "8x4",
             mr: 8,
             nr: 4,
-            speed: 100,
+            speed: 70,
             run: neon::tile::<8, 1>,
         },
         TileKernel {
-            name: "8x8",
             mr: 8,
             nr: 8,
-            speed: 100,
+            speed: 90,
             run: neon::tile::<8, 2>,
         },
         TileKernel {
-            name: "6x16",
             mr: 6,
             nr: 16,
             speed: 100,
@@ -231,6 +241,7 @@ pub(crate) static NEON: Level = Level {
     ],
     kc: 256,
     mc: 96,
+    pack: neon::pack,
     gemv: neon::gemv,
     depthwise: neon::depthwise,
 };

@@ -58,11 +58,6 @@ impl<'a> Shared<'a> {
         }
     }
 
-    /// Length of the shared slice.
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
     /// The elements `range` (panics if it is out of bounds).
     ///
     /// # Safety
@@ -94,7 +89,7 @@ mod tests {
                     for w in 0..parts {
                         let r = chunk(total, parts, w, align);
                         assert_eq!(r.start, next.min(total));
-                        assert!(r.start % align == 0 || r.is_empty());
+                        assert!(r.start.is_multiple_of(align) || r.is_empty());
                         next = r.end.max(next);
                     }
                     assert_eq!(next, total);

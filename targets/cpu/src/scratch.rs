@@ -87,7 +87,7 @@ mod tests {
             let parts = carve.take_all(lens).unwrap();
             for (part, len) in parts.into_iter().zip(lens) {
                 assert_eq!(part.len(), len);
-                assert!(len == 0 || part.as_ptr() as usize % 64 == 0);
+                assert!(len == 0 || (part.as_ptr() as usize).is_multiple_of(64));
                 part.fill(1.0);
             }
         }

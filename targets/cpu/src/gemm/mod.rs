@@ -13,6 +13,8 @@
 //! it, split over workers; the convolutions drive [`Gemm::pack`] and [`Gemm::run`] themselves.
 
 pub(crate) mod pack;
+#[cfg(all(test, feature = "std"))]
+pub(crate) mod tests;
 pub(crate) mod tile;
 
 use core::marker::PhantomData;
@@ -45,7 +47,7 @@ pub(crate) struct AMat<'a> {
 
 impl<'a> AMat<'a> {
     /// The rows from row `i` on (`i` at most the number of rows).
-    pub(crate) fn from_row(self, i: usize) -> AMat<'a> {
+    pub(crate) fn rows_from(self, i: usize) -> AMat<'a> {
         AMat {
             data: self.data.get(i * self.ld..).unwrap_or_default(),
             ld: self.ld,
@@ -185,9 +187,11 @@ impl Gemm {
             let tile_cost = |t: &TileKernel| m.div_ceil(t.mr) * t.mr * t.nr * 1000 / t.speed;
             full * tile_cost(t) + tile_cost(last)
         };
+        // The widest of the cheapest (tiles are listed narrowest first).
         let main = level
             .tiles
             .iter()
+            .rev()
             .min_by_key(|t| cost(t))
             .unwrap_or(&level.tiles[0]);
         Gemm {
@@ -203,9 +207,15 @@ impl Gemm {
         }
     }
 
-    /// The tile's name, e.g. `"6x16"`.
-    pub(crate) fn tile_name(&self) -> &'static str {
-        self.main.name
+    /// Rows and columns of the tile most of `C` is computed with.
+    #[cfg(test)]
+    pub(crate) fn tile(&self) -> (usize, usize) {
+        let t = if self.panels == 1 {
+            self.last
+        } else {
+            self.main
+        };
+        (t.mr, t.nr)
     }
 
     /// Number of panels of `B`.
@@ -301,7 +311,7 @@ impl Gemm {
                 // SAFETY: `c` is borrowed whole for this call; each worker writes only its own rows.
                 let mut c = unsafe { COut::shared(c.as_ptr(), c_len, m, n, ldc) };
                 self.run(
-                    a.from_row(rows.start),
+                    a.rows_from(rows.start),
                     packed,
                     &mut c,
                     ep,
@@ -388,7 +398,9 @@ impl Gemm {
         for p in panels {
             let (tile, j0, valid) = self.panel(p);
             let start = self.panel_offset(p) - base;
-            pack::pack_panel(b, self.k, j0, valid, tile.nr, &mut out[start..]);
+            // SAFETY: the level runs here (checked when the op started); `b` fits k x n (asserted
+            // above) and valid <= nr.
+            unsafe { (self.level.pack)(b, self.k, j0, valid, tile.nr, &mut out[start..]) };
         }
     }
 

@@ -1,5 +1,9 @@
 //! Packing `B` into panels for [`tile`](super::tile::tile): a panel holds `width` columns (a multiple of
 //! the vector length) for every `k`, `k`-major (`panel[kk * width + j]`), the columns past `N` zero.
+//! Rows of a row-major `B` are copied; columns of weights are transposed a vector-square block at a
+//! time ([`Simd::transpose`]).
+
+use crate::simd::Simd;
 
 /// The right operand of a GEMM, `B[kk, j]` for `kk < K`, `j < N`.
 #[derive(Clone, Copy, Debug)]
@@ -38,12 +42,14 @@ impl BMat<'_> {
     }
 }
 
-/// Rows of `k` handled at a time when transposing columns, so that the panel part written stays in L1.
-const K_BLOCK: usize = 64;
-
 /// Packs columns `j0..j0 + valid` of `B` (all `k` rows) into `out` as one panel `width` wide (`out`
-/// holds `k * width` values; columns `valid..width` are zeros).
-pub(crate) fn pack_panel(
+/// holds `k * width` values; columns `valid..width` are zeros), with level `S`.
+///
+/// # Safety
+///
+/// The level `S` runs on this CPU; `b` fits a `k x (j0 + valid)` matrix (`BMat::fits`), `valid <= width`.
+#[inline(always)]
+pub(crate) unsafe fn pack_panel<S: Simd>(
     b: BMat<'_>,
     k: usize,
     j0: usize,
@@ -52,6 +58,9 @@ pub(crate) fn pack_panel(
     out: &mut [f32],
 ) {
     let out = &mut out[..k * width];
+    if k == 0 {
+        return;
+    }
     match b {
         BMat::Rows { data, ld } => {
             for (kk, dst) in out.chunks_exact_mut(width).enumerate() {
@@ -64,14 +73,30 @@ pub(crate) fn pack_panel(
             if valid < width {
                 out.fill(0.0);
             }
-            for k0 in (0..k).step_by(K_BLOCK) {
-                let kn = K_BLOCK.min(k - k0);
-                let dst = &mut out[k0 * width..][..kn * width];
-                for j in 0..valid {
-                    let col = &data[(j0 + j) * ld + k0..][..kn];
-                    for (d, &s) in dst[j..].iter_mut().step_by(width).zip(col) {
-                        *d = s;
-                    }
+            let lanes = S::LANES;
+            let (k_blocks, j_blocks) = (k / lanes * lanes, valid / lanes * lanes);
+            for k0 in (0..k_blocks).step_by(lanes) {
+                for jb in (0..j_blocks).step_by(lanes) {
+                    let src = &data[(j0 + jb) * ld + k0..];
+                    let dst = &mut out[k0 * width + jb..];
+                    // The block's last source row and destination row end inside the slices.
+                    assert!((lanes - 1) * ld + lanes <= src.len());
+                    assert!((lanes - 1) * width + lanes <= dst.len());
+                    // SAFETY: the level runs here (caller); the block's rows are in bounds (asserted).
+                    unsafe { S::transpose(src.as_ptr(), ld, dst.as_mut_ptr(), width) };
+                }
+            }
+            // The columns past the last whole block, and the rows of k past the last whole block.
+            for j in j_blocks..valid {
+                let col = &data[(j0 + j) * ld..][..k];
+                for (d, &s) in out[j..].iter_mut().step_by(width).zip(col) {
+                    *d = s;
+                }
+            }
+            for j in 0..j_blocks {
+                let col = &data[(j0 + j) * ld..][..k];
+                for (kk, &s) in col.iter().enumerate().skip(k_blocks) {
+                    out[kk * width + j] = s;
                 }
             }
         }

@@ -3,6 +3,22 @@
 //! one level, with the tables' signatures.
 
 pub(crate) mod nn;
+#[cfg(all(test, feature = "std"))]
+mod tests;
+
+#[cfg(all(test, feature = "std"))]
+std::thread_local! {
+    /// Reference kernels the ops of this thread fell back to (for tests).
+    pub(crate) static FALLBACKS: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+}
+
+/// Notes that an op runs the reference kernel instead of this crate's (no workspace, too little
+/// scratch, or a level this CPU lacks); tests count these.
+#[inline]
+pub(crate) fn fell_back() {
+    #[cfg(all(test, feature = "std"))]
+    FALLBACKS.with(|f| f.set(f.get() + 1));
+}
 
 /// The table entries of one level (`$level`, a `static Level`) in a module `$name`: plain functions with
 /// the `Kernels` signatures that run this crate's kernels at that level.

@@ -66,4 +66,38 @@ impl Simd for Avx2 {
             _mm_cvtss_f32(_mm_add_ss(pair, odd))
         }
     }
+    #[inline(always)]
+    unsafe fn transpose(src: *const f32, lds: usize, dst: *mut f32, ldd: usize) {
+        // SAFETY: see the impl (AVX; 8 rows of 8 readable (src) / writable (dst) values).
+        unsafe {
+            let r: [__m256; 8] = core::array::from_fn(|j| _mm256_loadu_ps(src.add(j * lds)));
+            // Pairs of rows interleaved, then pairs of pairs, then the 128-bit halves.
+            let t: [__m256; 8] = core::array::from_fn(|i| {
+                let (a, b) = (r[(i / 2) * 2], r[(i / 2) * 2 + 1]);
+                if i % 2 == 0 {
+                    _mm256_unpacklo_ps(a, b)
+                } else {
+                    _mm256_unpackhi_ps(a, b)
+                }
+            });
+            let u: [__m256; 8] = core::array::from_fn(|i| {
+                let (a, b) = (t[(i / 4) * 4 + i % 2], t[(i / 4) * 4 + i % 2 + 2]);
+                if (i / 2) % 2 == 0 {
+                    _mm256_shuffle_ps::<0b01_00_01_00>(a, b)
+                } else {
+                    _mm256_shuffle_ps::<0b11_10_11_10>(a, b)
+                }
+            });
+            // u[0..4] hold rows 0..4 of columns 0, 1, 2, 3 (low half) and 4, 5, 6, 7 (high half),
+            // in the order col 0, 2, 1, 3 for u[0], u[1], u[2], u[3]; likewise u[4..8] for rows 4..8.
+            for (i, &q) in [0usize, 2, 1, 3].iter().enumerate() {
+                let (lo, hi) = (u[q], u[q + 4]);
+                _mm256_storeu_ps(dst.add(i * ldd), _mm256_permute2f128_ps::<0x20>(lo, hi));
+                _mm256_storeu_ps(
+                    dst.add((i + 4) * ldd),
+                    _mm256_permute2f128_ps::<0x31>(lo, hi),
+                );
+            }
+        }
+    }
 }

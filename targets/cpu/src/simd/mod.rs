@@ -49,6 +49,9 @@ pub(crate) trait Simd {
     unsafe fn clamp(x: Self::V, lo: Self::V, hi: Self::V) -> Self::V;
     /// Sum of the lanes.
     unsafe fn sum(v: Self::V) -> f32;
+    /// Transposes a `LANES x LANES` block: `dst[i * ldd + j] = src[j * lds + i]` for `i, j < LANES`
+    /// (`src` rows and `dst` rows readable / writable for `LANES` values each).
+    unsafe fn transpose(src: *const f32, lds: usize, dst: *mut f32, ldd: usize);
 }
 
 /// The bounds `(lo, hi)` whose ONNX `Clip` equals `act` on every input, NaN included: `None` is a clip to

@@ -61,4 +61,22 @@ impl Simd for Neon {
         // SAFETY: NEON, baseline on aarch64.
         unsafe { vaddvq_f32(v) }
     }
+    #[inline(always)]
+    unsafe fn transpose(src: *const f32, lds: usize, dst: *mut f32, ldd: usize) {
+        // SAFETY: NEON, baseline on aarch64; 4 rows of 4 readable (src) / writable (dst) values.
+        unsafe {
+            let r0 = vld1q_f32(src);
+            let r1 = vld1q_f32(src.add(lds));
+            let r2 = vld1q_f32(src.add(2 * lds));
+            let r3 = vld1q_f32(src.add(3 * lds));
+            let t0 = vreinterpretq_f64_f32(vtrn1q_f32(r0, r1)); // a0 b0 a2 b2
+            let t1 = vreinterpretq_f64_f32(vtrn2q_f32(r0, r1)); // a1 b1 a3 b3
+            let t2 = vreinterpretq_f64_f32(vtrn1q_f32(r2, r3)); // c0 d0 c2 d2
+            let t3 = vreinterpretq_f64_f32(vtrn2q_f32(r2, r3)); // c1 d1 c3 d3
+            vst1q_f32(dst, vreinterpretq_f32_f64(vtrn1q_f64(t0, t2)));
+            vst1q_f32(dst.add(ldd), vreinterpretq_f32_f64(vtrn1q_f64(t1, t3)));
+            vst1q_f32(dst.add(2 * ldd), vreinterpretq_f32_f64(vtrn2q_f64(t0, t2)));
+            vst1q_f32(dst.add(3 * ldd), vreinterpretq_f32_f64(vtrn2q_f64(t1, t3)));
+        }
+    }
 }

@@ -50,4 +50,13 @@ impl Simd for Scalar {
     unsafe fn sum(v: [f32; 4]) -> f32 {
         (v[0] + v[2]) + (v[1] + v[3])
     }
+    #[inline(always)]
+    unsafe fn transpose(src: *const f32, lds: usize, dst: *mut f32, ldd: usize) {
+        for i in 0..4 {
+            for j in 0..4 {
+                // SAFETY: i, j < 4: inside the rows the caller guarantees.
+                unsafe { *dst.add(i * ldd + j) = *src.add(j * lds + i) };
+            }
+        }
+    }
 }

@@ -66,4 +66,22 @@ impl Simd for Sse2 {
             _mm_cvtss_f32(_mm_add_ss(pair, odd))
         }
     }
+    #[inline(always)]
+    unsafe fn transpose(src: *const f32, lds: usize, dst: *mut f32, ldd: usize) {
+        // SAFETY: SSE2, baseline on x86-64; 4 rows of 4 readable (src) / writable (dst) values.
+        unsafe {
+            let r0 = _mm_loadu_ps(src);
+            let r1 = _mm_loadu_ps(src.add(lds));
+            let r2 = _mm_loadu_ps(src.add(2 * lds));
+            let r3 = _mm_loadu_ps(src.add(3 * lds));
+            let t0 = _mm_unpacklo_ps(r0, r1); // a0 b0 a1 b1
+            let t1 = _mm_unpacklo_ps(r2, r3); // c0 d0 c1 d1
+            let t2 = _mm_unpackhi_ps(r0, r1); // a2 b2 a3 b3
+            let t3 = _mm_unpackhi_ps(r2, r3); // c2 d2 c3 d3
+            _mm_storeu_ps(dst, _mm_movelh_ps(t0, t1));
+            _mm_storeu_ps(dst.add(ldd), _mm_movehl_ps(t1, t0));
+            _mm_storeu_ps(dst.add(2 * ldd), _mm_movelh_ps(t2, t3));
+            _mm_storeu_ps(dst.add(3 * ldd), _mm_movehl_ps(t3, t2));
+        }
+    }
 }

@@ -103,6 +103,7 @@ pub(crate) fn conv_transpose2d(
             }
         }
     }
+    crate::ops::fell_back();
     reference::conv_transpose2d(p, x, w, b, y)
 }
 
@@ -120,7 +121,7 @@ impl Plan {
         par: Option<&dyn Parallel>,
     ) -> bool {
         let g = &self.gemm;
-        let (n, k) = (g.n, g.k);
+        let k = g.k;
         let Some([reordered, packed, cols]) = scratch.take_all(self.scratch_lens()) else {
             return false;
         };
@@ -185,7 +186,7 @@ impl Plan {
             // SAFETY: each worker writes only its own rows of `cols`.
             let mut c = unsafe { COut::shared(cols.as_ptr(), len, g.m, n, n) };
             g.run(
-                a.from_row(mine.start),
+                a.rows_from(mine.start),
                 packed,
                 &mut c,
                 &ep,
