@@ -6,6 +6,7 @@
 //! [`Isa::is_supported`](crate::Isa::is_supported) for `level.isa` before calling any (see
 //! [`Level::runs_here`]).
 
+use crate::gemm::dots::DotsArgs;
 use crate::gemm::tile::{GemvArgs, TileArgs};
 use crate::gemm::BMat;
 use crate::ops::nn::depthwise::DepthwiseArgs;
@@ -16,6 +17,8 @@ use crate::Isa;
 pub(crate) type TileFn = unsafe fn(&TileArgs);
 /// A dot-product kernel (see [`gemv`](crate::gemm::tile::gemv)).
 pub(crate) type GemvFn = unsafe fn(&GemvArgs);
+/// A block of dot products (see [`dots`](crate::gemm::dots::dots)).
+pub(crate) type DotsFn = unsafe fn(&DotsArgs);
 /// A depthwise convolution row kernel (see [`depthwise`](crate::ops::nn::depthwise)).
 pub(crate) type DepthwiseFn = unsafe fn(&DepthwiseArgs);
 /// Packs one panel of `B` (see [`pack_panel`](crate::gemm::pack::pack_panel)).
@@ -53,6 +56,18 @@ pub(crate) struct Level {
     pub pack: PackFn,
     /// Dot products for one row.
     pub gemv: GemvFn,
+    /// Blocks of dot products, `dots_rows x dots_cols`, for GEMMs with `B` by columns, at most
+    /// `dots_max_m` rows and at least `dots_min_k` terms per dot product.
+    pub dots: DotsFn,
+    /// Rows of `A` per block of `dots`.
+    pub dots_rows: usize,
+    /// Rows of `W` per block of `dots`.
+    pub dots_cols: usize,
+    /// Most rows of `A` for which `dots` beats packing `B`.
+    pub dots_max_m: usize,
+    /// Fewest terms per dot product for which `dots` beats packing `B` (the sums across lanes at the
+    /// end cost the same whatever `k`).
+    pub dots_min_k: usize,
     /// Depthwise convolution of one output row.
     pub depthwise: DepthwiseFn,
 }
@@ -69,6 +84,7 @@ impl Level {
 /// function that carries the level's target features (when it has any).
 macro_rules! kernels {
     ($simd:ty $(, $feature:literal)?) => {
+        use crate::gemm::dots::DotsArgs;
         use crate::gemm::tile::{GemvArgs, TileArgs};
         use crate::gemm::BMat;
         use crate::ops::nn::depthwise::DepthwiseArgs;
@@ -90,6 +106,12 @@ macro_rules! kernels {
         pub(super) unsafe fn tile<const MR: usize, const NV: usize>(t: &TileArgs) {
             // SAFETY: the caller upholds `tile`'s contract (the level runs here, valid pointers).
             unsafe { crate::gemm::tile::tile::<$simd, MR, NV>(t) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        pub(super) unsafe fn dots<const MR: usize, const NW: usize>(d: &DotsArgs) {
+            // SAFETY: the caller upholds `dots`'s contract.
+            unsafe { crate::gemm::dots::dots::<$simd, MR, NW>(d) }
         }
 
         $(#[target_feature(enable = $feature)])?
@@ -147,6 +169,11 @@ pub(crate) static SCALAR: Level = Level {
     mc: 96,
     pack: scalar::pack,
     gemv: scalar::gemv,
+    dots: scalar::dots::<2, 4>,
+    dots_rows: 2,
+    dots_cols: 4,
+    dots_max_m: usize::MAX,
+    dots_min_k: 128,
     depthwise: scalar::depthwise,
 };
 
@@ -168,17 +195,16 @@ pub(crate) static SSE2: Level = Level {
             speed: 100,
             run: sse2::tile::<6, 2>,
         },
-        TileKernel {
-            mr: 4,
-            nr: 12,
-            speed: 100,
-            run: sse2::tile::<4, 3>,
-        },
     ],
     kc: 256,
     mc: 96,
     pack: sse2::pack,
     gemv: sse2::gemv,
+    dots: sse2::dots::<2, 6>,
+    dots_rows: 2,
+    dots_cols: 6,
+    dots_max_m: usize::MAX,
+    dots_min_k: 128,
     depthwise: sse2::depthwise,
 };
 
@@ -200,17 +226,16 @@ pub(crate) static AVX2: Level = Level {
             speed: 98,
             run: avx2::tile::<6, 2>,
         },
-        TileKernel {
-            mr: 4,
-            nr: 24,
-            speed: 100,
-            run: avx2::tile::<4, 3>,
-        },
     ],
     kc: 256,
     mc: 96,
     pack: avx2::pack,
     gemv: avx2::gemv,
+    dots: avx2::dots::<3, 4>,
+    dots_rows: 3,
+    dots_cols: 4,
+    dots_max_m: 32,
+    dots_min_k: 256,
     depthwise: avx2::depthwise,
 };
 
@@ -243,5 +268,10 @@ pub(crate) static NEON: Level = Level {
     mc: 96,
     pack: neon::pack,
     gemv: neon::gemv,
+    dots: neon::dots::<4, 4>,
+    dots_rows: 4,
+    dots_cols: 4,
+    dots_max_m: 32,
+    dots_min_k: 256,
     depthwise: neon::depthwise,
 };

@@ -12,6 +12,7 @@
 //! A [`Gemm`] is the plan for one shape on one level (tile choice, packed size); [`gemm`] packs and runs
 //! it, split over workers; the convolutions drive [`Gemm::pack`] and [`Gemm::run`] themselves.
 
+pub(crate) mod dots;
 pub(crate) mod pack;
 #[cfg(all(test, feature = "std"))]
 pub(crate) mod tests;
@@ -26,6 +27,7 @@ use ember_core::Parallel;
 use crate::level::{Level, TileKernel};
 use crate::par::{self, Shared};
 use crate::simd::clip_bounds;
+use dots::DotsArgs;
 pub(crate) use pack::BMat;
 use tile::{GemvArgs, TileArgs};
 
@@ -144,6 +146,17 @@ impl<'a> COut<'a> {
     }
 }
 
+/// How a GEMM is computed (see [`Gemm::path`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Path {
+    /// One row against `B`'s columns.
+    Gemv,
+    /// Blocks of dot products, a few rows against `B`'s columns.
+    Dots,
+    /// `B` packed into panels, register tiles.
+    Packed,
+}
+
 /// The plan of one GEMM shape on one level.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Gemm {
@@ -158,6 +171,10 @@ pub(crate) struct Gemm {
     last: &'static TileKernel,
     /// Panels in all (the last one `last.nr` wide, the others `main.nr`).
     panels: usize,
+    /// Most rows computed as dot products (the level's, changed by tests).
+    dots_max_m: usize,
+    /// Fewest terms of a dot product for computing them so (the level's).
+    dots_min_k: usize,
     kc: usize,
     mc: usize,
 }
@@ -202,6 +219,8 @@ impl Gemm {
             main,
             last: last_for(main.nr),
             panels: n.div_ceil(main.nr).max(1),
+            dots_max_m: level.dots_max_m,
+            dots_min_k: level.dots_min_k,
             kc: level.kc,
             mc: level.mc,
         }
@@ -251,18 +270,23 @@ impl Gemm {
         (tile, j0, tile.nr.min(self.n - j0))
     }
 
-    /// Whether [`Gemm::gemm`] computes this shape as dot products of `A`'s row with `B`'s columns
-    /// (one row, columns contiguous: a fully connected layer at batch 1), which packs nothing.
-    fn is_gemv(&self, b: &BMat<'_>) -> bool {
-        self.m == 1 && matches!(b, BMat::Cols { .. })
+    /// How [`Gemm::gemm`] computes this shape with `B` laid out as `b` says: with `B` by columns (weights),
+    /// one row is a GEMV and a few rows are blocks of dot products, neither of which packs `B`.
+    fn path(&self, b: &BMat<'_>) -> Path {
+        match b {
+            BMat::Cols { .. } if self.m == 1 => Path::Gemv,
+            BMat::Cols { .. } if self.m <= self.dots_max_m && self.k >= self.dots_min_k => {
+                Path::Dots
+            }
+            _ => Path::Packed,
+        }
     }
 
     /// Scratch f32 values that [`Gemm::gemm`] needs for `B` laid out as `b` says.
     pub(crate) fn scratch_len(&self, b: &BMat<'_>) -> usize {
-        if self.is_gemv(b) || self.m == 0 || self.n == 0 {
-            0
-        } else {
-            self.packed_len()
+        match self.path(b) {
+            Path::Packed if self.m > 0 && self.n > 0 => self.packed_len(),
+            _ => 0,
         }
     }
 
@@ -286,9 +310,16 @@ impl Gemm {
             return true;
         }
         let workers = par::workers_for(m * n * k.max(1), MIN_WORK_PER_WORKER, workers);
-        if let (true, BMat::Cols { data, ld }) = (self.is_gemv(&b), b) {
-            self.gemv(a, data, ld, ep, c, par, workers);
-            return true;
+        match (self.path(&b), b) {
+            (Path::Gemv, BMat::Cols { data, ld }) => {
+                self.gemv(a, data, ld, ep, c, par, workers);
+                return true;
+            }
+            (Path::Dots, BMat::Cols { data, ld }) => {
+                self.dots(a, data, ld, ep, c, ldc, par, workers);
+                return true;
+            }
+            _ => {}
         }
         let Some(packed) = scratch.get_mut(..self.packed_len()) else {
             return false;
@@ -387,6 +418,73 @@ impl Gemm {
             // SAFETY: `x` has k values, rows js of W have k values each (`fits`), bias and residual n,
             // `y` js.len(); the level runs on this CPU (checked when the op started).
             unsafe { gemv(&args) };
+        });
+    }
+
+    /// The dot-product case of [`Gemm::gemm`]: blocks of dot products of `A`'s rows with `W`'s
+    /// (`W[j, kk] = w[j * ldw + kk]`), the rows of `W` split over the workers. Rows of `A` go in blocks
+    /// of `mc` (kept in L2 while every block of `W` goes by).
+    #[allow(clippy::too_many_arguments)]
+    fn dots(
+        &self,
+        a: AMat<'_>,
+        w: &[f32],
+        ldw: usize,
+        ep: &Epilogue<'_>,
+        c: &mut [f32],
+        ldc: usize,
+        par: Option<&dyn Parallel>,
+        workers: usize,
+    ) {
+        let (m, n, k) = (self.m, self.n, self.k);
+        assert!(a.fits(m, k) && BMat::Cols { data: w, ld: ldw }.fits(k, n));
+        assert!(ep.bias.is_none_or(|b| b.len() >= n));
+        assert!(ep.residual.is_none_or(|r| r.fits(m, n)));
+        let (lo, hi) = clip_bounds(ep.act);
+        let (mr, nw) = (self.level.dots_rows, self.level.dots_cols);
+        let kernel = self.level.dots;
+        let (c_len, c) = (c.len(), Shared::new(c));
+        par::run(par, workers, &|worker| {
+            // SAFETY: `c` is borrowed whole for this call; each worker writes only its own columns.
+            let c = unsafe { COut::shared(c.as_ptr(), c_len, m, n, ldc) };
+            let mine = par::chunk(n, workers, worker, nw);
+            for ib in (0..m).step_by(self.mc) {
+                for j in mine.clone().step_by(nw) {
+                    let cols = nw.min(n - j);
+                    for i in (ib..(ib + self.mc).min(m)).step_by(mr) {
+                        let rows = mr.min(m - i);
+                        let args = DotsArgs {
+                            k,
+                            a: match k {
+                                0 => a.data.as_ptr(),
+                                _ => a.data[i * a.ld..].as_ptr(),
+                            },
+                            lda: a.ld,
+                            rows,
+                            w: match k {
+                                0 => w.as_ptr(),
+                                _ => w[j * ldw..].as_ptr(),
+                            },
+                            ldw,
+                            cols,
+                            // SAFETY: i < m, j < n.
+                            c: unsafe { c.at(i, j) },
+                            ldc,
+                            init: ep
+                                .residual
+                                .map_or(core::ptr::null(), |r| r.data[i * r.ld + j..].as_ptr()),
+                            ld_init: ep.residual.map_or(0, |r| r.ld),
+                            bias: ep.bias.map_or(core::ptr::null(), |b| b[j..].as_ptr()),
+                            lo,
+                            hi,
+                        };
+                        // SAFETY: rows i..i + rows of A and j..j + cols of W have k values each (`fits`),
+                        // and C, the residual and the bias the block's elements; the level runs on this CPU
+                        // (checked when the op started).
+                        unsafe { kernel(&args) };
+                    }
+                }
+            }
         });
     }
 

@@ -220,8 +220,11 @@ proptest! {
 
 #[test]
 fn gemm_edges_match_definition() {
-    // One row (GEMV for columns), one column, k = 0, k across the k block, rows across the row block.
+    // One row (GEMV for columns), one column, k = 0, k across the k block, rows across the row block,
+    // few rows and long dot products (dots blocks for columns).
     let shapes = [
+        (31, 41, 263),
+        (5, 7, 300),
         (1, 1, 1),
         (1, 300, 257),
         (1, 7, 0),
@@ -250,12 +253,110 @@ fn gemm_edges_match_definition() {
 
 #[test]
 fn the_tile_follows_the_columns() {
-    // 24 columns: one 4x24 panel; 32: two 6x16 panels; 8: one 8x8 (AVX2's choices).
+    // AVX2: 6x16 for the bulk, the narrowest tile that covers the remainder last; 8 columns: 8x8.
     #[cfg(target_arch = "x86_64")]
     {
         let tile = |n| Gemm::new(&level::AVX2, 1000, n, 64).tile();
-        assert_eq!(tile(24), (4, 24));
+        assert_eq!(tile(24), (6, 16));
         assert_eq!(tile(32), (6, 16));
         assert_eq!(tile(8), (8, 8));
+        let g = Gemm::new(&level::AVX2, 1000, 24, 64);
+        assert_eq!((g.main.nr, g.last.nr, g.panels), (16, 8, 2));
+    }
+}
+
+/// Times the GEMM of each shape with `B` by columns on the packed path and on dots blocks,
+/// interleaved (so that a busy machine slows both alike), and prints the ratio:
+/// `cargo test --release -p ember-cpu --lib dots_or_packed -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn dots_or_packed() {
+    use std::time::Instant;
+    let shapes: Vec<(usize, usize, usize)> = match std::env::var("SHAPES") {
+        Ok(s) => s
+            .split(';')
+            .map(|t| {
+                let v: Vec<usize> = t.split(',').map(|x| x.parse().unwrap()).collect();
+                (v[0], v[1], v[2])
+            })
+            .collect(),
+        Err(_) => vec![
+            (2, 384, 384),
+            (8, 384, 384),
+            (25, 384, 384),
+            (40, 6625, 120),
+            (64, 240, 240),
+            (100, 192, 192),
+            (40, 60, 2880),
+            (240, 480, 480),
+            (1600, 24, 864),
+        ],
+    };
+    for level in levels() {
+        for &(m, n, k) in &shapes {
+            let a = values(m * k, 1);
+            let w = values(n * k, 2);
+            let b = BMat::Cols { data: &w, ld: k };
+            let ep = Epilogue::act(Activation::Relu);
+            let mut g = Gemm::new(level, m, n, k);
+            let mut c = vec![0.0f32; m * n];
+            // Packed panels start on a cache line, as the ops' scratch does.
+            let mut buf = vec![0.0f32; g.packed_len() + 16];
+            let skip = buf.as_ptr().align_offset(64);
+            let scratch = &mut buf[skip..];
+            let mut best = [f64::MAX; 2];
+            for _ in 0..30 {
+                for (i, max_m) in [0, usize::MAX].into_iter().enumerate() {
+                    g.dots_max_m = max_m;
+                    let t = Instant::now();
+                    let a = AMat { data: &a, ld: k };
+                    assert!(g.gemm(a, b, &ep, &mut c, n, scratch, None, 1));
+                    best[i] = best[i].min(t.elapsed().as_secs_f64());
+                }
+            }
+            let gf = |t: f64| 2.0 * (m * n * k) as f64 / t / 1e9;
+            std::println!(
+                "{:?} m={m} n={n} k={k}: packed {:.1} GF/s, dots {:.1} GF/s",
+                level.isa,
+                gf(best[0]),
+                gf(best[1])
+            );
+        }
+    }
+}
+
+/// Times packing `B` by columns and by rows (ns per value):
+/// `cargo test --release -p ember-cpu --lib pack_speed -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn pack_speed() {
+    use std::time::Instant;
+    for level in levels() {
+        for (n, k) in [(384, 384), (240, 240), (24, 864), (6625, 120)] {
+            let w = values(n * k, 2);
+            let g = Gemm::new(level, 1000, n, k);
+            let mut out = vec![0.0f32; g.packed_len()];
+            let mut best = [f64::MAX; 2];
+            for _ in 0..30 {
+                for (i, b) in [
+                    BMat::Cols { data: &w, ld: k },
+                    BMat::Rows { data: &w, ld: n },
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let t = Instant::now();
+                    g.pack(b, 0..g.panels(), &mut out);
+                    best[i] = best[i].min(t.elapsed().as_secs_f64());
+                }
+            }
+            std::println!(
+                "{:?} n={n} k={k} tile {:?}: columns {:.2} ns/value, rows {:.2} ns/value",
+                level.isa,
+                g.tile(),
+                best[0] * 1e9 / (n * k) as f64,
+                best[1] * 1e9 / (n * k) as f64
+            );
+        }
     }
 }
