@@ -65,9 +65,18 @@ pub(crate) unsafe fn dots<S: Simd, const MR: usize, const NW: usize>(d: &DotsArg
             }
             kk += lanes;
         }
-        for (r, acc_r) in acc.iter().enumerate().take(d.rows) {
-            for (j, &acc_rj) in acc_r.iter().enumerate().take(d.cols) {
-                let mut s = S::sum(acc_rj);
+        // Sums across the lanes for the whole block first, with constant indices, so that the
+        // accumulators stay in registers (indexing them by the block's actual size would put them in
+        // memory, stored on every iteration of the loop above).
+        let mut sums = [[0.0f32; NW]; MR];
+        for (sums_r, acc_r) in sums.iter_mut().zip(&acc) {
+            for (s, &acc_rj) in sums_r.iter_mut().zip(acc_r) {
+                *s = S::sum(acc_rj);
+            }
+        }
+        for (r, sums_r) in sums.iter().enumerate().take(d.rows) {
+            for (j, &sum) in sums_r.iter().enumerate().take(d.cols) {
+                let mut s = sum;
                 for t in kk..d.k {
                     s += *a[r].add(t) * *w[j].add(t);
                 }

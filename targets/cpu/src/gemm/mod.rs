@@ -36,7 +36,7 @@ pub(crate) const MAX_TILE: usize = 8 * 24;
 
 /// Multiply-adds below which a worker is not worth waking (a `ThreadPool::run` costs a few
 /// microseconds, about 100k multiply-adds).
-pub(crate) const MIN_WORK_PER_WORKER: usize = 1 << 18;
+pub(crate) const MIN_WORK_PER_WORKER: usize = 1 << 19;
 
 /// The left operand: `A[i, kk] = data[i * ld + kk]`.
 #[derive(Clone, Copy, Debug)]
