@@ -1,4 +1,5 @@
-//! GFLOP/s of `ember-cpu`'s GEMM-based kernels at every level this CPU runs, next to `ember-core`'s
+//! GFLOP/s of `ember-cpu`'s GEMM-based kernels (GEMM, convolutions, depthwise, transposed) at every
+//! level this CPU runs, next to `ember-core`'s
 //! reference kernels, on the layer shapes of PP-OCRv4's detection and recognition models.
 //!
 //! `cargo run --release -p ember-cpu --example gemm_bench [-- --threads N] [--only TEXT]` (`--only`:
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::nn::conv::Conv2dParams;
+use ember_core::ops::nn::conv_transpose::ConvTranspose2dParams;
 use ember_core::ops::nn::fully_connected::FullyConnectedParams;
 use ember_core::ops::{In, Out};
 use ember_core::{AlignedBuf, Kernels, OpKind, Parallel, Workspace};
@@ -33,6 +35,16 @@ enum Layer {
         stride: usize,
         groups: usize,
     },
+    /// A transposed convolution: input `[1, h, w, ic]`, `oc` outputs, `kernel x kernel`, stride, no
+    /// padding.
+    ConvTranspose {
+        h: usize,
+        w: usize,
+        ic: usize,
+        oc: usize,
+        kernel: usize,
+        stride: usize,
+    },
 }
 
 impl Layer {
@@ -51,6 +63,14 @@ impl Layer {
                 let kind = if groups > 1 { "dw" } else { "conv" };
                 format!("{kind} {kernel}x{kernel}/{stride} {h}x{w}x{ic}->{oc}")
             }
+            Layer::ConvTranspose {
+                h,
+                w,
+                ic,
+                oc,
+                kernel,
+                stride,
+            } => format!("convT {kernel}x{kernel}/{stride} {h}x{w}x{ic}->{oc}"),
         }
     }
 }
@@ -140,6 +160,22 @@ const LAYERS: &[Layer] = &[
         kernel: 5,
         stride: 1,
         groups: 240,
+    },
+    Layer::ConvTranspose {
+        h: 40,
+        w: 40,
+        ic: 24,
+        oc: 24,
+        kernel: 2,
+        stride: 2,
+    },
+    Layer::ConvTranspose {
+        h: 80,
+        w: 80,
+        ic: 24,
+        oc: 1,
+        kernel: 2,
+        stride: 2,
     },
 ];
 
@@ -300,6 +336,62 @@ fn run(layer: &Layer, kernels: &Kernels, pool: Option<&ThreadPool>) -> (f64, f64
                 );
             });
             let flops = 2.0 * (oh * ow * oc * kernel * kernel * icg) as f64;
+            (t.as_secs_f64(), flops)
+        }
+        Layer::ConvTranspose {
+            h,
+            w,
+            ic,
+            oc,
+            kernel,
+            stride,
+        } => {
+            let p = ConvTranspose2dParams {
+                stride_h: stride as u16,
+                stride_w: stride as u16,
+                dilation_h: 1,
+                dilation_w: 1,
+                pad_top: 0,
+                pad_left: 0,
+                pad_bottom: 0,
+                pad_right: 0,
+                output_pad_h: 0,
+                output_pad_w: 0,
+                groups: 1,
+                act: Activation::None,
+            };
+            let (oh, ow) = (stride * (h - 1) + kernel, stride * (w - 1) + kernel);
+            let xd = [1, h, w, ic];
+            let wd = [oc, kernel, kernel, ic];
+            let yd = [1, oh, ow, oc];
+            let (x, wt) = (values(h * w * ic, 7), values(oc * kernel * kernel * ic, 8));
+            let mut y = vec![0.0; oh * ow * oc];
+            let kind = OpKind::ConvTranspose2d(p);
+            let bytes = kernels
+                .scratch
+                .map_or(0, |f| f(&kind, &[&xd, &wd], &yd, workers));
+            let mut scratch = AlignedBuf::zeroed(bytes);
+            let t = time(|| {
+                let mut ws = Workspace::new(scratch.as_mut_bytes(), par);
+                (kernels.conv_transpose2d)(
+                    &p,
+                    In {
+                        data: &x,
+                        dims: &xd,
+                    },
+                    In {
+                        data: &wt,
+                        dims: &wd,
+                    },
+                    None,
+                    Out {
+                        data: &mut y,
+                        dims: &yd,
+                    },
+                    Some(&mut ws),
+                );
+            });
+            let flops = 2.0 * (h * w * ic * oc * kernel * kernel) as f64;
             (t.as_secs_f64(), flops)
         }
     }

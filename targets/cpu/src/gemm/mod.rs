@@ -157,6 +157,13 @@ enum Path {
     Packed,
 }
 
+/// Buffers on the stack for the tiles of a panel that sticks out past `n`: the tile's output (and start
+/// values) and its bias, `MR x NR` and `NR` values.
+struct Edge {
+    c: [f32; MAX_TILE],
+    bias: [f32; MAX_TILE],
+}
+
 /// The plan of one GEMM shape on one level.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Gemm {
@@ -525,6 +532,12 @@ impl Gemm {
         assert!(ep.residual.is_none_or(|r| r.fits(m, n)));
         let (lo, hi) = clip_bounds(ep.act);
         let base = self.panel_offset(panels.start);
+        // The edge tiles' buffers, zeroed once (later tiles find the previous one's values in them,
+        // which only reach discarded columns).
+        let mut edge = Edge {
+            c: [0.0; MAX_TILE],
+            bias: [0.0; MAX_TILE],
+        };
         let mut pc = 0;
         loop {
             let kc = self.kc.min(k - pc);
@@ -557,7 +570,7 @@ impl Gemm {
                             lo,
                             hi,
                         };
-                        self.call_tile(tile, args, c, ep, first, i, j0, valid);
+                        self.call_tile(tile, args, c, ep, &mut edge, first, i, j0, valid);
                     }
                 }
             }
@@ -577,6 +590,7 @@ impl Gemm {
         mut args: TileArgs,
         c: &mut COut<'_>,
         ep: &Epilogue<'_>,
+        edge: &mut Edge,
         first: bool,
         i: usize,
         j0: usize,
@@ -611,13 +625,15 @@ impl Gemm {
         }
         // Edge panel: copy the valid part of `init` and `bias` into zero-padded buffers, run the tile
         // into a buffer, copy the valid columns out.
-        let mut buf = [0.0f32; MAX_TILE];
-        let mut bias_buf = [0.0f32; MAX_TILE];
+        let Edge {
+            c: buf,
+            bias: bias_buf,
+        } = edge;
         if !init.is_null() {
             for r in 0..rows {
                 // SAFETY: row r < rows of `init` has `valid` elements from its start (inside C or R).
                 let src = unsafe { core::slice::from_raw_parts(init.add(r * ld_init), valid) };
-                buf[r * nr..][..valid].copy_from_slice(src);
+                copy_short(&mut buf[r * nr..][..valid], src);
             }
             args.init = buf.as_ptr();
             args.ld_init = nr;
@@ -625,7 +641,7 @@ impl Gemm {
         if !bias.is_null() {
             // SAFETY: the bias has n >= j0 + valid values (checked by `run`).
             let src = unsafe { core::slice::from_raw_parts(bias, valid) };
-            bias_buf[..valid].copy_from_slice(src);
+            copy_short(&mut bias_buf[..valid], src);
             args.bias = bias_buf.as_ptr();
         }
         args.c = buf.as_mut_ptr();
@@ -635,7 +651,23 @@ impl Gemm {
         for r in 0..rows {
             // SAFETY: row i + r < m of C has `valid` columns from j0 (< n), written by no one else.
             let dst = unsafe { core::slice::from_raw_parts_mut(c_tile.add(r * c.ld), valid) };
-            dst.copy_from_slice(&buf[r * nr..][..valid]);
+            copy_short(dst, &buf[r * nr..][..valid]);
         }
+    }
+}
+
+/// `dst.copy_from_slice(src)` for the few values of an edge tile's row, in groups of four and then
+/// one by one, without the call to `memcpy` a slice copy of unknown length becomes (which costs more
+/// than the copy for a handful of values, once per row of a narrow output).
+#[inline(always)]
+fn copy_short(dst: &mut [f32], src: &[f32]) {
+    let mut d = dst.chunks_exact_mut(4);
+    let mut s = src.chunks_exact(4);
+    for (d, s) in (&mut d).zip(&mut s) {
+        let s: [f32; 4] = [s[0], s[1], s[2], s[3]];
+        d.copy_from_slice(&s);
+    }
+    for (d, &s) in d.into_remainder().iter_mut().zip(s.remainder()) {
+        *d = s;
     }
 }

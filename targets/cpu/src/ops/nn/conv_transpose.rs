@@ -126,11 +126,9 @@ impl Plan {
             return false;
         };
         let (ic, oc) = (x.dims[3], y.dims[3]);
-        for pixel in y.data.chunks_exact_mut(oc) {
-            match b {
-                Some(b) => pixel.copy_from_slice(b),
-                None => pixel.fill(0.0),
-            }
+        match b {
+            Some(b) => fill_repeat(y.data, b),
+            None => y.data.fill(0.0),
         }
         for group in 0..self.groups {
             // reordered[(tap * ocg + o) * icg + c] = w[((group * ocg + o) * taps + tap) * icg + c]
@@ -213,22 +211,54 @@ impl Plan {
         let (sh, sw) = (usize::from(p.stride_h), usize::from(p.stride_w));
         let (dh, dw) = (usize::from(p.dilation_h), usize::from(p.dilation_w));
         let (pt, pl) = (usize::from(p.pad_top), usize::from(p.pad_left));
-        let n = self.gemm.n;
-        for (i, row) in rows.zip(cols.chunks_exact(n.max(1))) {
+        let (n, ocg) = (self.gemm.n, self.ocg);
+        // Input row by input row (a run of pixels of one image row), tap by tap: the tap's output row
+        // is fixed, and its output pixels are `sw` apart.
+        let mut i = rows.start;
+        while i < rows.end {
             let (b, pixel) = (i / (h * w), i % (h * w));
-            let (iy, ix) = (pixel / w, pixel % w);
-            for (tap, src) in row.chunks_exact(self.ocg.max(1)).enumerate() {
+            let (iy, ix0) = (pixel / w, pixel % w);
+            let run = (w - ix0).min(rows.end - i);
+            let src_rows = &cols[(i - rows.start) * n..][..run * n];
+            for tap in 0..self.taps {
                 let (ky, kx) = (tap / self.kw, tap % self.kw);
-                let oy = (iy * sh + ky * dh).checked_sub(pt).filter(|&o| o < oh);
-                let ox = (ix * sw + kx * dw).checked_sub(pl).filter(|&o| o < ow);
-                if let (Some(oy), Some(ox)) = (oy, ox) {
-                    let dst =
-                        &mut out[((b * oh + oy) * ow + ox) * oc + group * self.ocg..][..self.ocg];
+                let Some(oy) = (iy * sh + ky * dh).checked_sub(pt).filter(|&o| o < oh) else {
+                    continue;
+                };
+                let out_row = &mut out[(b * oh + oy) * ow * oc..][..ow * oc];
+                // The pixels of the run whose output column `(ix0 + dx) * sw + kx * dw - pl` is in
+                // 0..ow; their output and `cols` positions then step by `sw * oc` and `n`.
+                let shift = kx * dw;
+                let first = pl.saturating_sub(shift).div_ceil(sw).saturating_sub(ix0);
+                let end = (ow + pl)
+                    .saturating_sub(shift)
+                    .div_ceil(sw)
+                    .saturating_sub(ix0);
+                for dx in first..end.min(run) {
+                    let ox = (ix0 + dx) * sw + shift - pl;
+                    let dst = &mut out_row[ox * oc + group * ocg..][..ocg];
+                    let src = &src_rows[dx * n + tap * ocg..][..ocg];
                     for (d, &s) in dst.iter_mut().zip(src) {
                         *d += s;
                     }
                 }
             }
+            i += run;
         }
+    }
+}
+
+/// Fills `y` with copies of `pattern` (`y.len()` a multiple of its length): the first copy, then the
+/// filled part copied after itself, doubling (a handful of large copies, not one per pixel).
+fn fill_repeat(y: &mut [f32], pattern: &[f32]) {
+    let Some(first) = y.get_mut(..pattern.len()) else {
+        return;
+    };
+    first.copy_from_slice(pattern);
+    let mut filled = pattern.len();
+    while filled < y.len() {
+        let n = filled.min(y.len() - filled);
+        y.copy_within(..n, filled);
+        filled += n;
     }
 }

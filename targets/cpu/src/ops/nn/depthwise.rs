@@ -321,14 +321,19 @@ impl Depthwise {
             return false;
         };
         // taps[j][t][ch] = w[ch * m + j, t]; bias[j][ch] = b[ch * m + j].
-        for (i, &v) in w.data.iter().enumerate() {
-            let (oc, t) = (i / taps_n, i % taps_n);
-            taps[((oc % m) * taps_n + t) * c + oc / m] = v;
+        for (ch, w_ch) in w.data.chunks_exact(m * taps_n).enumerate() {
+            for (j, w_oc) in w_ch.chunks_exact(taps_n).enumerate() {
+                for (t, &v) in w_oc.iter().enumerate() {
+                    taps[(j * taps_n + t) * c + ch] = v;
+                }
+            }
         }
         match b {
             Some(b) => {
-                for (oc, &v) in b.iter().enumerate() {
-                    bias[(oc % m) * c + oc / m] = v;
+                for (ch, b_ch) in b.chunks_exact(m).enumerate() {
+                    for (j, &v) in b_ch.iter().enumerate() {
+                        bias[j * c + ch] = v;
+                    }
                 }
             }
             None => bias.fill(0.0),
