@@ -125,7 +125,7 @@ impl Plan {
         let Some([reordered, packed, cols]) = scratch.take_all(self.scratch_lens()) else {
             return false;
         };
-        let (ic, oc) = (x.dims[3], y.dims[3]);
+        let ic = x.dims[3];
         match b {
             Some(b) => fill_repeat(y.data, b),
             None => y.data.fill(0.0),
