@@ -42,7 +42,7 @@ pub(crate) fn parallels() -> [Option<&'static dyn Parallel>; 3] {
 fn size(max: usize) -> impl Strategy<Value = usize> {
     let picks = [
         1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 17, 23, 24, 25, 31, 32, 33, 47, 48, 49, 95,
-        96, 97, 127, 131, 191, 192, 193, 255, 256, 257, 263, 300,
+        96, 97, 127, 131, 191, 192, 193, 255, 256, 257, 263, 300, 511, 512, 513, 600,
     ];
     let picks: Vec<usize> = picks.into_iter().filter(|&s| s <= max).collect();
     prop_oneof![3 => proptest::sample::select(picks), 1 => 1..=max]
@@ -74,9 +74,10 @@ fn activation() -> impl Strategy<Value = Activation> {
 
 fn case() -> impl Strategy<Value = Case> {
     (
+        // k past the levels' k block (512) now and then, so that tiles accumulate through C.
         size(300),
         size(300),
-        size(300),
+        size(600),
         any::<bool>(),
         any::<bool>(),
         any::<bool>(),
@@ -233,6 +234,8 @@ fn gemm_edges_match_definition() {
         (97, 33, 300),
         (193, 25, 17),
         (2, 2, 513),
+        (7, 19, 1100),
+        (61, 17, 600),
     ];
     for (m, n, k) in shapes {
         for b_rows in [false, true] {
