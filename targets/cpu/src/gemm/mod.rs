@@ -9,8 +9,14 @@
 //! rows past `m` reuse the last row and are not stored; a panel past `n` is packed with zero columns and
 //! its tile goes through a buffer on the stack, so nothing is read or written out of bounds.
 //!
-//! A [`Gemm`] is the plan for one shape on one level (tile choice, packed size); [`gemm`] packs and runs
-//! it, split over workers; the convolutions drive [`Gemm::pack`] and [`Gemm::run`] themselves.
+//! With `B` given by columns (layer weights), two shapes skip packing: one row of `A` is a GEMV
+//! ([`tile::gemv`]), and a few rows with long enough `k` are blocks of dot products ([`dots`]), each
+//! weight row read once.
+//!
+//! A [`Gemm`] is the plan for one shape on one level (path, tile choice, packed size);
+//! [`Gemm::gemm`] packs and runs it, split over workers by rows or panels (each output is computed by
+//! the same operations however the work is split, so the result does not depend on the number of
+//! workers); the convolutions drive [`Gemm::pack`] and [`Gemm::run`] themselves.
 
 pub(crate) mod dots;
 pub(crate) mod pack;
@@ -31,11 +37,11 @@ use dots::DotsArgs;
 pub(crate) use pack::BMat;
 use tile::{GemvArgs, TileArgs};
 
-/// Largest `MR * NR` of any level's tiles (the edge buffer on the stack).
-pub(crate) const MAX_TILE: usize = 8 * 24;
+/// At least the largest `MR * NR` of any level's tiles (6x16, 8x8): the edge buffers on the stack.
+pub(crate) const MAX_TILE: usize = 8 * 16;
 
-/// Multiply-adds below which a worker is not worth waking (a `ThreadPool::run` costs a few
-/// microseconds, about 100k multiply-adds).
+/// Multiply-adds below which a worker is not worth waking: a `ThreadPool::run` costs a few
+/// microseconds, and 512k multiply-adds take about 10 on one Zen 3 core.
 pub(crate) const MIN_WORK_PER_WORKER: usize = 1 << 19;
 
 /// The left operand: `A[i, kk] = data[i * ld + kk]`.

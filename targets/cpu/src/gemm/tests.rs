@@ -255,6 +255,21 @@ fn gemm_edges_match_definition() {
 }
 
 #[test]
+fn every_level_lists_its_tiles_as_the_driver_expects() {
+    for level in levels() {
+        assert!(!level.tiles.is_empty());
+        for pair in level.tiles.windows(2) {
+            assert!(pair[0].nr < pair[1].nr, "{:?}: narrowest first", level.isa);
+        }
+        for t in level.tiles {
+            assert!(t.mr >= 1 && t.nr.is_multiple_of(level.lanes) && t.speed > 0);
+            assert!(t.mr * t.nr <= super::MAX_TILE, "{:?}: edge buffer too small", level.isa);
+        }
+        assert!(level.kc >= 1 && level.mc >= 1 && level.dots_rows >= 1 && level.dots_cols >= 1);
+    }
+}
+
+#[test]
 fn the_tile_follows_the_columns() {
     // AVX2: 6x16 for the bulk, the narrowest tile that covers the remainder last; 8 columns: 8x8.
     #[cfg(target_arch = "x86_64")]
