@@ -263,7 +263,11 @@ fn every_level_lists_its_tiles_as_the_driver_expects() {
         }
         for t in level.tiles {
             assert!(t.mr >= 1 && t.nr.is_multiple_of(level.lanes) && t.speed > 0);
-            assert!(t.mr * t.nr <= super::MAX_TILE, "{:?}: edge buffer too small", level.isa);
+            assert!(
+                t.mr * t.nr <= super::MAX_TILE,
+                "{:?}: edge buffer too small",
+                level.isa
+            );
         }
         assert!(level.kc >= 1 && level.mc >= 1 && level.dots_rows >= 1 && level.dots_cols >= 1);
     }
