@@ -107,9 +107,27 @@ proptest! {
             y
         };
         let want = run(&REFERENCE);
+        // The kernels sum the mean and the variance in another order than the reference: each sum
+        // may differ by about `len * eps * max|x|`, and the output amplifies the mean's error by
+        // `|scale| / std`. A row of nearly equal values (small std) is ill-conditioned, so the
+        // tolerance of each row is that bound (x4) on top of 1e-5.
+        let len = inner.iter().product::<usize>().max(1);
+        let max_scale = scale.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        let slack: Vec<f32> = x
+            .chunks(len)
+            .map(|row| {
+                let n = row.len() as f32;
+                let mean = row.iter().sum::<f32>() / n;
+                let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+                let max_x = row.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+                4.0 * n * f32::EPSILON * max_x * max_scale / (var + 1e-5).sqrt()
+            })
+            .collect();
         for (isa, k) in levels() {
             let what = format!("{isa} axis {axis} {d:?}");
-            check(&what, &run(k), &want, |_, g, w| close(g, w, 1e-5, 0.0))?;
+            check(&what, &run(k), &want, |i, g, w| {
+                close(g, w, 1e-5, 0.0) || (g - w).abs() <= 1e-5 + slack[i / len]
+            })?;
         }
     }
 }

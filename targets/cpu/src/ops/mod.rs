@@ -1,6 +1,7 @@
 //! This crate's kernels, one file per op mirroring `ember_core::ops` (`math/binary.rs` replaces
 //! `ember_core::ops::math::binary::binary`, and so on), each with the reference kernel's signature and
-//! one entry per instruction-set level (see [`crate::simd::per_level`]). Here: which table entries they
+//! one entry per instruction-set level (see [`crate::simd::per_level`]; the GEMM-based ops of `nn/` take
+//! a [`Level`](crate::level::Level) and get their entries from [`gemm_entries!`]). Here: which table entries they
 //! replace and how they are named in profiles, and the odometer that walks the outer axes of a tensor.
 
 use ember_core::kernels::entry;
@@ -14,6 +15,8 @@ pub(crate) mod math;
 pub(crate) mod nn;
 pub(crate) mod pool;
 pub mod quant;
+#[cfg(all(test, feature = "std"))]
+mod tests;
 
 /// The entries whose kernels this module replaces at the SIMD levels.
 const ENTRIES: u64 = entry::BINARY
@@ -137,3 +140,86 @@ impl<const K: usize> Iterator for Odometer<'_, K> {
         Some(current)
     }
 }
+
+#[cfg(all(test, feature = "std"))]
+std::thread_local! {
+    /// Reference kernels the ops of this thread fell back to (for tests).
+    pub(crate) static FALLBACKS: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+}
+
+/// Notes that an op runs the reference kernel instead of this crate's (no workspace, too little
+/// scratch, or a level this CPU lacks); tests count these.
+#[inline]
+pub(crate) fn fell_back() {
+    #[cfg(all(test, feature = "std"))]
+    FALLBACKS.with(|f| f.set(f.get() + 1));
+}
+
+/// The GEMM-based table entries (convolutions, fully connected, matmul) of one level (`$level`, a
+/// `static Level`) in a module `$name`: plain functions with the `Kernels` signatures that run this
+/// crate's kernels at that level.
+macro_rules! gemm_entries {
+    ($name:ident, $level:path) => {
+        pub(crate) mod $name {
+            use ember_core::ops::nn::conv::Conv2dParams;
+            use ember_core::ops::nn::conv_transpose::ConvTranspose2dParams;
+            use ember_core::ops::nn::fully_connected::FullyConnectedParams;
+            use ember_core::ops::nn::matmul::MatMulParams;
+            use ember_core::ops::{In, Out};
+            use ember_core::Workspace;
+
+            use crate::ops::nn;
+
+            pub(crate) fn conv2d(
+                p: &Conv2dParams,
+                x: In<'_>,
+                w: In<'_>,
+                b: Option<&[f32]>,
+                y: Out<'_>,
+                ws: Option<&mut Workspace<'_>>,
+            ) {
+                nn::conv::conv2d(&$level, p, x, w, b, y, ws)
+            }
+
+            pub(crate) fn conv_transpose2d(
+                p: &ConvTranspose2dParams,
+                x: In<'_>,
+                w: In<'_>,
+                b: Option<&[f32]>,
+                y: Out<'_>,
+                ws: Option<&mut Workspace<'_>>,
+            ) {
+                nn::conv_transpose::conv_transpose2d(&$level, p, x, w, b, y, ws)
+            }
+
+            pub(crate) fn fully_connected(
+                p: &FullyConnectedParams,
+                x: In<'_>,
+                w: In<'_>,
+                b: Option<&[f32]>,
+                y: Out<'_>,
+                ws: Option<&mut Workspace<'_>>,
+            ) {
+                nn::fully_connected::fully_connected(&$level, p, x, w, b, y, ws)
+            }
+
+            pub(crate) fn matmul(
+                p: &MatMulParams,
+                a: In<'_>,
+                b: In<'_>,
+                y: Out<'_>,
+                ws: Option<&mut Workspace<'_>>,
+            ) {
+                nn::matmul::matmul(&$level, p, a, b, y, ws)
+            }
+        }
+    };
+}
+
+gemm_entries!(scalar, crate::level::SCALAR);
+#[cfg(target_arch = "x86_64")]
+gemm_entries!(sse2, crate::level::SSE2);
+#[cfg(target_arch = "x86_64")]
+gemm_entries!(avx2, crate::level::AVX2);
+#[cfg(target_arch = "aarch64")]
+gemm_entries!(neon, crate::level::NEON);
