@@ -242,6 +242,26 @@ fn a_dynamic_inner_dimension_is_an_error_unless_fixed() {
         "x=1,7",
     ]);
     assert!(out.status.success(), "{}", text(&out));
+    // `ember bench model.onnx --input x.npy` takes the dims from the file, dynamic ones included.
+    let x = dir.join("x.npy");
+    write_npy_f32(&x, &[1, 7], &[-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0]);
+    let out = ember(&[
+        "bench",
+        &model("invalid/dynamic_dim.onnx"),
+        "--input",
+        x.to_str().unwrap(),
+        "--json",
+        "--repeat",
+        "2",
+        "--warmup",
+        "0",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("\"ops\":1"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]

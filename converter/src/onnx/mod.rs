@@ -27,6 +27,22 @@ pub fn is_default_domain(d: &str) -> bool {
     d.is_empty() || d == "ai.onnx"
 }
 
+/// The names of the graph's runtime inputs (its inputs that no initializer provides), in order, read
+/// without importing anything (so a model whose inputs still need `--shape` can be asked).
+pub fn graph_input_names(bytes: &[u8]) -> Result<Vec<String>, ConvertError> {
+    let model = ModelProto::decode(bytes).map_err(|e| ConvertError::Decode {
+        reason: e.to_string(),
+    })?;
+    let graph = model.graph.unwrap_or_default();
+    let initializers: HashSet<&str> = graph.initializer.iter().map(|t| t.name.as_str()).collect();
+    Ok(graph
+        .input
+        .iter()
+        .filter(|vi| !initializers.contains(vi.name.as_str()))
+        .map(|vi| vi.name.clone())
+        .collect())
+}
+
 /// Decodes `bytes` and imports the graph. Notices (defaults taken, things ignored) go to `notices`.
 pub fn import(
     bytes: &[u8],

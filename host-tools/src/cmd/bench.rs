@@ -78,17 +78,9 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             .map(|s| parse_shape(s))
             .collect::<Result<Vec<_>>>()?;
         if shapes.is_empty() && !files.is_empty() {
-            // A first conversion with default shapes tells the input names.
-            let probe = convert(
-                &bytes,
-                &ConvertOptions {
-                    shapes: vec![],
-                    keep_names: true,
-                    ..Default::default()
-                },
-            )
-            .with_context(|| format!("cannot convert {}", args.model.display()))?;
-            let names: Vec<String> = probe.report.inputs.iter().map(|(n, _)| n.clone()).collect();
+            // The input files give the shapes: the graph's input names say which is which.
+            let names = ember_convert::onnx::graph_input_names(&bytes)
+                .with_context(|| format!("cannot read {}", args.model.display()))?;
             for (k, (name, arr)) in files.iter().enumerate() {
                 let name = name.clone().or_else(|| names.get(k).cloned());
                 if let Some(name) = name {

@@ -19,13 +19,18 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-#[cfg(feature = "std")]
+#[cfg(any(feature = "std", test))]
 extern crate std;
 
+mod gemm;
 mod isa;
+mod level;
 mod ops;
+mod par;
 #[cfg(feature = "std")]
 mod pool;
+mod scratch;
+mod simd;
 mod tables;
 
 pub use isa::{Isa, IsaError};

@@ -1,58 +1,190 @@
 //! One kernel table per instruction-set level: `ember-core`'s reference table with the entries this
 //! crate accelerates at that level replaced, and the scratch its kernels ask for.
+//!
+//! Accelerated at every level (portable `scalar` included): `conv2d`, `conv_transpose2d`,
+//! `fully_connected`, `matmul` (see [`crate::gemm`] and `ops/nn/`). At the SIMD levels also the int8
+//! convolution and fully connected (`ops/quant/`) and the element-wise, pooling, softmax, layer-norm,
+//! reduction and transpose kernels (`ops/`; the scalar table takes the few of these that beat the
+//! reference). The other architecture's levels are never handed out; their tables are the scalar one.
 
 use ember_core::kernels::entry;
+use ember_core::ops::nn::{conv, conv_transpose, fully_connected, matmul};
 use ember_core::{Kernels, OpKind};
 
+use crate::level::Level;
+use crate::ops::array::transpose::transpose;
+use crate::ops::math::{binary, unary};
+use crate::ops::nn::{layer_norm, reduce, softmax};
+use crate::ops::pool::{avg_pool, global_avg_pool, max_pool};
 use crate::ops::quant;
-use crate::Isa;
+use crate::{ops, Isa};
 
-/// Scratch for the kernels of this crate: none yet (the int8 ones ask through their level's
-/// `quant::Entries::scratch`, which adds this).
-pub(crate) fn scratch(_: &OpKind, _: &[&[usize]], _: &[usize], _: usize) -> usize {
-    0
+/// The entries the GEMM-based kernels replace, at every level.
+const GEMM_ENTRIES: u64 =
+    entry::CONV2D | entry::CONV_TRANSPOSE2D | entry::FULLY_CONNECTED | entry::MATMUL;
+
+/// Scratch bytes the f32 kernels of `level` ask for (0 for other ops and for shapes that fail the op's
+/// `validate`).
+fn f32_scratch(
+    level: &'static Level,
+    kind: &OpKind,
+    inputs: &[&[usize]],
+    output: &[usize],
+    workers: usize,
+) -> usize {
+    let (Some(&x), Some(&w)) = (inputs.first(), inputs.get(1)) else {
+        return 0;
+    };
+    let bias = inputs.get(2).copied();
+    match kind {
+        OpKind::Conv2d(p) if conv::validate(p, x, w, bias, output).is_ok() => {
+            ops::nn::conv::scratch_bytes(level, p, x, w, output, workers)
+        }
+        OpKind::ConvTranspose2d(p) if conv_transpose::validate(p, x, w, bias, output).is_ok() => {
+            ops::nn::conv_transpose::scratch_bytes(level, x, w, workers)
+        }
+        OpKind::FullyConnected(p) if fully_connected::validate(p, x, w, bias, output).is_ok() => {
+            ops::nn::fully_connected::scratch_bytes(level, w, output)
+        }
+        OpKind::MatMul(p) if matmul::validate(p, x, w, output).is_ok() => {
+            ops::nn::matmul::scratch_bytes(level, x, output)
+        }
+        _ => 0,
+    }
+}
+
+/// A table's scratch function: the larger of what `$level`'s f32 kernels and `$int8`'s int8 kernels
+/// ask for (one op runs one kernel, so they never need room at once).
+macro_rules! scratch_fn {
+    ($level:path, $int8:expr) => {{
+        fn scratch(kind: &OpKind, inputs: &[&[usize]], output: &[usize], workers: usize) -> usize {
+            f32_scratch(&$level, kind, inputs, output, workers)
+                .max(($int8.scratch)(kind, inputs, output, workers))
+        }
+        scratch
+    }};
 }
 
 static SCALAR: Kernels = Kernels {
     name: "cpu-scalar",
-    scratch: Some(scratch),
+    scratch: Some(scratch_fn!(crate::level::SCALAR, quant::NONE)),
+    conv2d: ops::scalar::conv2d,
+    conv_transpose2d: ops::scalar::conv_transpose2d,
+    fully_connected: ops::scalar::fully_connected,
+    matmul: ops::scalar::matmul,
+    // Only where the portable kernels beat the reference (which the compiler vectorizes itself
+    // where its loops are simple): see examples/elementwise_bench.rs.
+    binary: binary::scalar::binary,
+    reduce: reduce::scalar::reduce,
+    transpose,
     ..ember_core::REFERENCE
 };
 
+#[cfg(target_arch = "x86_64")]
 static SSE2: Kernels = Kernels {
     name: "cpu-sse2",
-    scratch: Some(quant::SSE2.scratch),
+    scratch: Some(scratch_fn!(crate::level::SSE2, quant::SSE2)),
+    conv2d: ops::sse2::conv2d,
+    conv_transpose2d: ops::sse2::conv_transpose2d,
+    fully_connected: ops::sse2::fully_connected,
+    matmul: ops::sse2::matmul,
     quant_conv2d: quant::SSE2.conv2d,
     quant_fully_connected: quant::SSE2.fully_connected,
+    binary: binary::sse2::binary,
+    unary: unary::sse2::unary,
+    softmax: softmax::sse2::softmax,
+    log_softmax: softmax::sse2::log_softmax,
+    layer_norm: layer_norm::sse2::layer_norm,
+    reduce: reduce::sse2::reduce,
+    max_pool: max_pool::sse2::max_pool,
+    avg_pool: avg_pool::sse2::avg_pool,
+    global_avg_pool: global_avg_pool::sse2::global_avg_pool,
+    transpose,
     ..ember_core::REFERENCE
 };
 
+#[cfg(target_arch = "x86_64")]
 static AVX2: Kernels = Kernels {
     name: "cpu-avx2",
-    scratch: Some(quant::AVX2.scratch),
+    scratch: Some(scratch_fn!(crate::level::AVX2, quant::AVX2)),
+    conv2d: ops::avx2::conv2d,
+    conv_transpose2d: ops::avx2::conv_transpose2d,
+    fully_connected: ops::avx2::fully_connected,
+    matmul: ops::avx2::matmul,
     quant_conv2d: quant::AVX2.conv2d,
     quant_fully_connected: quant::AVX2.fully_connected,
+    binary: binary::avx2::binary,
+    unary: unary::avx2::unary,
+    softmax: softmax::avx2::softmax,
+    log_softmax: softmax::avx2::log_softmax,
+    layer_norm: layer_norm::avx2::layer_norm,
+    reduce: reduce::avx2::reduce,
+    max_pool: max_pool::avx2::max_pool,
+    avg_pool: avg_pool::avx2::avg_pool,
+    global_avg_pool: global_avg_pool::avx2::global_avg_pool,
+    transpose,
     ..ember_core::REFERENCE
 };
 
+#[cfg(target_arch = "aarch64")]
 static NEON: Kernels = Kernels {
     name: "cpu-neon",
-    scratch: Some(quant::NEON.scratch),
+    scratch: Some(scratch_fn!(crate::level::NEON, quant::NEON)),
+    conv2d: ops::neon::conv2d,
+    conv_transpose2d: ops::neon::conv_transpose2d,
+    fully_connected: ops::neon::fully_connected,
+    matmul: ops::neon::matmul,
     quant_conv2d: quant::NEON.conv2d,
     quant_fully_connected: quant::NEON.fully_connected,
+    binary: binary::neon::binary,
+    unary: unary::neon::unary,
+    softmax: softmax::neon::softmax,
+    log_softmax: softmax::neon::log_softmax,
+    layer_norm: layer_norm::neon::layer_norm,
+    reduce: reduce::neon::reduce,
+    max_pool: max_pool::neon::max_pool,
+    avg_pool: avg_pool::neon::avg_pool,
+    global_avg_pool: global_avg_pool::neon::global_avg_pool,
+    transpose,
     ..ember_core::REFERENCE
 };
 
+// The dot-product extension is for int8; the f32 kernels are NEON's.
+#[cfg(target_arch = "aarch64")]
 static NEON_DOTPROD: Kernels = Kernels {
     name: "cpu-neon-dotprod",
-    scratch: Some(quant::NEON_DOTPROD.scratch),
+    scratch: Some(scratch_fn!(crate::level::NEON, quant::NEON_DOTPROD)),
     quant_conv2d: quant::NEON_DOTPROD.conv2d,
     quant_fully_connected: quant::NEON_DOTPROD.fully_connected,
-    ..ember_core::REFERENCE
+    ..NEON
+};
+
+// The other architecture's levels: never handed out (`Isa::is_supported` is false for them), defined so
+// that `table` is total.
+#[cfg(not(target_arch = "x86_64"))]
+static SSE2: Kernels = Kernels {
+    name: "cpu-sse2",
+    ..SCALAR
+};
+#[cfg(not(target_arch = "x86_64"))]
+static AVX2: Kernels = Kernels {
+    name: "cpu-avx2",
+    ..SCALAR
+};
+#[cfg(not(target_arch = "aarch64"))]
+static NEON: Kernels = Kernels {
+    name: "cpu-neon",
+    ..SCALAR
+};
+#[cfg(not(target_arch = "aarch64"))]
+static NEON_DOTPROD: Kernels = Kernels {
+    name: "cpu-neon-dotprod",
+    ..SCALAR
 };
 
 /// The kernel table of `isa`. Its kernels use instructions of that level: open sessions with the table
-/// of a level [`Isa::is_supported`] says this CPU runs ([`crate::kernels`] does).
+/// of a level [`Isa::is_supported`] says this CPU runs ([`crate::kernels`] does); on another CPU its
+/// accelerated ops fall back to the reference kernels.
 pub fn table(isa: Isa) -> &'static Kernels {
     match isa {
         Isa::Scalar => &SCALAR,
@@ -63,28 +195,78 @@ pub fn table(isa: Isa) -> &'static Kernels {
     }
 }
 
-/// The [`entry`](ember_core::kernels::entry) bits whose kernels `isa`'s table replaces (the others are `ember-core`'s reference
+/// Whether `isa` is a level of the architecture this crate was built for (the others' tables are the
+/// scalar table).
+fn native(isa: Isa) -> bool {
+    match isa {
+        Isa::Scalar => true,
+        Isa::Sse2 | Isa::Avx2 => cfg!(target_arch = "x86_64"),
+        Isa::Neon | Isa::NeonDotprod => cfg!(target_arch = "aarch64"),
+    }
+}
+
+/// The [`entry`] bits whose kernels `isa`'s table replaces (the others are `ember-core`'s reference
 /// kernels).
 pub fn accelerated(isa: Isa) -> u64 {
-    let int8 = entry::QUANT_CONV2D | entry::QUANT_FULLY_CONNECTED;
-    match isa {
-        Isa::Sse2 | Isa::Avx2 if cfg!(target_arch = "x86_64") => int8,
-        Isa::Neon | Isa::NeonDotprod if cfg!(target_arch = "aarch64") => int8,
-        _ => 0,
-    }
+    let int8 = if native(isa) && isa != Isa::Scalar {
+        entry::QUANT_CONV2D | entry::QUANT_FULLY_CONNECTED
+    } else {
+        0
+    };
+    ops::entries(isa) | GEMM_ENTRIES | int8
 }
 
 /// Which kernel runs `kind` at `isa`, in words, for `ember inspect` and profiles (`"reference"` where
 /// the table keeps the reference kernel).
 pub fn variant(isa: Isa, kind: &OpKind) -> &'static str {
+    if let Some(name) = ops::variant(isa, kind) {
+        return name;
+    }
+    let isa = if native(isa) { isa } else { Isa::Scalar };
+    // [im2col + GEMM, depthwise or grouped, GEMM + col2im, fully connected, matmul]
+    let f32_names: [&'static str; 5] = match isa {
+        Isa::Scalar => [
+            "scalar im2col+gemm",
+            "scalar depthwise",
+            "scalar gemm+col2im",
+            "scalar gemv/gemm",
+            "scalar gemm",
+        ],
+        Isa::Sse2 => [
+            "sse2 im2col+gemm",
+            "sse2 depthwise",
+            "sse2 gemm+col2im",
+            "sse2 gemv/gemm",
+            "sse2 gemm",
+        ],
+        Isa::Avx2 => [
+            "avx2 im2col+gemm",
+            "avx2 depthwise",
+            "avx2 gemm+col2im",
+            "avx2 gemv/gemm",
+            "avx2 gemm",
+        ],
+        Isa::Neon | Isa::NeonDotprod => [
+            "neon im2col+gemm",
+            "neon depthwise",
+            "neon gemm+col2im",
+            "neon gemv/gemm",
+            "neon gemm",
+        ],
+    };
     let int8 = match isa {
-        Isa::Scalar => return "reference",
+        Isa::Scalar => quant::NONE.names,
         Isa::Sse2 => quant::SSE2.names,
         Isa::Avx2 => quant::AVX2.names,
         Isa::Neon => quant::NEON.names,
         Isa::NeonDotprod => quant::NEON_DOTPROD.names,
     };
     match kind {
+        OpKind::Conv2d(p) if p.groups == 1 => f32_names[0],
+        OpKind::Conv2d(_) => f32_names[1],
+        OpKind::ConvTranspose2d(_) => f32_names[2],
+        OpKind::FullyConnected(_) => f32_names[3],
+        OpKind::MatMul(_) => f32_names[4],
         OpKind::QuantConv2d(p) if p.groups > 1 => int8.1,
         OpKind::QuantConv2d(_) | OpKind::QuantFullyConnected(_) => int8.0,
         _ => "reference",

@@ -165,7 +165,8 @@ pub(crate) struct Entries {
     pub conv2d: QuantConv2dFn,
     /// `Kernels::quant_fully_connected`.
     pub fully_connected: QuantFullyConnectedFn,
-    /// The table's scratch function (the int8 ops' requests, and the shared function's for the rest).
+    /// Scratch bytes the int8 kernels ask for (0 for other ops; the table's scratch function takes the
+    /// larger of this and the f32 kernels').
     pub scratch: ScratchFn,
     /// What `variant` reports: (GEMM kernels, grouped convolutions).
     pub names: (&'static str, &'static str),
@@ -186,11 +187,13 @@ impl Entries {
     const REFERENCE: Entries = Entries {
         conv2d: ember_core::REFERENCE.quant_conv2d,
         fully_connected: ember_core::REFERENCE.quant_fully_connected,
-        scratch: crate::tables::scratch,
+        scratch: no_scratch,
         names: ("reference", "reference"),
     };
 }
 
+/// The reference int8 kernels: the scalar table's, and the other architecture's levels'.
+pub(crate) const NONE: Entries = Entries::REFERENCE;
 /// SSE2's int8 entries.
 #[cfg(target_arch = "x86_64")]
 pub(crate) const SSE2: Entries = Entries::of::<x86::Sse2>();
@@ -213,22 +216,25 @@ pub(crate) const NEON: Entries = Entries::REFERENCE;
 #[cfg(not(target_arch = "aarch64"))]
 pub(crate) const NEON_DOTPROD: Entries = Entries::REFERENCE;
 
-/// Scratch bytes level `L`'s kernels ask for: the int8 ops' here, the others' from the shared function.
+/// The reference kernels ask for no scratch.
+fn no_scratch(_: &OpKind, _: &[&[usize]], _: &[usize], _: usize) -> usize {
+    0
+}
+
+/// Scratch bytes level `L`'s int8 kernels ask for (0 for other ops).
 fn scratch_of<L: Level>(
     kind: &OpKind,
     inputs: &[&[usize]],
     output: &[usize],
     workers: usize,
 ) -> usize {
-    let theirs = crate::tables::scratch(kind, inputs, output, workers);
-    let ours = match (kind, inputs) {
+    match (kind, inputs) {
         (OpKind::QuantConv2d(p), [x, w, ..]) => conv::scratch::<L>(p, x, w, output, workers),
         (OpKind::QuantFullyConnected(_), [_, w, ..]) => {
             fully_connected::scratch::<L>(w, output, workers)
         }
         _ => 0,
-    };
-    theirs.max(ours)
+    }
 }
 
 #[cfg(all(test, feature = "std"))]

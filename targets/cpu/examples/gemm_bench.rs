@@ -1,0 +1,431 @@
+//! GFLOP/s of `ember-cpu`'s GEMM-based kernels (GEMM, convolutions, depthwise, transposed) at every
+//! level this CPU runs, next to `ember-core`'s
+//! reference kernels, on the layer shapes of PP-OCRv4's detection and recognition models.
+//!
+//! `cargo run --release -p ember-cpu --example gemm_bench [-- --threads N] [--only TEXT]` (`--only`:
+//! the layers whose name contains TEXT).
+//!
+//! Fully connected layers stand for the GEMM (`x [M, K]` times `W [N, K]^T`, what a 1x1 convolution
+//! runs); M = 1 is the GEMV. The clock printed first is measured with a chain of dependent integer adds
+//! (one per cycle), for turning GFLOP/s into flops per cycle.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use ember_core::ops::math::activation::Activation;
+use ember_core::ops::nn::conv::Conv2dParams;
+use ember_core::ops::nn::conv_transpose::ConvTranspose2dParams;
+use ember_core::ops::nn::fully_connected::FullyConnectedParams;
+use ember_core::ops::{In, Out};
+use ember_core::{AlignedBuf, Kernels, OpKind, Parallel, Workspace};
+use ember_cpu::{Isa, ThreadPool};
+
+/// A layer to time.
+enum Layer {
+    /// `M x K` times `[N, K]^T`.
+    Gemm { m: usize, k: usize, n: usize },
+    /// A convolution: input `[1, h, w, ic]`, `oc` outputs, `kernel x kernel`, stride, same padding,
+    /// `groups`.
+    Conv {
+        h: usize,
+        w: usize,
+        ic: usize,
+        oc: usize,
+        kernel: usize,
+        stride: usize,
+        groups: usize,
+    },
+    /// A transposed convolution: input `[1, h, w, ic]`, `oc` outputs, `kernel x kernel`, stride, no
+    /// padding.
+    ConvTranspose {
+        h: usize,
+        w: usize,
+        ic: usize,
+        oc: usize,
+        kernel: usize,
+        stride: usize,
+    },
+}
+
+impl Layer {
+    fn name(&self) -> String {
+        match *self {
+            Layer::Gemm { m, k, n } => format!("gemm M={m} K={k} N={n}"),
+            Layer::Conv {
+                h,
+                w,
+                ic,
+                oc,
+                kernel,
+                stride,
+                groups,
+            } => {
+                let kind = if groups > 1 { "dw" } else { "conv" };
+                format!("{kind} {kernel}x{kernel}/{stride} {h}x{w}x{ic}->{oc}")
+            }
+            Layer::ConvTranspose {
+                h,
+                w,
+                ic,
+                oc,
+                kernel,
+                stride,
+            } => format!("convT {kernel}x{kernel}/{stride} {h}x{w}x{ic}->{oc}"),
+        }
+    }
+}
+
+const LAYERS: &[Layer] = &[
+    Layer::Gemm {
+        m: 6400,
+        k: 16,
+        n: 32,
+    },
+    Layer::Gemm {
+        m: 1600,
+        k: 48,
+        n: 48,
+    },
+    Layer::Gemm {
+        m: 400,
+        k: 96,
+        n: 192,
+    },
+    Layer::Gemm {
+        m: 240,
+        k: 480,
+        n: 120,
+    },
+    Layer::Gemm {
+        m: 960,
+        k: 240,
+        n: 240,
+    },
+    Layer::Gemm {
+        m: 240,
+        k: 480,
+        n: 480,
+    },
+    Layer::Gemm {
+        m: 40,
+        k: 120,
+        n: 6625,
+    },
+    Layer::Gemm {
+        m: 1,
+        k: 1024,
+        n: 1024,
+    },
+    Layer::Conv {
+        h: 80,
+        w: 80,
+        ic: 16,
+        oc: 16,
+        kernel: 3,
+        stride: 1,
+        groups: 1,
+    },
+    Layer::Conv {
+        h: 160,
+        w: 160,
+        ic: 3,
+        oc: 16,
+        kernel: 3,
+        stride: 2,
+        groups: 1,
+    },
+    Layer::Conv {
+        h: 40,
+        w: 40,
+        ic: 96,
+        oc: 24,
+        kernel: 3,
+        stride: 1,
+        groups: 1,
+    },
+    Layer::Conv {
+        h: 80,
+        w: 80,
+        ic: 16,
+        oc: 16,
+        kernel: 3,
+        stride: 1,
+        groups: 16,
+    },
+    Layer::Conv {
+        h: 12,
+        w: 80,
+        ic: 240,
+        oc: 240,
+        kernel: 5,
+        stride: 1,
+        groups: 240,
+    },
+    Layer::ConvTranspose {
+        h: 40,
+        w: 40,
+        ic: 24,
+        oc: 24,
+        kernel: 2,
+        stride: 2,
+    },
+    Layer::ConvTranspose {
+        h: 80,
+        w: 80,
+        ic: 24,
+        oc: 1,
+        kernel: 2,
+        stride: 2,
+    },
+];
+
+/// Cycles per second, from a chain of dependent adds.
+#[cfg(target_arch = "x86_64")]
+fn clock_hz() -> f64 {
+    let n: u64 = 400_000_000;
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        let start = Instant::now();
+        let mut x = 0u64;
+        // SAFETY: register arithmetic only.
+        unsafe {
+            std::arch::asm!(
+                "2:",
+                "add {x}, 1", "add {x}, 1", "add {x}, 1", "add {x}, 1",
+                "add {x}, 1", "add {x}, 1", "add {x}, 1", "add {x}, 1",
+                "sub {n}, 8",
+                "jnz 2b",
+                x = inout(reg) x,
+                n = inout(reg) n => _,
+            );
+        }
+        black_box(x);
+        best = best.min(start.elapsed().as_secs_f64());
+    }
+    n as f64 / best
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn clock_hz() -> f64 {
+    f64::NAN
+}
+
+/// Deterministic values in -1..1.
+fn values(n: usize, seed: u32) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(2654435761).wrapping_add(1);
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s as f32 / u32::MAX as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// Best time of `f` over about 0.3 s.
+fn time(mut f: impl FnMut()) -> Duration {
+    f();
+    let mut best = Duration::MAX;
+    let start = Instant::now();
+    let mut runs = 0;
+    while runs < 3 || (start.elapsed() < Duration::from_millis(300) && runs < 10_000) {
+        let t = Instant::now();
+        f();
+        best = best.min(t.elapsed());
+        runs += 1;
+    }
+    best
+}
+
+/// Seconds per run of `layer` with `kernels` (and `pool`'s workers).
+fn run(layer: &Layer, kernels: &Kernels, pool: Option<&ThreadPool>) -> (f64, f64) {
+    let par = pool.map(|p| p as &dyn Parallel);
+    let workers = par.map_or(1, |p| p.workers());
+    match *layer {
+        Layer::Gemm { m, k, n } => {
+            let (x, w, b) = (values(m * k, 1), values(n * k, 2), values(n, 3));
+            let mut y = vec![0.0; m * n];
+            let p = FullyConnectedParams {
+                act: Activation::Relu,
+            };
+            let (xd, wd, yd) = ([m, k], [n, k], [m, n]);
+            let kind = OpKind::FullyConnected(p);
+            let bytes = kernels
+                .scratch
+                .map_or(0, |f| f(&kind, &[&xd, &wd, &[n]], &yd, workers));
+            let mut scratch = AlignedBuf::zeroed(bytes);
+            let t = time(|| {
+                let mut ws = Workspace::new(scratch.as_mut_bytes(), par);
+                (kernels.fully_connected)(
+                    &p,
+                    In {
+                        data: &x,
+                        dims: &xd,
+                    },
+                    In {
+                        data: &w,
+                        dims: &wd,
+                    },
+                    Some(&b),
+                    Out {
+                        data: &mut y,
+                        dims: &yd,
+                    },
+                    Some(&mut ws),
+                );
+            });
+            (t.as_secs_f64(), 2.0 * (m * n * k) as f64)
+        }
+        Layer::Conv {
+            h,
+            w,
+            ic,
+            oc,
+            kernel,
+            stride,
+            groups,
+        } => {
+            let pad = (kernel / 2) as u16;
+            let p = Conv2dParams {
+                stride_h: stride as u16,
+                stride_w: stride as u16,
+                dilation_h: 1,
+                dilation_w: 1,
+                pad_top: pad,
+                pad_left: pad,
+                pad_bottom: pad,
+                pad_right: pad,
+                groups: groups as u16,
+                act: Activation::Relu6,
+            };
+            let (oh, ow) = (h.div_ceil(stride), w.div_ceil(stride));
+            let icg = ic / groups;
+            let xd = [1, h, w, ic];
+            let wd = [oc, kernel, kernel, icg];
+            let yd = [1, oh, ow, oc];
+            let (x, wt, b) = (
+                values(h * w * ic, 4),
+                values(oc * kernel * kernel * icg, 5),
+                values(oc, 6),
+            );
+            let mut y = vec![0.0; oh * ow * oc];
+            let kind = OpKind::Conv2d(p);
+            let bytes = kernels
+                .scratch
+                .map_or(0, |f| f(&kind, &[&xd, &wd, &[oc]], &yd, workers));
+            let mut scratch = AlignedBuf::zeroed(bytes);
+            let t = time(|| {
+                let mut ws = Workspace::new(scratch.as_mut_bytes(), par);
+                (kernels.conv2d)(
+                    &p,
+                    In {
+                        data: &x,
+                        dims: &xd,
+                    },
+                    In {
+                        data: &wt,
+                        dims: &wd,
+                    },
+                    Some(&b),
+                    Out {
+                        data: &mut y,
+                        dims: &yd,
+                    },
+                    Some(&mut ws),
+                );
+            });
+            let flops = 2.0 * (oh * ow * oc * kernel * kernel * icg) as f64;
+            (t.as_secs_f64(), flops)
+        }
+        Layer::ConvTranspose {
+            h,
+            w,
+            ic,
+            oc,
+            kernel,
+            stride,
+        } => {
+            let p = ConvTranspose2dParams {
+                stride_h: stride as u16,
+                stride_w: stride as u16,
+                dilation_h: 1,
+                dilation_w: 1,
+                pad_top: 0,
+                pad_left: 0,
+                pad_bottom: 0,
+                pad_right: 0,
+                output_pad_h: 0,
+                output_pad_w: 0,
+                groups: 1,
+                act: Activation::None,
+            };
+            let (oh, ow) = (stride * (h - 1) + kernel, stride * (w - 1) + kernel);
+            let xd = [1, h, w, ic];
+            let wd = [oc, kernel, kernel, ic];
+            let yd = [1, oh, ow, oc];
+            let (x, wt) = (values(h * w * ic, 7), values(oc * kernel * kernel * ic, 8));
+            let mut y = vec![0.0; oh * ow * oc];
+            let kind = OpKind::ConvTranspose2d(p);
+            let bytes = kernels
+                .scratch
+                .map_or(0, |f| f(&kind, &[&xd, &wd], &yd, workers));
+            let mut scratch = AlignedBuf::zeroed(bytes);
+            let t = time(|| {
+                let mut ws = Workspace::new(scratch.as_mut_bytes(), par);
+                (kernels.conv_transpose2d)(
+                    &p,
+                    In {
+                        data: &x,
+                        dims: &xd,
+                    },
+                    In {
+                        data: &wt,
+                        dims: &wd,
+                    },
+                    None,
+                    Out {
+                        data: &mut y,
+                        dims: &yd,
+                    },
+                    Some(&mut ws),
+                );
+            });
+            let flops = 2.0 * (h * w * ic * oc * kernel * kernel) as f64;
+            (t.as_secs_f64(), flops)
+        }
+    }
+}
+
+fn main() {
+    let arg = |name: &str| std::env::args().skip_while(|a| a != name).nth(1);
+    let threads = arg("--threads")
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(1usize);
+    let only = arg("--only").unwrap_or_default();
+    let pool = (threads > 1).then(|| ThreadPool::new(threads).expect("worker threads"));
+    let hz = clock_hz();
+    println!(
+        "clock {:.2} GHz (dependent adds); peak f32 at 2 FMA x 8 lanes: {:.1} GFLOP/s; {threads} thread(s)",
+        hz / 1e9,
+        32.0 * hz / 1e9
+    );
+    let levels: Vec<Isa> = Isa::supported().collect();
+    print!("{:<34} {:>10}", "layer", "reference");
+    for isa in &levels {
+        print!(" {:>10}", isa.name());
+    }
+    println!("   GFLOP/s (flops/cycle of the best)");
+    for layer in LAYERS.iter().filter(|l| l.name().contains(&only)) {
+        print!("{:<34}", layer.name());
+        let (t, flops) = run(layer, &ember_core::REFERENCE, None);
+        print!(" {:>10.2}", flops / t / 1e9);
+        let mut best = 0.0f64;
+        for &isa in &levels {
+            let (t, flops) = run(layer, ember_cpu::table(isa), pool.as_ref());
+            best = best.max(flops / t);
+            print!(" {:>10.2}", flops / t / 1e9);
+        }
+        println!("   ({:.1})", best / hz);
+    }
+}

@@ -1,0 +1,279 @@
+//! The f32 kernels of each instruction-set level, as values: the generic kernels (`gemm::tile`,
+//! `gemm::tile::gemv`, `ops::nn::depthwise`) instantiated for the level's [`Lanes`](crate::gemm::lanes::Lanes)
+//! inside `#[target_feature]` functions, with the tile shapes and blocking the GEMM uses there.
+//!
+//! Every function pointer here may use the level's instructions: the ops check
+//! [`Isa::is_supported`](crate::Isa::is_supported) for `level.isa` before calling any (see
+//! [`Level::runs_here`]).
+
+use crate::gemm::dots::DotsArgs;
+use crate::gemm::tile::{GemvArgs, TileArgs};
+use crate::gemm::BMat;
+use crate::ops::nn::depthwise::DepthwiseArgs;
+use crate::Isa;
+
+/// A register-tile kernel: `unsafe` because it runs the level's instructions on raw pointers (see
+/// [`tile`](crate::gemm::tile::tile)).
+pub(crate) type TileFn = unsafe fn(&TileArgs);
+/// A dot-product kernel (see [`gemv`](crate::gemm::tile::gemv)).
+pub(crate) type GemvFn = unsafe fn(&GemvArgs);
+/// A block of dot products (see [`dots`](crate::gemm::dots::dots)).
+pub(crate) type DotsFn = unsafe fn(&DotsArgs);
+/// A depthwise convolution row kernel (see [`depthwise`](crate::ops::nn::depthwise)).
+pub(crate) type DepthwiseFn = unsafe fn(&DepthwiseArgs);
+/// Packs one panel of `B` (see [`pack_panel`](crate::gemm::pack::pack_panel)).
+pub(crate) type PackFn = unsafe fn(BMat<'_>, usize, usize, usize, usize, &mut [f32]);
+
+/// One register tile shape.
+#[derive(Debug)]
+pub(crate) struct TileKernel {
+    /// Rows.
+    pub mr: usize,
+    /// Columns (a multiple of the level's lanes).
+    pub nr: usize,
+    /// Multiply-adds per unit of time, relative to the level's other tiles (for choosing): what the
+    /// loads per multiply-add and the accumulators (latency hiding) allow, checked with `gemm_bench`.
+    pub speed: usize,
+    /// The kernel.
+    pub run: TileFn,
+}
+
+/// The f32 kernels of one level.
+#[derive(Debug)]
+pub(crate) struct Level {
+    /// The level: its kernels run only where `isa.is_supported()`.
+    pub isa: Isa,
+    /// f32 per vector.
+    pub lanes: usize,
+    /// Register tiles, narrowest first (the GEMM picks one for the bulk of `N` and the narrowest that
+    /// covers the remainder for the last panel).
+    pub tiles: &'static [TileKernel],
+    /// Block of `k` (the part of a packed panel that stays in L1: 512 x 16 values, 32 KiB, for AVX2's
+    /// 6x16). Measured on Zen 3 with `gemm_bench`: 512 beats 128 by 3-8% on K = 480 and 864, and more
+    /// (768, 1024) changes nothing measurable.
+    pub kc: usize,
+    /// Block of rows (the part of `A` that stays in L2). 48 to 192 measured alike on Zen 3 (512 KiB L2).
+    pub mc: usize,
+    /// Packing of `B`.
+    pub pack: PackFn,
+    /// Dot products for one row.
+    pub gemv: GemvFn,
+    /// Blocks of dot products, `dots_rows x dots_cols`, for GEMMs with `B` by columns, at most
+    /// `dots_max_m` rows and at least `dots_min_k` terms per dot product.
+    pub dots: DotsFn,
+    /// Rows of `A` per block of `dots`.
+    pub dots_rows: usize,
+    /// Rows of `W` per block of `dots`.
+    pub dots_cols: usize,
+    /// Most rows of `A` for which `dots` beats packing `B`.
+    pub dots_max_m: usize,
+    /// Fewest terms per dot product for which `dots` beats packing `B` (the sums across lanes at the
+    /// end cost the same whatever `k`).
+    pub dots_min_k: usize,
+    /// Depthwise convolution of one output row.
+    pub depthwise: DepthwiseFn,
+}
+
+impl Level {
+    /// Whether this CPU runs the level's instructions (an op falls back to the reference kernel
+    /// otherwise, so that a table handed out for the wrong CPU is slow, never unsound).
+    pub(crate) fn runs_here(&self) -> bool {
+        self.isa.is_supported()
+    }
+}
+
+/// The kernels of a level, for its `Lanes` type: each function forwards to the generic kernel inside a
+/// function that carries the level's target features (when it has any).
+macro_rules! kernels {
+    ($simd:ty $(, $feature:literal)?) => {
+        use crate::gemm::dots::DotsArgs;
+        use crate::gemm::tile::{GemvArgs, TileArgs};
+        use crate::gemm::BMat;
+        use crate::ops::nn::depthwise::DepthwiseArgs;
+
+        $(#[target_feature(enable = $feature)])?
+        pub(super) unsafe fn pack(
+            b: BMat<'_>,
+            k: usize,
+            j0: usize,
+            valid: usize,
+            width: usize,
+            out: &mut [f32],
+        ) {
+            // SAFETY: the caller upholds `pack_panel`'s contract.
+            unsafe { crate::gemm::pack::pack_panel::<$simd>(b, k, j0, valid, width, out) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        pub(super) unsafe fn tile<const MR: usize, const NV: usize>(t: &TileArgs) {
+            // SAFETY: the caller upholds `tile`'s contract (the level runs here, valid pointers).
+            unsafe { crate::gemm::tile::tile::<$simd, MR, NV>(t) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        pub(super) unsafe fn dots<const MR: usize, const NW: usize>(d: &DotsArgs) {
+            // SAFETY: the caller upholds `dots`'s contract.
+            unsafe { crate::gemm::dots::dots::<$simd, MR, NW>(d) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        pub(super) unsafe fn gemv(g: &GemvArgs) {
+            // SAFETY: the caller upholds `gemv`'s contract.
+            unsafe { crate::gemm::tile::gemv::<$simd>(g) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        pub(super) unsafe fn depthwise(d: &DepthwiseArgs) {
+            // SAFETY: the caller upholds `depthwise_row`'s contract.
+            unsafe { crate::ops::nn::depthwise::depthwise_row::<$simd>(d) }
+        }
+    };
+}
+
+mod scalar {
+    kernels!(crate::gemm::lanes::scalar::Scalar);
+}
+
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    kernels!(crate::gemm::lanes::sse2::Sse2);
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    kernels!(crate::gemm::lanes::avx2::Avx2, "avx2,fma");
+}
+
+#[cfg(target_arch = "aarch64")]
+mod neon {
+    kernels!(crate::gemm::lanes::neon::Neon);
+}
+
+/// Portable Rust; LLVM vectorizes its 4-lane arrays for the baseline.
+pub(crate) static SCALAR: Level = Level {
+    isa: Isa::Scalar,
+    lanes: 4,
+    tiles: &[
+        TileKernel {
+            mr: 8,
+            nr: 4,
+            speed: 80,
+            run: scalar::tile::<8, 1>,
+        },
+        TileKernel {
+            mr: 6,
+            nr: 8,
+            speed: 100,
+            run: scalar::tile::<6, 2>,
+        },
+    ],
+    kc: 512,
+    mc: 96,
+    pack: scalar::pack,
+    gemv: scalar::gemv,
+    dots: scalar::dots::<2, 4>,
+    dots_rows: 2,
+    dots_cols: 4,
+    dots_max_m: usize::MAX,
+    dots_min_k: 128,
+    depthwise: scalar::depthwise,
+};
+
+/// SSE2: 16 registers of 4 lanes; tiles of up to 12 accumulators.
+#[cfg(target_arch = "x86_64")]
+pub(crate) static SSE2: Level = Level {
+    isa: Isa::Sse2,
+    lanes: 4,
+    tiles: &[
+        TileKernel {
+            mr: 8,
+            nr: 4,
+            speed: 70,
+            run: sse2::tile::<8, 1>,
+        },
+        TileKernel {
+            mr: 6,
+            nr: 8,
+            speed: 100,
+            run: sse2::tile::<6, 2>,
+        },
+    ],
+    kc: 512,
+    mc: 96,
+    pack: sse2::pack,
+    gemv: sse2::gemv,
+    dots: sse2::dots::<2, 6>,
+    dots_rows: 2,
+    dots_cols: 6,
+    dots_max_m: usize::MAX,
+    dots_min_k: 128,
+    depthwise: sse2::depthwise,
+};
+
+/// AVX2 + FMA: 16 registers of 8 lanes; 12 accumulators in the wide tiles.
+#[cfg(target_arch = "x86_64")]
+pub(crate) static AVX2: Level = Level {
+    isa: Isa::Avx2,
+    lanes: 8,
+    tiles: &[
+        TileKernel {
+            mr: 8,
+            nr: 8,
+            speed: 80,
+            run: avx2::tile::<8, 1>,
+        },
+        TileKernel {
+            mr: 6,
+            nr: 16,
+            speed: 98,
+            run: avx2::tile::<6, 2>,
+        },
+    ],
+    kc: 512,
+    mc: 96,
+    pack: avx2::pack,
+    gemv: avx2::gemv,
+    dots: avx2::dots::<3, 4>,
+    dots_rows: 3,
+    dots_cols: 4,
+    dots_max_m: 32,
+    dots_min_k: 256,
+    depthwise: avx2::depthwise,
+};
+
+/// NEON: 32 registers of 4 lanes.
+#[cfg(target_arch = "aarch64")]
+pub(crate) static NEON: Level = Level {
+    isa: Isa::Neon,
+    lanes: 4,
+    tiles: &[
+        TileKernel {
+            mr: 8,
+            nr: 4,
+            speed: 70,
+            run: neon::tile::<8, 1>,
+        },
+        TileKernel {
+            mr: 8,
+            nr: 8,
+            speed: 90,
+            run: neon::tile::<8, 2>,
+        },
+        TileKernel {
+            mr: 6,
+            nr: 16,
+            speed: 100,
+            run: neon::tile::<6, 4>,
+        },
+    ],
+    kc: 512,
+    mc: 96,
+    pack: neon::pack,
+    gemv: neon::gemv,
+    dots: neon::dots::<4, 4>,
+    dots_rows: 4,
+    dots_cols: 4,
+    dots_max_m: 32,
+    dots_min_k: 256,
+    depthwise: neon::depthwise,
+};

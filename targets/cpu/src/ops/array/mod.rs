@@ -1,0 +1,3 @@
+//! Data movement: transposition.
+
+pub(crate) mod transpose;

@@ -1,0 +1,337 @@
+//! 2-D convolution over NHWC (the `conv2d` entry of the tables) as GEMMs: output pixels are the rows,
+//! output channels the columns, and the OHWI weights of a group are `B` read by columns
+//! (`B[k, oc] = w[oc * K + k]`, with `k` ordered `(ky, kx, ic)` as im2col rows are).
+//!
+//! - 1x1, stride 1, no padding: `A` is the input itself, `[N * H * W, IC]`.
+//! - Any other kernel: im2col rows built in scratch, a tile of rows at a time, each worker with its own
+//!   tile (so the scratch stays bounded), then the GEMM on the tile.
+//! - groups == IC > 1: the depthwise kernel ([`super::depthwise`]).
+//! - Other groups: one GEMM per group, on the group's channels.
+//!
+//! Bias and activation are the GEMM's epilogue. Without a workspace, or with less scratch than
+//! [`scratch_bytes`] asked for, the reference kernel runs.
+
+use core::ops::Range;
+
+use ember_core::ops::nn::conv::{self as reference, Conv2dParams};
+use ember_core::ops::{In, Out};
+use ember_core::{Parallel, Workspace};
+
+use super::depthwise::Depthwise;
+use crate::gemm::{AMat, BMat, COut, Epilogue, Gemm, MIN_WORK_PER_WORKER};
+use crate::level::Level;
+use crate::par::{self, Shared};
+use crate::scratch::{bytes_for, line_stride, Carve};
+
+/// im2col values per tile (128 KiB): a tile of `A` stays in L2 while the panels go by.
+const IM2COL_FLOATS: usize = 32 * 1024;
+
+/// Rows of a tile are a multiple of this (the heights of every level's tiles divide it).
+const TILE_ROWS_UNIT: usize = 24;
+
+/// How one convolution runs.
+enum Plan {
+    Depthwise(Depthwise),
+    Gemm(GemmConv),
+}
+
+/// A convolution as one GEMM per group.
+struct GemmConv {
+    groups: usize,
+    /// Input and output channels per group.
+    icg: usize,
+    ocg: usize,
+    /// 1x1, stride 1, no padding: the input is `A`.
+    pointwise: bool,
+    /// The GEMM of one group: `m = N * OH * OW`, `n = ocg`, `k = KH * KW * icg`.
+    gemm: Gemm,
+    /// im2col rows per tile (when not pointwise).
+    tile_rows: usize,
+    /// Workers the im2col tiles are split over.
+    workers: usize,
+    /// Workers of the session (a pointwise GEMM splits itself).
+    pool: usize,
+}
+
+impl Plan {
+    /// The plan for these shapes (checked by `conv::validate`) on `workers` workers.
+    fn new(
+        level: &'static Level,
+        p: &Conv2dParams,
+        x: &[usize],
+        w: &[usize],
+        y: &[usize],
+        workers: usize,
+    ) -> Plan {
+        let groups = usize::from(p.groups);
+        let (ic, oc) = (x[3], w[0]);
+        if groups > 1 && groups == ic {
+            return Plan::Depthwise(Depthwise::new(x, w, y, workers));
+        }
+        let (icg, ocg) = (ic / groups, oc / groups);
+        let (kh, kw) = (w[1], w[2]);
+        let m = y[0] * y[1] * y[2];
+        let k = kh * kw * icg;
+        let pointwise = kh == 1
+            && kw == 1
+            && p.stride_h == 1
+            && p.stride_w == 1
+            && [p.pad_top, p.pad_left, p.pad_bottom, p.pad_right] == [0; 4];
+        let tile_rows = (IM2COL_FLOATS / k.max(1) / TILE_ROWS_UNIT * TILE_ROWS_UNIT)
+            .max(TILE_ROWS_UNIT)
+            .min(m);
+        let work = m * ocg * k.max(1);
+        let pool = workers;
+        let workers = par::workers_for(work, MIN_WORK_PER_WORKER, workers)
+            .min(m.div_ceil(tile_rows.max(1)).max(1));
+        Plan::Gemm(GemmConv {
+            pool,
+            groups,
+            icg,
+            ocg,
+            pointwise,
+            gemm: Gemm::new(level, m, ocg, k),
+            tile_rows,
+            workers,
+        })
+    }
+
+    /// Scratch bytes the plan takes.
+    fn scratch_bytes(&self) -> usize {
+        match self {
+            Plan::Depthwise(d) => bytes_for(&d.scratch_lens()),
+            Plan::Gemm(g) => bytes_for(&g.scratch_lens()),
+        }
+    }
+}
+
+/// Scratch bytes `conv2d` asks for on `level` with `workers` workers (the shapes passed `validate`).
+pub(crate) fn scratch_bytes(
+    level: &'static Level,
+    p: &Conv2dParams,
+    x: &[usize],
+    w: &[usize],
+    y: &[usize],
+    workers: usize,
+) -> usize {
+    Plan::new(level, p, x, w, y, workers).scratch_bytes()
+}
+
+/// `y = act(conv(x, w) + b)` with `level`'s kernels (see the module documentation).
+pub(crate) fn conv2d(
+    level: &'static Level,
+    p: &Conv2dParams,
+    x: In<'_>,
+    w: In<'_>,
+    b: Option<&[f32]>,
+    y: Out<'_>,
+    ws: Option<&mut Workspace<'_>>,
+) {
+    if y.data.is_empty() {
+        return;
+    }
+    if let (true, Some(ws)) = (level.runs_here(), ws) {
+        let par = ws.parallel;
+        // The plan for the session's workers, or for one if the scratch was sized for one.
+        for workers in [ws.workers(), 1] {
+            let plan = Plan::new(level, p, x.dims, w.dims, y.dims, workers);
+            let mut scratch = Carve::new(ws.scratch);
+            let y = Out {
+                data: &mut *y.data,
+                dims: y.dims,
+            };
+            if plan.run(level, p, x, w, b, y, &mut scratch, par) {
+                return;
+            }
+        }
+    }
+    crate::ops::fell_back();
+    reference::conv2d(p, x, w, b, y)
+}
+
+impl Plan {
+    /// Runs the plan; `false` (nothing written) when the scratch is too short.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        level: &'static Level,
+        p: &Conv2dParams,
+        x: In<'_>,
+        w: In<'_>,
+        b: Option<&[f32]>,
+        y: Out<'_>,
+        scratch: &mut Carve<'_>,
+        par: Option<&dyn Parallel>,
+    ) -> bool {
+        match self {
+            Plan::Depthwise(d) => d.run(level, p, x, w, b, y, scratch, par),
+            Plan::Gemm(g) => g.run(p, x, w, b, y, scratch, par),
+        }
+    }
+}
+
+impl GemmConv {
+    /// Lengths of the scratch buffers: packed weights (none for a pointwise GEMV), and unless pointwise
+    /// one im2col tile per worker.
+    fn scratch_lens(&self) -> [usize; 2] {
+        if self.pointwise {
+            let weights = BMat::Cols {
+                data: &[],
+                ld: self.gemm.k,
+            };
+            return [self.gemm.scratch_len(&weights), 0];
+        }
+        let tile = line_stride(self.tile_rows * self.gemm.k);
+        [self.gemm.packed_len(), self.workers * tile]
+    }
+
+    /// Runs the convolution; `false` (nothing written) when the scratch is too short.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        p: &Conv2dParams,
+        x: In<'_>,
+        w: In<'_>,
+        b: Option<&[f32]>,
+        y: Out<'_>,
+        scratch: &mut Carve<'_>,
+        par: Option<&dyn Parallel>,
+    ) -> bool {
+        let gemm = &self.gemm;
+        let (m, k) = (gemm.m, gemm.k);
+        let (ic, oc) = (x.dims[3], w.dims[0]);
+        let weights = |group: usize| BMat::Cols {
+            data: &w.data[group * self.ocg * k..],
+            ld: k,
+        };
+        let Some([packed, tiles]) = scratch.take_all(self.scratch_lens()) else {
+            return false;
+        };
+        if self.pointwise {
+            for group in 0..self.groups {
+                let a = AMat {
+                    data: &x.data[group * self.icg..],
+                    ld: ic,
+                };
+                let ep = epilogue(p, b, group, self.ocg);
+                let c = &mut y.data[group * self.ocg..];
+                gemm.gemm(a, weights(group), &ep, c, oc, packed, par, self.pool);
+            }
+            return true;
+        }
+        let geometry = Geometry::new(p, x.dims, w.dims, y.dims);
+        let tiles = Shared::new(tiles);
+        let (y_len, y) = (y.data.len(), Shared::new(y.data));
+        for group in 0..self.groups {
+            gemm.pack(weights(group), 0..gemm.panels(), packed);
+            let packed = &*packed;
+            let ep = epilogue(p, b, group, self.ocg);
+            let channels = group * self.icg..(group + 1) * self.icg;
+            par::run(par, self.workers, &|worker| {
+                let rows = par::chunk(m, self.workers, worker, self.tile_rows);
+                if rows.is_empty() {
+                    return;
+                }
+                let start = worker * line_stride(self.tile_rows * k);
+                // SAFETY: each worker takes its own tile buffer.
+                let tile = unsafe { tiles.part(start..start + self.tile_rows * k) };
+                let first = group * self.ocg;
+                // SAFETY: the group's output columns start at `first` (< y_len: m > 0 rows of oc); each
+                // worker writes only its own rows.
+                let mut c =
+                    unsafe { COut::shared(y.as_ptr().add(first), y_len - first, m, self.ocg, oc) };
+                for t0 in rows.clone().step_by(self.tile_rows) {
+                    let t = t0..(t0 + self.tile_rows).min(rows.end);
+                    let a = &mut tile[..t.len() * k];
+                    geometry.im2col(x.data, channels.clone(), t.clone(), a);
+                    let a = AMat { data: a, ld: k };
+                    gemm.run(a, packed, &mut c, &ep, t, 0..gemm.panels());
+                }
+            });
+        }
+        true
+    }
+}
+
+/// The bias of group `group` (`ocg` channels) and the activation, as a GEMM epilogue.
+fn epilogue<'a>(p: &Conv2dParams, b: Option<&'a [f32]>, group: usize, ocg: usize) -> Epilogue<'a> {
+    Epilogue {
+        bias: b.map(|b| &b[group * ocg..][..ocg]),
+        residual: None,
+        act: p.act,
+    }
+}
+
+/// Where each im2col value comes from.
+#[derive(Clone, Copy)]
+struct Geometry {
+    /// Input height, width, channels.
+    h: usize,
+    w: usize,
+    c: usize,
+    /// Output height and width.
+    oh: usize,
+    ow: usize,
+    /// Kernel height and width.
+    kh: usize,
+    kw: usize,
+    stride: (usize, usize),
+    dilation: (usize, usize),
+    pad: (usize, usize),
+}
+
+impl Geometry {
+    fn new(p: &Conv2dParams, x: &[usize], w: &[usize], y: &[usize]) -> Geometry {
+        Geometry {
+            h: x[1],
+            w: x[2],
+            c: x[3],
+            oh: y[1],
+            ow: y[2],
+            kh: w[1],
+            kw: w[2],
+            stride: (p.stride_h.into(), p.stride_w.into()),
+            dilation: (p.dilation_h.into(), p.dilation_w.into()),
+            pad: (p.pad_top.into(), p.pad_left.into()),
+        }
+    }
+
+    /// Writes the im2col rows `rows` (output pixels, batch included) of input channels `channels` into
+    /// `out`: row `r` holds, for each tap `(ky, kx)`, the pixel's channels, or zeros in the padding.
+    fn im2col(&self, x: &[f32], channels: Range<usize>, rows: Range<usize>, out: &mut [f32]) {
+        let icg = channels.len();
+        let k = self.kh * self.kw * icg;
+        let per_image = self.oh * self.ow;
+        // A whole kernel row is one contiguous run of the input when taps are adjacent pixels and a
+        // group is all the channels.
+        let contiguous = self.dilation.1 == 1 && icg == self.c;
+        for (i, row) in rows.zip(out.chunks_exact_mut(k.max(1))) {
+            let (n, pixel) = (i / per_image, i % per_image);
+            let (oy, ox) = (pixel / self.ow, pixel % self.ow);
+            let image = &x[n * self.h * self.w * self.c..][..self.h * self.w * self.c];
+            for (ky, dst) in row.chunks_exact_mut(self.kw * icg).enumerate() {
+                let iy = (oy * self.stride.0 + ky * self.dilation.0).checked_sub(self.pad.0);
+                let Some(iy) = iy.filter(|&iy| iy < self.h) else {
+                    dst.fill(0.0);
+                    continue;
+                };
+                let line = &image[iy * self.w * self.c..][..self.w * self.c];
+                let x0 = ox * self.stride.1;
+                let inside =
+                    x0 >= self.pad.1 && x0 + (self.kw - 1) * self.dilation.1 < self.pad.1 + self.w;
+                if contiguous && inside {
+                    dst.copy_from_slice(&line[(x0 - self.pad.1) * self.c..][..self.kw * self.c]);
+                    continue;
+                }
+                for (kx, d) in dst.chunks_exact_mut(icg.max(1)).enumerate() {
+                    match (x0 + kx * self.dilation.1).checked_sub(self.pad.1) {
+                        Some(ix) if ix < self.w => {
+                            d.copy_from_slice(&line[ix * self.c + channels.start..][..icg])
+                        }
+                        _ => d.fill(0.0),
+                    }
+                }
+            }
+        }
+    }
+}

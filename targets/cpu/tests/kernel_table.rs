@@ -1,0 +1,214 @@
+//! What each level's table accelerates among the f32 element-wise, normalization, pooling and
+//! transpose entries: the entries `accelerated` names are this crate's kernels (not the reference's),
+//! `variant` names them for profiles, and the ops they hand back to the reference kernel are named
+//! "reference". Also: every table differs from the reference in exactly the entries `accelerated` names
+//! (compared as function pointers; the destructuring in `differing_entries!` names every field of
+//! `Kernels`, so a new op fails to compile here until its decision is made), and the GEMM-based
+//! entries are named by level.
+
+use ember_core::kernels::entry;
+use ember_core::ops::math::activation::Activation;
+use ember_core::ops::math::binary::{BinaryOp, BinaryParams};
+use ember_core::ops::math::unary::{UnaryOp, UnaryParams};
+use ember_core::ops::nn::conv::Conv2dParams;
+use ember_core::ops::nn::fully_connected::FullyConnectedParams;
+use ember_core::ops::nn::reduce::{ReduceOp, ReduceParams};
+use ember_core::{Kernels, OpKind, REFERENCE};
+use ember_cpu::{accelerated, table, variant, Isa};
+
+/// Whether `isa` is a SIMD level of the architecture the tests run on.
+fn native_simd(isa: Isa) -> bool {
+    match isa {
+        Isa::Scalar => false,
+        Isa::Sse2 | Isa::Avx2 => cfg!(target_arch = "x86_64"),
+        Isa::Neon | Isa::NeonDotprod => cfg!(target_arch = "aarch64"),
+    }
+}
+
+#[test]
+fn accelerated_entries_are_this_crates_kernels() {
+    for isa in Isa::ALL {
+        let (k, bits) = (table(isa), accelerated(isa));
+        let replaced = [
+            (
+                entry::BINARY,
+                k.binary as usize != REFERENCE.binary as usize,
+            ),
+            (entry::UNARY, k.unary as usize != REFERENCE.unary as usize),
+            (
+                entry::SOFTMAX,
+                k.softmax as usize != REFERENCE.softmax as usize,
+            ),
+            (
+                entry::LOG_SOFTMAX,
+                k.log_softmax as usize != REFERENCE.log_softmax as usize,
+            ),
+            (
+                entry::LAYER_NORM,
+                k.layer_norm as usize != REFERENCE.layer_norm as usize,
+            ),
+            (
+                entry::REDUCE,
+                k.reduce as usize != REFERENCE.reduce as usize,
+            ),
+            (
+                entry::MAX_POOL,
+                k.max_pool as usize != REFERENCE.max_pool as usize,
+            ),
+            (
+                entry::AVG_POOL,
+                k.avg_pool as usize != REFERENCE.avg_pool as usize,
+            ),
+            (
+                entry::GLOBAL_AVG_POOL,
+                k.global_avg_pool as usize != REFERENCE.global_avg_pool as usize,
+            ),
+            (
+                entry::TRANSPOSE,
+                k.transpose as usize != REFERENCE.transpose as usize,
+            ),
+        ];
+        for (bit, is_replaced) in replaced {
+            assert_eq!(bits & bit != 0, is_replaced, "{isa}: entry {bit:#x}");
+        }
+        // This architecture's SIMD levels replace them all; the scalar table (and the other
+        // architecture's levels, made of it) those where the portable kernels win. (Other entries,
+        // such as the int8 ones, are not this test's.)
+        let ours = replaced.iter().fold(0, |acc, (bit, _)| acc | bit);
+        let expected = if !native_simd(isa) {
+            entry::BINARY | entry::REDUCE | entry::TRANSPOSE
+        } else {
+            ours
+        };
+        assert_eq!(bits & ours, expected, "{isa}");
+    }
+}
+
+#[test]
+fn variants_name_the_level_or_the_reference() {
+    let add = OpKind::Binary(BinaryParams {
+        op: BinaryOp::Add,
+        act: Activation::None,
+    });
+    let modulo = OpKind::Binary(BinaryParams {
+        op: BinaryOp::Mod,
+        act: Activation::None,
+    });
+    let sin = OpKind::Unary(UnaryParams { op: UnaryOp::Sin });
+    let mean = |axes| {
+        OpKind::Reduce(ReduceParams {
+            op: ReduceOp::Mean,
+            axes,
+            keepdims: true,
+        })
+    };
+    for (isa, name) in [
+        (Isa::Sse2, "sse2"),
+        (Isa::Avx2, "avx2"),
+        (Isa::Neon, "neon"),
+        (Isa::NeonDotprod, "neon"),
+    ] {
+        let name = if native_simd(isa) { name } else { "scalar" };
+        let pooled = if native_simd(isa) { name } else { "reference" };
+        assert_eq!(variant(isa, &add), name);
+        assert_eq!(variant(isa, &mean(0b0110)), name);
+        assert_eq!(variant(isa, &modulo), "reference");
+        assert_eq!(variant(isa, &sin), "reference");
+        assert_eq!(variant(isa, &mean(0b0101)), "reference");
+        assert_eq!(variant(isa, &OpKind::GlobalAvgPool), pooled);
+    }
+    assert_eq!(variant(Isa::Scalar, &add), "scalar");
+    assert_eq!(variant(Isa::Scalar, &mean(0b0110)), "scalar");
+    assert_eq!(variant(Isa::Scalar, &sin), "reference");
+    assert_eq!(variant(Isa::Scalar, &OpKind::GlobalAvgPool), "reference");
+}
+
+/// The entry bits of two tables whose function pointers differ.
+macro_rules! differing_entries {
+    ($a:expr, $b:expr; $($field:ident => $bit:ident),* $(,)?) => {{
+        // Exhaustive: every field of `Kernels` must be listed.
+        let Kernels { name: _, entries: _, scratch: _, $($field: _),* } = *$a;
+        let mut bits = 0u64;
+        $(
+            if $a.$field as usize != $b.$field as usize {
+                bits |= entry::$bit;
+            }
+        )*
+        bits
+    }};
+}
+
+fn differing(k: &Kernels) -> u64 {
+    differing_entries!(k, REFERENCE;
+        movement8 => MOVEMENT8, movement16 => MOVEMENT16, movement32 => MOVEMENT32,
+        movement64 => MOVEMENT64, conv2d => CONV2D, conv_transpose2d => CONV_TRANSPOSE2D,
+        fully_connected => FULLY_CONNECTED, matmul => MATMUL, binary => BINARY, unary => UNARY,
+        softmax => SOFTMAX, max_pool => MAX_POOL, avg_pool => AVG_POOL,
+        global_avg_pool => GLOBAL_AVG_POOL, concat => CONCAT, transpose => TRANSPOSE, pad => PAD,
+        reshape => RESHAPE, log_softmax => LOG_SOFTMAX, reduce => REDUCE, layer_norm => LAYER_NORM,
+        slice => SLICE, gather => GATHER, broadcast => BROADCAST, resize => RESIZE,
+        binary_any => BINARY_ANY, unary_any => UNARY_ANY, compare => COMPARE, logical => LOGICAL,
+        not => NOT, where_select => WHERE_SELECT, cast => CAST, arg_reduce => ARG_REDUCE,
+        quant_conv2d => QUANT_CONV2D, quant_fully_connected => QUANT_FULLY_CONNECTED,
+        quant_add => QUANT_ADD, quant_mul => QUANT_MUL, quant_avg_pool => QUANT_AVG_POOL,
+        quant_max_pool => QUANT_MAX_POOL, quant_softmax => QUANT_SOFTMAX, quantize => QUANTIZE,
+        dequantize => DEQUANTIZE, requantize => REQUANTIZE,
+        fully_connected_w8 => FULLY_CONNECTED_W8, embedding => EMBEDDING,
+    )
+}
+
+#[test]
+fn accelerated_entries_are_exactly_the_replaced_ones() {
+    let gemm = entry::CONV2D | entry::CONV_TRANSPOSE2D | entry::FULLY_CONNECTED | entry::MATMUL;
+    for isa in Isa::ALL {
+        assert_eq!(differing(table(isa)), accelerated(isa), "{isa}");
+        assert_eq!(table(isa).entries, REFERENCE.entries, "{isa}");
+        let native = match isa {
+            Isa::Scalar => true,
+            Isa::Sse2 | Isa::Avx2 => cfg!(target_arch = "x86_64"),
+            Isa::Neon | Isa::NeonDotprod => cfg!(target_arch = "aarch64"),
+        };
+        // The GEMM-based kernels are portable (the scalar table has them too, and the other
+        // architecture's tables are the scalar one).
+        assert_eq!(accelerated(isa) & gemm, gemm, "{isa}");
+        let int8 = entry::QUANT_CONV2D | entry::QUANT_FULLY_CONNECTED;
+        let simd = native && isa != Isa::Scalar;
+        assert_eq!(
+            accelerated(isa) & int8,
+            if simd { int8 } else { 0 },
+            "{isa}"
+        );
+    }
+}
+
+#[test]
+fn variant_names_the_kernel_that_runs() {
+    let conv = |groups| {
+        OpKind::Conv2d(Conv2dParams {
+            stride_h: 1,
+            stride_w: 1,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: 0,
+            pad_left: 0,
+            pad_bottom: 0,
+            pad_right: 0,
+            groups,
+            act: Activation::None,
+        })
+    };
+    let fc = OpKind::FullyConnected(FullyConnectedParams {
+        act: Activation::None,
+    });
+    for isa in Isa::supported() {
+        // The dot-product level runs NEON's f32 kernels.
+        let level = match isa {
+            Isa::NeonDotprod => "neon",
+            _ => isa.name(),
+        };
+        assert_eq!(variant(isa, &conv(1)), format!("{level} im2col+gemm"));
+        assert_eq!(variant(isa, &conv(8)), format!("{level} depthwise"));
+        assert_eq!(variant(isa, &fc), format!("{level} gemv/gemm"));
+        assert_eq!(variant(isa, &OpKind::Where), "reference");
+    }
+}

@@ -1,0 +1,308 @@
+//! Softmax, LogSoftmax, LayerNorm, reductions and pools of every level against `ember-core`'s
+//! reference kernels, on proptest cases aimed at their edges: every axis (rows along the last axis,
+//! columns across the others, widths around the vector widths), empty lanes, every reduce op over
+//! contiguous and scattered axes, pool windows with padding, strides and channels that leave tails,
+//! and special values.
+//!
+//! Pools (same cells in the same order) must give the reference's values exactly; Max and Min
+//! reductions too. Sums are added in another order than the reference's loop, so Softmax, LayerNorm
+//! and the summing reductions must agree within `1e-5` of the larger of 1, the reference's result and
+//! the sum of the magnitudes that went into it.
+
+mod common;
+
+use common::{check, close, levels, plain, same_bits, same_value, summable, values};
+use ember_core::ops::nn::layer_norm::{self, LayerNormParams};
+use ember_core::ops::nn::reduce::{self, ReduceOp, ReduceParams};
+use ember_core::ops::nn::softmax::SoftmaxParams;
+use ember_core::ops::pool::{avg_pool, Pool2dParams};
+use ember_core::ops::{In, Out};
+use ember_core::{Kernels, REFERENCE};
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+/// A dim around the vector widths, sometimes 0.
+fn dim() -> impl Strategy<Value = usize> {
+    prop_oneof![10 => 1usize..=12, 2 => 13usize..=40, 1 => Just(0usize)]
+}
+
+/// Dims of rank 1..=4 with at most a few thousand elements.
+fn dims() -> impl Strategy<Value = Vec<usize>> {
+    vec(dim(), 1..=4).prop_filter("a few thousand elements at most", |d| {
+        d.iter().product::<usize>() <= 5000
+    })
+}
+
+fn input<'a>(data: &'a [f32], dims: &'a [usize]) -> In<'a> {
+    In { data, dims }
+}
+
+// -------------------------------------------------------------------------------------------- softmax
+
+/// Softmax or LogSoftmax of `x` (dims `d`) along `axis` with table `k`.
+fn run_softmax(k: &Kernels, log: bool, axis: u8, d: &[usize], x: &[f32]) -> Vec<f32> {
+    let mut y = vec![0.0; x.len()];
+    let p = SoftmaxParams { axis };
+    let f = if log { k.log_softmax } else { k.softmax };
+    f(
+        &p,
+        input(x, d),
+        Out {
+            data: &mut y,
+            dims: d,
+        },
+    );
+    y
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn softmax_matches_reference(
+        (d, axis, x, log) in dims().prop_flat_map(|d| {
+            let n = d.iter().product();
+            (Just(d.clone()), 0..d.len() as u8, values(n, 30.0), any::<bool>())
+        })
+    ) {
+        let want = run_softmax(&REFERENCE, log, axis, &d, &x);
+        for (isa, k) in levels() {
+            let got = run_softmax(k, log, axis, &d, &x);
+            let what = format!("{isa} log={log} axis {axis} {d:?}");
+            check(&what, &got, &want, |_, g, w| close(g, w, 1e-5, 0.0))?;
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------ layernorm
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn layer_norm_matches_reference(
+        (d, axis, x, scale, bias) in dims().prop_flat_map(|d| {
+            (Just(d.clone()), 0..d.len() as u8)
+        }).prop_flat_map(|(d, axis)| {
+            let n = d.iter().product();
+            let row: usize = d[usize::from(axis)..].iter().product();
+            (
+                Just(d),
+                Just(axis),
+                plain(n, 10.0),
+                plain(row, 2.0),
+                proptest::option::of(plain(row, 2.0)),
+            )
+        })
+    ) {
+        let p = LayerNormParams { axis, epsilon: 1e-5 };
+        let inner = &d[usize::from(axis)..];
+        prop_assert!(layer_norm::validate(&p, &d, inner, bias.as_ref().map(|_| inner), &d).is_ok());
+        let run = |k: &Kernels| {
+            let mut y = vec![0.0; x.len()];
+            (k.layer_norm)(&p, input(&x, &d), input(&scale, inner), bias.as_deref(), Out {
+                data: &mut y,
+                dims: &d,
+            });
+            y
+        };
+        let want = run(&REFERENCE);
+        // The kernels sum the mean and the variance in another order than the reference: each sum
+        // may differ by about `len * eps * max|x|`, and the output amplifies the mean's error by
+        // `|scale| / std`. A row of nearly equal values (small std) is ill-conditioned, so the
+        // tolerance of each row is that bound (x4) on top of 1e-5.
+        let len = inner.iter().product::<usize>().max(1);
+        let max_scale = scale.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        let slack: Vec<f32> = x
+            .chunks(len)
+            .map(|row| {
+                let n = row.len() as f32;
+                let mean = row.iter().sum::<f32>() / n;
+                let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+                let max_x = row.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+                4.0 * n * f32::EPSILON * max_x * max_scale / (var + 1e-5).sqrt()
+            })
+            .collect();
+        for (isa, k) in levels() {
+            let what = format!("{isa} axis {axis} {d:?}");
+            check(&what, &run(k), &want, |i, g, w| {
+                close(g, w, 1e-5, 0.0) || (g - w).abs() <= 1e-5 + slack[i / len]
+            })?;
+        }
+    }
+}
+
+// --------------------------------------------------------------------------------------------- reduce
+
+fn reduce_op() -> impl Strategy<Value = ReduceOp> {
+    use ReduceOp::*;
+    proptest::sample::select(vec![
+        Sum, Mean, Max, Min, Prod, L1, L2, LogSumExp, SumSquare, LogSum,
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    #[test]
+    fn reduce_matches_reference(
+        (op, d, axes, keepdims, x) in (reduce_op(), dims(), any::<u8>(), any::<bool>())
+            .prop_flat_map(|(op, d, axes, keepdims)| {
+                let axes = axes & ((1u16 << d.len()) - 1) as u8;
+                let n = d.iter().product();
+                // Products and logarithms of sums on values that keep them finite and positive;
+                // special values for the others (but none that overflows a sum: with those, the
+                // order of the additions decides between inf, NaN and a finite value).
+                let x = match op {
+                    ReduceOp::Prod => plain(n, 1.5).boxed(),
+                    ReduceOp::LogSum => vec(0.1f32..10.0, n).boxed(),
+                    ReduceOp::Max | ReduceOp::Min => values(n, 10.0).boxed(),
+                    _ => summable(n, 10.0).boxed(),
+                };
+                (Just(op), Just(d), Just(axes), Just(keepdims), x)
+            })
+    ) {
+        let p = ReduceParams { op, axes, keepdims };
+        let y_dims: Vec<usize> = d
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &n)| match axes & (1 << i) != 0 {
+                true if keepdims => Some(1),
+                true => None,
+                false => Some(n),
+            })
+            .collect();
+        prop_assert!(reduce::validate(&p, &d, &y_dims).is_ok());
+        let run = |k: &Kernels, x: &[f32]| {
+            let mut y = vec![0.0; y_dims.iter().product()];
+            (k.reduce)(&p, input(x, &d), Out { data: &mut y, dims: &y_dims });
+            y
+        };
+        let want = run(&REFERENCE, &x);
+        // The sum of the magnitudes of each output's terms, for the tolerance of sums.
+        let magnitudes = {
+            let terms: Vec<f32> = x.iter().map(|v| v.abs().max(v * v)).collect();
+            let sum = ReduceParams { op: ReduceOp::Sum, ..p };
+            let mut m = vec![0.0; want.len()];
+            (REFERENCE.reduce)(&sum, input(&terms, &d), Out { data: &mut m, dims: &y_dims });
+            m
+        };
+        for (isa, k) in levels() {
+            let got = run(k, &x);
+            let what = format!("{isa} {op:?} axes {axes:#b} {d:?}");
+            match op {
+                ReduceOp::Max | ReduceOp::Min => check(&what, &got, &want, |_, g, w| same_value(g, w))?,
+                ReduceOp::Prod => check(&what, &got, &want, |_, g, w| close(g, w, 1e-5, 0.0))?,
+                _ => check(&what, &got, &want, |i, g, w| close(g, w, 1e-5, magnitudes[i]))?,
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------- pools
+
+/// A pool: NHWC input dims, window parameters, and which pool.
+#[derive(Clone, Debug)]
+struct PoolCase {
+    p: Pool2dParams,
+    x_dims: [usize; 4],
+    x: Vec<f32>,
+}
+
+fn pool_case() -> impl Strategy<Value = PoolCase> {
+    (
+        (1usize..=2, 1usize..=9, 1usize..=9, 1usize..=40),
+        (1u16..=4, 1u16..=4, 1u16..=3, 1u16..=3),
+        any::<bool>(),
+    )
+        .prop_flat_map(|(x, (kh, kw, sh, sw), include)| {
+            // Padding below the window size (else a window can lie in the padding).
+            let pads = (0..kh, 0..kw, 0..kh, 0..kw);
+            (Just(x), Just((kh, kw, sh, sw)), pads, Just(include))
+        })
+        .prop_flat_map(
+            |((n, h, w, c), (kh, kw, sh, sw), (pt, pl, pb, pr), include)| {
+                let p = Pool2dParams {
+                    kernel_h: kh,
+                    kernel_w: kw,
+                    stride_h: sh,
+                    stride_w: sw,
+                    pad_top: pt,
+                    pad_left: pl,
+                    pad_bottom: pb,
+                    pad_right: pr,
+                    count_include_pad: include,
+                };
+                (Just(p), Just([n, h, w, c]), values(n * h * w * c, 10.0))
+            },
+        )
+        .prop_map(|(p, x_dims, x)| PoolCase { p, x_dims, x })
+}
+
+/// The output dims `validate` accepts for `c`, if any.
+fn pool_output(c: &PoolCase) -> Option<[usize; 4]> {
+    let [n, h, w, ch] = c.x_dims;
+    let p = &c.p;
+    let len = |size: usize, k: u16, s: u16, a: u16, b: u16| {
+        let padded = size + usize::from(a) + usize::from(b);
+        (padded >= usize::from(k)).then(|| (padded - usize::from(k)) / usize::from(s) + 1)
+    };
+    let y = [
+        n,
+        len(h, p.kernel_h, p.stride_h, p.pad_top, p.pad_bottom)?,
+        len(w, p.kernel_w, p.stride_w, p.pad_left, p.pad_right)?,
+        ch,
+    ];
+    avg_pool::validate(p, &c.x_dims, &y).ok().map(|()| y)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 1024,
+        max_global_rejects: 4096,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn pools_match_reference(c in pool_case()) {
+        let y_dims = pool_output(&c);
+        prop_assume!(y_dims.is_some(), "a window lies in the padding");
+        let y_dims = y_dims.unwrap_or_default();
+        for max in [true, false] {
+            let run = |k: &Kernels| {
+                let mut y = vec![0.0; y_dims.iter().product()];
+                let f = if max { k.max_pool } else { k.avg_pool };
+                f(&c.p, input(&c.x, &c.x_dims), Out { data: &mut y, dims: &y_dims });
+                y
+            };
+            let want = run(&REFERENCE);
+            for (isa, k) in levels() {
+                let what = format!("{isa} max={max} {:?} {:?}", c.p, c.x_dims);
+                // Max pooling's -0 against 0 is `f32::max`'s choice in the reference.
+                if max {
+                    check(&what, &run(k), &want, |_, g, w| same_value(g, w))?;
+                } else {
+                    check(&what, &run(k), &want, |_, g, w| same_bits(g, w))?;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn global_avg_pool_matches_reference(
+        (d, x) in (1usize..=2, 1usize..=12, 1usize..=12, 1usize..=70).prop_flat_map(|(n, h, w, c)| {
+            (Just([n, h, w, c]), values(n * h * w * c, 10.0))
+        })
+    ) {
+        let y_dims = [d[0], 1, 1, d[3]];
+        let run = |k: &Kernels| {
+            let mut y = vec![0.0; d[0] * d[3]];
+            (k.global_avg_pool)(input(&x, &d), Out { data: &mut y, dims: &y_dims });
+            y
+        };
+        let want = run(&REFERENCE);
+        for (isa, k) in levels() {
+            check(&format!("{isa} {d:?}"), &run(k), &want, |_, g, w| same_bits(g, w))?;
+        }
+    }
+}
