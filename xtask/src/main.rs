@@ -107,6 +107,36 @@ fn output(program: &str, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Installs the hash-pinned packages of `reqs` (relative to `root`) into the venv of `python` without
+/// their dependencies, once per version of that file (`stamp`, a file name in the venv, records it).
+fn pip_pinned(root: &Path, python: &Path, reqs: &str, stamp: &str) -> Result<()> {
+    let wanted =
+        std::fs::read_to_string(root.join(reqs)).with_context(|| format!("cannot read {reqs}"))?;
+    let stamp = root.join("target").join("venv").join(stamp);
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
+        return Ok(());
+    }
+    let status = Command::new(python)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--require-hashes",
+            "-r",
+        ])
+        .arg(root.join(reqs))
+        .status()
+        .context("cannot start pip")?;
+    if !status.success() {
+        bail!("pip install -r {reqs} failed ({status})");
+    }
+    std::fs::write(&stamp, wanted)?;
+    Ok(())
+}
+
 /// Creates (or reuses) `target/venv` with the pinned packages of `tests/requirements.txt`; returns its python.
 fn venv() -> Result<PathBuf> {
     let root = root();
