@@ -2,7 +2,7 @@
 //! of it convert to the same blob; the mask hides padded tokens; the sentence-transformers pooling
 //! modes and normalization; checkpoint name variants; and the errors for an unknown family, a
 //! missing or mis-shaped weight, an unknown module and a bad `--shape`. The numbers of a real model
-//! are checked against numpy on all-MiniLM-L6-v2 (`tests/tests/minilm.rs`).
+//! are checked against numpy on all-MiniLM-L6-v2 (`host-tools/tests/minilm.rs`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -27,7 +27,7 @@ fn differing() -> Vec<&'static str> {
         avg_pool, global_avg_pool, concat, transpose, pad, reshape, log_softmax, reduce, layer_norm,
         slice, gather, broadcast, resize, binary_any, unary_any, compare, logical, not, where_select,
         cast, arg_reduce, quant_conv2d, quant_fully_connected, quant_add, quant_mul, quant_avg_pool,
-        quant_max_pool, quant_softmax, quantize, dequantize, requantize,
+        quant_max_pool, quant_softmax, quantize, dequantize, requantize, fully_connected_w8, embedding,
     )
 }
 
