@@ -263,10 +263,7 @@ fn a_folder_and_its_zip_give_one_blob_and_padding_is_masked() {
     s.input(0).unwrap().bytes_mut().copy_from_slice(&far);
     assert_eq!(
         s.run().unwrap_err(),
-        ember_core::Error::IndexOutOfRange {
-            index: 20,
-            len: VOCAB
-        }
+        ember_core::ops::array::embedding::OUT_OF_RANGE
     );
 }
 

@@ -109,13 +109,6 @@ pub enum Error {
         /// The table's name.
         kernels: &'static str,
     },
-    /// An index read at run time (an embedding's token id) is outside the rows it indexes.
-    IndexOutOfRange {
-        /// The index.
-        index: i64,
-        /// Rows of the table (valid indices are `-len..len`).
-        len: usize,
-    },
 }
 
 impl fmt::Display for Error {
@@ -174,11 +167,6 @@ impl fmt::Display for Error {
                 "the model runs ops through the kernel-table entry {entry}, which the \"{kernels}\" \
                  table leaves out: open the session with a table that has it (ember_core::REFERENCE has every \
                  one; a firmware's table needs the model's KERNEL_ENTRIES)"
-            ),
-            Error::IndexOutOfRange { index, len } => write!(
-                f,
-                "an input index is {index}, outside the {len} rows of the table it picks from \
-                 (a token id beyond the vocabulary?)"
             ),
         }
     }

@@ -6,14 +6,20 @@
 //! (`scales` `[ROWS]`, weight-only int8: row `r` is `scales[r] * table[r]`). The ids are int32 or
 //! int64 of any shape; an id `i` in `-ROWS..0` counts from the end (`ROWS + i`), as ONNX `Gather`
 //! says. The output is f32 `ids.dims ++ table.dims[1..]`. Ids are data, unknown when the model is
-//! parsed, so the kernel checks each one and fails with [`Error::IndexOutOfRange`] on an id outside the
-//! table.
+//! parsed, so the kernel checks each one and fails with [`OUT_OF_RANGE`] on an id outside the table
+//! (a reason, like `Gather`'s index check, rather than a variant carrying the id: every firmware links
+//! `Error`'s formatting, and an `i64` field would make every `Result` it moves larger).
 
 use crate::format::DType;
 use crate::ops::element::AnyIn;
 use crate::ops::shape::{dims_fit, require, same_dims, shape_error, Checked};
 use crate::ops::Out;
 use crate::Error;
+
+/// The error for an id outside the table.
+pub const OUT_OF_RANGE: Error = Error::Shape {
+    reason: "an embedding id is outside its table's rows (a token id beyond the vocabulary?)",
+};
 
 /// Checks the shapes: `table` `[ROWS, ...]` with `ROWS > 0`, `scales` `[ROWS]` when present, and `y`
 /// the dims of `ids` followed by the table's dims after the first.
@@ -106,10 +112,7 @@ pub fn embedding(
     };
     for (k, out) in y.data.chunks_exact_mut(width).enumerate() {
         let id = id_at(&ids, k).ok_or(bad_dtype)?;
-        let r = row_of(id, rows).ok_or(Error::IndexOutOfRange {
-            index: id,
-            len: rows,
-        })?;
+        let r = row_of(id, rows).ok_or(OUT_OF_RANGE)?;
         let span = r * width..(r + 1) * width;
         match rows_of {
             Rows::F32(t) => out.copy_from_slice(t.get(span).ok_or(bad_dtype)?),
@@ -174,7 +177,7 @@ mod tests {
             dims: &[1, 2],
         };
         let err = embedding(table_f32(), any(DType::I32, &far, &[1]), None, out);
-        assert_eq!(err, Err(Error::IndexOutOfRange { index: 3, len: 3 }));
+        assert_eq!(err, Err(OUT_OF_RANGE));
         assert_eq!(row_of(-4, 3), None);
         assert_eq!(row_of(i64::MIN, 3), None);
     }
