@@ -116,3 +116,29 @@ fn a_negative_dim_is_an_error() {
     let e = convert(&bytes, &ConvertOptions::default()).expect_err("conversion must fail");
     assert!(e.to_string().contains("negative size -3"), "{e}");
 }
+
+#[test]
+fn a_minus_one_dim_is_dynamic() {
+    // paddle2onnx writes dynamic dims as -1: a leading one defaults to 1, another needs --shape.
+    let graph = |dims: &[i64]| {
+        model(
+            11,
+            vec![node("Relu", "r", &["x"], &["y"], vec![])],
+            vec![fixed("x", dims)],
+            vec![unshaped("y")],
+            vec![],
+        )
+    };
+    let (y, dims) = run(&graph(&[-1, 2]), &ConvertOptions::default(), &[-1.0, 3.0]);
+    assert_eq!(dims, [1, 2]);
+    assert_eq!(y, [0.0, 3.0]);
+    let e = convert(&graph(&[1, -1]), &ConvertOptions::default()).expect_err("needs --shape");
+    assert!(e.to_string().contains("dimension 1 (-1) is dynamic"), "{e}");
+    let opts = ConvertOptions {
+        shapes: vec![("x".into(), vec![1, 3])],
+        ..ConvertOptions::default()
+    };
+    let (y, dims) = run(&graph(&[1, -1]), &opts, &[-1.0, 3.0, 0.5]);
+    assert_eq!(dims, [1, 3]);
+    assert_eq!(y, [0.0, 3.0, 0.5]);
+}

@@ -1,5 +1,6 @@
 //! Static shapes for graph inputs: `--shape` overrides first, then a dynamic leading (batch) dim
-//! defaults to 1 with a notice; any other dynamic dim is an error that says how to fix it.
+//! defaults to 1 with a notice; any other dynamic dim is an error that says how to fix it. A dim is
+//! dynamic when it has a name, no value, or the value -1 (what paddle2onnx writes).
 
 use crate::onnx::proto::{data_type, DimensionValue, TypeValue, ValueInfoProto};
 use crate::ConvertError;
@@ -38,6 +39,9 @@ pub fn input_shape(
     let mut dims: Vec<Result<usize, String>> = Vec::with_capacity(shape.dim.len());
     for (i, d) in shape.dim.iter().enumerate() {
         dims.push(match &d.value {
+            // paddle2onnx (PaddleOCR's models among others) writes a dynamic dim as -1, which
+            // onnxruntime reads as dynamic too.
+            Some(DimensionValue::DimValue(-1)) => Err("-1".to_string()),
             Some(DimensionValue::DimValue(v)) => Ok(usize::try_from(*v)
                 .map_err(|_| err(format!("dimension {i} has the negative size {v}")))?),
             Some(DimensionValue::DimParam(p)) => Err(p.clone()),

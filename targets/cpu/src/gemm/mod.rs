@@ -344,8 +344,8 @@ impl Gemm {
             self.pack(b, all.clone(), packed);
             self.run(a, packed, &mut COut::new(c, m, n, ldc), ep, 0..m, all);
         } else if row_tiles >= 4 * workers || self.panels < workers {
-            // Split rows: B is packed once, here, and read by every worker.
-            self.pack(b, all.clone(), packed);
+            // Split rows: B is packed once, by all the workers, then read by every worker.
+            self.pack_all(b, packed, par, workers);
             let packed = &*packed;
             let (c_len, c) = (c.len(), Shared::new(c));
             par::run(par, workers, &|w| {
@@ -499,6 +499,34 @@ impl Gemm {
                     }
                 }
             }
+        });
+    }
+
+    /// Packs every panel of `b` into `out` (as [`Gemm::pack`]), the panels split over `workers`: a
+    /// layer's weights are packed on every call, and with few rows (late layers, batch 1) packing is a
+    /// large part of the call.
+    pub(crate) fn pack_all(
+        &self,
+        b: BMat<'_>,
+        out: &mut [f32],
+        par: Option<&dyn Parallel>,
+        workers: usize,
+    ) {
+        let workers = workers.min(self.panels).max(1);
+        if workers == 1 || par.is_none() {
+            self.pack(b, 0..self.panels, out);
+            return;
+        }
+        let out = Shared::new(out);
+        par::run(par, workers, &|w| {
+            let panels = par::chunk(self.panels, workers, w, 1);
+            if panels.is_empty() {
+                return;
+            }
+            let span = self.panel_offset(panels.start)..self.panel_offset(panels.end);
+            // SAFETY: the workers' panel ranges are disjoint, and so are their packed parts.
+            let part = unsafe { out.part(span) };
+            self.pack(b, panels, part);
         });
     }
 

@@ -223,7 +223,7 @@ impl GemmConv {
         let tiles = Shared::new(tiles);
         let (y_len, y) = (y.data.len(), Shared::new(y.data));
         for group in 0..self.groups {
-            gemm.pack(weights(group), 0..gemm.panels(), packed);
+            gemm.pack_all(weights(group), packed, par, self.workers);
             let packed = &*packed;
             let ep = epilogue(p, b, group, self.ocg);
             let channels = group * self.icg..(group + 1) * self.icg;
