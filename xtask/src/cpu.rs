@@ -117,21 +117,30 @@ pub fn aarch64(root: &Path, models: &Path) -> Result<()> {
         let mut cmd = Command::new("cargo");
         // Optimized, with debug assertions (the `qemu` profile): unoptimized code under QEMU ran the
         // suite in 13 minutes.
-        cmd.args(["test", "--profile", "qemu", "-p", "ember-cpu", "--target", TARGET])
-            .current_dir(root)
-            .env("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER", LINKER);
+        cmd.args([
+            "test",
+            "--profile",
+            "qemu",
+            "-p",
+            "ember-cpu",
+            "--target",
+            TARGET,
+        ])
+        .current_dir(root)
+        .env("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER", LINKER);
         match runner {
             None => {
                 cmd.arg("--no-run");
             }
             Some((cpu, best, tests)) => {
-                cmd.args(tests).env(
-                    "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER",
-                    format!("{} -L {SYSROOT} -cpu {cpu}", qemu.display()),
-                )
-                .env(MODELS_ENV, models)
-                .env("EMBER_REQUIRE_MODELS", "1")
-                .env("EMBER_EXPECT_BEST_ISA", best);
+                cmd.args(tests)
+                    .env(
+                        "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER",
+                        format!("{} -L {SYSROOT} -cpu {cpu}", qemu.display()),
+                    )
+                    .env(MODELS_ENV, models)
+                    .env("EMBER_REQUIRE_MODELS", "1")
+                    .env("EMBER_EXPECT_BEST_ISA", best);
             }
         }
         cmd
