@@ -34,6 +34,24 @@ pub enum ReduceOp {
     LogSum,
 }
 
+impl ReduceOp {
+    /// The ONNX op's name (`ReduceSum`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "ReduceSum",
+            ReduceOp::Mean => "ReduceMean",
+            ReduceOp::Max => "ReduceMax",
+            ReduceOp::Min => "ReduceMin",
+            ReduceOp::Prod => "ReduceProd",
+            ReduceOp::L1 => "ReduceL1",
+            ReduceOp::L2 => "ReduceL2",
+            ReduceOp::LogSumExp => "ReduceLogSumExp",
+            ReduceOp::SumSquare => "ReduceSumSquare",
+            ReduceOp::LogSum => "ReduceLogSum",
+        }
+    }
+}
+
 /// Parameters of a reduction.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
