@@ -265,6 +265,9 @@ mod tests {
             let variant = debug.split(['(', ' ']).next().unwrap_or_default();
             assert_eq!(KIND_NAMES[kind.position()], variant);
         }
-        assert_eq!(decoded, KINDS, "every kind decodes from its index and zeros");
+        assert_eq!(
+            decoded, KINDS,
+            "every kind decodes from its index and zeros"
+        );
     }
 }
