@@ -11,15 +11,34 @@
 
 use crate::op::OpKind;
 
-/// Workers that run one job on every worker at once: a thread pool on a host (`ember-cpu` has one);
-/// there is none on a microcontroller.
+/// Workers that share the parts of one job: a thread pool on a host (`ember-cpu` has one); there is
+/// none on a microcontroller.
 pub trait Parallel: Sync {
     /// Number of workers, the calling thread included (at least 1).
     fn workers(&self) -> usize;
 
-    /// Calls `job(w)` once for every worker index `w` in `0..self.workers()`, concurrently, and returns
-    /// when every call has returned. Must not allocate.
+    /// Calls `job(w)` once for every part `w` in `0..self.workers()` and returns when every call has
+    /// returned. The calls may run concurrently on different workers, or some of them one after the
+    /// other on one worker (the calling thread takes over the part of a worker that is late), so a part
+    /// must not wait for another. Must not allocate.
     fn run(&self, job: &(dyn Fn(usize) + Sync));
+
+    /// Calls `job(task, worker)` once for every task in `0..tasks` and returns when every call has
+    /// returned, using at most `workers` workers: `worker` (below `workers`) names the one running the
+    /// task, and no two calls with the same `worker` overlap (so it may index buffers of its own).
+    /// Must not allocate.
+    ///
+    /// The default deals the tasks out in turn over [`Parallel::run`]'s parts; a pool does better by
+    /// letting each worker take the next task when it is free, so that a worker slowed down by another
+    /// process leaves its tasks to the others.
+    fn run_tasks(&self, workers: usize, tasks: usize, job: &(dyn Fn(usize, usize) + Sync)) {
+        let workers = workers.clamp(1, self.workers().max(1));
+        self.run(&|w| {
+            if w < workers {
+                (w..tasks).step_by(workers).for_each(|t| job(t, w));
+            }
+        });
+    }
 }
 
 /// The scratch bytes and workers a kernel may use during one call.

@@ -1,4 +1,5 @@
-//! Splitting an op over the workers of a [`Parallel`]: contiguous ranges per worker, and mutable buffers
+//! Splitting an op over the workers of a [`Parallel`]: contiguous ranges the workers take as they free
+//! up, and mutable buffers
 //! that several workers write in disjoint parts.
 
 use core::marker::PhantomData;
@@ -6,27 +7,37 @@ use core::ops::Range;
 
 use ember_core::Parallel;
 
-/// Calls `job(w)` for `w` in `0..workers`: on the pool's workers when there is a pool and more than one
-/// worker is asked for (a pool with more workers leaves the others idle), else `job(0)` here.
-pub(crate) fn run(par: Option<&dyn Parallel>, workers: usize, job: &(dyn Fn(usize) + Sync)) {
-    match par {
-        Some(p) if workers > 1 => p.run(&|w| {
-            if w < workers {
-                job(w)
-            }
-        }),
-        _ => job(0),
-    }
-}
+/// Pieces per worker an op is cut into by [`ranges`]: enough that a worker slowed down by another
+/// process leaves most of its share to the others (they take pieces as they free up), few enough that
+/// each piece is still a long run of work.
+const PIECES_PER_WORKER: usize = 4;
 
-/// The part of `0..total` that worker `w` of `parts` takes: contiguous ranges whose starts are multiples
-/// of `align`, in worker order, together covering `0..total` (some may be empty).
-pub(crate) fn chunk(total: usize, parts: usize, w: usize, align: usize) -> Range<usize> {
-    let units = total.div_ceil(align);
-    let per = units.div_ceil(parts.max(1));
-    let start = (w * per * align).min(total);
-    let end = ((w + 1) * per * align).min(total);
-    start..end
+/// Calls `job(range, worker)` over ranges that together cover `0..total`, each starting at a multiple of
+/// `align`: on up to `workers` workers of `par`, which take the ranges as they free up (`worker` names
+/// the one running a call, below `workers`; its calls never overlap), or as one call here.
+pub(crate) fn ranges(
+    par: Option<&dyn Parallel>,
+    workers: usize,
+    total: usize,
+    align: usize,
+    job: &(dyn Fn(Range<usize>, usize) + Sync),
+) {
+    let units = total.div_ceil(align.max(1));
+    match par {
+        Some(p) if workers > 1 && units > 1 => {
+            let pieces = units.min(workers * PIECES_PER_WORKER);
+            // Piece `i` is units `units * i / pieces ..`: near-equal pieces, none empty.
+            let at = |i: usize| (units * i / pieces * align).min(total);
+            p.run_tasks(workers, pieces, &|piece, worker| {
+                let range = at(piece)..at(piece + 1);
+                if !range.is_empty() {
+                    job(range, worker)
+                }
+            });
+        }
+        _ if total > 0 => job(0..total, 0),
+        _ => {}
+    }
 }
 
 /// Workers for an op of `work` units (e.g. multiply-adds) when each should get at least `min_per_worker`,
@@ -81,18 +92,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn chunks_cover_the_range_in_order() {
-        for total in [0, 1, 5, 24, 25, 100] {
-            for parts in 1..5 {
-                for align in [1, 4, 6] {
-                    let mut next = 0;
-                    for w in 0..parts {
-                        let r = chunk(total, parts, w, align);
-                        assert_eq!(r.start, next.min(total));
-                        assert!(r.start.is_multiple_of(align) || r.is_empty());
-                        next = r.end.max(next);
+    fn ranges_cover_the_whole_once_in_aligned_pieces() {
+        let pool = crate::ThreadPool::new(3).unwrap();
+        for par in [None, Some(&pool as &dyn Parallel)] {
+            for total in [0, 1, 5, 24, 25, 100, 1000] {
+                for workers in 1..5 {
+                    for align in [1, 4, 6] {
+                        let seen = std::sync::Mutex::new(std::vec::Vec::new());
+                        ranges(par, workers, total, align, &|r, w| {
+                            assert!(w < workers);
+                            assert!(r.start.is_multiple_of(align) && r.end <= total);
+                            seen.lock().unwrap().push(r);
+                        });
+                        let mut seen = seen.into_inner().unwrap();
+                        seen.sort_by_key(|r| r.start);
+                        let mut next = 0;
+                        for r in seen {
+                            assert_eq!(r.start, next);
+                            next = r.end;
+                        }
+                        assert_eq!(next, total);
                     }
-                    assert_eq!(next, total);
                 }
             }
         }

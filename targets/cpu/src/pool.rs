@@ -1,11 +1,14 @@
 //! A pool of worker threads, created once per session and reused by every op: the
-//! [`Parallel`](ember_core::Parallel) that `ember-cpu`'s kernels split their tiles over.
+//! [`Parallel`](ember_core::Parallel) that `ember-cpu`'s kernels split their work over.
 //!
-//! `run` publishes one job to every worker and returns when all have run it. Nothing is allocated per job:
-//! the job is a borrowed closure, handed over as a pointer through an atomic generation counter, and the
-//! caller does the first share itself. Workers spin for a short while after a job (an inference runs its
-//! ops back to back, microseconds apart) and then sleep on a condition variable, so an idle pool costs
-//! no CPU.
+//! A job is a number of tasks and a borrowed closure. `run_tasks` publishes it, and every worker that
+//! arrives while it is open takes tasks from a shared counter until none is left; the calling thread
+//! does the same, then closes the job and waits only for the workers that took part. A worker that
+//! arrives late (its core busy with another process, or asleep) finds the job closed and leaves it
+//! alone, so an op never waits for a worker that has not started: on a machine shared with other
+//! programs the caller simply does more of the tasks. Nothing is allocated per job. Workers spin for a
+//! short while after a job (an inference runs its ops back to back, microseconds apart) and then sleep on
+//! a condition variable, so an idle pool costs no CPU.
 
 use std::cell::UnsafeCell;
 use std::format;
@@ -20,32 +23,53 @@ use ember_core::Parallel;
 /// How long an idle worker spins for the next job before it sleeps.
 const SPIN: Duration = Duration::from_micros(200);
 
-/// A job as the workers see it: a borrowed closure with its lifetime erased (see [`ThreadPool::run`]).
-type JobPtr = *const (dyn Fn(usize) + Sync);
+/// Spins of the caller waiting for the workers of a job before it yields its core to them.
+const WAIT_SPINS: u32 = 1 << 12;
+
+/// The job's state word: its generation in the high bits, then [`CLOSED`], then the number of workers
+/// taking part ([`ACTIVE`]). One word, so that entering (a compare-and-swap that also checks the
+/// generation and that the job is open) and closing cannot miss each other.
+const GEN_SHIFT: u32 = 16;
+const CLOSED: usize = 1 << 15;
+const ACTIVE: usize = CLOSED - 1;
+
+/// A job as the workers see it: a borrowed closure with its lifetime erased (see [`ThreadPool::run_tasks`]).
+type JobPtr = *const (dyn Fn(usize, usize) + Sync);
+
+#[derive(Clone, Copy)]
+struct Job {
+    f: JobPtr,
+    tasks: usize,
+    /// Workers with an index below this take part.
+    workers: usize,
+}
 
 struct Shared {
-    /// Bumped by `run` after it stores a job; a worker runs each generation's job once.
-    generation: AtomicUsize,
-    /// The current job. Written only by `run` before it bumps `generation`, read by workers after they
-    /// see the new generation, and never used after `pending` reaches 0.
-    job: UnsafeCell<Option<JobPtr>>,
-    /// Workers (besides the caller) that have not finished the current job.
-    pending: AtomicUsize,
-    /// Set when a worker's share of the job panicked.
+    /// Generation, [`CLOSED`] and active workers (see [`GEN_SHIFT`]).
+    state: AtomicUsize,
+    /// The current job. Written only by `run_tasks` while no worker takes part (the previous job is
+    /// closed and its active count is 0), before it opens the next generation with a Release store;
+    /// read only by a worker that entered that generation (an Acquire compare-and-swap on `state`).
+    job: UnsafeCell<Option<Job>>,
+    /// The next task to take.
+    next: AtomicUsize,
+    /// Set when a worker's task panicked.
     panicked: AtomicBool,
     /// Set when the pool is dropped.
     stop: AtomicBool,
     /// Workers sleep here once they have spun for [`SPIN`] without a job.
     sleep: Mutex<()>,
     wake: Condvar,
-    /// Workers asleep (or about to be): `run` notifies only when there is one.
+    /// Workers asleep (or about to be): `run_tasks` notifies only when there is one.
     sleepers: AtomicUsize,
+    /// Workers that have started their loop.
+    started: AtomicUsize,
 }
 
-// SAFETY: `job` is the only field that is not `Sync` by itself. It is written only by `ThreadPool::run`
-// while no worker reads it (every worker has finished the previous generation: `pending` is 0, and `run`
-// takes `&self` of a pool whose `run` calls are serialized by `run_lock`), and read by workers only after
-// they observe, with Acquire, the generation bump that `run` makes with Release after the write.
+// SAFETY: `job` is the only field that is not `Sync` by itself. It is written only by
+// `ThreadPool::run_tasks` while no worker can read it (the previous generation is closed with no worker
+// active, and `run_tasks` calls are serialized by `run_lock`), and read only by workers that entered the
+// generation published after the write (see `Shared::job`).
 unsafe impl Sync for Shared {}
 // SAFETY: the pointer in `job` is only dereferenced under the protocol above; the closure it points to is
 // `Sync`, so calling it from another thread is allowed.
@@ -55,28 +79,30 @@ unsafe impl Send for Shared {}
 pub struct ThreadPool {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
-    /// Serializes `run` calls from several threads sharing one pool.
+    /// Serializes `run_tasks` calls from several threads sharing one pool.
     run_lock: Mutex<()>,
 }
 
 impl ThreadPool {
-    /// A pool of `workers` workers in all: the calling thread and `workers - 1` threads started now.
-    /// `0` means one per available CPU core.
+    /// A pool of `workers` workers in all: the calling thread and `workers - 1` threads started now
+    /// (this returns once each has started). `0` means one per available CPU core.
     pub fn new(workers: usize) -> std::io::Result<Self> {
         let workers = if workers == 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
             workers
-        };
+        }
+        .min(ACTIVE);
         let shared = Arc::new(Shared {
-            generation: AtomicUsize::new(0),
+            state: AtomicUsize::new(CLOSED),
             job: UnsafeCell::new(None),
-            pending: AtomicUsize::new(0),
+            next: AtomicUsize::new(0),
             panicked: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             sleep: Mutex::new(()),
             wake: Condvar::new(),
             sleepers: AtomicUsize::new(0),
+            started: AtomicUsize::new(0),
         });
         let mut threads = Vec::with_capacity(workers.saturating_sub(1));
         for index in 1..workers {
@@ -97,6 +123,10 @@ impl ThreadPool {
                 }
             }
         }
+        // A worker's start-up (the thread's own set-up) happens before the first job, not in a run.
+        while shared.started.load(Ordering::Acquire) < threads.len() {
+            std::thread::yield_now();
+        }
         Ok(ThreadPool {
             shared,
             threads,
@@ -111,31 +141,51 @@ impl Parallel for ThreadPool {
     }
 
     fn run(&self, job: &(dyn Fn(usize) + Sync)) {
-        if self.threads.is_empty() {
-            job(0);
+        let parts = self.workers();
+        self.run_tasks(parts, parts, &|part, _| job(part));
+    }
+
+    fn run_tasks(&self, workers: usize, tasks: usize, job: &(dyn Fn(usize, usize) + Sync)) {
+        if self.threads.is_empty() || workers <= 1 || tasks <= 1 {
+            (0..tasks).for_each(|t| job(t, 0));
             return;
         }
         // A poisoned lock only means another caller panicked; the pool's state is still consistent
         // (that call waited for its workers before unwinding).
         let _serial = self.run_lock.lock().unwrap_or_else(|e| e.into_inner());
         let s = &*self.shared;
-        let ptr: *const (dyn Fn(usize) + Sync + '_) = job;
-        // SAFETY: only the lifetime is erased (the two pointer types differ in nothing else). The
-        // pointer is used by workers only until they decrement `pending`, and this function does not
-        // return before `pending` is 0, so `job` outlives every use.
-        let ptr: JobPtr = unsafe { std::mem::transmute(ptr) };
-        s.pending.store(self.threads.len(), Ordering::Relaxed);
-        // SAFETY: no worker reads `job` now: each finished the previous generation (the wait below) and
-        // reads it again only after the bump that follows.
-        unsafe { *s.job.get() = Some(ptr) };
-        s.generation.fetch_add(1, Ordering::SeqCst);
+        let ptr: *const (dyn Fn(usize, usize) + Sync + '_) = job;
+        // SAFETY: only the lifetime is erased (the two pointer types differ in nothing else). Workers
+        // use the pointer only while they take part in this generation, and this function does not
+        // return before the generation is closed with no worker taking part, so `job` outlives every use.
+        let f: JobPtr = unsafe { std::mem::transmute(ptr) };
+        s.next.store(0, Ordering::Relaxed);
+        // SAFETY: no worker reads `job` now: the previous generation is closed with none active (the
+        // wait at the end of the previous call), and workers read it only after entering the next one.
+        unsafe { *s.job.get() = Some(Job { f, tasks, workers }) };
+        // Open the next generation. A plain store is enough: while the state is closed with no worker
+        // active, nothing else writes it (workers only enter an open generation).
+        let generation = (s.state.load(Ordering::Relaxed) >> GEN_SHIFT).wrapping_add(1);
+        s.state.store(generation << GEN_SHIFT, Ordering::SeqCst);
         if s.sleepers.load(Ordering::SeqCst) > 0 {
             let _g = s.sleep.lock().unwrap_or_else(|e| e.into_inner());
             s.wake.notify_all();
         }
-        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(0)));
-        while s.pending.load(Ordering::Acquire) != 0 {
-            std::hint::spin_loop();
+        let mine = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            take_tasks(s, tasks, 0, job)
+        }));
+        // Every task is taken (or this thread's task panicked): close, then wait for the workers that
+        // entered to finish theirs.
+        s.state.fetch_or(CLOSED, Ordering::AcqRel);
+        let mut spins = 0u32;
+        while s.state.load(Ordering::Acquire) & ACTIVE != 0 {
+            if spins < WAIT_SPINS {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                // A worker holding a task may be waiting for this core.
+                std::thread::yield_now();
+            }
         }
         if let Err(payload) = mine {
             std::panic::resume_unwind(payload);
@@ -146,14 +196,26 @@ impl Parallel for ThreadPool {
     }
 }
 
-/// A worker's loop: wait for each new generation, run its share, report it done.
+/// Runs tasks of the current job as worker `index` until none is left.
+fn take_tasks(s: &Shared, tasks: usize, index: usize, job: &(dyn Fn(usize, usize) + Sync)) {
+    loop {
+        let task = s.next.fetch_add(1, Ordering::Relaxed);
+        if task >= tasks {
+            return;
+        }
+        job(task, index);
+    }
+}
+
+/// A worker's loop: wait for each new generation, enter it if it is still open, take tasks, leave.
 fn worker(s: &Shared, index: usize) {
-    let mut seen = 0usize;
+    let mut seen = s.state.load(Ordering::Acquire) >> GEN_SHIFT;
+    s.started.fetch_add(1, Ordering::Release);
     loop {
         // Spin, then sleep, until the generation moves.
         let start = Instant::now();
-        let mut current = s.generation.load(Ordering::Acquire);
-        while current == seen {
+        let mut state = s.state.load(Ordering::Acquire);
+        while state >> GEN_SHIFT == seen {
             if s.stop.load(Ordering::Relaxed) {
                 return;
             }
@@ -162,10 +224,12 @@ fn worker(s: &Shared, index: usize) {
             } else {
                 s.sleepers.fetch_add(1, Ordering::SeqCst);
                 let guard = s.sleep.lock().unwrap_or_else(|e| e.into_inner());
-                // Checked again under the lock, after announcing this sleeper (both SeqCst, as `run`'s
-                // bump of the generation and its check of `sleepers`): either `run` sees this sleeper
-                // and notifies it, or this load sees the new generation.
-                if s.generation.load(Ordering::SeqCst) == seen && !s.stop.load(Ordering::Relaxed) {
+                // Checked again under the lock, after announcing this sleeper (both SeqCst, as
+                // `run_tasks`'s opening store and its check of `sleepers`): either `run_tasks` sees this
+                // sleeper and notifies it, or this load sees the new generation.
+                if s.state.load(Ordering::SeqCst) >> GEN_SHIFT == seen
+                    && !s.stop.load(Ordering::Relaxed)
+                {
                     let _g = s
                         .wake
                         .wait_timeout(guard, Duration::from_millis(50))
@@ -173,23 +237,43 @@ fn worker(s: &Shared, index: usize) {
                 }
                 s.sleepers.fetch_sub(1, Ordering::SeqCst);
             }
-            current = s.generation.load(Ordering::Acquire);
+            state = s.state.load(Ordering::Acquire);
         }
-        seen = current;
+        seen = state >> GEN_SHIFT;
         if s.stop.load(Ordering::Relaxed) {
             return;
         }
-        // SAFETY: the Acquire load of the new generation makes `run`'s write of `job` visible, and `run`
-        // does not write it again before this worker decrements `pending`.
+        // Enter generation `seen` while it is open: one more active worker.
+        let entered = loop {
+            if state & CLOSED != 0 || state >> GEN_SHIFT != seen {
+                break false;
+            }
+            match s.state.compare_exchange_weak(
+                state,
+                state + 1,
+                Ordering::Acquire,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break true,
+                Err(now) => state = now,
+            }
+        };
+        if !entered {
+            continue;
+        }
+        // SAFETY: this worker entered the generation (an Acquire read of the state `run_tasks` stored
+        // with Release after writing `job`), and `run_tasks` does not write `job` again before this
+        // worker leaves.
         let job = unsafe { *s.job.get() };
-        if let Some(job) = job {
-            // SAFETY: `run` keeps the closure alive until `pending` is 0 (see `ThreadPool::run`).
-            let f = unsafe { &*job };
-            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(index))).is_err() {
+        if let Some(job) = job.filter(|j| index < j.workers) {
+            // SAFETY: `run_tasks` keeps the closure alive until every entered worker has left.
+            let f = unsafe { &*job.f };
+            let run = std::panic::AssertUnwindSafe(|| take_tasks(s, job.tasks, index, f));
+            if std::panic::catch_unwind(run).is_err() {
                 s.panicked.store(true, Ordering::Relaxed);
             }
         }
-        s.pending.fetch_sub(1, Ordering::Release);
+        s.state.fetch_sub(1, Ordering::Release);
     }
 }
 
@@ -224,6 +308,40 @@ mod tests {
             for h in &hits {
                 assert_eq!(h.load(Ordering::Relaxed), round + 1);
             }
+        }
+    }
+
+    /// Every task runs once, on a worker below the limit, and one worker's calls never overlap.
+    #[test]
+    fn every_task_runs_once_on_a_worker_of_its_own() {
+        let pool = ThreadPool::new(4).unwrap();
+        for (workers, tasks) in [(4, 37), (2, 9), (3, 1), (4, 0), (1, 5), (9, 64)] {
+            for _ in 0..200 {
+                let hits: Vec<AtomicU64> = (0..tasks).map(|_| AtomicU64::new(0)).collect();
+                let busy: [AtomicBool; 4] = Default::default();
+                pool.run_tasks(workers, tasks, &|t, w| {
+                    assert!(w < workers.clamp(1, 4), "worker {w} of {workers}");
+                    assert!(!busy[w].swap(true, Ordering::SeqCst), "worker {w} overlaps");
+                    hits[t].fetch_add(1, Ordering::Relaxed);
+                    busy[w].store(false, Ordering::SeqCst);
+                });
+                assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+            }
+        }
+    }
+
+    /// Jobs published while the workers sleep complete, whether the workers wake in time to take part
+    /// or the caller has taken every task by then.
+    #[test]
+    fn jobs_complete_when_workers_wake_late() {
+        let pool = ThreadPool::new(3).unwrap();
+        for _ in 0..5 {
+            std::thread::sleep(SPIN * 3);
+            let n = AtomicU64::new(0);
+            pool.run_tasks(3, 50, &|_, _| {
+                n.fetch_add(1, Ordering::Relaxed);
+            });
+            assert_eq!(n.load(Ordering::Relaxed), 50);
         }
     }
 

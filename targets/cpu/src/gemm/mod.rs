@@ -348,11 +348,7 @@ impl Gemm {
             self.pack_all(b, packed, par, workers);
             let packed = &*packed;
             let (c_len, c) = (c.len(), Shared::new(c));
-            par::run(par, workers, &|w| {
-                let rows = par::chunk(m, workers, w, self.main.mr);
-                if rows.is_empty() {
-                    return;
-                }
+            par::ranges(par, workers, m, self.main.mr, &|rows, _| {
                 // SAFETY: `c` is borrowed whole for this call; each worker writes only its own rows.
                 let mut c = unsafe { COut::shared(c.as_ptr(), c_len, m, n, ldc) };
                 self.run(
@@ -368,10 +364,9 @@ impl Gemm {
             // Split panels: each worker packs its own and computes every row of them.
             let (c_len, c) = (c.len(), Shared::new(c));
             let packed = Shared::new(packed);
-            par::run(par, workers, &|w| {
-                let panels = par::chunk(self.panels, workers, w, 1);
+            par::ranges(par, workers, self.panels, 1, &|panels, _| {
                 let span = self.panel_offset(panels.start)..self.panel_offset(panels.end);
-                // SAFETY: the workers' panel ranges are disjoint, and so are their packed parts.
+                // SAFETY: the panel ranges are disjoint, and so are their packed parts.
                 let part = unsafe { packed.part(span) };
                 self.pack(b, panels.clone(), part);
                 // SAFETY: `c` is borrowed whole for this call; each worker writes only the columns of
@@ -403,12 +398,8 @@ impl Gemm {
         let (lo, hi) = clip_bounds(ep.act);
         let c = Shared::new(c);
         let gemv = self.level.gemv;
-        par::run(par, workers, &|worker| {
-            let js = par::chunk(n, workers, worker, 4);
-            if js.is_empty() {
-                return;
-            }
-            // SAFETY: the workers' output ranges are disjoint.
+        par::ranges(par, workers, n, 4, &|js, _| {
+            // SAFETY: the output ranges are disjoint.
             let y = unsafe { c.part(js.clone()) };
             let args = GemvArgs {
                 k,
@@ -458,10 +449,9 @@ impl Gemm {
         let (mr, nw) = (self.level.dots_rows, self.level.dots_cols);
         let kernel = self.level.dots;
         let (c_len, c) = (c.len(), Shared::new(c));
-        par::run(par, workers, &|worker| {
-            // SAFETY: `c` is borrowed whole for this call; each worker writes only its own columns.
+        par::ranges(par, workers, n, nw, &|mine, _| {
+            // SAFETY: `c` is borrowed whole for this call; each range of columns is written by one call.
             let c = unsafe { COut::shared(c.as_ptr(), c_len, m, n, ldc) };
-            let mine = par::chunk(n, workers, worker, nw);
             for ib in (0..m).step_by(self.mc) {
                 for j in mine.clone().step_by(nw) {
                     let cols = nw.min(n - j);
@@ -518,11 +508,7 @@ impl Gemm {
             return;
         }
         let out = Shared::new(out);
-        par::run(par, workers, &|w| {
-            let panels = par::chunk(self.panels, workers, w, 1);
-            if panels.is_empty() {
-                return;
-            }
+        par::ranges(par, workers, self.panels, 1, &|panels, _| {
             let span = self.panel_offset(panels.start)..self.panel_offset(panels.end);
             // SAFETY: the workers' panel ranges are disjoint, and so are their packed parts.
             let part = unsafe { out.part(span) };

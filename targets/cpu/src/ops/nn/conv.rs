@@ -227,13 +227,9 @@ impl GemmConv {
             let packed = &*packed;
             let ep = epilogue(p, b, group, self.ocg);
             let channels = group * self.icg..(group + 1) * self.icg;
-            par::run(par, self.workers, &|worker| {
-                let rows = par::chunk(m, self.workers, worker, self.tile_rows);
-                if rows.is_empty() {
-                    return;
-                }
+            par::ranges(par, self.workers, m, self.tile_rows, &|rows, worker| {
                 let start = worker * line_stride(self.tile_rows * k);
-                // SAFETY: each worker takes its own tile buffer.
+                // SAFETY: each worker takes its own tile buffer (its calls do not overlap).
                 let tile = unsafe { tiles.part(start..start + self.tile_rows * k) };
                 let first = group * self.ocg;
                 // SAFETY: the group's output columns start at `first` (< y_len: m > 0 rows of oc); each

@@ -176,11 +176,7 @@ impl Plan {
         let n = g.n;
         let ep = Epilogue::act(Activation::None);
         let (len, cols) = (cols.len(), Shared::new(cols));
-        par::run(par, self.workers, &|worker| {
-            let mine = par::chunk(rows, self.workers, worker, g.mr());
-            if mine.is_empty() {
-                return;
-            }
+        par::ranges(par, self.workers, rows, g.mr(), &|mine, _| {
             // SAFETY: each worker writes only its own rows of `cols`.
             let mut c = unsafe { COut::shared(cols.as_ptr(), len, g.m, n, n) };
             g.run(

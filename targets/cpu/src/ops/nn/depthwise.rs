@@ -344,17 +344,13 @@ impl Depthwise {
         let y_shared = Shared::new(y.data);
         let total_rows = batch * oh;
         let kernel = level.depthwise;
-        par::run(par, self.workers, &|worker| {
-            let mine = par::chunk(total_rows, self.workers, worker, 1);
-            if mine.is_empty() {
-                return;
-            }
+        par::ranges(par, self.workers, total_rows, 1, &|mine, worker| {
             let out_row = ow * c * m;
-            // SAFETY: the workers' output rows are disjoint.
+            // SAFETY: the ranges of output rows are disjoint.
             let y_rows = unsafe { y_shared.part(mine.start * out_row..mine.end * out_row) };
             let buf: &mut [f32] = match m {
                 1 => &mut [],
-                // SAFETY: each worker takes its own row buffer.
+                // SAFETY: each worker takes its own row buffer (its calls do not overlap).
                 _ => unsafe {
                     let start = worker * line_stride(ow * c);
                     rows.part(start..start + ow * c)
