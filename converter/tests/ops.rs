@@ -140,3 +140,29 @@ fn fold_affine() {
         "{names:?}"
     );
 }
+
+#[test]
+fn scaled_hard_swish() {
+    let c = check_case("scaled_hard_swish");
+    // The scale and shift after each HardSwish before a padded convolution become part of it; the
+    // HardSwish whose output the residual Add also reads keeps its Mul.
+    assert_eq!(
+        op_names(&c),
+        [
+            "Transpose",
+            "Conv2d",
+            "ScaledHardSwish",
+            "Conv2d(grouped)",
+            "ScaledHardSwish",
+            "Conv2d",
+            "HardSwish",
+            "Mul",
+            "Add",
+            "Transpose"
+        ],
+        "{:?}",
+        c.report.ops
+    );
+    let names: Vec<&str> = c.report.ops.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(names.contains(&"hswish1+scale1+shift1"), "{names:?}");
+}

@@ -5,7 +5,8 @@
 //!    ([`fold_batch_norm`]), fuse activations into their producers ([`fuse_activation`]), recognize
 //!    HardSwish written out in element-wise ops ([`fuse_hard_swish`]), fold multiplications and
 //!    additions by constants into the convolution or fully connected layer before or after them
-//!    ([`fold_affine`]), fuse Dequantize -> float op -> Quantize into int8 ops ([`qdq`]), remove dead
+//!    ([`fold_affine`]), fold the scales and shifts left after a HardSwish into it
+//!    ([`scale_hard_swish`]), fuse Dequantize -> float op -> Quantize into int8 ops ([`qdq`]), remove dead
 //!    nodes ([`dead_nodes`]);
 //! 2. layout: move 4-D activations of spatial ops to NHWC ([`layout`]), once;
 //! 3. tidy-up: merge and simplify transposes ([`transposes`]), fold a transpose before a flatten into
@@ -32,6 +33,7 @@ pub mod layout;
 pub mod log;
 pub mod qdq;
 pub mod reshapes;
+pub mod scale_hard_swish;
 pub mod transposes;
 
 use crate::ir::Graph;
@@ -50,6 +52,8 @@ const CLEANUP: &[(&str, Pass)] = &[
     ("fuse_activation", fuse_activation::run),
     ("fuse_hard_swish", fuse_hard_swish::run),
     ("fold_affine", fold_affine::run),
+    // After fold_affine: a scale that can fold into the next layer costs nothing there.
+    ("scale_hard_swish", scale_hard_swish::run),
     ("qdq", qdq::run),
     ("dead_nodes", dead_nodes::run),
 ];

@@ -70,6 +70,7 @@ pub fn unary_op() -> impl Strategy<Value = UnaryOp> {
         1 => (-5.0f32..5.0).prop_map(|alpha| UnaryOp::ThresholdedRelu { alpha }),
         1 => (p(), 0.0f32..3.0).prop_map(|(bias, lambd)| UnaryOp::Shrink { bias, lambd }),
         1 => p().prop_map(|alpha| UnaryOp::Swish { alpha }),
+        1 => (p(), p()).prop_map(|(scale, offset)| UnaryOp::ScaledHardSwish { scale, offset }),
     ]
 }
 
@@ -218,6 +219,9 @@ fn unary_definition(op: UnaryOp, v: f64) -> f64 {
         }
         UnaryOp::Mish => v * softplus(v).tanh(),
         UnaryOp::Swish { alpha } => v / (1.0 + (-f64::from(alpha) * v).exp()),
+        UnaryOp::ScaledHardSwish { scale, offset } => {
+            v * (v / 6.0 + 0.5).clamp(0.0, 1.0) * f64::from(scale) + f64::from(offset)
+        }
         UnaryOp::Shrink { bias, lambd } => {
             let (bias, lambd) = (f64::from(bias), f64::from(lambd));
             if v < -lambd {

@@ -41,6 +41,7 @@ fn unary_op() -> impl Strategy<Value = UnaryOp> {
         1 => (-5.0f32..5.0).prop_map(|alpha| ThresholdedRelu { alpha }),
         1 => (p(), 0.0f32..3.0).prop_map(|(bias, lambd)| Shrink { bias, lambd }),
         1 => p().prop_map(|alpha| Swish { alpha }),
+        1 => (p(), p()).prop_map(|(scale, offset)| ScaledHardSwish { scale, offset }),
     ]
 }
 

@@ -123,6 +123,14 @@ fn unary_ops() {
             2.0,
         ),
         (U::Swish { alpha: 1.2 }, -4.0, 4.0),
+        (
+            U::ScaledHardSwish {
+                scale: 1.7,
+                offset: -0.3,
+            },
+            -5.0,
+            5.0,
+        ),
     ];
     let mut rng = Rng::new(7);
     for (op, lo, hi) in ops {

@@ -528,6 +528,43 @@ def fold_affine():
     save("fold_affine", 13, nodes, [1, 3, 7, 9], inits, x=r(1, 3, 7, 9) * 3.0)
 
 
+def scaled_hard_swish():
+    """PP-LCNetV3's learnable affine block after each HardSwish, before padded convolutions (where
+    fold_affine cannot take it): Conv -> HardSwish -> Mul(scalar, constant first) -> Add(scalar) ->
+    padded depthwise Conv -> x * HardSigmoid(x) -> Mul(scalar) -> Sub(scalar) -> padded Conv ->
+    HardSwish whose output has a second reader (the Mul after it must not fold). Own RNG."""
+    rng = np.random.default_rng(17)
+
+    def r(*shape):
+        return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "w1", "b1"], ["c1"], name="c1", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        n("HardSwish", ["c1"], ["h1"], name="hswish1"),
+        n("Mul", ["a1", "h1"], ["m1"], name="scale1"),
+        n("Add", ["m1", "t1"], ["s1"], name="shift1"),
+        n("Conv", ["s1", "w2", "b2"], ["c2"], name="c2", group=6, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        n("HardSigmoid", ["c2"], ["hg"], name="hsig", alpha=1.0 / 6.0, beta=0.5),
+        n("Mul", ["c2", "hg"], ["h2"], name="hswish2"),
+        n("Mul", ["h2", "a2"], ["m2"], name="scale2"),
+        n("Sub", ["m2", "t2"], ["s2"], name="shift2"),
+        n("Conv", ["s2", "w3", "b3"], ["c3"], name="c3", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        n("HardSwish", ["c3"], ["h3"], name="hswish3"),
+        n("Mul", ["h3", "a3"], ["m3"], name="scale3"),
+        n("Add", ["m3", "h3"], ["y"], name="residual"),
+    ]
+    inits = [
+        init("w1", r(6, 3, 3, 3)), init("b1", r(6)),
+        init("a1", np.array([1.3], dtype=np.float32)), init("t1", np.array([-0.2], dtype=np.float32)),
+        init("w2", r(6, 1, 3, 3)), init("b2", r(6)),
+        init("a2", np.array([0.7], dtype=np.float32)), init("t2", np.array([0.4], dtype=np.float32)),
+        init("w3", r(4, 6, 3, 3)), init("b3", r(4)),
+        init("a3", np.array([0.5], dtype=np.float32)),
+    ]
+    save("scaled_hard_swish", 14, nodes, [1, 3, 8, 10], inits, x=r(1, 3, 8, 10) * 4.0)
+
+
 CASES = {
     "conv_variants": conv_variants,
     "pools": pools,
@@ -540,6 +577,7 @@ CASES = {
     "norms": norms,
     "conv1d": conv1d,
     "fold_affine": fold_affine,
+    "scaled_hard_swish": scaled_hard_swish,
     **array_cases.CASES,
 }
 
@@ -563,6 +601,7 @@ def main():
     array_cases.main()
     conv1d()
     fold_affine()
+    scaled_hard_swish()
     print(f"onnxruntime {ort.__version__}, onnx {onnx.__version__}, numpy {np.__version__}")
 
 

@@ -132,6 +132,14 @@ pub enum UnaryOp {
         /// Scale inside the sigmoid.
         alpha: f32,
     },
+    /// `HardSwish(x) * scale + offset`, rounded after each step: a HardSwish followed by a Mul and an
+    /// Add by constants (PP-LCNet's learnable affine block), which the converter makes one op of.
+    ScaledHardSwish {
+        /// The factor.
+        scale: f32,
+        /// The term added last.
+        offset: f32,
+    },
 }
 
 impl UnaryOp {
@@ -179,6 +187,7 @@ impl UnaryOp {
             UnaryOp::Mish => "Mish",
             UnaryOp::Shrink { .. } => "Shrink",
             UnaryOp::Swish { .. } => "Swish",
+            UnaryOp::ScaledHardSwish { .. } => "ScaledHardSwish",
         }
     }
 }
@@ -280,6 +289,9 @@ pub fn unary(p: &UnaryParams, x: In<'_>, y: Out<'_>) {
             }
         }),
         UnaryOp::Swish { alpha } => map(x, y, |v| v / (1.0 + libm::expf(-alpha * v))),
+        UnaryOp::ScaledHardSwish { scale, offset } => {
+            map(x, y, |v| v * clip(v / 6.0 + 0.5, 0.0, 1.0) * scale + offset)
+        }
     }
 }
 

@@ -294,6 +294,7 @@ fn unary_code(op: UnaryOp) -> (u32, f32, f32) {
         U::Mish => (uc::MISH, 0.0, 0.0),
         U::Shrink { bias, lambd } => (uc::SHRINK, bias, lambd),
         U::Swish { alpha } => (uc::SWISH, alpha, 0.0),
+        U::ScaledHardSwish { scale, offset } => (uc::SCALED_HARD_SWISH, scale, offset),
     }
 }
 

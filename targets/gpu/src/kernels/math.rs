@@ -101,6 +101,7 @@ pub(crate) mod code {
     pub const MISH: u32 = 37;
     pub const SHRINK: u32 = 38;
     pub const SWISH: u32 = 39;
+    pub const SCALED_HARD_SWISH: u32 = 40;
 }
 
 /// One unary op applied to `v`.
@@ -210,6 +211,8 @@ fn unary_value(v: f32, op: u32, a: f32, b: f32) -> f32 {
         }
     } else if op == 39 {
         r = v / (1.0 + (-a * v).exp());
+    } else if op == 40 {
+        r = v * clip(v / 6.0 + 0.5, 0.0, 1.0) * a + b;
     }
     r
 }

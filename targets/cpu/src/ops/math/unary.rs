@@ -2,7 +2,8 @@
 //! inverse hyperbolic functions (rare in models) run the reference kernel.
 //!
 //! The ops made of comparisons and IEEE arithmetic (Relu, Relu6, Clip, LeakyRelu, HardSigmoid,
-//! HardSwish, Abs, Neg, Sqrt, Reciprocal, Floor, Ceil, Round, Softsign, Sign, ThresholdedRelu, Shrink)
+//! HardSwish, ScaledHardSwish, Abs, Neg, Sqrt, Reciprocal, Floor, Ceil, Round, Softsign, Sign,
+//! ThresholdedRelu, Shrink)
 //! give the reference's bits, NaN and signed zeros included: each is written as the reference writes
 //! it, in the same order, without FMA. The four cheapest (Relu, Relu6, Clip, LeakyRelu) are the
 //! reference's own scalar formulas in a plain loop that the compiler vectorizes for the level: as fast
@@ -81,6 +82,10 @@ fn unary_on<S: Simd>(s: S, p: &UnaryParams, x: In<'_>, y: Out<'_>) {
         }),
         UnaryOp::HardSwish => map(s, xs, ys, |v| {
             s.mul(v, clip(s.add(s.div(v, c(6.0)), c(0.5)), zero, one))
+        }),
+        UnaryOp::ScaledHardSwish { scale, offset } => map(s, xs, ys, |v| {
+            let hard_swish = s.mul(v, clip(s.add(s.div(v, c(6.0)), c(0.5)), zero, one));
+            s.add(s.mul(hard_swish, c(scale)), c(offset))
         }),
         UnaryOp::Elu { alpha } => map(s, xs, ys, |v| {
             s.select(s.lt(v, zero), s.mul(c(alpha), expm1(s, v)), v)
