@@ -2,7 +2,7 @@
 //!
 //! With `std` the level is read from the CPU at run time (`is_x86_feature_detected!`,
 //! `is_aarch64_feature_detected!`); without it, from the features the crate was compiled for
-//! (`-C target-feature`, `-C target-cpu`). `EMBER_CPU_ISA=scalar|sse2|avx2|neon|neon-dotprod` (std only)
+//! (`-C target-feature`, `-C target-cpu`). `EMBER_CPU_ISA=scalar|sse2|avx2|avx512|neon|neon-dotprod` (std only)
 //! forces a lower level, so that every level runs on one machine in tests and benchmarks; a level the
 //! CPU lacks is an error, never a crash.
 
@@ -17,6 +17,9 @@ pub enum Isa {
     Sse2,
     /// x86-64 with AVX2 and FMA (Haswell, Zen and later).
     Avx2,
+    /// x86-64 with AVX-512 F, BW, DQ and VL besides AVX2 and FMA (`x86-64-v4`: Skylake-SP, Ice Lake,
+    /// Sapphire Rapids, Zen 4, Zen 5): the f32 GEMMs in 16-lane registers, the rest as AVX2.
+    Avx512,
     /// aarch64 baseline: NEON (every aarch64 CPU), int8 through `smlal`.
     Neon,
     /// aarch64 with the dot-product extension (`sdot`: Cortex-A55/A76 and later, Jetson Orin, Apple).
@@ -25,10 +28,11 @@ pub enum Isa {
 
 impl Isa {
     /// Every level, lowest first.
-    pub const ALL: [Isa; 5] = [
+    pub const ALL: [Isa; 6] = [
         Isa::Scalar,
         Isa::Sse2,
         Isa::Avx2,
+        Isa::Avx512,
         Isa::Neon,
         Isa::NeonDotprod,
     ];
@@ -39,6 +43,7 @@ impl Isa {
             Isa::Scalar => "scalar",
             Isa::Sse2 => "sse2",
             Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
             Isa::Neon => "neon",
             Isa::NeonDotprod => "neon-dotprod",
         }
@@ -55,6 +60,7 @@ impl Isa {
             Isa::Scalar => true,
             Isa::Sse2 => cfg!(target_arch = "x86_64"),
             Isa::Avx2 => has_avx2_fma(),
+            Isa::Avx512 => has_avx2_fma() && has_avx512(),
             Isa::Neon => cfg!(target_arch = "aarch64"),
             Isa::NeonDotprod => has_dotprod(),
         }
@@ -106,7 +112,7 @@ impl fmt::Display for IsaError {
         match self {
             IsaError::Unknown => write!(
                 f,
-                "EMBER_CPU_ISA names no instruction-set level: use one of scalar, sse2, avx2 (x86-64), \
+                "EMBER_CPU_ISA names no instruction-set level: use one of scalar, sse2, avx2, avx512 (x86-64), \
                  neon, neon-dotprod (aarch64)"
             ),
             IsaError::Unsupported(isa) => write!(
@@ -151,6 +157,29 @@ fn has_avx2_fma() -> bool {
     }
 }
 
+fn has_avx512() -> bool {
+    #[cfg(all(target_arch = "x86_64", feature = "std"))]
+    {
+        std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512dq")
+            && std::is_x86_feature_detected!("avx512vl")
+    }
+    #[cfg(all(target_arch = "x86_64", not(feature = "std")))]
+    {
+        cfg!(all(
+            target_feature = "avx512f",
+            target_feature = "avx512bw",
+            target_feature = "avx512dq",
+            target_feature = "avx512vl"
+        ))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 fn has_dotprod() -> bool {
     #[cfg(all(target_arch = "aarch64", feature = "std"))]
     {
@@ -177,7 +206,7 @@ mod tests {
         for isa in Isa::ALL {
             assert_eq!(Isa::from_name(isa.name()), Some(isa));
         }
-        assert_eq!(Isa::from_name("avx512"), None);
+        assert_eq!(Isa::from_name("avx512f"), None);
     }
 
     #[test]

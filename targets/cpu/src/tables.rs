@@ -4,14 +4,15 @@
 //! Accelerated at every level (portable `scalar` included): `conv2d`, `conv_transpose2d`,
 //! `fully_connected`, `matmul` (see [`crate::gemm`] and `ops/nn/`). At the SIMD levels also the int8
 //! convolution and fully connected (`ops/quant/`) and the element-wise, pooling, softmax, layer-norm,
-//! reduction and transpose kernels (`ops/`; the scalar table takes the few of these that beat the
-//! reference). The other architecture's levels are never handed out; their tables are the scalar one.
+//! reduction, resize and transpose kernels (`ops/`; the scalar table takes the few of these that beat
+//! the reference). AVX-512's table is AVX2's with the GEMM-based entries at 16 lanes. The other architecture's levels are never handed out; their tables are the scalar one.
 
 use ember_core::kernels::entry;
 use ember_core::ops::nn::{conv, conv_transpose, fully_connected, matmul};
 use ember_core::{Kernels, OpKind};
 
 use crate::level::Level;
+use crate::ops::array::resize::resize;
 use crate::ops::array::transpose::transpose;
 use crate::ops::math::{binary, unary};
 use crate::ops::nn::{layer_norm, reduce, softmax};
@@ -76,6 +77,7 @@ static SCALAR: Kernels = Kernels {
     // where its loops are simple): see examples/elementwise_bench.rs.
     binary: binary::scalar::binary,
     reduce: reduce::scalar::reduce,
+    resize,
     transpose,
     ..ember_core::REFERENCE
 };
@@ -99,6 +101,7 @@ static SSE2: Kernels = Kernels {
     max_pool: max_pool::sse2::max_pool,
     avg_pool: avg_pool::sse2::avg_pool,
     global_avg_pool: global_avg_pool::sse2::global_avg_pool,
+    resize,
     transpose,
     ..ember_core::REFERENCE
 };
@@ -122,8 +125,21 @@ static AVX2: Kernels = Kernels {
     max_pool: max_pool::avx2::max_pool,
     avg_pool: avg_pool::avx2::avg_pool,
     global_avg_pool: global_avg_pool::avx2::global_avg_pool,
+    resize,
     transpose,
     ..ember_core::REFERENCE
+};
+
+// AVX2's kernels with the f32 GEMMs (convolutions, fully connected, matmul) in AVX-512 registers.
+#[cfg(target_arch = "x86_64")]
+static AVX512: Kernels = Kernels {
+    name: "cpu-avx512",
+    scratch: Some(scratch_fn!(crate::level::AVX512, quant::AVX2)),
+    conv2d: ops::avx512::conv2d,
+    conv_transpose2d: ops::avx512::conv_transpose2d,
+    fully_connected: ops::avx512::fully_connected,
+    matmul: ops::avx512::matmul,
+    ..AVX2
 };
 
 #[cfg(target_arch = "aarch64")]
@@ -145,6 +161,7 @@ static NEON: Kernels = Kernels {
     max_pool: max_pool::neon::max_pool,
     avg_pool: avg_pool::neon::avg_pool,
     global_avg_pool: global_avg_pool::neon::global_avg_pool,
+    resize,
     transpose,
     ..ember_core::REFERENCE
 };
@@ -171,6 +188,11 @@ static AVX2: Kernels = Kernels {
     name: "cpu-avx2",
     ..SCALAR
 };
+#[cfg(not(target_arch = "x86_64"))]
+static AVX512: Kernels = Kernels {
+    name: "cpu-avx512",
+    ..SCALAR
+};
 #[cfg(not(target_arch = "aarch64"))]
 static NEON: Kernels = Kernels {
     name: "cpu-neon",
@@ -190,6 +212,7 @@ pub fn table(isa: Isa) -> &'static Kernels {
         Isa::Scalar => &SCALAR,
         Isa::Sse2 => &SSE2,
         Isa::Avx2 => &AVX2,
+        Isa::Avx512 => &AVX512,
         Isa::Neon => &NEON,
         Isa::NeonDotprod => &NEON_DOTPROD,
     }
@@ -200,7 +223,7 @@ pub fn table(isa: Isa) -> &'static Kernels {
 fn native(isa: Isa) -> bool {
     match isa {
         Isa::Scalar => true,
-        Isa::Sse2 | Isa::Avx2 => cfg!(target_arch = "x86_64"),
+        Isa::Sse2 | Isa::Avx2 | Isa::Avx512 => cfg!(target_arch = "x86_64"),
         Isa::Neon | Isa::NeonDotprod => cfg!(target_arch = "aarch64"),
     }
 }
@@ -246,6 +269,13 @@ pub fn variant(isa: Isa, kind: &OpKind) -> &'static str {
             "avx2 gemv/gemm",
             "avx2 gemm",
         ],
+        Isa::Avx512 => [
+            "avx512 im2col+gemm",
+            "avx512 depthwise",
+            "avx512 gemm+col2im",
+            "avx512 gemv/gemm",
+            "avx512 gemm",
+        ],
         Isa::Neon | Isa::NeonDotprod => [
             "neon im2col+gemm",
             "neon depthwise",
@@ -257,7 +287,7 @@ pub fn variant(isa: Isa, kind: &OpKind) -> &'static str {
     let int8 = match isa {
         Isa::Scalar => quant::NONE.names,
         Isa::Sse2 => quant::SSE2.names,
-        Isa::Avx2 => quant::AVX2.names,
+        Isa::Avx2 | Isa::Avx512 => quant::AVX2.names,
         Isa::Neon => quant::NEON.names,
         Isa::NeonDotprod => quant::NEON_DOTPROD.names,
     };

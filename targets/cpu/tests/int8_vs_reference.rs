@@ -572,7 +572,7 @@ fn tables_hold_the_int8_kernels_they_report() {
         rounding: RequantRounding::Double,
     });
     let simd_here = |isa: Isa| match isa {
-        Isa::Sse2 | Isa::Avx2 => cfg!(target_arch = "x86_64"),
+        Isa::Sse2 | Isa::Avx2 | Isa::Avx512 => cfg!(target_arch = "x86_64"),
         Isa::Neon | Isa::NeonDotprod => cfg!(target_arch = "aarch64"),
         Isa::Scalar => false,
     };

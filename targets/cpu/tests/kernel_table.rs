@@ -20,7 +20,7 @@ use ember_cpu::{accelerated, table, variant, Isa};
 fn native_simd(isa: Isa) -> bool {
     match isa {
         Isa::Scalar => false,
-        Isa::Sse2 | Isa::Avx2 => cfg!(target_arch = "x86_64"),
+        Isa::Sse2 | Isa::Avx2 | Isa::Avx512 => cfg!(target_arch = "x86_64"),
         Isa::Neon | Isa::NeonDotprod => cfg!(target_arch = "aarch64"),
     }
 }
@@ -64,6 +64,10 @@ fn accelerated_entries_are_this_crates_kernels() {
                 k.global_avg_pool as usize != REFERENCE.global_avg_pool as usize,
             ),
             (
+                entry::RESIZE,
+                k.resize as usize != REFERENCE.resize as usize,
+            ),
+            (
                 entry::TRANSPOSE,
                 k.transpose as usize != REFERENCE.transpose as usize,
             ),
@@ -76,7 +80,7 @@ fn accelerated_entries_are_this_crates_kernels() {
         // such as the int8 ones, are not this test's.)
         let ours = replaced.iter().fold(0, |acc, (bit, _)| acc | bit);
         let expected = if !native_simd(isa) {
-            entry::BINARY | entry::REDUCE | entry::TRANSPOSE
+            entry::BINARY | entry::REDUCE | entry::RESIZE | entry::TRANSPOSE
         } else {
             ours
         };
@@ -105,6 +109,8 @@ fn variants_name_the_level_or_the_reference() {
     for (isa, name) in [
         (Isa::Sse2, "sse2"),
         (Isa::Avx2, "avx2"),
+        // AVX-512's table keeps AVX2's element-wise kernels.
+        (Isa::Avx512, "avx2"),
         (Isa::Neon, "neon"),
         (Isa::NeonDotprod, "neon"),
     ] {
@@ -165,7 +171,7 @@ fn accelerated_entries_are_exactly_the_replaced_ones() {
         assert_eq!(table(isa).entries, REFERENCE.entries, "{isa}");
         let native = match isa {
             Isa::Scalar => true,
-            Isa::Sse2 | Isa::Avx2 => cfg!(target_arch = "x86_64"),
+            Isa::Sse2 | Isa::Avx2 | Isa::Avx512 => cfg!(target_arch = "x86_64"),
             Isa::Neon | Isa::NeonDotprod => cfg!(target_arch = "aarch64"),
         };
         // The GEMM-based kernels are portable (the scalar table has them too, and the other

@@ -87,7 +87,9 @@ pub fn render(meta: &Meta, rows: &[Row]) -> String {
          engine takes for a one-op model (an Add on one element) timed right after it, under the same \
          load (see \"Per-call cost\"). That cost includes the engine's own fixed work \
          per run, not only Python's, so the compute figures slightly favour the peers. The ratios divide \
-         Ember's figure by the peer's compute figure: below 1, Ember is faster. tract's Python API has \
+         Ember's figure by the peer's compute figure: below 1, Ember is faster; where that figure is under \
+         10% of the peer's raw time it is within the per-call cost's spread, and a note replaces the \
+         ratio. tract's Python API has \
          no thread setting: it runs on one thread in both tables.\n\n",
     );
 
@@ -168,6 +170,11 @@ pub fn render(meta: &Meta, rows: &[Row]) -> String {
     s
 }
 
+/// A peer's compute figure below this share of its raw time is not measured: it is the small
+/// difference of two figures of run-to-run spread larger than itself (the one-op model's time moves by
+/// more than 5% between rounds), so its ratio would be noise.
+const MEASURABLE: f64 = 0.1;
+
 fn speed_table(rows: &[&Row], ember: Engine, ort: Peer, notes: &mut Notes) -> String {
     let mut s = String::from(
         "| model | ops | Ember | onnxruntime | onnxruntime compute | tract | tract compute | \
@@ -190,18 +197,29 @@ fn speed_table(rows: &[&Row], ember: Engine, ort: Peer, notes: &mut Notes) -> St
             Some(_) => "≤ 0".to_string(),
             None => "-".to_string(),
         };
-        let ratio = |c: Option<f64>| match (e, c) {
-            (Some(e), Some(c)) if c > 0.0 => format!("{:.2}", e / c),
+        let mut ratio = |c: Option<f64>, raw: Option<f64>, what: &str| {
+            match (e, c, raw) {
+            (Some(e), Some(c), Some(raw)) if c > 0.0 && c < MEASURABLE * raw => notes.cite(format!(
+                "{}, {what}: its compute figure ({} µs) is under {:.0}% of its time per call ({} µs), \
+                 within the spread of the per-call cost it is the difference from, so no ratio is \
+                 given; Ember's whole in-process call takes {} µs.",
+                r.name,
+                us(c),
+                MEASURABLE * 100.0,
+                us(raw),
+                us(e)
+            )),
+            (Some(e), Some(c), _) if c > 0.0 => format!("{:.2}", e / c),
             _ => "-".to_string(),
+        }
         };
+        let (o_ratio, t_ratio) = (ratio(oc, o, "onnxruntime"), ratio(tc, t, "tract"));
         s.push_str(&format!(
-            "| {} | {} | {e_cell} | {o_cell} | {} | {t_cell} | {} | {} | {} |\n",
+            "| {} | {} | {e_cell} | {o_cell} | {} | {t_cell} | {} | {o_ratio} | {t_ratio} |\n",
             r.name,
             ops(r),
             shown(oc),
             shown(tc),
-            ratio(oc),
-            ratio(tc),
         ));
     }
     s
@@ -451,6 +469,28 @@ mod tests {
         let r = render(&meta(), &rows);
         assert!(
             r.contains("| tiny | 9 | 1.00 | 15.5 | ≤ 0 | - | - | - | - |"),
+            "{r}"
+        );
+    }
+
+    #[test]
+    fn a_compute_figure_within_the_per_call_noise_has_no_ratio() {
+        // 16.3 µs raw minus the one-op model's 16 µs: 0.3 µs, 2% of the call.
+        let rows = [
+            one_op(),
+            row(
+                "tiny",
+                Kind::Network,
+                &[(Engine::EmberSingle, Ok(1.0)), (ORT1, Ok(16.3))],
+            ),
+        ];
+        let r = render(&meta(), &rows);
+        assert!(
+            r.contains("| tiny | 9 | 1.00 | 16.3 | 0.30 | - | - | n/a [1] | - |"),
+            "{r}"
+        );
+        assert!(
+            r.contains("1. tiny, onnxruntime: its compute figure (0.30 µs) is under 10%"),
             "{r}"
         );
     }

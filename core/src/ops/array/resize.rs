@@ -64,7 +64,7 @@ pub struct ResizeParams {
 }
 
 /// Index of the H axis for a tensor of rank `rank` (W follows it).
-fn h_axis(p: &ResizeParams, rank: usize) -> usize {
+pub fn h_axis(p: &ResizeParams, rank: usize) -> usize {
     rank - 2 - usize::from(p.channels_last)
 }
 
@@ -103,7 +103,10 @@ pub fn validate(p: &ResizeParams, x: &[usize], y: &[usize]) -> Result<(), Error>
 /// ONNX's "resized length" is `len_in * scale`, which is not always a whole number (scales of 0.6
 /// on 4 elements: 2.4, for an output of 2); when it is the output length up to f32 rounding (sizes
 /// given), the output length is used exactly.
-fn source(coord: CoordMode, o: usize, len_in: usize, len_out: usize, scale: f32) -> f32 {
+///
+/// Public so that accelerated kernels compute the same coordinates (and so the same outputs, bit for
+/// bit) as this reference.
+pub fn source(coord: CoordMode, o: usize, len_in: usize, len_out: usize, scale: f32) -> f32 {
     let o = o as f32;
     let mut resized = len_in as f32 * scale;
     if (resized - len_out as f32).abs() < 1e-3 {
@@ -120,7 +123,7 @@ fn source(coord: CoordMode, o: usize, len_in: usize, len_out: usize, scale: f32)
 }
 
 /// Index of the nearest input element (clamped into `0..len_in`, `len_in >= 1`).
-fn nearest(mode: NearestMode, c: f32, len_in: usize) -> usize {
+pub fn nearest(mode: NearestMode, c: f32, len_in: usize) -> usize {
     let r = match mode {
         NearestMode::RoundPreferFloor if c - libm::floorf(c) == 0.5 => libm::floorf(c),
         NearestMode::RoundPreferCeil if c - libm::floorf(c) == 0.5 => libm::ceilf(c),
@@ -133,11 +136,20 @@ fn nearest(mode: NearestMode, c: f32, len_in: usize) -> usize {
 }
 
 /// The two neighbours and the weight of the second, for a coordinate clamped into `[0, len_in - 1]`.
-fn neighbours(c: f32, len_in: usize) -> (usize, usize, f32) {
+pub fn neighbours(c: f32, len_in: usize) -> (usize, usize, f32) {
     let c = c.max(0.0).min((len_in - 1) as f32);
     let lo = libm::floorf(c);
     let i0 = (lo as usize).min(len_in - 1);
     (i0, (i0 + 1).min(len_in - 1), c - lo)
+}
+
+/// The bilinear value between `top = [a, b]` and `bottom = [a, b]` at weights `fx` (of each `b`) and
+/// `fy` (of `bottom`), in the order every kernel computes it.
+#[inline(always)]
+pub fn bilinear(top: [f32; 2], bottom: [f32; 2], fx: f32, fy: f32) -> f32 {
+    let t = top[0] + (top[1] - top[0]) * fx;
+    let d = bottom[0] + (bottom[1] - bottom[0]) * fx;
+    t + (d - t) * fy
 }
 
 /// Resizes each `[H, W]` plane of `x` (of `[H, W, C]` when channels-last) into the matching plane
@@ -171,11 +183,12 @@ pub fn resize(p: &ResizeParams, x: In<'_>, y: Out<'_>) {
                         let cx = source(p.coord, ox, w_in, w_out, p.scale_w);
                         let (x0, x1, fx) = neighbours(cx, w_in);
                         for (k, o) in out.iter_mut().enumerate() {
-                            let (a, b) = (top[x0 * c + k], top[x1 * c + k]);
-                            let t = a + (b - a) * fx;
-                            let (a, b) = (bottom[x0 * c + k], bottom[x1 * c + k]);
-                            let d = a + (b - a) * fx;
-                            *o = t + (d - t) * fy;
+                            *o = bilinear(
+                                [top[x0 * c + k], top[x1 * c + k]],
+                                [bottom[x0 * c + k], bottom[x1 * c + k]],
+                                fx,
+                                fy,
+                            );
                         }
                     }
                 }

@@ -38,8 +38,8 @@ use dots::DotsArgs;
 pub(crate) use pack::BMat;
 use tile::{GemvArgs, TileArgs};
 
-/// At least the largest `MR * NR` of any level's tiles (6x16, 8x8): the edge buffers on the stack.
-pub(crate) const MAX_TILE: usize = 8 * 16;
+/// At least the largest `MR * NR` of any level's tiles (AVX-512's 12x32): the edge buffers on the stack.
+pub(crate) const MAX_TILE: usize = 12 * 32;
 
 /// Multiply-adds below which a worker is not worth waking: a `ThreadPool::run` costs a few
 /// microseconds, and 512k multiply-adds take about 10 on one Zen 3 core.

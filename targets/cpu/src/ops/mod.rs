@@ -28,18 +28,19 @@ const ENTRIES: u64 = entry::BINARY
     | entry::MAX_POOL
     | entry::AVG_POOL
     | entry::GLOBAL_AVG_POOL
+    | entry::RESIZE
     | entry::TRANSPOSE;
 
 /// The entries of the scalar table: the portable kernels that beat the reference's (which the
 /// compiler vectorizes where its loops are simple; see `examples/elementwise_bench.rs`).
-const SCALAR_ENTRIES: u64 = entry::BINARY | entry::REDUCE | entry::TRANSPOSE;
+const SCALAR_ENTRIES: u64 = entry::BINARY | entry::REDUCE | entry::RESIZE | entry::TRANSPOSE;
 
 /// Whether `isa` is a SIMD level of the architecture this crate is compiled for (the other
 /// architecture's levels have the scalar table's kernels, and are never handed out).
 fn simd(isa: Isa) -> bool {
     match isa {
         Isa::Scalar => false,
-        Isa::Sse2 | Isa::Avx2 => cfg!(target_arch = "x86_64"),
+        Isa::Sse2 | Isa::Avx2 | Isa::Avx512 => cfg!(target_arch = "x86_64"),
         Isa::Neon | Isa::NeonDotprod => cfg!(target_arch = "aarch64"),
     }
 }
@@ -67,6 +68,7 @@ pub(crate) fn variant(isa: Isa, kind: &OpKind) -> Option<&'static str> {
         OpKind::AvgPool2d(_) => (entry::AVG_POOL, true),
         OpKind::GlobalAvgPool => (entry::GLOBAL_AVG_POOL, true),
         OpKind::Transpose(_) => (entry::TRANSPOSE, true),
+        OpKind::Resize(_) => (entry::RESIZE, true),
         _ => (0, false),
     };
     if entries(isa) & bit == 0 || !vectorized {
@@ -75,9 +77,12 @@ pub(crate) fn variant(isa: Isa, kind: &OpKind) -> Option<&'static str> {
     Some(match (kind, isa) {
         // The same tiled copy at every level.
         (OpKind::Transpose(_), _) => "tiled",
+        // The same column table at every level.
+        (OpKind::Resize(_), _) => "column table",
         _ if !simd(isa) => "scalar",
         (_, Isa::Sse2) => "sse2",
-        (_, Isa::Avx2) => "avx2",
+        // AVX-512's table keeps AVX2's element-wise kernels (they are bound by memory, not by lanes).
+        (_, Isa::Avx2 | Isa::Avx512) => "avx2",
         _ => "neon",
     })
 }
@@ -221,5 +226,7 @@ gemm_entries!(scalar, crate::level::SCALAR);
 gemm_entries!(sse2, crate::level::SSE2);
 #[cfg(target_arch = "x86_64")]
 gemm_entries!(avx2, crate::level::AVX2);
+#[cfg(target_arch = "x86_64")]
+gemm_entries!(avx512, crate::level::AVX512);
 #[cfg(target_arch = "aarch64")]
 gemm_entries!(neon, crate::level::NEON);

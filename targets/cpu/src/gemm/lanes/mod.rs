@@ -2,7 +2,7 @@
 //! per instruction-set level (the element-wise kernels use [`crate::simd`], whose trait is a token
 //! passed by value and has the integer and mask operations the transcendental functions need; this one
 //! is static, with the broadcast, transpose and clamp the register tiles need):
-//! `scalar` (plain arrays that LLVM vectorizes for the target's baseline), `sse2` and `avx2` (x86-64),
+//! `scalar` (plain arrays that LLVM vectorizes for the target's baseline), `sse2`, `avx2` and `avx512` (x86-64),
 //! `neon` (aarch64). The kernels (`gemm::tile`, `ops::nn::depthwise`, ...) are generic over [`Lanes`] and
 //! `#[inline(always)]`; each level instantiates them inside a `#[target_feature]` function (see
 //! [`crate::level`]), so that the intrinsics are inlined with that level's instructions.
@@ -13,6 +13,8 @@ pub(crate) mod scalar;
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx512;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod sse2;
 

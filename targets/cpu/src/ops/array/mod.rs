@@ -1,3 +1,4 @@
-//! Data movement: transposition.
+//! Data movement: resize and transposition.
 
+pub(crate) mod resize;
 pub(crate) mod transpose;

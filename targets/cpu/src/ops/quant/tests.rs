@@ -199,5 +199,7 @@ fn every_level_runs_its_own_kernels_given_the_scratch_it_asks_for() {
             ran += 1;
         }
     }
-    assert_eq!(ran, Isa::supported().filter(|&i| i != Isa::Scalar).count());
+    // AVX-512's table runs AVX2's int8 kernels (checked above when AVX2 is here).
+    let own = |i: Isa| i != Isa::Scalar && i != Isa::Avx512;
+    assert_eq!(ran, Isa::supported().filter(|&i| own(i)).count());
 }
