@@ -39,7 +39,7 @@ pub struct Args {
     /// Print each op's time (median over the runs) and share of the total.
     #[arg(long)]
     pub profile: bool,
-    /// Where to run: cpu (ember-cpu's kernels for this CPU; EMBER_CPU_ISA=scalar|sse2|avx2|neon|...
+    /// Where to run: cpu (ember-cpu's kernels for this CPU; EMBER_CPU_ISA=scalar|sse2|avx2|avx512|neon|...
     /// forces a lower level), vulkan[:N], metal, cuda[:N] or best (GPUs need the `gpu` feature); a GPU
     /// run also prints the memory-pool report.
     #[arg(long, default_value = "cpu")]

@@ -82,10 +82,14 @@ impl Level {
     }
 }
 
-/// The kernels of a level, for its `Lanes` type: each function forwards to the generic kernel inside a
-/// function that carries the level's target features (when it has any).
+/// The kernels of a level, for its `Lanes` type (and, for the depthwise convolution's channels past the
+/// last whole vector, a narrower one: `tail`, the same type by default): each function forwards to the
+/// generic kernel inside a function that carries the level's target features (when it has any).
 macro_rules! kernels {
     ($simd:ty $(, $feature:literal)?) => {
+        kernels!($simd, tail = $simd $(, $feature)?);
+    };
+    ($simd:ty, tail = $tail:ty $(, $feature:literal)?) => {
         use crate::gemm::dots::DotsArgs;
         use crate::gemm::tile::{GemvArgs, TileArgs};
         use crate::gemm::BMat;
@@ -125,7 +129,7 @@ macro_rules! kernels {
         $(#[target_feature(enable = $feature)])?
         pub(super) unsafe fn depthwise(d: &DepthwiseArgs) {
             // SAFETY: the caller upholds `depthwise_row`'s contract.
-            unsafe { crate::ops::nn::depthwise::depthwise_row::<$simd>(d) }
+            unsafe { crate::ops::nn::depthwise::depthwise_row::<$simd, $tail>(d) }
         }
     };
 }
@@ -148,8 +152,10 @@ mod avx2 {
 #[cfg(target_arch = "x86_64")]
 #[allow(dead_code)]
 mod avx512 {
+    // Channels past the last 16 go 8 at a time: PP-OCR's depthwise layers have 8, 24, 40, 88, ...
     kernels!(
         crate::gemm::lanes::avx512::Avx512,
+        tail = crate::gemm::lanes::avx2::Avx2,
         "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"
     );
 }

@@ -85,7 +85,7 @@ fn valid_taps(
 /// geometry is that of a convolution that passed `conv::validate` (every tap kept by [`valid_taps`]
 /// reads inside the image).
 #[inline(always)]
-pub(crate) unsafe fn depthwise_row<S: Lanes>(d: &DepthwiseArgs) {
+pub(crate) unsafe fn depthwise_row<S: Lanes, T: Lanes>(d: &DepthwiseArgs) {
     let (ky0, ky1) = valid_taps(d.oy, d.stride.0, d.dilation.0, d.pad.0, d.kh, d.h);
     // The interior: pixels whose every kernel column is inside the image.
     let span = (d.kw - 1) * d.dilation.1;
@@ -99,7 +99,7 @@ pub(crate) unsafe fn depthwise_row<S: Lanes>(d: &DepthwiseArgs) {
     unsafe {
         for ox in (0..first).chain(last..d.ow) {
             let (kx0, kx1) = valid_taps(ox, d.stride.1, d.dilation.1, d.pad.1, d.kw, d.w);
-            pixel::<S>(d, ox, (ky0, ky1), (kx0, kx1));
+            pixel::<S, T>(d, ox, (ky0, ky1), (kx0, kx1));
         }
         // Interior pixels four at a time, sharing each tap's weights; the rest one at a time.
         let mut ox = first;
@@ -113,6 +113,10 @@ pub(crate) unsafe fn depthwise_row<S: Lanes>(d: &DepthwiseArgs) {
                 interior::<S, 6, 1>(d, ox, (ky0, ky1), ch);
                 ch += S::LANES;
             }
+            while ch + T::LANES <= d.c {
+                interior::<T, 6, 1>(d, ox, (ky0, ky1), ch);
+                ch += T::LANES;
+            }
             if ch < d.c {
                 for p in ox..ox + 6 {
                     pixel_channels(d, p, (ky0, ky1), (0, d.kw), ch);
@@ -121,7 +125,7 @@ pub(crate) unsafe fn depthwise_row<S: Lanes>(d: &DepthwiseArgs) {
             ox += 6;
         }
         for ox in ox..last {
-            pixel::<S>(d, ox, (ky0, ky1), (0, d.kw));
+            pixel::<S, T>(d, ox, (ky0, ky1), (0, d.kw));
         }
     }
 }
@@ -174,9 +178,9 @@ unsafe fn interior<S: Lanes, const P: usize, const V: usize>(
 }
 
 /// One output pixel over the kernel rows `ky` and columns `kx`, channels in blocks of 4, then 1 vectors,
-/// then one at a time.
+/// then vectors of `T`, then one at a time.
 #[inline(always)]
-unsafe fn pixel<S: Lanes>(
+unsafe fn pixel<S: Lanes, T: Lanes>(
     d: &DepthwiseArgs,
     ox: usize,
     (ky0, ky1): (usize, usize),
@@ -215,16 +219,47 @@ unsafe fn pixel<S: Lanes>(
             ch += 4 * lanes;
         }
         while ch + lanes <= c {
-            let mut acc = S::load(d.bias.add(ch));
-            for ky in ky0..ky1 {
-                for kx in kx0..kx1 {
-                    acc = S::mul_add(S::load(src(ky, kx, ch)), S::load(tap(ky, kx, ch)), acc);
-                }
-            }
-            S::store(out.add(ch), S::clamp(acc, lo, hi));
+            pixel_vector::<S>(d, ox, (ky0, ky1), (kx0, kx1), ch);
             ch += lanes;
         }
+        while ch + T::LANES <= c {
+            pixel_vector::<T>(d, ox, (ky0, ky1), (kx0, kx1), ch);
+            ch += T::LANES;
+        }
         pixel_channels(d, ox, (ky0, ky1), (kx0, kx1), ch);
+    }
+}
+
+/// Channels `ch..ch + LANES` of one output pixel.
+///
+/// # Safety
+///
+/// As [`pixel`], with `ch + LANES <= c`.
+#[inline(always)]
+unsafe fn pixel_vector<S: Lanes>(
+    d: &DepthwiseArgs,
+    ox: usize,
+    (ky0, ky1): (usize, usize),
+    (kx0, kx1): (usize, usize),
+    ch: usize,
+) {
+    let (py, px) = (d.oy * d.stride.0, ox * d.stride.1);
+    // SAFETY: as in `pixel`: every kept tap reads inside the image; the channels are inside `c`.
+    unsafe {
+        let mut acc = S::load(d.bias.add(ch));
+        for ky in ky0..ky1 {
+            let iy = py + ky * d.dilation.0 - d.pad.0;
+            for kx in kx0..kx1 {
+                let ix = px + kx * d.dilation.1 - d.pad.1;
+                let xp = d.x.add((iy * d.w + ix) * d.c + ch);
+                let wp = d.taps.add((ky * d.kw + kx) * d.c + ch);
+                acc = S::mul_add(S::load(xp), S::load(wp), acc);
+            }
+        }
+        S::store(
+            d.y.add(ox * d.c + ch),
+            S::clamp(acc, S::splat(d.lo), S::splat(d.hi)),
+        );
     }
 }
 
