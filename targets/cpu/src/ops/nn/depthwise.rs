@@ -263,7 +263,11 @@ unsafe fn pixel_vector<S: Lanes>(
     }
 }
 
-/// Channels `ch..` of one output pixel, one at a time (the channels past the last whole vector).
+/// Channels `ch..` of one output pixel (the channels past the last whole vector), four at a time and
+/// then one at a time, with the taps outside and the channels inside: fixed-size groups, so that the
+/// sums stay in registers (a group of variable size went through memory, at a store-forwarding stall
+/// per tap). Each channel's sum starts from its bias and adds the taps in order, as the vector paths
+/// and the reference do.
 ///
 /// # Safety
 ///
@@ -272,24 +276,55 @@ unsafe fn pixel_vector<S: Lanes>(
 unsafe fn pixel_channels(
     d: &DepthwiseArgs,
     ox: usize,
+    ky: (usize, usize),
+    kx: (usize, usize),
+    mut ch: usize,
+) {
+    // SAFETY: forwarded contract; each group's channels are inside `c`.
+    unsafe {
+        while ch + 4 <= d.c {
+            pixel_group::<4>(d, ox, ky, kx, ch);
+            ch += 4;
+        }
+        while ch < d.c {
+            pixel_group::<1>(d, ox, ky, kx, ch);
+            ch += 1;
+        }
+    }
+}
+
+/// Channels `ch..ch + N` of one output pixel, in scalar arithmetic.
+///
+/// # Safety
+///
+/// As [`pixel`], with `ch + N <= c`.
+#[inline(always)]
+unsafe fn pixel_group<const N: usize>(
+    d: &DepthwiseArgs,
+    ox: usize,
     (ky0, ky1): (usize, usize),
     (kx0, kx1): (usize, usize),
     ch: usize,
 ) {
     let (py, px) = (d.oy * d.stride.0, ox * d.stride.1);
-    for ch in ch..d.c {
-        // SAFETY: as in `pixel`: every kept tap reads inside the image; `ch < c`.
-        unsafe {
-            let mut acc = *d.bias.add(ch);
-            for ky in ky0..ky1 {
-                let iy = py + ky * d.dilation.0 - d.pad.0;
-                for kx in kx0..kx1 {
-                    let ix = px + kx * d.dilation.1 - d.pad.1;
-                    acc += *d.x.add((iy * d.w + ix) * d.c + ch)
-                        * *d.taps.add((ky * d.kw + kx) * d.c + ch);
+    // SAFETY: as in `pixel`: every kept tap reads inside the image; the channels ch..ch + N are inside
+    // `c`.
+    unsafe {
+        let mut acc: [f32; N] = core::array::from_fn(|j| *d.bias.add(ch + j));
+        for ky in ky0..ky1 {
+            let iy = py + ky * d.dilation.0 - d.pad.0;
+            for kx in kx0..kx1 {
+                let ix = px + kx * d.dilation.1 - d.pad.1;
+                let xp = d.x.add((iy * d.w + ix) * d.c + ch);
+                let wp = d.taps.add((ky * d.kw + kx) * d.c + ch);
+                for (j, a) in acc.iter_mut().enumerate() {
+                    *a += *xp.add(j) * *wp.add(j);
                 }
             }
-            *d.y.add(ox * d.c + ch) = clamp1(acc, d.lo, d.hi);
+        }
+        let out = d.y.add(ox * d.c + ch);
+        for (j, &a) in acc.iter().enumerate() {
+            *out.add(j) = clamp1(a, d.lo, d.hi);
         }
     }
 }
