@@ -301,9 +301,12 @@ impl Geometry {
         // A whole kernel row is one contiguous run of the input when taps are adjacent pixels and a
         // group is all the channels.
         let contiguous = self.dilation.1 == 1 && icg == self.c;
-        for (i, row) in rows.zip(out.chunks_exact_mut(k.max(1))) {
-            let (n, pixel) = (i / per_image, i % per_image);
-            let (oy, ox) = (pixel / self.ow, pixel % self.ow);
+        // The first row's image and output pixel by division, the next ones by counting (a division
+        // per row cost a tenth of the im2col time of small layers).
+        let per_image = per_image.max(1);
+        let (mut n, pixel) = (rows.start / per_image, rows.start % per_image);
+        let (mut oy, mut ox) = (pixel / self.ow.max(1), pixel % self.ow.max(1));
+        for (row, _) in out.chunks_exact_mut(k.max(1)).zip(rows) {
             let image = &x[n * self.h * self.w * self.c..][..self.h * self.w * self.c];
             for (ky, dst) in row.chunks_exact_mut(self.kw * icg).enumerate() {
                 let iy = (oy * self.stride.0 + ky * self.dilation.0).checked_sub(self.pad.0);
@@ -326,6 +329,15 @@ impl Geometry {
                         }
                         _ => d.fill(0.0),
                     }
+                }
+            }
+            ox += 1;
+            if ox == self.ow {
+                ox = 0;
+                oy += 1;
+                if oy == self.oh {
+                    oy = 0;
+                    n += 1;
                 }
             }
         }
