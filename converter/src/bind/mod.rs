@@ -370,7 +370,12 @@ fn bind_initializers(
             continue;
         };
         used.insert(name);
-        let t = ckpt.get(name).expect("the index holds checkpoint names");
+        // The index is built from the checkpoint's own names, so this lookup finds it.
+        let Some(t) = ckpt.get(name) else {
+            return Err(ConvertError::internal(format!(
+                "binding: checkpoint tensor \"{name}\" is indexed but missing"
+            )));
+        };
         let head = format!(
             "tensor \"{name}\" {} {} for initializer \"{}\" {} {}",
             dims(t.shape()),

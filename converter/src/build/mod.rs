@@ -324,7 +324,7 @@ impl<'c, 'a> Builder<'c, 'a> {
     /// e.g. a position table), read by the naming rules; an error naming `layer` when absent.
     pub fn param(&mut self, layer: &str, name: &str) -> Result<Value, ConvertError> {
         self.tensor(layer, name, None, true)
-            .map(|v| v.expect("a required tensor is present"))
+            .and_then(|v| required(layer, name, v))
     }
 
     /// [`Builder::param`] with the shape it must have (or have up to dims of size 1).
@@ -335,7 +335,7 @@ impl<'c, 'a> Builder<'c, 'a> {
         shape: &[usize],
     ) -> Result<Value, ConvertError> {
         self.tensor(layer, name, Some(shape), true)
-            .map(|v| v.expect("a required tensor is present"))
+            .and_then(|v| required(layer, name, v))
     }
 
     /// `x W^T + b`, PyTorch's `nn.Linear`: `<name>.weight` `[out, in]` (`in` the last dim of `x`),
@@ -764,4 +764,14 @@ impl<'c, 'a> Builder<'c, 'a> {
             source_hash: self.hash,
         })
     }
+}
+
+/// A tensor asked for with `required`: [`Builder::tensor`] returns an error rather than `None` for a
+/// missing one, so `None` here is a broken invariant, reported rather than a panic.
+fn required(layer: &str, name: &str, v: Option<Value>) -> Result<Value, ConvertError> {
+    v.ok_or_else(|| {
+        ConvertError::internal(format!(
+            "{layer}: required tensor \"{name}\" came back absent"
+        ))
+    })
 }

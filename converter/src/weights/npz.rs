@@ -148,9 +148,10 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Checkpoint<'a>, Conv
             .max_elements
             .saturating_mul(16)
             .saturating_add(1 << 20);
+        // `entry` is one of the archive's own names, so it is found.
         let data = archive
             .entry(&entry, max)?
-            .expect("the name is among the entries");
+            .ok_or_else(|| fail("listed but not found in the archive".to_string()))?;
         let h = parse_header(data.as_slice()).map_err(fail)?;
         if h.shape.len() > limits.max_rank {
             return Err(fail(format!(

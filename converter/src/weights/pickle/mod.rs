@@ -276,10 +276,12 @@ impl<G: Globals> Machine<'_, '_, G> {
 
     fn pop(&mut self) -> Result<Value<G>, ConvertError> {
         let floor = self.marks.last().copied().unwrap_or(0);
-        if self.stack.len() <= floor {
-            return Err(fail(self.pos, "pops from an empty stack (corrupt pickle)"));
+        if self.stack.len() > floor {
+            if let Some(v) = self.stack.pop() {
+                return Ok(v);
+            }
         }
-        Ok(self.stack.pop().expect("checked non-empty above"))
+        Err(fail(self.pos, "pops from an empty stack (corrupt pickle)"))
     }
 
     fn top(&self) -> Result<&Value<G>, ConvertError> {
