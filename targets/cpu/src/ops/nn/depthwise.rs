@@ -55,6 +55,27 @@ pub(crate) struct DepthwiseArgs {
     pub hi: f32,
 }
 
+impl DepthwiseArgs {
+    /// The input values and the weights of tap `(ky, kx)` of output pixel `ox`, from channel `ch` on.
+    ///
+    /// # Safety
+    ///
+    /// The tap is one [`valid_taps`] keeps for this pixel (its input pixel is inside the image), and
+    /// `ch < c`: both pointers are then inside `x` and `taps`.
+    #[inline(always)]
+    unsafe fn tap(&self, ox: usize, ky: usize, kx: usize, ch: usize) -> (*const f32, *const f32) {
+        let iy = self.oy * self.stride.0 + ky * self.dilation.0 - self.pad.0;
+        let ix = ox * self.stride.1 + kx * self.dilation.1 - self.pad.1;
+        // SAFETY: the caller's contract.
+        unsafe {
+            (
+                self.x.add((iy * self.w + ix) * self.c + ch),
+                self.taps.add((ky * self.kw + kx) * self.c + ch),
+            )
+        }
+    }
+}
+
 /// The kernel positions `k` along one axis whose input `o * stride + k * dilation - pad` lies in
 /// `0..size`, as a range `k0..k1` (possibly empty).
 fn valid_taps(
@@ -187,18 +208,9 @@ unsafe fn pixel<S: Lanes, T: Lanes>(
 ) {
     let lanes = S::LANES;
     let c = d.c;
-    // Top-left input pixel of the window, in padded coordinates.
-    let (py, px) = (d.oy * d.stride.0, ox * d.stride.1);
-    // SAFETY: (caller) every kept tap (ky, kx) has its input pixel
-    // (py + ky * dh - pad_top, px + kx * dw - pad_left) inside the image, so the offsets below are in
+    // SAFETY: (caller) every kept tap (ky, kx) has its input pixel inside the image, so `d.tap` is in
     // bounds; weights, bias and output hold `c` values per tap / pixel.
     unsafe {
-        let src = |ky: usize, kx: usize, ch: usize| {
-            let iy = py + ky * d.dilation.0 - d.pad.0;
-            let ix = px + kx * d.dilation.1 - d.pad.1;
-            d.x.add((iy * d.w + ix) * c + ch)
-        };
-        let tap = |ky: usize, kx: usize, ch: usize| d.taps.add((ky * d.kw + kx) * c + ch);
         let out = d.y.add(ox * c);
         let (lo, hi) = (S::splat(d.lo), S::splat(d.hi));
         let mut ch = 0;
@@ -206,7 +218,7 @@ unsafe fn pixel<S: Lanes, T: Lanes>(
             let mut acc: [S::V; 4] = core::array::from_fn(|v| S::load(d.bias.add(ch + v * lanes)));
             for ky in ky0..ky1 {
                 for kx in kx0..kx1 {
-                    let (xp, wp) = (src(ky, kx, ch), tap(ky, kx, ch));
+                    let (xp, wp) = d.tap(ox, ky, kx, ch);
                     for (v, a) in acc.iter_mut().enumerate() {
                         *a = S::mul_add(S::load(xp.add(v * lanes)), S::load(wp.add(v * lanes)), *a);
                     }
@@ -242,16 +254,12 @@ unsafe fn pixel_vector<S: Lanes>(
     (kx0, kx1): (usize, usize),
     ch: usize,
 ) {
-    let (py, px) = (d.oy * d.stride.0, ox * d.stride.1);
     // SAFETY: as in `pixel`: every kept tap reads inside the image; the channels are inside `c`.
     unsafe {
         let mut acc = S::load(d.bias.add(ch));
         for ky in ky0..ky1 {
-            let iy = py + ky * d.dilation.0 - d.pad.0;
             for kx in kx0..kx1 {
-                let ix = px + kx * d.dilation.1 - d.pad.1;
-                let xp = d.x.add((iy * d.w + ix) * d.c + ch);
-                let wp = d.taps.add((ky * d.kw + kx) * d.c + ch);
+                let (xp, wp) = d.tap(ox, ky, kx, ch);
                 acc = S::mul_add(S::load(xp), S::load(wp), acc);
             }
         }
@@ -305,17 +313,13 @@ unsafe fn pixel_group<const N: usize>(
     (kx0, kx1): (usize, usize),
     ch: usize,
 ) {
-    let (py, px) = (d.oy * d.stride.0, ox * d.stride.1);
     // SAFETY: as in `pixel`: every kept tap reads inside the image; the channels ch..ch + N are inside
     // `c`.
     unsafe {
         let mut acc: [f32; N] = core::array::from_fn(|j| *d.bias.add(ch + j));
         for ky in ky0..ky1 {
-            let iy = py + ky * d.dilation.0 - d.pad.0;
             for kx in kx0..kx1 {
-                let ix = px + kx * d.dilation.1 - d.pad.1;
-                let xp = d.x.add((iy * d.w + ix) * d.c + ch);
-                let wp = d.taps.add((ky * d.kw + kx) * d.c + ch);
+                let (xp, wp) = d.tap(ox, ky, kx, ch);
                 for (j, a) in acc.iter_mut().enumerate() {
                     *a += *xp.add(j) * *wp.add(j);
                 }
