@@ -5,7 +5,8 @@
 //! `fully_connected`, `matmul` (see [`crate::gemm`] and `ops/nn/`). At the SIMD levels also the int8
 //! convolution and fully connected (`ops/quant/`) and the element-wise, pooling, softmax, layer-norm,
 //! reduction, resize and transpose kernels (`ops/`; the scalar table takes the few of these that beat
-//! the reference). AVX-512's table is AVX2's with the GEMM-based entries at 16 lanes. The other architecture's levels are never handed out; their tables are the scalar one.
+//! the reference). AVX-512's table is AVX2's with the GEMM-based entries at 16 lanes. The other
+//! architecture's levels are never handed out; their tables are the scalar one.
 
 use ember_core::kernels::entry;
 use ember_core::ops::nn::{conv, conv_transpose, fully_connected, matmul};
