@@ -12,7 +12,7 @@ use crate::model::{arena_range, round_up, OpTensors, Operand};
 use crate::op::OpKind;
 use crate::ops::element::{AnyIn, AnyOut, Element};
 use crate::ops::{In, Out};
-use crate::workspace::{Parallel, Workspace};
+use crate::workspace::{split_rows, Parallel, Workspace};
 use crate::{Error, Model};
 
 /// A time source for profiling, as a value: a DWT cycle counter on a Cortex-M, `Instant` on a host.
@@ -645,6 +645,11 @@ fn run_f32<'d, const E: u64>(
         }
     };
     let y: Out<'_> = out(y)?;
+    // Workers for the ops the session splits itself (a build without `WORKSPACE` has none).
+    let parallel = match &ws {
+        Some(ws) if has::<E>(WORKSPACE) => ws.parallel,
+        _ => None,
+    };
     match kind {
         OpKind::Conv2d(p) if has::<E>(CONV2D) => (k.conv2d)(p, x(0)?, x(1)?, bias(2)?, y, ws),
         OpKind::ConvTranspose2d(p) if has::<E>(CONV_TRANSPOSE2D) => {
@@ -654,8 +659,14 @@ fn run_f32<'d, const E: u64>(
             (k.fully_connected)(p, x(0)?, x(1)?, bias(2)?, y, ws)
         }
         OpKind::MatMul(p) if has::<E>(MATMUL) => (k.matmul)(p, x(0)?, x(1)?, y, ws),
-        OpKind::Binary(p) if has::<E>(BINARY) => (k.binary)(p, x(0)?, x(1)?, y),
-        OpKind::Unary(p) if has::<E>(UNARY) => (k.unary)(p, x(0)?, y),
+        // Element-wise ops: in parts over the workers when large (`split_rows`).
+        OpKind::Binary(p) if has::<E>(BINARY) => {
+            let f = |[a, b]: [In<'_>; 2], y: Out<'_>| (k.binary)(p, a, b, y);
+            split_rows(parallel, [x(0)?, x(1)?], y, &f)
+        }
+        OpKind::Unary(p) if has::<E>(UNARY) => {
+            split_rows(parallel, [x(0)?], y, &|[x], y| (k.unary)(p, x, y))
+        }
         OpKind::Softmax(p) if has::<E>(SOFTMAX) => (k.softmax)(p, x(0)?, y),
         OpKind::MaxPool2d(p) if has::<E>(MAX_POOL) => (k.max_pool)(p, x(0)?, y),
         OpKind::AvgPool2d(p) if has::<E>(AVG_POOL) => (k.avg_pool)(p, x(0)?, y),

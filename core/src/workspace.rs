@@ -9,7 +9,10 @@
 //! for, or with none: a session opened with [`Session::with_kernels`](crate::Session::with_kernels) gives
 //! only what the converter planned.
 
+use spin::mutex::SpinMutex;
+
 use crate::op::OpKind;
+use crate::ops::{numel, In, Out, MAX_RANK};
 
 /// Workers that share the parts of one job: a thread pool on a host (`ember-cpu` has one); there is
 /// none on a microcontroller.
@@ -79,4 +82,172 @@ pub fn with_scratch<R>(
     let bytes = kernels.scratch.map_or(0, |f| f(kind, inputs, output, 1));
     let mut buf = crate::AlignedBuf::zeroed(bytes);
     f(Some(&mut Workspace::new(buf.as_mut_bytes(), None)))
+}
+
+/// Output elements below which [`split_rows`] runs an op in one call: under about 16k floats the op
+/// takes a few microseconds, which the hand-off to the workers would eat.
+const SPLIT_MIN_ELEMENTS: usize = 1 << 14;
+
+/// Parts per worker [`split_rows`] cuts an op into, so that a worker slowed down by another process
+/// leaves most of its share to the others (they take parts as they free up).
+const SPLIT_PARTS_PER_WORKER: usize = 4;
+
+/// Runs the element-wise op `f` on `xs` into `y`, in parts over `parallel`'s workers when the output is
+/// large enough: `y` is cut along its outermost axis longer than 1 (the axes before it are 1), and each
+/// input is cut alike where its (right-aligned) dimension on that axis equals the output's, or handed
+/// whole where it broadcasts along it (1 or absent there). `f` must compute each output element from
+/// the input elements that broadcast to it and nothing else, as the element-wise ops do, so that the
+/// parts give exactly the whole's result.
+pub(crate) fn split_rows<const N: usize>(
+    parallel: Option<&dyn Parallel>,
+    xs: [In<'_>; N],
+    y: Out<'_>,
+    f: &(dyn Fn([In<'_>; N], Out<'_>) + Sync),
+) {
+    let total = y.data.len();
+    let rank = y.dims.len();
+    let workers = parallel.map_or(1, |p| p.workers().min(total / SPLIT_MIN_ELEMENTS));
+    let axis = y.dims.iter().position(|&d| d > 1);
+    let (Some(par), Some(axis), true) = (parallel, axis, workers > 1) else {
+        return f(xs, y);
+    };
+    if rank > MAX_RANK || xs.iter().any(|x| x.dims.len() > rank) || total != numel(y.dims) {
+        return f(xs, y);
+    }
+    let rows = y.dims[axis];
+    let inner = total / rows;
+    let rows_per_part = rows.div_ceil(rows.min(workers * SPLIT_PARTS_PER_WORKER));
+    let parts = rows.div_ceil(rows_per_part);
+    let Out { data, dims } = y;
+    let chunks: SpinMutex<_> = SpinMutex::new(data.chunks_mut(rows_per_part * inner).enumerate());
+    par.run_tasks(workers, parts, &|_, _| {
+        let Some((i, part)) = chunks.lock().next() else {
+            return;
+        };
+        let (first, n) = (i * rows_per_part, part.len() / inner);
+        let mut y_dims = [0; MAX_RANK];
+        y_dims[..rank].copy_from_slice(dims);
+        y_dims[axis] = n;
+        // Each input's dims for this part: cut along the axis, or whole.
+        let mut x_dims = [[0; MAX_RANK]; N];
+        let cut = xs.map(|x| {
+            let lead = rank - x.dims.len();
+            axis.checked_sub(lead).filter(|&a| x.dims[a] == rows)
+        });
+        for ((d, x), a) in x_dims.iter_mut().zip(&xs).zip(&cut) {
+            d[..x.dims.len()].copy_from_slice(x.dims);
+            if let Some(a) = *a {
+                d[a] = n;
+            }
+        }
+        let mut j = 0;
+        let parts = xs.map(|x| {
+            let (d, a) = (&x_dims[j][..x.dims.len()], cut[j]);
+            j += 1;
+            match a {
+                Some(_) => {
+                    let x_inner = x.data.len() / rows;
+                    let start = (first * x_inner).min(x.data.len());
+                    let end = (start + n * x_inner).min(x.data.len());
+                    In {
+                        data: &x.data[start..end],
+                        dims: d,
+                    }
+                }
+                None => x,
+            }
+        });
+        f(
+            parts,
+            Out {
+                data: part,
+                dims: &y_dims[..rank],
+            },
+        );
+    });
+}
+
+#[cfg(all(test, feature = "alloc"))]
+mod tests {
+    use alloc::vec::Vec;
+
+    use super::*;
+    use crate::ops::math::activation::Activation;
+    use crate::ops::math::binary::{binary, BinaryOp, BinaryParams};
+
+    /// Workers that run the tasks one after the other, last first (any order must give the same result).
+    struct Backwards(usize);
+
+    impl Parallel for Backwards {
+        fn workers(&self) -> usize {
+            self.0
+        }
+        fn run(&self, job: &(dyn Fn(usize) + Sync)) {
+            (0..self.0).rev().for_each(job)
+        }
+        fn run_tasks(&self, workers: usize, tasks: usize, job: &(dyn Fn(usize, usize) + Sync)) {
+            (0..tasks).rev().for_each(|t| job(t, t % workers))
+        }
+    }
+
+    fn values(n: usize, seed: f32) -> Vec<f32> {
+        (0..n).map(|i| (i as f32 * 0.37 + seed).sin()).collect()
+    }
+
+    /// Split binary ops over every broadcast a binary op meets give the unsplit result bit for bit, and
+    /// the parts do cover the output (an unwritten element keeps its NaN).
+    #[test]
+    fn split_rows_gives_the_whole_result_under_broadcasting() {
+        let p = BinaryParams {
+            op: BinaryOp::Sub,
+            act: Activation::None,
+        };
+        let y_dims = [1, 37, 29, 64];
+        let cases: [(&[usize], &[usize]); 6] = [
+            (&[1, 37, 29, 64], &[1, 37, 29, 64]),
+            (&[1, 37, 29, 64], &[64]),
+            (&[1, 37, 1, 64], &[1, 37, 29, 1]),
+            (&[37, 1, 1], &[1, 37, 29, 64]),
+            (&[1, 1, 29, 64], &[1, 37, 29, 64]),
+            (&[1], &[1, 37, 29, 64]),
+        ];
+        for (a_dims, b_dims) in cases {
+            let a = values(numel(a_dims), 0.1);
+            let b = values(numel(b_dims), 0.7);
+            let (a, b) = (
+                In {
+                    data: &a,
+                    dims: a_dims,
+                },
+                In {
+                    data: &b,
+                    dims: b_dims,
+                },
+            );
+            let mut want = alloc::vec![f32::NAN; numel(&y_dims)];
+            binary(
+                &p,
+                a,
+                b,
+                Out {
+                    data: &mut want,
+                    dims: &y_dims,
+                },
+            );
+            for workers in [1, 2, 3, 8] {
+                let par = Backwards(workers);
+                let mut got = alloc::vec![f32::NAN; numel(&y_dims)];
+                let y = Out {
+                    data: &mut got,
+                    dims: &y_dims,
+                };
+                split_rows(Some(&par), [a, b], y, &|[a, b], y| binary(&p, a, b, y));
+                let same = want
+                    .iter()
+                    .zip(&got)
+                    .all(|(w, g)| w.to_bits() == g.to_bits());
+                assert!(same, "{a_dims:?} - {b_dims:?} on {workers} workers");
+            }
+        }
+    }
 }

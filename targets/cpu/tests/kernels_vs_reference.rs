@@ -422,6 +422,18 @@ proptest! {
 }
 
 /// A convolution with deterministic values.
+/// Deterministic values in [-1, 1) for tensors of these dims.
+fn fixed_values(dims: &[Vec<usize>]) -> Vec<Vec<f32>> {
+    dims.iter()
+        .enumerate()
+        .map(|(i, d)| {
+            (0..d.iter().product::<usize>())
+                .map(|j| (((j * 7919 + i * 104_729) % 2003) as f32 / 1001.5) - 1.0)
+                .collect()
+        })
+        .collect()
+}
+
 fn conv_fixed(x: [usize; 4], w: [usize; 4], p: Conv2dParams) -> Case {
     let (h, wd) = (x[1], x[2]);
     let oh = conv_len(h, w[1], p.stride_h, p.dilation_h, (p.pad_top, p.pad_bottom)).unwrap();
@@ -434,15 +446,7 @@ fn conv_fixed(x: [usize; 4], w: [usize; 4], p: Conv2dParams) -> Case {
     )
     .unwrap();
     let dims = vec![x.to_vec(), w.to_vec(), vec![w[0]]];
-    let data = dims
-        .iter()
-        .enumerate()
-        .map(|(i, d)| {
-            (0..d.iter().product::<usize>())
-                .map(|j| (((j * 7919 + i * 104_729) % 2003) as f32 / 1001.5) - 1.0)
-                .collect()
-        })
-        .collect();
+    let data = fixed_values(&dims);
     Case {
         op: Op::Conv(p),
         dims,
@@ -486,5 +490,31 @@ fn model_layer_shapes_match_reference() {
     ];
     for case in &cases {
         check(case).unwrap();
+    }
+    // The detector head's transposed convolutions (2x2, stride 2; smaller spatially), large enough
+    // that the scatter and the activation pass split over the workers, with a bias and a ReLU.
+    for (x, oc) in [([1, 16, 16, 32], 32), ([1, 45, 37, 16], 3)] {
+        let p = ConvTranspose2dParams {
+            stride_h: 2,
+            stride_w: 2,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: 0,
+            pad_left: 0,
+            pad_bottom: 0,
+            pad_right: 0,
+            output_pad_h: 0,
+            output_pad_w: 0,
+            groups: 1,
+            act: Activation::Relu,
+        };
+        let dims = vec![x.to_vec(), vec![oc, 2, 2, x[3]], vec![oc]];
+        let case = Case {
+            op: Op::ConvTranspose(p),
+            data: fixed_values(&dims),
+            dims,
+            y: vec![1, 2 * x[1], 2 * x[2], oc],
+        };
+        check(&case).unwrap();
     }
 }

@@ -5,8 +5,10 @@
 //!
 //! The weights of a group are reordered per call into `[KH * KW * OCg, ICg]` (rows in `(tap, oc)` order,
 //! so that one tap's output channels are contiguous in `cols`), then packed. The GEMM of a tile is split
-//! over the workers by rows; the scatter runs on the calling thread, in input order, so the result does
-//! not depend on the number of workers.
+//! over the workers by rows; the scatter by output rows, each worker adding the taps that land in its
+//! rows in input order, as one worker would: the result does not depend on the number of workers.
+
+use core::ops::Range;
 
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::nn::conv_transpose::{self as reference, ConvTranspose2dParams};
@@ -20,6 +22,10 @@ use crate::scratch::{bytes_for, Carve};
 
 /// `cols` values per tile (128 KiB).
 const COLS_FLOATS: usize = 32 * 1024;
+
+/// Additions per worker below which the scatter (and the activation pass) stays on fewer workers: a
+/// few microseconds of memory-bound adds, about what handing a part to a worker costs.
+const MIN_ADDS_PER_WORKER: usize = 1 << 13;
 
 /// How one transposed convolution runs.
 struct Plan {
@@ -36,6 +42,8 @@ struct Plan {
     pixels: usize,
     /// Workers a tile's GEMM is split over.
     workers: usize,
+    /// Workers a tile's scatter is split over.
+    scatter_workers: usize,
 }
 
 impl Plan {
@@ -56,6 +64,7 @@ impl Plan {
             gemm: Gemm::new(level, tile, n, icg),
             pixels,
             workers: par::workers_for(work, MIN_WORK_PER_WORKER, workers),
+            scatter_workers: par::workers_for(tile * n, MIN_ADDS_PER_WORKER, workers),
         }
     }
 
@@ -152,13 +161,18 @@ impl Plan {
                     ld: ic,
                 };
                 self.tile_gemm(a, rows.len(), packed, cols, par);
-                self.scatter(p, x.dims, y.dims, rows, group, cols, y.data);
+                self.scatter(p, x.dims, y.dims, rows, group, cols, y.data, par);
             }
         }
         if p.act != Activation::None {
-            for v in y.data.iter_mut() {
-                *v = p.act.apply(*v);
-            }
+            let workers = par::workers_for(y.data.len(), MIN_ADDS_PER_WORKER, self.scatter_workers);
+            let (len, out) = (y.data.len(), Shared::new(y.data));
+            par::ranges(par, workers, len, 1, &|mine, _| {
+                // SAFETY: the ranges of the workers are disjoint.
+                for v in unsafe { out.part(mine) } {
+                    *v = p.act.apply(*v);
+                }
+            });
         }
         true
     }
@@ -190,16 +204,42 @@ impl Plan {
         });
     }
 
-    /// Adds each tap's values of the tile's input pixels `rows` to the output pixel it lands on.
+    /// Adds each tap's values of the tile's input pixels `rows` to the output pixel it lands on, split
+    /// over the workers by output rows.
     #[allow(clippy::too_many_arguments)]
     fn scatter(
         &self,
         p: &ConvTranspose2dParams,
         x: &[usize],
         y: &[usize],
-        rows: core::ops::Range<usize>,
+        rows: Range<usize>,
         group: usize,
         cols: &[f32],
+        out: &mut [f32],
+        par: Option<&dyn Parallel>,
+    ) {
+        let row_len = y[2] * y[3];
+        let out_rows = y[0] * y[1];
+        let out = Shared::new(out);
+        par::ranges(par, self.scatter_workers, out_rows, 1, &|mine, _| {
+            // SAFETY: the workers' ranges of output rows are disjoint.
+            let part = unsafe { out.part(mine.start * row_len..mine.end * row_len) };
+            self.scatter_rows(p, x, y, rows.clone(), group, cols, mine, part);
+        });
+    }
+
+    /// The scatter of [`Plan::scatter`] into the output rows `mine` (image rows of every batch,
+    /// `b * OH + oy`) only, whose values are `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn scatter_rows(
+        &self,
+        p: &ConvTranspose2dParams,
+        x: &[usize],
+        y: &[usize],
+        rows: Range<usize>,
+        group: usize,
+        cols: &[f32],
+        mine: Range<usize>,
         out: &mut [f32],
     ) {
         let (h, w) = (x[1], x[2]);
@@ -221,7 +261,13 @@ impl Plan {
                 let Some(oy) = (iy * sh + ky * dh).checked_sub(pt).filter(|&o| o < oh) else {
                     continue;
                 };
-                let out_row = &mut out[(b * oh + oy) * ow * oc..][..ow * oc];
+                let Some(row) = (b * oh + oy)
+                    .checked_sub(mine.start)
+                    .filter(|_| b * oh + oy < mine.end)
+                else {
+                    continue;
+                };
+                let out_row = &mut out[row * ow * oc..][..ow * oc];
                 // The pixels of the run whose output column `(ix0 + dx) * sw + kx * dw - pl` is in
                 // 0..ow; their output and `cols` positions then step by `sw * oc` and `n`.
                 let shift = kx * dw;
