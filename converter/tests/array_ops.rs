@@ -245,3 +245,20 @@ fn slices_of_nhwc_activations_stay_nhwc() {
         ]
     );
 }
+
+#[test]
+fn concat_of_nhwc_activations_stays_nhwc() {
+    let c = check_case("fpn_concat");
+    assert_eq!(
+        op_names(&c),
+        [
+            "Transpose",
+            "Conv2d",
+            "Conv2d",
+            "Resize",
+            "Concat",
+            "Conv2d",
+            "Transpose"
+        ]
+    );
+}

@@ -14,10 +14,12 @@
 //! - A reduction (also GlobalMaxPool) of an activation that is NHWC (or has an NHWC copy) runs on it,
 //!   its axes renumbered, and writes NHWC if it keeps dims; without kept dims it does so when the
 //!   remaining axes come out in ONNX's order (e.g. a mean over H and W gives `[N, C]`).
+//! - A Concat of 4-D activations that are all NHWC (or have NHWC copies) runs on them, its axis
+//!   renumbered, and writes NHWC (the FPN necks of detectors concatenate upsampled feature maps).
 //! - A binary op of two NHWC activations stays NHWC (an operand that already has an NHWC copy counts
 //!   as NHWC); one of an NHWC activation and a constant of rank <= 4 stays NHWC with the constant
 //!   permuted (after padding its shape to rank 4).
-//! - Every other op (Flatten, Reshape, Softmax, Concat, Transpose, Pad, Gemm, MatMul, and binary ops
+//! - Every other op (Flatten, Reshape, Softmax, other Concats, Transpose, Pad, Gemm, MatMul, and binary ops
 //!   of mixed layouts) reads ONNX's layout: a Transpose `[0, 3, 1, 2]` is inserted in front of an
 //!   NHWC input.
 //!
@@ -102,6 +104,19 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
                 }
             }
             Op::Binary { .. } => binary(g, &mut conv, &mut node)?,
+            Op::Concat { axis }
+                if node
+                    .inputs
+                    .iter()
+                    .all(|&t| conv.has_nhwc(g, t) && g.tensor(t).shape.len() == 4) =>
+            {
+                // NCHW axis `a` is NHWC axis `TO_NCHW[a]`.
+                *axis = TO_NCHW[*axis];
+                for i in 0..node.inputs.len() {
+                    node.inputs[i] = conv.nhwc(g, node.inputs[i])?;
+                }
+                TensorLayout::Nhwc
+            }
             Op::Quant(QuantOp::Conv2d { conv: c, .. }) => {
                 c.layout = SpatialLayout::Nhwc;
                 node.inputs[0] = conv.nhwc(g, node.inputs[0])?;

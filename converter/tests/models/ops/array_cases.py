@@ -243,6 +243,24 @@ def channel_split():
     save("channel_split", 13, nodes, rand(1, 3, 4, 5), inits)
 
 
+def fpn_concat():
+    """An FPN-style neck: a deeper map upsampled and concatenated with a shallower one along the
+    channels, between convolutions: the Concat runs channels-last, so no transposes around it."""
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "w1"], ["c1"], name="c1", pads=[1, 1, 1, 1]),                     # [1, 4, 6, 8]
+        n("Conv", ["c1", "w2"], ["c2"], name="c2", pads=[1, 1, 1, 1], strides=[2, 2]),    # [1, 5, 3, 4]
+        n("Resize", ["c2", "", "sc"], ["u"], name="up", mode="nearest"),                 # [1, 5, 6, 8]
+        n("Concat", ["c1", "u", "c1"], ["cat"], name="cat", axis=1),                     # [1, 13, 6, 8]
+        n("Conv", ["cat", "w3"], ["y"], name="c3"),                                      # [1, 2, 4, 6]
+    ]
+    inits = [
+        init("w1", rand(4, 3, 3, 3)), init("w2", rand(5, 4, 3, 3)), init("w3", rand(2, 13, 3, 3)),
+        init("sc", np.array([1, 1, 2, 2], dtype=np.float32)),
+    ]
+    save("fpn_concat", 13, nodes, rand(1, 3, 6, 8), inits)
+
+
 def where():
     """Where with constant conditions: a -inf fill before Softmax (attention-mask style), a constant X,
     two runtime inputs, an all-true condition, and an all-constant Where (folded)."""
@@ -290,6 +308,7 @@ CASES = {
     "upsample": seeded(upsample, 16),
     "upsample_v9": seeded(upsample_v9, 17),
     "channel_split": seeded(channel_split, 18),
+    "fpn_concat": seeded(fpn_concat, 19),
 }
 
 
