@@ -9,8 +9,6 @@
 //! for, or with none: a session opened with [`Session::with_kernels`](crate::Session::with_kernels) gives
 //! only what the converter planned.
 
-use spin::mutex::SpinMutex;
-
 use crate::op::OpKind;
 use crate::ops::{numel, In, Out, MAX_RANK};
 
@@ -41,6 +39,25 @@ pub trait Parallel: Sync {
                 (w..tasks).step_by(workers).for_each(|t| job(t, w));
             }
         });
+    }
+
+    /// Calls `job(i, part)` for every part `i` of `data` cut into parts of `part_len` elements (the
+    /// last may be shorter), using at most `workers` workers, and returns when every call has returned.
+    /// Must not allocate.
+    ///
+    /// The default runs the parts one after the other on the calling thread (handing parts of one
+    /// buffer to several threads takes a pointer that core does not use); a pool overrides it.
+    fn run_parts(
+        &self,
+        workers: usize,
+        data: &mut [f32],
+        part_len: usize,
+        job: &(dyn Fn(usize, &mut [f32]) + Sync),
+    ) {
+        let _ = workers;
+        for (i, part) in data.chunks_mut(part_len.max(1)).enumerate() {
+            job(i, part);
+        }
     }
 }
 
@@ -117,13 +134,8 @@ pub(crate) fn split_rows<const N: usize>(
     let rows = y.dims[axis];
     let inner = total / rows;
     let rows_per_part = rows.div_ceil(rows.min(workers * SPLIT_PARTS_PER_WORKER));
-    let parts = rows.div_ceil(rows_per_part);
     let Out { data, dims } = y;
-    let chunks: SpinMutex<_> = SpinMutex::new(data.chunks_mut(rows_per_part * inner).enumerate());
-    par.run_tasks(workers, parts, &|_, _| {
-        let Some((i, part)) = chunks.lock().next() else {
-            return;
-        };
+    par.run_parts(workers, data, rows_per_part * inner, &|i, part| {
         let (first, n) = (i * rows_per_part, part.len() / inner);
         let mut y_dims = [0; MAX_RANK];
         y_dims[..rank].copy_from_slice(dims);
@@ -187,6 +199,18 @@ mod tests {
         }
         fn run_tasks(&self, workers: usize, tasks: usize, job: &(dyn Fn(usize, usize) + Sync)) {
             (0..tasks).rev().for_each(|t| job(t, t % workers))
+        }
+        fn run_parts(
+            &self,
+            _: usize,
+            data: &mut [f32],
+            part_len: usize,
+            job: &(dyn Fn(usize, &mut [f32]) + Sync),
+        ) {
+            let parts: Vec<&mut [f32]> = data.chunks_mut(part_len).collect();
+            for (i, part) in parts.into_iter().enumerate().rev() {
+                job(i, part);
+            }
         }
     }
 

@@ -9,7 +9,6 @@
 //! runs); M = 1 is the GEMV. The clock printed first is measured with a chain of dependent integer adds
 //! (one per cycle), for turning GFLOP/s into flops per cycle.
 
-use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use ember_core::ops::math::activation::Activation;
@@ -199,7 +198,7 @@ fn clock_hz() -> f64 {
                 n = inout(reg) n => _,
             );
         }
-        black_box(x);
+        std::hint::black_box(x);
         best = best.min(start.elapsed().as_secs_f64());
     }
     n as f64 / best

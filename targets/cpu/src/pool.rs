@@ -145,6 +145,23 @@ impl Parallel for ThreadPool {
         self.run_tasks(parts, parts, &|part, _| job(part));
     }
 
+    fn run_parts(
+        &self,
+        workers: usize,
+        data: &mut [f32],
+        part_len: usize,
+        job: &(dyn Fn(usize, &mut [f32]) + Sync),
+    ) {
+        let part_len = part_len.max(1);
+        let (len, data) = (data.len(), crate::par::Shared::new(data));
+        self.run_tasks(workers, len.div_ceil(part_len), &|i, _| {
+            let start = i * part_len;
+            // SAFETY: part `i` is the elements `i * part_len..`, disjoint from every other part, and
+            // `run_tasks` runs each task once.
+            job(i, unsafe { data.part(start..(start + part_len).min(len)) })
+        });
+    }
+
     fn run_tasks(&self, workers: usize, tasks: usize, job: &(dyn Fn(usize, usize) + Sync)) {
         if self.threads.is_empty() || workers <= 1 || tasks <= 1 {
             (0..tasks).for_each(|t| job(t, 0));
@@ -308,6 +325,31 @@ mod tests {
             for h in &hits {
                 assert_eq!(h.load(Ordering::Relaxed), round + 1);
             }
+        }
+    }
+
+    /// `run_parts` hands every part of the buffer to exactly one call, with its index and length.
+    #[test]
+    fn every_part_of_a_buffer_goes_to_one_call() {
+        let pool = ThreadPool::new(3).unwrap();
+        for (workers, len, part_len) in
+            [(3, 1000, 7), (2, 64, 64), (3, 5, 9), (3, 0, 4), (1, 10, 3)]
+        {
+            let mut data = std::vec![-1.0f32; len];
+            let calls = AtomicU64::new(0);
+            pool.run_parts(workers, &mut data, part_len, &|i, part| {
+                calls.fetch_add(1, Ordering::Relaxed);
+                assert_eq!(part.len(), part_len.min(len - i * part_len));
+                for (j, v) in part.iter_mut().enumerate() {
+                    assert_eq!(*v, -1.0, "element written twice");
+                    *v = (i * part_len + j) as f32;
+                }
+            });
+            assert_eq!(
+                calls.load(Ordering::Relaxed) as usize,
+                len.div_ceil(part_len)
+            );
+            assert!(data.iter().enumerate().all(|(j, &v)| v == j as f32));
         }
     }
 
