@@ -166,8 +166,18 @@ fn differing(k: &Kernels) -> u64 {
 #[test]
 fn accelerated_entries_are_exactly_the_replaced_ones() {
     let gemm = entry::CONV2D | entry::CONV_TRANSPOSE2D | entry::FULLY_CONNECTED | entry::MATMUL;
+    // Core's generic reference kernels (`concat::<f32>` and the like) are instantiated anew in each
+    // crate that names them when generics are not shared (an optimized build): there, this crate's
+    // table and this test's `REFERENCE` hold two copies of the same function, so their pointers are
+    // compared only in builds that share generics (`debug_assertions`, and CI's `qemu` profile).
+    let generic = entry::CONCAT | entry::RESHAPE | entry::SLICE | entry::GATHER | entry::BROADCAST;
+    let comparable = if cfg!(debug_assertions) { !0 } else { !generic };
     for isa in Isa::ALL {
-        assert_eq!(differing(table(isa)), accelerated(isa), "{isa}");
+        assert_eq!(
+            differing(table(isa)) & comparable,
+            accelerated(isa) & comparable,
+            "{isa}"
+        );
         assert_eq!(table(isa).entries, REFERENCE.entries, "{isa}");
         let native = match isa {
             Isa::Scalar => true,
