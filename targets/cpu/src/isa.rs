@@ -17,8 +17,9 @@ pub enum Isa {
     Sse2,
     /// x86-64 with AVX2 and FMA (Haswell, Zen and later).
     Avx2,
-    /// x86-64 with AVX-512 F, BW, DQ and VL besides AVX2 and FMA (`x86-64-v4`: Skylake-SP, Ice Lake,
-    /// Sapphire Rapids, Zen 4, Zen 5): the f32 GEMMs in 16-lane registers, the rest as AVX2.
+    /// x86-64 with AVX-512 F, BW, DQ, VL and VNNI besides AVX2 and FMA (`x86-64-v4` with VNNI:
+    /// Cascade Lake, Ice Lake, Sapphire Rapids, Zen 4, Zen 5; Skylake-SP, without VNNI, runs `avx2`):
+    /// the f32 GEMMs in 16-lane registers, the int8 GEMM tile on `vpdpwssd`, the rest as AVX2.
     Avx512,
     /// aarch64 baseline: NEON (every aarch64 CPU), int8 through `smlal`.
     Neon,
@@ -164,6 +165,7 @@ fn has_avx512() -> bool {
             && std::is_x86_feature_detected!("avx512bw")
             && std::is_x86_feature_detected!("avx512dq")
             && std::is_x86_feature_detected!("avx512vl")
+            && std::is_x86_feature_detected!("avx512vnni")
     }
     #[cfg(all(target_arch = "x86_64", not(feature = "std")))]
     {
@@ -171,7 +173,8 @@ fn has_avx512() -> bool {
             target_feature = "avx512f",
             target_feature = "avx512bw",
             target_feature = "avx512dq",
-            target_feature = "avx512vl"
+            target_feature = "avx512vl",
+            target_feature = "avx512vnni"
         ))
     }
     #[cfg(not(target_arch = "x86_64"))]

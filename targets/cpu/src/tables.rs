@@ -131,11 +131,14 @@ static AVX2: Kernels = Kernels {
     ..ember_core::REFERENCE
 };
 
-// AVX2's kernels with the f32 GEMMs (convolutions, fully connected, matmul) in AVX-512 registers.
+// AVX2's kernels with the f32 GEMMs (convolutions, fully connected, matmul) in AVX-512 registers and
+// the int8 GEMM tile on AVX-512 VNNI.
 #[cfg(target_arch = "x86_64")]
 static AVX512: Kernels = Kernels {
     name: "cpu-avx512",
-    scratch: Some(scratch_fn!(crate::level::AVX512, quant::AVX2)),
+    scratch: Some(scratch_fn!(crate::level::AVX512, quant::AVX512)),
+    quant_conv2d: quant::AVX512.conv2d,
+    quant_fully_connected: quant::AVX512.fully_connected,
     conv2d: ops::avx512::conv2d,
     conv_transpose2d: ops::avx512::conv_transpose2d,
     fully_connected: ops::avx512::fully_connected,
@@ -288,7 +291,8 @@ pub fn variant(isa: Isa, kind: &OpKind) -> &'static str {
     let int8 = match isa {
         Isa::Scalar => quant::NONE.names,
         Isa::Sse2 => quant::SSE2.names,
-        Isa::Avx2 | Isa::Avx512 => quant::AVX2.names,
+        Isa::Avx2 => quant::AVX2.names,
+        Isa::Avx512 => quant::AVX512.names,
         Isa::Neon => quant::NEON.names,
         Isa::NeonDotprod => quant::NEON_DOTPROD.names,
     };

@@ -200,6 +200,9 @@ pub(crate) const SSE2: Entries = Entries::of::<x86::Sse2>();
 /// AVX2's int8 entries.
 #[cfg(target_arch = "x86_64")]
 pub(crate) const AVX2: Entries = Entries::of::<x86::Avx2>();
+/// The AVX-512 level's int8 entries (VNNI).
+#[cfg(target_arch = "x86_64")]
+pub(crate) const AVX512: Entries = Entries::of::<x86::Avx512>();
 /// NEON's int8 entries.
 #[cfg(target_arch = "aarch64")]
 pub(crate) const NEON: Entries = Entries::of::<arm::Neon>();
@@ -211,6 +214,8 @@ pub(crate) const NEON_DOTPROD: Entries = Entries::of::<arm::NeonDotprod>();
 pub(crate) const SSE2: Entries = Entries::REFERENCE;
 #[cfg(not(target_arch = "x86_64"))]
 pub(crate) const AVX2: Entries = Entries::REFERENCE;
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) const AVX512: Entries = Entries::REFERENCE;
 #[cfg(not(target_arch = "aarch64"))]
 pub(crate) const NEON: Entries = Entries::REFERENCE;
 #[cfg(not(target_arch = "aarch64"))]

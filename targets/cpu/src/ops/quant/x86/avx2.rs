@@ -25,7 +25,7 @@ use crate::ops::quant::{DwPixel, Level, Stage, Tile};
 pub(crate) struct Avx2;
 
 /// Rows per GEMM tile.
-const MR: usize = 4;
+pub(super) const MR: usize = 4;
 
 impl Level for Avx2 {
     const GEMM_NAME: &'static str = "avx2-int8-gemm";
@@ -51,8 +51,8 @@ impl Level for Avx2 {
         // CPUs with AVX2.
         unsafe {
             match t.stage.rounding {
-                RequantRounding::Double => gemm::<false>(t),
-                RequantRounding::Single => gemm::<true>(t),
+                RequantRounding::Double => gemm::<Madd, false>(t),
+                RequantRounding::Single => gemm::<Madd, true>(t),
             }
         }
     }
@@ -174,10 +174,35 @@ fn transpose8(r: [__m256i; 8]) -> [__m256i; 8] {
     })
 }
 
-/// One GEMM tile: the rows widened into `t.tmp`, then every block of 16 channels (`SINGLE`: the
-/// stage rounds once).
+/// The inner product of a GEMM tile: `R` rows of widened inputs times one packed block of 16
+/// channels, as 2 x 8 int32 lanes per row (see [`tile`]).
+pub(super) trait GemmTile {
+    /// `acc[r][h]` lane `i` is `sum_k a[r][k] * w[k][8 * h + i]`.
+    ///
+    /// # Safety
+    /// `a` must hold `R` rows of `kp` int16 and `w` `kp / 2` pairs of 16 channels x 2 int16, and the
+    /// CPU must have the implementation's instructions.
+    unsafe fn tile<const R: usize>(a: *const i16, w: *const i16, kp: usize) -> [[__m256i; 2]; R];
+}
+
+/// AVX2's tile: `vpmaddwd` then `vpaddd`, 8 channels per instruction.
+pub(super) struct Madd;
+
+impl GemmTile for Madd {
+    #[inline(always)]
+    unsafe fn tile<const R: usize>(a: *const i16, w: *const i16, kp: usize) -> [[__m256i; 2]; R] {
+        // SAFETY: the caller's contract is `tile`'s.
+        unsafe { tile::<R>(a, w, kp) }
+    }
+}
+
+/// One GEMM tile: the rows widened into `t.tmp`, then every block of 16 channels through `T`'s inner
+/// product (`SINGLE`: the stage rounds once).
+///
+/// # Safety
+/// The CPU has AVX2 and the instructions `T` uses.
 #[target_feature(enable = "avx2")]
-fn gemm<const SINGLE: bool>(t: Tile<'_>) {
+pub(super) unsafe fn gemm<T: GemmTile, const SINGLE: bool>(t: Tile<'_>) {
     let kp = t.k.next_multiple_of(2);
     let mr = t.rows.len();
     let blocks = t.n.div_ceil(BLOCK);
@@ -193,13 +218,14 @@ fn gemm<const SINGLE: bool>(t: Tile<'_>) {
         let c0 = b * BLOCK;
         let w = t.packed[b * BLOCK * kp..].as_ptr();
         // SAFETY: `a` holds `mr` rows of `kp` and `w` one block of `kp / 2` pairs of 16 channels x 2
-        // (checked above); `tile::<R>` reads no further for `R == mr`.
+        // (checked above); `tile::<R>` reads no further for `R == mr`; the CPU has `T`'s
+        // instructions (this function's contract).
         let acc = unsafe {
             match mr {
-                1 => spill(tile::<1>(a, w, kp)),
-                2 => spill(tile::<2>(a, w, kp)),
-                3 => spill(tile::<3>(a, w, kp)),
-                _ => tile::<4>(a, w, kp),
+                1 => spill(T::tile::<1>(a, w, kp)),
+                2 => spill(T::tile::<2>(a, w, kp)),
+                3 => spill(T::tile::<3>(a, w, kp)),
+                _ => T::tile::<4>(a, w, kp),
             }
         };
         let valid = BLOCK.min(t.n - c0);

@@ -1,4 +1,4 @@
-//! The x86-64 levels' int8 kernels ([`Sse2`], [`Avx2`]) and the weight layouts they share.
+//! The x86-64 levels' int8 kernels ([`Sse2`], [`Avx2`], [`Avx512`]) and the weight layouts they share.
 //!
 //! Both multiply with `pmaddwd` on sign-extended 16-bit values: int8 x int8 products summed in pairs
 //! into int32 lanes, exact (`pmaddubsw`, which saturates pairs to int16, is not used). The inputs are
@@ -11,9 +11,11 @@
 //! Depthwise weights are packed per pair of taps, all channels' `(w[c, t], w[c, t+1])` pairs.
 
 mod avx2;
+mod avx512;
 mod sse2;
 
 pub(crate) use avx2::Avx2;
+pub(crate) use avx512::Avx512;
 pub(crate) use sse2::Sse2;
 
 /// Output channels per packed GEMM block.
