@@ -77,12 +77,22 @@ fn gather(line: &[f32], first: &[usize], c: usize, row: &mut [f32]) {
         for (o, &i) in row.iter_mut().zip(first) {
             *o = line[i];
         }
+    } else if c < SHORT_COPY {
+        // A `memcpy` call per pixel costs more than copying a few channels in place.
+        for (out, &i) in row.chunks_exact_mut(c).zip(first) {
+            for (o, &v) in out.iter_mut().zip(&line[i..][..c]) {
+                *o = v;
+            }
+        }
     } else {
         for (out, &i) in row.chunks_exact_mut(c).zip(first) {
             out.copy_from_slice(&line[i..][..c]);
         }
     }
 }
+
+/// Channels below which [`gather`] copies a pixel element by element rather than with `memcpy`.
+const SHORT_COPY: usize = 16;
 
 /// The bilinear values of one output row from its two source rows.
 #[allow(clippy::too_many_arguments)]
