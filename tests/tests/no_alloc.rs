@@ -1,7 +1,9 @@
 //! Zero heap allocations while running: every bundled model (the float ones, the digits CNN quantized to
-//! int8 as `ember convert --quantize int8` does it, and `digits_qdq`) opened with `ember_cpu::Cpu` at every
+//! int8 as `ember convert --quantize int8` does it, and `digits_qdq`), and a chain of element-wise ops
+//! large enough that the session splits them over its workers, opened with `ember_cpu::Cpu` at every
 //! instruction-set level this CPU runs, on one thread and on a pool of three workers, runs without a single
-//! allocation on any thread, from the first run after the session opens on.
+//! allocation on any thread, from the first run after the session opens on; and its outputs on three
+//! workers equal its outputs on one, bit for bit.
 //!
 //! A counting global allocator counts every allocation of the process, whichever thread makes it (the
 //! pool's workers included). The file runs without libtest's harness (`harness = false` in Cargo.toml), so
@@ -11,8 +13,11 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use ember_convert::build::Builder;
+use ember_convert::ir::DType;
 use ember_convert::quantize::{self, Calibration};
-use ember_convert::ConvertOptions;
+use ember_convert::weights::Checkpoint;
+use ember_convert::{ConvertOptions, WeightStorage};
 use ember_core::{AlignedBuf, Model};
 use ember_cpu::{Cpu, Isa};
 use ember_tests::{model_dir, read_npy_f32};
@@ -99,7 +104,33 @@ fn cases() -> Vec<Case> {
         blob: convert(&onnx),
         input: digit,
     });
+    cases.push(Case {
+        name: "element-wise 1x16x64x64".into(),
+        blob: element_wise(),
+        input: (0..16 * 64 * 64)
+            .map(|i| ((i % 97) as f32 - 48.0) / 17.0)
+            .collect(),
+    });
     cases
+}
+
+/// `sigmoid((x + relu(x)) * scale[c])` on a 1x16x64x64 input: 65,536 elements, which the session splits
+/// over three workers (`split_rows`: from 16k elements per worker), the scale broadcast per channel.
+fn element_wise() -> Vec<u8> {
+    let ckpt = Checkpoint::new();
+    let mut b = Builder::new(&ckpt);
+    let x = b.input("x", &[1, 16, 64, 64], DType::F32);
+    let scale: Vec<f32> = (0..16).map(|c| 0.5 + c as f32 / 16.0).collect();
+    let scale = b.constant("scale", &[16, 1, 1], scale).expect("a constant");
+    let r = b.relu("relu", x).expect("relu");
+    let s = b.add("residual", x, r).expect("add");
+    let m = b.mul("scaled", s, scale).expect("mul");
+    let y = b.sigmoid("sigmoid", m).expect("sigmoid");
+    b.output("y", y);
+    let built = b.finish().expect("the graph is complete");
+    ember_convert::convert_built(built, &ConvertOptions::default(), WeightStorage::Float)
+        .expect("the element-wise chain converts")
+        .blob
 }
 
 /// The counter sees allocations on the calling thread and on a pool's workers (else a pass would mean
@@ -150,6 +181,8 @@ fn main() {
         let blob = AlignedBuf::from_bytes(&case.blob);
         let model = Model::parse(blob.as_bytes()).expect("the blob parses");
         for isa in Isa::supported() {
+            // The outputs of the level's one-thread session, for the three-worker one to match.
+            let mut one_thread: Option<Vec<u8>> = None;
             for threads in [1, 3] {
                 let cpu = Cpu::with_isa(isa, threads).expect("a supported level opens");
                 // One empty job first: it returns when every worker has started and run it, so that a
@@ -180,6 +213,18 @@ fn main() {
                         ));
                     }
                 }
+                let y = session.output(0).expect("an output").bytes().to_vec();
+                match &one_thread {
+                    None => one_thread = Some(y),
+                    Some(want) => {
+                        if *want != y {
+                            failures.push(format!(
+                                "{} at {isa}: the outputs on {threads} threads differ from one",
+                                case.name
+                            ));
+                        }
+                    }
+                }
             }
         }
     }
@@ -191,7 +236,7 @@ fn main() {
         sessions * RUNS
     );
     for f in &failures {
-        println!("  allocated: {f}");
+        println!("  failed: {f}");
     }
     let failed = usize::from(!failures.is_empty());
     println!("no_alloc: {} passed, {failed} failed", 1 - failed);
