@@ -58,7 +58,7 @@ fn f32_scratch(
 /// A table's scratch function: the larger of what `$level`'s f32 kernels and `$int8`'s int8 kernels
 /// ask for (one op runs one kernel, so they never need room at once).
 macro_rules! scratch_fn {
-    ($level:path, $int8:expr) => {{
+    ($level:expr, $int8:expr) => {{
         fn scratch(kind: &OpKind, inputs: &[&[usize]], output: &[usize], workers: usize) -> usize {
             f32_scratch(&$level, kind, inputs, output, workers)
                 .max(($int8.scratch)(kind, inputs, output, workers))
@@ -136,7 +136,7 @@ static AVX2: Kernels = Kernels {
 #[cfg(target_arch = "x86_64")]
 static AVX512: Kernels = Kernels {
     name: "cpu-avx512",
-    scratch: Some(scratch_fn!(crate::level::AVX512, quant::AVX512)),
+    scratch: Some(scratch_fn!(*crate::level::avx512(), quant::AVX512)),
     quant_conv2d: quant::AVX512.conv2d,
     quant_fully_connected: quant::AVX512.fully_connected,
     conv2d: ops::avx512::conv2d,

@@ -164,7 +164,7 @@ pub(crate) fn fell_back() {
 /// `static Level`) in a module `$name`: plain functions with the `Kernels` signatures that run this
 /// crate's kernels at that level.
 macro_rules! gemm_entries {
-    ($name:ident, $level:path) => {
+    ($name:ident, $level:expr) => {
         pub(crate) mod $name {
             use ember_core::ops::nn::conv::Conv2dParams;
             use ember_core::ops::nn::conv_transpose::ConvTranspose2dParams;
@@ -227,6 +227,6 @@ gemm_entries!(sse2, crate::level::SSE2);
 #[cfg(target_arch = "x86_64")]
 gemm_entries!(avx2, crate::level::AVX2);
 #[cfg(target_arch = "x86_64")]
-gemm_entries!(avx512, crate::level::AVX512);
+gemm_entries!(avx512, *crate::level::avx512());
 #[cfg(target_arch = "aarch64")]
 gemm_entries!(neon, crate::level::NEON);
