@@ -19,7 +19,8 @@ pub enum Isa {
     Avx2,
     /// x86-64 with AVX-512 F, BW, DQ, VL and VNNI besides AVX2 and FMA (`x86-64-v4` with VNNI:
     /// Cascade Lake, Ice Lake, Sapphire Rapids, Zen 4, Zen 5; Skylake-SP, without VNNI, runs `avx2`):
-    /// the f32 GEMMs in 16-lane registers, the int8 GEMM tile on `vpdpwssd`, the rest as AVX2.
+    /// the f32 GEMMs in 16-lane registers (AVX2's tiles on a CPU that splits 512-bit operations in two,
+    /// Zen 4), the int8 GEMM tile on `vpdpwssd`, the rest as AVX2.
     Avx512,
     /// aarch64 baseline: NEON (every aarch64 CPU), int8 through `smlal`.
     Neon,
