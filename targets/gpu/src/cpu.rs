@@ -4,7 +4,7 @@
 use ember_core::format::{DType, Storage, ALIGN};
 use ember_core::{AlignedBuf, MemoryReport, Model, Session, StdClock};
 
-use crate::session::{OpTiming, Profile, TimingSource};
+use crate::profile::{OpTiming, Profile, TimingSource};
 use crate::Error;
 
 pub(crate) struct CpuBackend<'b> {

@@ -33,11 +33,11 @@ mod device;
 mod error;
 mod gpu;
 mod kernels;
+mod profile;
 mod session;
 
 pub use device::{vulkan_devices, Device, VulkanDeviceInfo, VulkanHeap};
 pub use error::Error;
 pub use gpu::GpuMemoryReport;
-pub use session::{
-    DeviceInput, DeviceMemoryReport, DeviceOutput, DeviceSession, OpTiming, Profile, TimingSource,
-};
+pub use profile::{OpTiming, Profile, TimingSource};
+pub use session::{DeviceInput, DeviceMemoryReport, DeviceOutput, DeviceSession};

@@ -20,7 +20,7 @@ use cubecl::MemoryScope;
 use ember_core::format::{DType, SectionKind, Storage, HEADER_LEN, SECTION_ENTRY_LEN};
 use ember_core::Model;
 
-use crate::session::{OpTiming, Profile, TimingSource};
+use crate::profile::{OpTiming, Profile, TimingSource};
 use crate::Error;
 use lower::{Lowered, OpView, Table, Work};
 
