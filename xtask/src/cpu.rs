@@ -113,6 +113,21 @@ pub fn aarch64(root: &Path, models: &Path) -> Result<()> {
     cross_linker()?;
     let qemu = qemu_user(root)?;
     crate::run("rustup", &["target", "add", TARGET])?;
+    // The NEON code and what only aarch64 compiles are linted as the host's code is (warnings fail).
+    crate::run(
+        "cargo",
+        &[
+            "clippy",
+            "-p",
+            "ember-cpu",
+            "--all-targets",
+            "--target",
+            TARGET,
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
     let cargo = |runner: Option<(&str, &str, &[&str])>| {
         let mut cmd = Command::new("cargo");
         // Optimized, with debug assertions (the `qemu` profile): unoptimized code under QEMU ran the

@@ -161,6 +161,7 @@ fn has_avx2_fma() -> bool {
 
 /// Whether this CPU executes a 512-bit operation as two 256-bit halves (AMD family 19h, Zen 4: its
 /// AVX-512 does no more work per cycle than AVX2). Read from CPUID once, with `std`; `false` without it.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) fn splits_512_bit_ops() -> bool {
     #[cfg(all(target_arch = "x86_64", feature = "std"))]
     {
