@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::format::DType;
+use crate::schema::DType;
 
 /// Everything that can go wrong while parsing a blob, opening a session, or running it.
 #[derive(Clone, Copy, Debug, PartialEq)]

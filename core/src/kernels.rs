@@ -4,27 +4,16 @@
 //! (`ember-cpu`, `ember-cortex-m`) export their own tables, usually the reference table with some entries
 //! replaced. There is no trait and no type parameter: switching targets is changing a value.
 
-use crate::op::OpKind;
-use crate::ops::array::{concat::ConcatParams, pad::PadParams, transpose::TransposeParams};
-use crate::ops::array::{gather::GatherParams, resize::ResizeParams, slice::SliceParams};
 use crate::ops::element::{AnyIn, AnyOut};
-use crate::ops::math::{binary::BinaryParams, unary::UnaryParams};
-use crate::ops::math::{cast::CastParams, compare::CompareParams, logical::LogicalParams};
-use crate::ops::nn::arg_reduce::ArgReduceParams;
-use crate::ops::nn::conv_transpose::ConvTranspose2dParams;
-use crate::ops::nn::{
-    conv::Conv2dParams, fully_connected::FullyConnectedParams, matmul::MatMulParams,
-    softmax::SoftmaxParams,
+use crate::ops::{array, math, nn, pool, quant, In, Out};
+use crate::schema::{
+    ArgReduceParams, BinaryParams, CastParams, CompareParams, ConcatParams, Conv2dParams,
+    ConvTranspose2dParams, DequantizeParams, FullyConnectedParams, GatherParams, LayerNormParams,
+    LogicalParams, MatMulParams, OpKind, PadParams, Pool2dParams, QuantAddParams,
+    QuantAvgPoolParams, QuantConv2dParams, QuantFullyConnectedParams, QuantMaxPoolParams,
+    QuantMulParams, QuantSoftmaxParams, QuantizeParams, ReduceParams, RequantizeParams,
+    ResizeParams, SliceParams, SoftmaxParams, TransposeParams, UnaryParams,
 };
-use crate::ops::nn::{layer_norm::LayerNormParams, reduce::ReduceParams};
-use crate::ops::pool::Pool2dParams;
-use crate::ops::quant::{
-    self, add::QuantAddParams, avg_pool::QuantAvgPoolParams, conv::QuantConv2dParams,
-    dequantize::DequantizeParams, fully_connected::QuantFullyConnectedParams,
-    max_pool::QuantMaxPoolParams, mul::QuantMulParams, quantize::QuantizeParams,
-    requantize::RequantizeParams, softmax::QuantSoftmaxParams,
-};
-use crate::ops::{array, math, nn, pool, In, Out};
 use crate::workspace::{ScratchFn, Workspace};
 use crate::Error;
 

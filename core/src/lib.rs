@@ -27,20 +27,23 @@ mod error;
 pub mod format;
 pub mod kernels;
 pub mod model;
-pub mod op;
+/// The closed op set of the blob, [`OpKind`]: defined in [`schema`], and still reachable here.
+pub mod op {
+    pub use crate::schema::OpKind;
+}
 pub mod ops;
+pub mod schema;
 pub mod session;
 pub mod workspace;
 
 #[cfg(feature = "alloc")]
 pub use aligned::AlignedBuf;
 pub use error::Error;
-pub use format::DType;
 #[doc(hidden)]
 pub use half;
 pub use kernels::{Kernels, REFERENCE, REFERENCE_F32, REFERENCE_INT8};
 pub use model::Model;
-pub use op::OpKind;
+pub use schema::{DType, OpKind};
 #[cfg(feature = "std")]
 pub use session::StdClock;
 pub use session::{Clock, MemoryReport, OpEvent, Session, SessionOptions, TensorMut, TensorRef};

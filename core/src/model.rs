@@ -7,13 +7,13 @@
 //! bounds.
 
 use crate::format::{
-    ArenaPlan, DType, ModelInfo, OpRecord, SectionKind, Storage, TensorRecord, ALIGN, HEADER_LEN,
-    MAGIC, MAX_OP_INPUTS, VERSION_MAJOR,
+    ArenaPlan, ModelInfo, OpRecord, SectionKind, Storage, TensorRecord, ALIGN, HEADER_LEN, MAGIC,
+    VERSION_MAJOR,
 };
 use crate::kernels::{entry, family, has};
-use crate::op::OpKind;
+use crate::ops;
 use crate::ops::shape::Checked;
-use crate::ops::{self, MAX_RANK};
+use crate::schema::{DType, OpKind, MAX_OP_INPUTS, MAX_RANK};
 use crate::Error;
 
 mod lookup;
@@ -393,8 +393,7 @@ impl<'b, const E: u64> Model<'b, E> {
                 shape_reason(ops::pool::global_avg_pool::validate(x, y.as_slice()))
             }
             OpKind::Concat(p) if has::<E>(entry::CONCAT | entry::MOVEMENT) => {
-                let mut xs: heapless::Vec<&[usize], { crate::format::MAX_OP_INPUTS }> =
-                    heapless::Vec::new();
+                let mut xs: heapless::Vec<&[usize], MAX_OP_INPUTS> = heapless::Vec::new();
                 for u in inputs {
                     let _ = xs.push(u.dims.as_slice());
                 }

@@ -6,12 +6,12 @@
 
 use core::ops::Range;
 
-use crate::format::{DType, Storage, TensorRecord, ALIGN, MAX_OP_INPUTS};
+use crate::format::{Storage, TensorRecord, ALIGN};
 use crate::kernels::{entry::*, family, has, Kernels, REFERENCE};
 use crate::model::{arena_range, round_up, OpTensors, Operand};
-use crate::op::OpKind;
 use crate::ops::element::{AnyIn, AnyOut, Element};
 use crate::ops::{In, Out};
+use crate::schema::{DType, OpKind, MAX_OP_INPUTS};
 use crate::workspace::{split_rows, Parallel, Workspace};
 use crate::{Error, Model};
 

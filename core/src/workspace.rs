@@ -9,8 +9,8 @@
 //! for, or with none: a session opened with [`Session::with_kernels`](crate::Session::with_kernels) gives
 //! only what the converter planned.
 
-use crate::op::OpKind;
-use crate::ops::{numel, In, Out, MAX_RANK};
+use crate::ops::{numel, In, Out};
+use crate::schema::{OpKind, MAX_RANK};
 
 /// Workers that share the parts of one job: a thread pool on a host (`ember-cpu` has one); there is
 /// none on a microcontroller.
@@ -184,8 +184,8 @@ mod tests {
     use alloc::vec::Vec;
 
     use super::*;
-    use crate::ops::math::activation::Activation;
-    use crate::ops::math::binary::{binary, BinaryOp, BinaryParams};
+    use crate::ops::math::binary::binary;
+    use crate::schema::{Activation, BinaryOp, BinaryParams};
 
     /// Workers that run the tasks one after the other, last first (any order must give the same result).
     struct Backwards(usize);

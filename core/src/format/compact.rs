@@ -8,20 +8,11 @@
 //! accepts (same varint limits, same bool and option tags): the tests compare both on random bytes. Op
 //! kinds without a reader here decode through serde ([`super::decode`]).
 
-use crate::format::{ArenaPlan, DType, ModelInfo, QuantParams, Storage, TensorRecord};
-use crate::ops::math::activation::Activation;
-use crate::ops::nn::conv::Conv2dParams;
-use crate::ops::nn::{fully_connected::FullyConnectedParams, softmax::SoftmaxParams};
-use crate::ops::pool::Pool2dParams;
-use crate::ops::quant::{
-    avg_pool::QuantAvgPoolParams,
-    conv::QuantConv2dParams,
-    dequantize::DequantizeParams,
-    fully_connected::QuantFullyConnectedParams,
-    max_pool::QuantMaxPoolParams,
-    quantize::{QuantizeParams, Rounding},
-    requant::RequantRounding,
-    softmax::QuantSoftmaxParams,
+use crate::format::{ArenaPlan, ModelInfo, QuantParams, Storage, TensorRecord};
+use crate::schema::{
+    Activation, Conv2dParams, DType, DequantizeParams, FullyConnectedParams, Pool2dParams,
+    QuantAvgPoolParams, QuantConv2dParams, QuantFullyConnectedParams, QuantMaxPoolParams,
+    QuantSoftmaxParams, QuantizeParams, RequantRounding, Rounding, SoftmaxParams,
 };
 
 /// A cursor over postcard bytes.

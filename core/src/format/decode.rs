@@ -11,9 +11,9 @@
 use serde::Deserialize;
 
 use crate::format::compact::{Compact, Reader};
-use crate::format::{OpRecord, MAX_OP_INPUTS};
+use crate::format::OpRecord;
 use crate::kernels::{entry::*, has};
-use crate::op::OpKind;
+use crate::schema::{OpKind, MAX_OP_INPUTS};
 
 /// Decodes an op record (trailing bytes allowed, as for every record), or `None` if it does not decode
 /// or its kind has no entry in `E`. A Reshape decodes in every build: planned as an alias of its input,

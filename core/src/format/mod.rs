@@ -1,12 +1,14 @@
 //! The `.ember` blob: header layout, section table, and the postcard records of the metadata.
 //!
-//! `docs/format.md` describes every byte. This module is the single source of truth for it: the runtime
-//! reads it (`crate::model`) and the converter writes it (`write`, behind the `alloc` feature).
+//! `docs/format.md` describes every byte. This module, with [`crate::schema`] below it (dtypes, op kinds
+//! and their parameters), is the single source of truth for it: the runtime reads it (`crate::model`) and
+//! the converter writes it (`write`, behind the `alloc` feature).
 
 use serde::{Deserialize, Serialize};
 
-use crate::op::OpKind;
-use crate::ops::MAX_RANK;
+use crate::schema::{OpKind, MAX_RANK};
+
+pub use crate::schema::{DType, MAX_OP_INPUTS};
 
 pub(crate) mod compact;
 pub(crate) mod decode;
@@ -19,7 +21,7 @@ pub const MAGIC: [u8; 4] = *b"EMBR";
 pub const VERSION_MAJOR: u16 = 1;
 /// Format minor version this runtime writes. Minor versions only add optional data and new op variants
 /// (1: more unary and binary functions, appended to `UnaryOp` and `BinaryOp`; 2: the int8 ops that
-/// requantize carry their [`RequantRounding`](crate::ops::quant::requant::RequantRounding) as a last field).
+/// requantize carry their [`RequantRounding`](crate::schema::RequantRounding) as a last field).
 pub const VERSION_MINOR: u16 = 2;
 /// Bytes in the fixed header.
 pub const HEADER_LEN: usize = 24;
@@ -34,8 +36,6 @@ pub const CRC32: crc::Crc<u32, crc::Table<1>> =
 pub const MAX_SECTIONS: usize = 16;
 /// Alignment of the blob start, of the weights section, and of every weight and arena tensor.
 pub const ALIGN: usize = 16;
-/// Most inputs an op may have.
-pub const MAX_OP_INPUTS: usize = 16;
 /// Most graph inputs or outputs.
 pub const MAX_GRAPH_IO: usize = 16;
 
@@ -53,66 +53,6 @@ pub enum SectionKind {
     Weights = 4,
     /// Optional record table of names (`&str`): one per tensor, then one per op.
     Names = 5,
-}
-
-/// Element type of a tensor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum DType {
-    /// 32-bit IEEE float.
-    F32,
-    /// 16-bit IEEE float (storage only for now).
-    F16,
-    /// Signed 8-bit integer (quantized).
-    I8,
-    /// Unsigned 8-bit integer.
-    U8,
-    /// Signed 32-bit integer (biases of quantized ops).
-    I32,
-    /// Signed 64-bit integer.
-    I64,
-    /// Boolean, one byte per element holding 0 or 1.
-    Bool,
-    /// Signed 16-bit integer.
-    I16,
-    /// Unsigned 16-bit integer.
-    U16,
-    /// Unsigned 32-bit integer.
-    U32,
-    /// Unsigned 64-bit integer.
-    U64,
-    /// 64-bit IEEE float (element-wise, comparison, cast and data-movement ops only).
-    F64,
-}
-
-impl DType {
-    /// Bytes per element.
-    pub const fn size(self) -> usize {
-        match self {
-            DType::I8 | DType::U8 | DType::Bool => 1,
-            DType::F16 | DType::I16 | DType::U16 => 2,
-            DType::F32 | DType::I32 | DType::U32 => 4,
-            DType::I64 | DType::U64 | DType::F64 => 8,
-        }
-    }
-
-    /// Lower-case name, as ONNX and numpy spell it (`float32`, `int64`, `bool`, ...).
-    pub const fn name(self) -> &'static str {
-        match self {
-            DType::F32 => "float32",
-            DType::F16 => "float16",
-            DType::I8 => "int8",
-            DType::U8 => "uint8",
-            DType::I32 => "int32",
-            DType::I64 => "int64",
-            DType::Bool => "bool",
-            DType::I16 => "int16",
-            DType::U16 => "uint16",
-            DType::U32 => "uint32",
-            DType::U64 => "uint64",
-            DType::F64 => "float64",
-        }
-    }
 }
 
 /// Where a tensor's bytes live.

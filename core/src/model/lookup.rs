@@ -1,10 +1,9 @@
 //! The lookup of one op's record and tensors, shared by validation and by each run of a session.
 
 use super::{byte_size, Model, UDims};
-use crate::format::{DType, OpRecord, Storage, MAX_OP_INPUTS};
+use crate::format::{OpRecord, Storage};
 use crate::kernels::family;
-use crate::op::OpKind;
-use crate::ops::MAX_RANK;
+use crate::schema::{DType, OpKind, MAX_OP_INPUTS, MAX_RANK};
 use crate::Error;
 
 /// One tensor of an op, looked up: its dtype, its dims, and where its bytes are.

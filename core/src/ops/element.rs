@@ -5,8 +5,8 @@
 //! dtype and the dims. They turn it into a typed view with [`AnyIn::typed`] after matching on the dtype,
 //! so one kernel serves all types without a type parameter in the kernel table.
 
-use crate::format::DType;
 use crate::ops::{In, Out};
+use crate::schema::DType;
 
 /// A Rust type that is the storage of one [`DType`]. Booleans are stored as `u8` 0/1 and have no
 /// `Element` type of their own: kernels read them as `u8`.
@@ -145,47 +145,47 @@ impl<'a> AnyOut<'a> {
 macro_rules! with_element {
     ($dtype:expr, $T:ident => $body:expr) => {
         match $dtype {
-            $crate::format::DType::F32 => {
+            $crate::schema::DType::F32 => {
                 type $T = f32;
                 $body
             }
-            $crate::format::DType::F64 => {
+            $crate::schema::DType::F64 => {
                 type $T = f64;
                 $body
             }
-            $crate::format::DType::I8 => {
+            $crate::schema::DType::I8 => {
                 type $T = i8;
                 $body
             }
-            $crate::format::DType::U8 | $crate::format::DType::Bool => {
+            $crate::schema::DType::U8 | $crate::schema::DType::Bool => {
                 type $T = u8;
                 $body
             }
-            $crate::format::DType::I16 => {
+            $crate::schema::DType::I16 => {
                 type $T = i16;
                 $body
             }
-            $crate::format::DType::U16 => {
+            $crate::schema::DType::U16 => {
                 type $T = u16;
                 $body
             }
-            $crate::format::DType::I32 => {
+            $crate::schema::DType::I32 => {
                 type $T = i32;
                 $body
             }
-            $crate::format::DType::U32 => {
+            $crate::schema::DType::U32 => {
                 type $T = u32;
                 $body
             }
-            $crate::format::DType::I64 => {
+            $crate::schema::DType::I64 => {
                 type $T = i64;
                 $body
             }
-            $crate::format::DType::U64 => {
+            $crate::schema::DType::U64 => {
                 type $T = u64;
                 $body
             }
-            $crate::format::DType::F16 => {
+            $crate::schema::DType::F16 => {
                 type $T = $crate::half::f16;
                 $body
             }

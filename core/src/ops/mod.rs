@@ -1,7 +1,8 @@
 //! Reference kernels: plain functions over slices, one file per op, grouped by family
-//! (`nn`, `math`, `pool`, `array`). Each op has a `Params` struct (from the blob), a `validate` function
-//! that checks every shape the kernel relies on, and the kernel itself. A kernel never panics on inputs
-//! that passed `validate`, and never allocates.
+//! (`nn`, `math`, `pool`, `array`, `quant`). Each op has a `Params` struct (the blob's, defined in
+//! [`crate::schema`] and re-exported by the op's file), a `validate` function that checks every shape the
+//! kernel relies on, and the kernel itself. A kernel never panics on inputs that passed `validate`, and
+//! never allocates.
 
 pub mod array;
 pub mod element;
@@ -11,8 +12,7 @@ pub mod pool;
 pub mod quant;
 pub(crate) mod shape;
 
-/// Largest tensor rank Ember supports.
-pub const MAX_RANK: usize = 6;
+pub use crate::schema::MAX_RANK;
 
 /// A read-only tensor handed to a kernel: row-major data and its dimensions (NHWC for 4-D activations).
 /// The element type defaults to `f32`; integer, boolean (`u8` 0/1) and quantized (`i8`) kernels name theirs.

@@ -1,7 +1,8 @@
 //! Shape arithmetic shared by the reference kernels: the checks every `validate` starts with, numpy
 //! broadcasting, row-major strides, and an odometer that walks several tensors in step without dividing.
 
-use crate::ops::{In, Out, MAX_RANK};
+use crate::ops::{In, Out};
+use crate::schema::MAX_RANK;
 use crate::Error;
 
 /// What a shape check gives: `Err` holds the reason. It comes back in registers, where an [`Error`]

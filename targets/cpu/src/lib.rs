@@ -25,6 +25,7 @@ extern crate std;
 mod gemm;
 mod isa;
 mod level;
+mod levels;
 mod ops;
 mod par;
 #[cfg(feature = "std")]

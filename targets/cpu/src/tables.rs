@@ -69,7 +69,7 @@ macro_rules! scratch_fn {
 
 static SCALAR: Kernels = Kernels {
     name: "cpu-scalar",
-    scratch: Some(scratch_fn!(crate::level::SCALAR, quant::NONE)),
+    scratch: Some(scratch_fn!(crate::levels::SCALAR, quant::NONE)),
     conv2d: ops::scalar::conv2d,
     conv_transpose2d: ops::scalar::conv_transpose2d,
     fully_connected: ops::scalar::fully_connected,
@@ -86,7 +86,7 @@ static SCALAR: Kernels = Kernels {
 #[cfg(target_arch = "x86_64")]
 static SSE2: Kernels = Kernels {
     name: "cpu-sse2",
-    scratch: Some(scratch_fn!(crate::level::SSE2, quant::SSE2)),
+    scratch: Some(scratch_fn!(crate::levels::SSE2, quant::SSE2)),
     conv2d: ops::sse2::conv2d,
     conv_transpose2d: ops::sse2::conv_transpose2d,
     fully_connected: ops::sse2::fully_connected,
@@ -110,7 +110,7 @@ static SSE2: Kernels = Kernels {
 #[cfg(target_arch = "x86_64")]
 static AVX2: Kernels = Kernels {
     name: "cpu-avx2",
-    scratch: Some(scratch_fn!(crate::level::AVX2, quant::AVX2)),
+    scratch: Some(scratch_fn!(crate::levels::AVX2, quant::AVX2)),
     conv2d: ops::avx2::conv2d,
     conv_transpose2d: ops::avx2::conv_transpose2d,
     fully_connected: ops::avx2::fully_connected,
@@ -136,7 +136,7 @@ static AVX2: Kernels = Kernels {
 #[cfg(target_arch = "x86_64")]
 static AVX512: Kernels = Kernels {
     name: "cpu-avx512",
-    scratch: Some(scratch_fn!(*crate::level::avx512(), quant::AVX512)),
+    scratch: Some(scratch_fn!(*crate::levels::avx512(), quant::AVX512)),
     quant_conv2d: quant::AVX512.conv2d,
     quant_fully_connected: quant::AVX512.fully_connected,
     conv2d: ops::avx512::conv2d,
@@ -149,7 +149,7 @@ static AVX512: Kernels = Kernels {
 #[cfg(target_arch = "aarch64")]
 static NEON: Kernels = Kernels {
     name: "cpu-neon",
-    scratch: Some(scratch_fn!(crate::level::NEON, quant::NEON)),
+    scratch: Some(scratch_fn!(crate::levels::NEON, quant::NEON)),
     conv2d: ops::neon::conv2d,
     conv_transpose2d: ops::neon::conv_transpose2d,
     fully_connected: ops::neon::fully_connected,
@@ -174,7 +174,7 @@ static NEON: Kernels = Kernels {
 #[cfg(target_arch = "aarch64")]
 static NEON_DOTPROD: Kernels = Kernels {
     name: "cpu-neon-dotprod",
-    scratch: Some(scratch_fn!(crate::level::NEON, quant::NEON_DOTPROD)),
+    scratch: Some(scratch_fn!(crate::levels::NEON, quant::NEON_DOTPROD)),
     quant_conv2d: quant::NEON_DOTPROD.conv2d,
     quant_fully_connected: quant::NEON_DOTPROD.fully_connected,
     ..NEON

@@ -2,10 +2,9 @@
 //! reference kernels, instantiated by element size only (they copy elements, so i32 and u32 share one
 //! instance), behind one kernel-table entry so that a firmware without such tensors links none of them.
 
-use crate::format::DType;
-use crate::op::OpKind;
 use crate::ops::element::{AnyIn, AnyOut};
 use crate::ops::{array, In, Out};
+use crate::schema::{DType, OpKind, MAX_OP_INPUTS};
 use crate::Error;
 
 fn typed<T: bytemuck::Pod>(x: AnyIn<'_>) -> Result<In<'_, T>, Error> {
@@ -60,8 +59,7 @@ fn by_size<T: bytemuck::Pod + Default>(
     })?;
     match kind {
         OpKind::Concat(p) => {
-            let mut ins: heapless::Vec<In<'_, T>, { crate::format::MAX_OP_INPUTS }> =
-                heapless::Vec::new();
+            let mut ins: heapless::Vec<In<'_, T>, MAX_OP_INPUTS> = heapless::Vec::new();
             for j in 0..xs.len() {
                 ins.push(x(j)?).map_err(|_| Error::Unsupported {
                     reason: "too many inputs",

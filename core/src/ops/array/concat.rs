@@ -1,18 +1,10 @@
 //! Concatenation along one axis.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::ConcatParams;
 
 use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{In, Out};
 use crate::Error;
-
-/// Parameters of a concatenation.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct ConcatParams {
-    /// The axis to join along (non-negative).
-    pub axis: u8,
-}
 
 /// Checks that every input has `y`'s rank and dims except along `axis`, and that the sizes along `axis`
 /// add up to `y`'s. At least one input.

@@ -10,10 +10,10 @@
 //! (a reason, like `Gather`'s index check, rather than a variant carrying the id: every firmware links
 //! `Error`'s formatting, and an `i64` field would make every `Result` it moves larger).
 
-use crate::format::DType;
 use crate::ops::element::AnyIn;
 use crate::ops::shape::{dims_fit, require, same_dims, shape_error, Checked};
 use crate::ops::Out;
+use crate::schema::DType;
 use crate::Error;
 
 /// The error for an id outside the table.

@@ -5,19 +5,11 @@
 //! exactly, and the runtime stays f32-only). `Model::parse` checks the values with
 //! [`validate_indices`]; the kernel reads them as they are.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::GatherParams;
 
 use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{In, Out};
 use crate::Error;
-
-/// Parameters of a gather.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct GatherParams {
-    /// The axis indexed (non-negative).
-    pub axis: u8,
-}
 
 /// Checks that `y` is `x` with dim `axis` replaced by the dims of `indices`.
 pub fn validate(

@@ -1,23 +1,10 @@
 //! Constant padding.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::PadParams;
 
 use crate::ops::shape::{check_dims, checked_sum3, ensure, for_each_offset, row_major_strides};
-use crate::ops::{In, Out, MAX_RANK};
+use crate::ops::{In, Out};
 use crate::Error;
-
-/// Parameters of a constant pad: `before[i]` and `after[i]` elements added on axis `i` (first `rank`
-/// entries count).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct PadParams {
-    /// Elements added before each axis.
-    pub before: [u32; MAX_RANK],
-    /// Elements added after each axis.
-    pub after: [u32; MAX_RANK],
-    /// The fill value.
-    pub value: f32,
-}
 
 /// Checks `y[i] == before[i] + x[i] + after[i]` for every axis (entries past the rank are ignored).
 pub fn validate(p: &PadParams, x: &[usize], y: &[usize]) -> Result<(), Error> {

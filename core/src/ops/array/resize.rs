@@ -2,66 +2,11 @@
 //! axes are kept): nearest or bilinear, with ONNX's coordinate transformations. The scales are the ones ONNX uses in the
 //! coordinate transformation (`output / input` when the model gives sizes).
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::{CoordMode, NearestMode, ResizeMode, ResizeParams};
 
 use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{In, Out};
 use crate::Error;
-
-/// How an output coordinate maps to an input coordinate (ONNX `coordinate_transformation_mode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum CoordMode {
-    /// `(o + 0.5) / scale - 0.5`.
-    HalfPixel,
-    /// As `HalfPixel`, but 0 when `in * scale` is at most 1.
-    PytorchHalfPixel,
-    /// `o * (in - 1) / (in * scale - 1)` (0 when `in * scale` is at most 1).
-    AlignCorners,
-    /// `o / scale`.
-    Asymmetric,
-}
-
-/// How a nearest resize rounds an input coordinate (ONNX `nearest_mode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum NearestMode {
-    /// Round to nearest, halves down.
-    RoundPreferFloor,
-    /// Round to nearest, halves up.
-    RoundPreferCeil,
-    /// Round down.
-    Floor,
-    /// Round up.
-    Ceil,
-}
-
-/// Interpolation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum ResizeMode {
-    /// The nearest input element.
-    Nearest(NearestMode),
-    /// Bilinear interpolation of the four neighbours (coordinates clamped to the input).
-    Linear,
-}
-
-/// Parameters of a resize.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct ResizeParams {
-    /// Interpolation.
-    pub mode: ResizeMode,
-    /// Coordinate transformation.
-    pub coord: CoordMode,
-    /// Scale of the H axis.
-    pub scale_h: f32,
-    /// Scale of the W axis.
-    pub scale_w: f32,
-    /// The last axis is channels (NHWC: H and W are the two axes before it); otherwise H and W are
-    /// the last two axes (NCHW).
-    pub channels_last: bool,
-}
 
 /// Index of the H axis for a tensor of rank `rank` (W follows it).
 pub fn h_axis(p: &ResizeParams, rank: usize) -> usize {

@@ -2,21 +2,12 @@
 //! (negative steps walk backwards). ONNX `Slice` and each output of `Split` lower to it; the converter
 //! resolves negative and out-of-range starts and ends, and the output dims carry the counts.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::SliceParams;
 
 use crate::ops::shape::{check_dims, ensure, row_major_strides};
-use crate::ops::{In, Out, MAX_RANK};
+use crate::ops::{In, Out};
+use crate::schema::MAX_RANK;
 use crate::Error;
-
-/// Parameters of a slice (only the first `rank` entries count).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct SliceParams {
-    /// Input index of the first element kept on each axis.
-    pub start: [u32; MAX_RANK],
-    /// Input index step between kept elements on each axis (non-zero, may be negative).
-    pub step: [i32; MAX_RANK],
-}
 
 /// Checks that `y` has `x`'s rank and that, on every non-empty output axis, the first and last input
 /// indices read (`start` and `start + (y[i] - 1) * step`) lie inside `x`.

@@ -1,18 +1,11 @@
 //! Permutation of dimensions.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::TransposeParams;
 
 use crate::ops::shape::{check_dims, ensure, for_each_offset, row_major_strides};
-use crate::ops::{In, Out, MAX_RANK};
+use crate::ops::{In, Out};
+use crate::schema::MAX_RANK;
 use crate::Error;
-
-/// Parameters of a transpose: output dim `i` is input dim `perm[i]` (only the first `rank` entries count).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct TransposeParams {
-    /// The permutation.
-    pub perm: [u8; MAX_RANK],
-}
 
 /// Checks that the first `x.len()` entries of `perm` are a permutation and that `y[i] == x[perm[i]]`.
 pub fn validate(p: &TransposeParams, x: &[usize], y: &[usize]) -> Result<(), Error> {

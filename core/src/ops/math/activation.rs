@@ -1,26 +1,7 @@
 //! Activations that producing ops apply to their results (fused), and the NaN-propagating scalar
 //! helpers (`relu`, `clip`, `max_nan`, `min_nan`) they share with the unary and binary ops.
 
-use serde::{Deserialize, Serialize};
-
-/// An activation fused into the op that produces a tensor (Conv2d, FullyConnected, Binary).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum Activation {
-    /// Identity.
-    None,
-    /// `max(x, 0)`.
-    Relu,
-    /// `min(max(x, 0), 6)`.
-    Relu6,
-    /// `min(max(x, min), max)`.
-    Clip {
-        /// Lower bound.
-        min: f32,
-        /// Upper bound.
-        max: f32,
-    },
-}
+pub use crate::schema::Activation;
 
 impl Activation {
     /// Applies the activation to one value.

@@ -5,13 +5,10 @@
 //! zero give 0 instead of trapping. Integer `Div` truncates toward zero (C and ONNX), `Mod` (fmod) takes
 //! the dividend's sign and `FloorMod` the divisor's (Python's `%`, ONNX `Mod` with `fmod=0`).
 
-use crate::format::DType;
 use crate::ops::element::{AnyIn, AnyOut, Element};
-use crate::ops::math::activation::Activation;
-use crate::ops::math::binary::{BinaryOp, BinaryParams};
-use crate::ops::math::unary::{UnaryOp, UnaryParams};
 use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure};
 use crate::ops::{In, Out};
+use crate::schema::{Activation, BinaryOp, BinaryParams, DType, UnaryOp, UnaryParams};
 use crate::Error;
 
 /// Arithmetic every non-f32 element type provides.

@@ -1,66 +1,12 @@
 //! Element-wise binary ops with numpy-style broadcasting: Add, Sub, Mul, Div, Pow, Min, Max, PRelu and
 //! Mod, with a fused activation. Min and Max propagate NaN (numpy `minimum`/`maximum`, as ONNX does).
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::{BinaryOp, BinaryParams};
 
-use crate::ops::math::activation::{max_nan, min_nan, Activation};
+use crate::ops::math::activation::{max_nan, min_nan};
 use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims};
 use crate::ops::{In, Out};
 use crate::Error;
-
-/// Which binary function to apply. The variant index is in the blob: new variants go at the end.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum BinaryOp {
-    /// `a + b`.
-    Add,
-    /// `a - b`.
-    Sub,
-    /// `a * b`.
-    Mul,
-    /// `a / b` (IEEE division: x/0 is inf or NaN).
-    Div,
-    /// `a` to the power `b` (C `powf`: NaN for a negative base and a non-integer exponent).
-    Pow,
-    /// The smaller of `a` and `b`; NaN if either is.
-    Min,
-    /// The larger of `a` and `b`; NaN if either is.
-    Max,
-    /// `a < 0 ? b * a : a` (ONNX `PRelu`, `b` the slope).
-    PRelu,
-    /// `a - trunc(a / b) * b`, the sign of `a` (C `fmod`, ONNX `Mod` with `fmod=1`).
-    Mod,
-    /// `a - floor(a / b) * b`, the sign of `b` (Python's `%`, ONNX `Mod` with `fmod=0`).
-    FloorMod,
-}
-
-impl BinaryOp {
-    /// Short name, as shown by `ember inspect`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            BinaryOp::Add => "Add",
-            BinaryOp::Sub => "Sub",
-            BinaryOp::Mul => "Mul",
-            BinaryOp::Div => "Div",
-            BinaryOp::Pow => "Pow",
-            BinaryOp::Min => "Min",
-            BinaryOp::Max => "Max",
-            BinaryOp::PRelu => "PRelu",
-            BinaryOp::Mod => "Mod",
-            BinaryOp::FloorMod => "FloorMod",
-        }
-    }
-}
-
-/// Parameters of a binary op.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct BinaryParams {
-    /// The function.
-    pub op: BinaryOp,
-    /// Activation applied to each result.
-    pub act: Activation,
-}
 
 /// Checks that `a` and `b` broadcast (numpy rules, right-aligned) to exactly `y`.
 pub fn validate(_p: &BinaryParams, a: &[usize], b: &[usize], y: &[usize]) -> Result<(), Error> {

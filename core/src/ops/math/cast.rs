@@ -2,20 +2,12 @@
 //! truncates toward zero (saturating at the type's bounds, NaN to 0), integer to integer wraps, anything
 //! to bool is `!= 0`, bool to anything is 0 or 1. Float16 converts through f64 (exact both ways).
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::CastParams;
 
-use crate::format::DType;
 use crate::ops::element::{AnyIn, AnyOut, Element};
 use crate::ops::shape::{check_dims, ensure};
+use crate::schema::DType;
 use crate::Error;
-
-/// Parameters of a cast.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct CastParams {
-    /// The output dtype (also recorded in the output tensor).
-    pub to: DType,
-}
 
 /// Checks that `y` has `x`'s dims and the dtype `p.to`, and that neither is F16.
 pub fn validate(p: &CastParams, x: (&[usize], DType), y: (&[usize], DType)) -> Result<(), Error> {

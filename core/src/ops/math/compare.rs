@@ -2,50 +2,13 @@
 //! Both inputs share one dtype (any); the output is Bool. Comparisons with NaN are false
 //! (Equal too), as in IEEE arithmetic and numpy.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::{CompareOp, CompareParams};
 
-use crate::format::DType;
 use crate::ops::element::{AnyIn, AnyOut};
 use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure};
 use crate::ops::{In, Out};
+use crate::schema::DType;
 use crate::Error;
-
-/// Which comparison. The variant index is in the blob: new variants go at the end.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum CompareOp {
-    /// `a == b`.
-    Equal,
-    /// `a < b`.
-    Less,
-    /// `a <= b`.
-    LessOrEqual,
-    /// `a > b`.
-    Greater,
-    /// `a >= b`.
-    GreaterOrEqual,
-}
-
-impl CompareOp {
-    /// The ONNX op name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            CompareOp::Equal => "Equal",
-            CompareOp::Less => "Less",
-            CompareOp::LessOrEqual => "LessOrEqual",
-            CompareOp::Greater => "Greater",
-            CompareOp::GreaterOrEqual => "GreaterOrEqual",
-        }
-    }
-}
-
-/// Parameters of a comparison.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct CompareParams {
-    /// The comparison.
-    pub op: CompareOp,
-}
 
 /// Checks shapes (`a` and `b` broadcast to `y`) and dtypes (`a` and `b` the same; `y` Bool).
 pub fn validate(

@@ -1,43 +1,12 @@
 //! Boolean logic with broadcasting: And, Or, Xor on two Bool tensors, and Not on one. Bools are bytes
 //! holding 0 or 1; any non-zero byte reads as true, and results are always 0 or 1.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::{LogicalOp, LogicalParams};
 
-use crate::format::DType;
 use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure};
 use crate::ops::{In, Out};
+use crate::schema::DType;
 use crate::Error;
-
-/// Which logical function. The variant index is in the blob: new variants go at the end.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum LogicalOp {
-    /// `a && b`.
-    And,
-    /// `a || b`.
-    Or,
-    /// `a != b`.
-    Xor,
-}
-
-impl LogicalOp {
-    /// The ONNX op name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            LogicalOp::And => "And",
-            LogicalOp::Or => "Or",
-            LogicalOp::Xor => "Xor",
-        }
-    }
-}
-
-/// Parameters of a binary logical op.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct LogicalParams {
-    /// The function.
-    pub op: LogicalOp,
-}
 
 /// Checks that `a` and `b` broadcast to `y` and that all three are Bool.
 pub fn validate(

@@ -1,10 +1,9 @@
 //! `Where`: `y = cond ? a : b` element-wise, with three-way numpy broadcasting. `cond` is Bool; `a`, `b`
 //! and `y` share one dtype (any).
 
-use crate::format::DType;
 use crate::ops::element::{AnyIn, AnyOut};
 use crate::ops::shape::{broadcast_zip3, check_broadcast, check_dims, ensure};
-use crate::ops::MAX_RANK;
+use crate::schema::{DType, MAX_RANK};
 use crate::Error;
 
 /// Checks dtypes (`cond` Bool, `a`, `b`, `y` equal) and that the three inputs broadcast to `y`.

@@ -2,27 +2,13 @@
 //! the first index, or the last with `select_last_index`. A NaN wins over every number for both
 //! ArgMax and ArgMin, and the first NaN wins even with `select_last_index` (numpy's rule).
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::ArgReduceParams;
 
-use crate::format::DType;
 use crate::ops::element::{AnyIn, Element};
 use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{In, Out};
+use crate::schema::DType;
 use crate::Error;
-
-/// Parameters of an arg-reduction.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct ArgReduceParams {
-    /// ArgMax if true, ArgMin if false.
-    pub max: bool,
-    /// The reduced axis.
-    pub axis: u8,
-    /// The output keeps the axis as a dim of 1.
-    pub keepdims: bool,
-    /// On ties, the last index instead of the first.
-    pub select_last_index: bool,
-}
 
 /// Checks dtypes (`x` numeric, `y` I64), that the axis has at least one element, and that `y` is `x`
 /// with the axis reduced (kept as 1 or removed).

@@ -1,38 +1,11 @@
 //! 2-D convolution over NHWC activations, with stride, dilation, explicit padding and groups
 //! (groups == input channels == output channels is a depthwise convolution).
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::Conv2dParams;
 
-use crate::ops::math::activation::Activation;
 use crate::ops::shape::{dims_fit, dot, require, shape_error, sum3, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
-
-/// Parameters of a 2-D convolution. Weights are `[OC, KH, KW, IC / groups]` (OHWI), bias `[OC]`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct Conv2dParams {
-    /// Vertical stride.
-    pub stride_h: u16,
-    /// Horizontal stride.
-    pub stride_w: u16,
-    /// Vertical dilation.
-    pub dilation_h: u16,
-    /// Horizontal dilation.
-    pub dilation_w: u16,
-    /// Zero rows added above.
-    pub pad_top: u16,
-    /// Zero columns added on the left.
-    pub pad_left: u16,
-    /// Zero rows added below.
-    pub pad_bottom: u16,
-    /// Zero columns added on the right.
-    pub pad_right: u16,
-    /// Number of groups; input and output channels are both multiples of it.
-    pub groups: u16,
-    /// Activation applied to each output.
-    pub act: Activation,
-}
 
 /// Checks the shapes: `x` `[N, H, W, IC]`, `w` `[OC, KH, KW, IC / groups]`, `b` `[OC]` if present,
 /// `y` `[N, OH, OW, OC]` with `OH = (H + pad_top + pad_bottom - dilation_h * (KH - 1) - 1) / stride_h + 1`

@@ -12,42 +12,11 @@
 //! `w[g * OC/groups + m, ky, kx, c]` is ONNX's `W[g * IC/groups + c, m, ky, kx]` (the converter moves
 //! ONNX's `[IC, OC / groups, KH, KW]` into this order; the taps are not flipped).
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::ConvTranspose2dParams;
 
-use crate::ops::math::activation::Activation;
 use crate::ops::shape::{check_dims, dot, ensure};
 use crate::ops::{In, Out};
 use crate::Error;
-
-/// Parameters of a 2-D transposed convolution. Weights are `[OC, KH, KW, IC / groups]`, bias `[OC]`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct ConvTranspose2dParams {
-    /// Vertical stride (input rows are this far apart in the output).
-    pub stride_h: u16,
-    /// Horizontal stride.
-    pub stride_w: u16,
-    /// Vertical dilation of the kernel.
-    pub dilation_h: u16,
-    /// Horizontal dilation of the kernel.
-    pub dilation_w: u16,
-    /// Rows cropped from the top of the full output.
-    pub pad_top: u16,
-    /// Columns cropped from the left of the full output.
-    pub pad_left: u16,
-    /// Rows cropped from the bottom of the full output.
-    pub pad_bottom: u16,
-    /// Columns cropped from the right of the full output.
-    pub pad_right: u16,
-    /// Rows added below the full output (they see only the bias).
-    pub output_pad_h: u16,
-    /// Columns added right of the full output.
-    pub output_pad_w: u16,
-    /// Number of groups; input and output channels are both multiples of it.
-    pub groups: u16,
-    /// Activation applied to each output.
-    pub act: Activation,
-}
 
 /// Checks the shapes: `x` `[N, H, W, IC]` with `H, W >= 1`, `w` `[OC, KH, KW, IC / groups]` with
 /// `KH, KW >= 1`, `b` `[OC]` if present, `y` `[N, OH, OW, OC]` with

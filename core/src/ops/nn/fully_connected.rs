@@ -1,19 +1,10 @@
 //! Fully connected layer (ONNX Gemm with a constant weight): `y = act(x * W^T + b)`.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::FullyConnectedParams;
 
-use crate::ops::math::activation::Activation;
 use crate::ops::shape::{dims_fit, dot, require, same_dims, shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
-
-/// Parameters of a fully connected layer. Weights are `[OUT, IN]` (row-major, one row per output).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct FullyConnectedParams {
-    /// Activation applied to each output.
-    pub act: Activation,
-}
 
 /// Checks the shapes: `x` `[..., IN]` (rank >= 1; leading dims are batch), `w` `[OUT, IN]`, `b` `[OUT]` if
 /// present, `y` `[..., OUT]` with the same leading dims as `x`.

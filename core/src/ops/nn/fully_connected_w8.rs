@@ -6,9 +6,10 @@
 //! each row is read as int8 and converted as it is multiplied, and the row's scale is applied once to
 //! the dot product (exact algebra: `sum x * (s * w) = s * sum x * w`).
 
-use crate::ops::nn::fully_connected::{check as check_f32, FullyConnectedParams};
+use crate::ops::nn::fully_connected::check as check_f32;
 use crate::ops::shape::{require, shape_error, Checked};
 use crate::ops::{In, Out};
+use crate::schema::FullyConnectedParams;
 use crate::Error;
 
 /// Checks the shapes: as [`crate::ops::nn::fully_connected::validate`] (`x` `[..., IN]`, `w` `[OUT, IN]`,
@@ -76,7 +77,7 @@ pub fn fully_connected_w8(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ops::math::activation::Activation;
+    use crate::schema::Activation;
 
     #[test]
     fn matches_the_dequantized_weights() {

@@ -2,21 +2,11 @@
 //! mean and (biased) variance taken over `x.dims[axis..]` (ONNX `LayerNormalization`, and
 //! `InstanceNormalization` once the converter has reshaped its spatial dims into one trailing axis).
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::LayerNormParams;
 
 use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{numel, In, Out};
 use crate::Error;
-
-/// Parameters of a layer normalization.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct LayerNormParams {
-    /// First normalized axis (non-negative, below the rank); every axis from it on is normalized.
-    pub axis: u8,
-    /// Added to the variance before the square root.
-    pub epsilon: f32,
-}
 
 /// Checks `axis < rank`, `scale` (and `bias`, if any) shaped `x.dims[axis..]`, and `y` shaped like `x`.
 pub fn validate(

@@ -1,17 +1,12 @@
 //! Batched matrix multiply with numpy broadcasting of the batch dimensions (ONNX MatMul).
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::MatMulParams;
 
 use crate::ops::shape::{
     broadcast_strides, check_broadcast, check_dims, ensure, for_each_offset, right_align,
 };
 use crate::ops::{In, Out};
 use crate::Error;
-
-/// Parameters of a matrix multiply (none yet; the shapes say everything).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct MatMulParams {}
 
 /// Checks the shapes: `a` `[..., M, K]`, `b` `[..., K, N]` (both rank >= 2; the converter turns ONNX's
 /// rank-1 operands into rank 2), batch dims broadcast (numpy rules) to `y`'s, and `y` `[..., M, N]`.

@@ -2,67 +2,12 @@
 //! (ONNX's `Reduce*` family). Also GlobalMaxPool: a Max over H and W of an NHWC tensor, keeping the
 //! dims.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::{ReduceOp, ReduceParams};
 
 use crate::ops::shape::{check_dims, ensure, for_each_offset, row_major_strides};
-use crate::ops::{In, Out, MAX_RANK};
+use crate::ops::{In, Out};
+use crate::schema::MAX_RANK;
 use crate::Error;
-
-/// Which reduction to apply over each lane (the elements that map to one output).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum ReduceOp {
-    /// `sum(x)`; 0 over nothing.
-    Sum,
-    /// `sum(x) / n`; NaN over nothing.
-    Mean,
-    /// `max(x)`; -inf over nothing.
-    Max,
-    /// `min(x)`; +inf over nothing.
-    Min,
-    /// `prod(x)`; 1 over nothing.
-    Prod,
-    /// `sum(|x|)`.
-    L1,
-    /// `sqrt(sum(x^2))`.
-    L2,
-    /// `log(sum(exp(x)))`, computed stably (the maximum is subtracted first).
-    LogSumExp,
-    /// `sum(x^2)`.
-    SumSquare,
-    /// `log(sum(x))`.
-    LogSum,
-}
-
-impl ReduceOp {
-    /// The ONNX op's name (`ReduceSum`, ...).
-    pub fn name(&self) -> &'static str {
-        match self {
-            ReduceOp::Sum => "ReduceSum",
-            ReduceOp::Mean => "ReduceMean",
-            ReduceOp::Max => "ReduceMax",
-            ReduceOp::Min => "ReduceMin",
-            ReduceOp::Prod => "ReduceProd",
-            ReduceOp::L1 => "ReduceL1",
-            ReduceOp::L2 => "ReduceL2",
-            ReduceOp::LogSumExp => "ReduceLogSumExp",
-            ReduceOp::SumSquare => "ReduceSumSquare",
-            ReduceOp::LogSum => "ReduceLogSum",
-        }
-    }
-}
-
-/// Parameters of a reduction.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct ReduceParams {
-    /// The function.
-    pub op: ReduceOp,
-    /// The reduced axes, as a bitmask (bit `d` for axis `d`; only bits below the rank may be set).
-    pub axes: u8,
-    /// The output keeps reduced axes as dims of 1 (otherwise they are removed).
-    pub keepdims: bool,
-}
 
 /// Checks that `axes` names axes below the rank, and that `y` is `x` with the reduced axes set to 1
 /// (`keepdims`) or removed.

@@ -1,18 +1,10 @@
 //! Softmax and LogSoftmax along one axis, computed stably (the maximum is subtracted first).
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::SoftmaxParams;
 
 use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{In, Out};
 use crate::Error;
-
-/// Parameters of a softmax.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct SoftmaxParams {
-    /// The axis to normalize over (already resolved to a non-negative index).
-    pub axis: u8,
-}
 
 /// Checks `axis < rank` and that `y` has the shape of `x`.
 pub fn validate(p: &SoftmaxParams, x: &[usize], y: &[usize]) -> Result<(), Error> {

@@ -1,8 +1,9 @@
 //! 2-D average pooling, NHWC.
 
-use crate::ops::pool::{pool2d, validate_window, Pool2dParams};
+use crate::ops::pool::{pool2d, validate_window};
 use crate::ops::shape::shape_error;
 use crate::ops::{In, Out};
+use crate::schema::Pool2dParams;
 use crate::Error;
 
 /// Same shape rules as max pooling (see [`max_pool::validate`](super::max_pool::validate)).

@@ -1,8 +1,9 @@
 //! 2-D max pooling, NHWC.
 
-use crate::ops::pool::{pool2d, validate_window, Pool2dParams};
+use crate::ops::pool::{pool2d, validate_window};
 use crate::ops::shape::{shape_error, Checked};
 use crate::ops::{In, Out};
+use crate::schema::Pool2dParams;
 use crate::Error;
 
 /// Checks `x` `[N, H, W, C]`, `y` `[N, OH, OW, C]` with `OH = (H + pad_top + pad_bottom - KH) / stride_h + 1`

@@ -1,14 +1,13 @@
 //! int8 addition with numpy broadcasting (TFLM's int8 `Add`): both inputs are brought to a common scale
 //! with extra precision (`left_shift` bits), added, and the sum requantized to the output.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::QuantAddParams;
 
-use crate::ops::quant::requant::{
-    check_multiplier, clamp_to_i8, quantize_multiplier, RequantRounding, MIN_SHIFT,
-};
+use crate::ops::quant::requant::{check_multiplier, clamp_to_i8, quantize_multiplier, MIN_SHIFT};
 use crate::ops::shape::broadcast_zip;
 use crate::ops::shape::{check_broadcast, check_dims, ensure};
 use crate::ops::{In, Out};
+use crate::schema::RequantRounding;
 use crate::Error;
 
 /// The `left_shift` TFLite uses for int8 Add.
@@ -17,39 +16,6 @@ pub const INT8_LEFT_SHIFT: i32 = 20;
 /// Largest `left_shift` for which `(x - zero_point) << left_shift`, and the sum of two such values scaled
 /// by multipliers below 1, fit in int32.
 pub const MAX_LEFT_SHIFT: i32 = 22;
-
-/// Parameters of an int8 Add (TFLite's `ArithmeticParams` for int8 Add; offsets stored as zero points).
-/// The multipliers are below 1: `shift` in `-31..=0`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct QuantAddParams {
-    /// Zero point of `a`.
-    pub a_zero_point: i8,
-    /// Zero point of `b`.
-    pub b_zero_point: i8,
-    /// Zero point of `y`.
-    pub y_zero_point: i8,
-    /// Extra precision bits given to both inputs before scaling (20 for int8 in TFLite).
-    pub left_shift: i32,
-    /// Q31 multiplier of `a_scale / (2 * max(a_scale, b_scale))`.
-    pub a_multiplier: i32,
-    /// Shift of `a_multiplier`.
-    pub a_shift: i32,
-    /// Q31 multiplier of `b_scale / (2 * max(a_scale, b_scale))`.
-    pub b_multiplier: i32,
-    /// Shift of `b_multiplier`.
-    pub b_shift: i32,
-    /// Q31 multiplier of `2 * max(a_scale, b_scale) / (2^left_shift * y_scale)`.
-    pub y_multiplier: i32,
-    /// Shift of `y_multiplier`.
-    pub y_shift: i32,
-    /// Lower clamp of the output (fused activation), applied first.
-    pub act_min: i8,
-    /// Upper clamp of the output (fused activation).
-    pub act_max: i8,
-    /// How the output is rounded when it is scaled (see [`RequantRounding`]).
-    pub rounding: RequantRounding,
-}
 
 impl QuantAddParams {
     /// The parameters TFLM's `Prepare` computes (in f64, `left_shift` 20) for inputs and output quantized

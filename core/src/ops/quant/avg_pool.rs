@@ -1,9 +1,9 @@
 //! int8 2-D average pooling, NHWC (TFLM's int8 `AveragePool`): input and output share their
 //! quantization, so the mean of the stored values, rounded, is the output.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::QuantAvgPoolParams;
 
-use crate::ops::pool::{avg_pool as float_avg_pool, Pool2dParams};
+use crate::ops::pool::avg_pool as float_avg_pool;
 use crate::ops::quant::pool::pool2d;
 use crate::ops::quant::requant::clamp_to_i8;
 use crate::ops::shape::ensure;
@@ -12,21 +12,6 @@ use crate::Error;
 
 /// Largest window area (`kernel_h * kernel_w`) whose int32 sum of int8 values cannot overflow.
 pub const MAX_WINDOW_AREA: usize = 1 << 23;
-
-/// Parameters of an int8 average pooling.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct QuantAvgPoolParams {
-    /// Window, strides and padding. Without `count_include_pad` (TFLite's only mode) the divisor is the
-    /// number of valid cells; with it, padding cells count as holding `zero_point` (real 0).
-    pub window: Pool2dParams,
-    /// Zero point of input and output (only used with `count_include_pad`).
-    pub zero_point: i8,
-    /// Lower clamp of the output (fused activation), applied first.
-    pub act_min: i8,
-    /// Upper clamp of the output (fused activation).
-    pub act_max: i8,
-}
 
 /// The float average pooling's shape rules (see [`pool::avg_pool::validate`](float_avg_pool::validate)),
 /// and a window area of at most [`MAX_WINDOW_AREA`].

@@ -2,56 +2,19 @@
 //! stride, dilation, explicit padding and groups (groups == input channels is a depthwise convolution,
 //! possibly with a channel multiplier), per-channel requantization.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::QuantConv2dParams;
 
-use crate::ops::math::activation::Activation;
 use crate::ops::nn::conv as float_conv;
-use crate::ops::quant::requant::{check_per_channel_dims, requantize_acc, RequantRounding};
+use crate::ops::quant::requant::{check_per_channel_dims, requantize_acc};
 use crate::ops::shape::{shape_error, Checked};
 use crate::ops::{In, Out};
+use crate::schema::{Activation, Conv2dParams};
 use crate::Error;
-
-/// Parameters of an int8 convolution. Weights are symmetric int8 `[OC, KH, KW, IC / groups]` (OHWI),
-/// the bias int32 `[OC]` (scale `x_scale * w_scale[oc]`, zero point 0), and the requantization an int32
-/// tensor `[OC, 2]` of `(multiplier, shift)` rows for `x_scale * w_scale[oc] / y_scale` (or `[1, 2]`
-/// for per-tensor weights).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct QuantConv2dParams {
-    /// Vertical stride.
-    pub stride_h: u16,
-    /// Horizontal stride.
-    pub stride_w: u16,
-    /// Vertical dilation.
-    pub dilation_h: u16,
-    /// Horizontal dilation.
-    pub dilation_w: u16,
-    /// Rows added above (they hold the input zero point, i.e. real 0).
-    pub pad_top: u16,
-    /// Columns added on the left.
-    pub pad_left: u16,
-    /// Rows added below.
-    pub pad_bottom: u16,
-    /// Columns added on the right.
-    pub pad_right: u16,
-    /// Number of groups; input and output channels are both multiples of it.
-    pub groups: u16,
-    /// Zero point of the input (TFLite's `input_offset` is its negation).
-    pub x_zero_point: i8,
-    /// Zero point of the output (TFLite's `output_offset`).
-    pub y_zero_point: i8,
-    /// Lower clamp of the output (fused activation), applied first.
-    pub act_min: i8,
-    /// Upper clamp of the output (fused activation).
-    pub act_max: i8,
-    /// How the output is rounded when it is scaled (see [`RequantRounding`]).
-    pub rounding: RequantRounding,
-}
 
 impl QuantConv2dParams {
     /// The shape parameters as the float convolution's (whose shape rules this op shares).
-    fn float_params(&self) -> float_conv::Conv2dParams {
-        float_conv::Conv2dParams {
+    fn float_params(&self) -> Conv2dParams {
+        Conv2dParams {
             stride_h: self.stride_h,
             stride_w: self.stride_w,
             dilation_h: self.dilation_h,

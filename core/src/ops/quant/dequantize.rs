@@ -1,20 +1,10 @@
 //! Dequantize: int8 to f32 at a graph output (TFLM's `Dequantize`; ONNX `DequantizeLinear`).
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::DequantizeParams;
 
 use crate::ops::shape::{dims_fit, require, same_dims, shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
-
-/// Parameters of a dequantization (per tensor).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct DequantizeParams {
-    /// Scale of the input (finite, positive).
-    pub scale: f32,
-    /// Zero point of the input.
-    pub zero_point: i8,
-}
 
 /// Checks that `y` has the shape of `x` and that the scale is finite and positive.
 pub fn validate(p: &DequantizeParams, x: &[usize], y: &[usize]) -> Result<(), Error> {

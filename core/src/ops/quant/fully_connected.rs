@@ -1,34 +1,16 @@
 //! int8 fully connected layer (TFLM's `FullyConnected` / `FullyConnectedPerChannel` with symmetric
 //! weights): `y = clamp(requant(x - x_zero_point) * W^T + b) + y_zero_point)`.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::QuantFullyConnectedParams;
 
-use crate::ops::math::activation::Activation;
 use crate::ops::nn::fully_connected as float_fc;
 use crate::ops::quant::conv::{dot_offset, row};
 use crate::ops::quant::requant::check_per_channel_dims;
-use crate::ops::quant::requant::{requantize_acc, RequantRounding};
+use crate::ops::quant::requant::requantize_acc;
 use crate::ops::shape::{shape_error, Checked};
 use crate::ops::{In, Out};
+use crate::schema::{Activation, FullyConnectedParams};
 use crate::Error;
-
-/// Parameters of an int8 fully connected layer. Weights are symmetric int8 `[OUT, IN]`, the bias int32
-/// `[OUT]` (scale `x_scale * w_scale[o]`), and the requantization an int32 tensor `[OUT, 2]` of
-/// `(multiplier, shift)` rows for `x_scale * w_scale[o] / y_scale` (or `[1, 2]` for per-tensor weights).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct QuantFullyConnectedParams {
-    /// Zero point of the input.
-    pub x_zero_point: i8,
-    /// Zero point of the output.
-    pub y_zero_point: i8,
-    /// Lower clamp of the output (fused activation), applied first.
-    pub act_min: i8,
-    /// Upper clamp of the output (fused activation).
-    pub act_max: i8,
-    /// How the output is rounded when it is scaled (see [`RequantRounding`]).
-    pub rounding: RequantRounding,
-}
 
 /// Checks the shapes: the float layer's rules (see
 /// [`nn::fully_connected::validate`](float_fc::validate): `x` `[..., IN]`, `w` `[OUT, IN]`, `b` `[OUT]`
@@ -53,7 +35,7 @@ pub(crate) fn check(
     requant: &[usize],
     y: &[usize],
 ) -> Checked {
-    let float_params = float_fc::FullyConnectedParams {
+    let float_params = FullyConnectedParams {
         act: Activation::None,
     };
     float_fc::check(&float_params, x, w, b, y)?;

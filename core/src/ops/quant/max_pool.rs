@@ -1,25 +1,13 @@
 //! int8 2-D max pooling, NHWC (TFLM's int8 `MaxPool`): input and output share their quantization.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::QuantMaxPoolParams;
 
-use crate::ops::pool::{max_pool as float_max_pool, Pool2dParams};
+use crate::ops::pool::max_pool as float_max_pool;
 use crate::ops::quant::pool::pool2d;
 use crate::ops::quant::requant::clamp_to_i8;
 use crate::ops::shape::{shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
-
-/// Parameters of an int8 max pooling.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct QuantMaxPoolParams {
-    /// Window, strides and padding (`count_include_pad` is ignored).
-    pub window: Pool2dParams,
-    /// Lower clamp of the output (fused activation), applied first.
-    pub act_min: i8,
-    /// Upper clamp of the output (fused activation).
-    pub act_max: i8,
-}
 
 /// The float max pooling's shape rules (see [`pool::max_pool::validate`](float_max_pool::validate)).
 pub fn validate(p: &QuantMaxPoolParams, x: &[usize], y: &[usize]) -> Result<(), Error> {

@@ -1,37 +1,16 @@
 //! int8 multiplication with numpy broadcasting (TFLM's int8 `Mul`): the product of the offset inputs,
 //! requantized to the output.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::QuantMulParams;
 
 use crate::ops::quant::requant::{
-    check_multiplier, clamp_to_i8, quantize_multiplier, RequantRounding, MAX_SHIFT, MIN_SHIFT,
+    check_multiplier, clamp_to_i8, quantize_multiplier, MAX_SHIFT, MIN_SHIFT,
 };
 use crate::ops::shape::broadcast_zip;
 use crate::ops::shape::{check_broadcast, check_dims};
 use crate::ops::{In, Out};
+use crate::schema::RequantRounding;
 use crate::Error;
-
-/// Parameters of an int8 Mul.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct QuantMulParams {
-    /// Zero point of `a`.
-    pub a_zero_point: i8,
-    /// Zero point of `b`.
-    pub b_zero_point: i8,
-    /// Zero point of `y`.
-    pub y_zero_point: i8,
-    /// Q31 multiplier of `a_scale * b_scale / y_scale`.
-    pub multiplier: i32,
-    /// Shift of `multiplier`.
-    pub shift: i32,
-    /// Lower clamp of the output (fused activation), applied first.
-    pub act_min: i8,
-    /// Upper clamp of the output (fused activation).
-    pub act_max: i8,
-    /// How the output is rounded when it is scaled (see [`RequantRounding`]).
-    pub rounding: RequantRounding,
-}
 
 impl QuantMulParams {
     /// The parameters TFLM's `Prepare` computes (in f64) for these scales and zero points (converter side).

@@ -1,7 +1,7 @@
 //! The window walk shared by the int8 pooling kernels.
 
-use crate::ops::pool::Pool2dParams;
 use crate::ops::{In, Out};
+use crate::schema::Pool2dParams;
 
 /// Input rows (or columns) `lo..hi` seen by the window of output row `o`; non-empty once validated.
 #[inline]

@@ -1,32 +1,10 @@
 //! Quantize: f32 to int8 at a graph input (TFLM's `AffineQuantize`; ONNX `QuantizeLinear`).
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::{QuantizeParams, Rounding};
 
 use crate::ops::shape::{dims_fit, require, same_dims, shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::Error;
-
-/// How `x / scale` is rounded to an integer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum Rounding {
-    /// Ties away from zero (C `roundf`): TFLite and TFLM.
-    HalfAwayFromZero,
-    /// Ties to even: ONNX `QuantizeLinear`.
-    HalfToEven,
-}
-
-/// Parameters of a quantization (per tensor).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct QuantizeParams {
-    /// Scale of the output (finite, positive).
-    pub scale: f32,
-    /// Zero point of the output.
-    pub zero_point: i8,
-    /// Rounding of `x / scale`.
-    pub rounding: Rounding,
-}
 
 /// Checks that `y` has the shape of `x` and that the scale is finite and positive.
 pub fn validate(p: &QuantizeParams, x: &[usize], y: &[usize]) -> Result<(), Error> {

@@ -8,30 +8,11 @@
 //! [`quantize_multiplier`] and [`activation_range`] are converter-side helpers (pure math, no `std`); the
 //! device only runs [`multiply_by_quantized_multiplier`] and friends, never float.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::RequantRounding;
 
-use crate::ops::math::activation::Activation;
 use crate::ops::shape::{ensure, require, shape_error, Checked};
+use crate::schema::Activation;
 use crate::Error;
-
-/// How an int8 op rounds when it scales an int32 value by a quantized multiplier. The converter picks it
-/// per op and the blob stores it, so a model gives the same bytes on every target.
-///
-/// The modes differ by at most one LSB. Double rounding first rounds to `2^-r` of an output step (`r`
-/// the right shift), so a value that close to a half-way point can round the wrong way: with `M` about
-/// 0.226, `-1006 * M = -227.43` gives -228 in double rounding and -227 in single.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum RequantRounding {
-    /// TFLite's default and TFLM's reference arithmetic: [`multiply_by_quantized_multiplier`] (a rounding
-    /// doubling high multiply, then a rounding right shift). Bit-identical to TFLM.
-    #[default]
-    Double,
-    /// One rounding of the exact product, ties toward +infinity: [`multiply_by_quantized_multiplier_single`]
-    /// (TFLite's `TFLITE_SINGLE_ROUNDING`). It agrees with onnxruntime, which requantizes in float and
-    /// rounds once, and is one multiply and one shift on a 32-bit core.
-    Single,
-}
 
 impl RequantRounding {
     /// `x * multiplier * 2^(shift - 31)`, rounded in this mode.
@@ -42,14 +23,6 @@ impl RequantRounding {
             RequantRounding::Single => {
                 multiply_by_quantized_multiplier_single(x, multiplier, shift)
             }
-        }
-    }
-
-    /// The mode's name as the CLI spells it (`double`, `single`).
-    pub fn name(self) -> &'static str {
-        match self {
-            RequantRounding::Double => "double",
-            RequantRounding::Single => "single",
         }
     }
 }

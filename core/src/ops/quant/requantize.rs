@@ -1,30 +1,15 @@
 //! Requantize: int8 to int8 with another scale and zero point (TFLM's int8 `Quantize` from an int8
 //! input), as where Concat's inputs are quantized differently from its output.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::RequantizeParams;
 
 use crate::ops::quant::requant::{
-    check_multiplier, clamp_to_i8, quantize_multiplier, RequantRounding, MAX_SHIFT, MIN_SHIFT,
+    check_multiplier, clamp_to_i8, quantize_multiplier, MAX_SHIFT, MIN_SHIFT,
 };
 use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{In, Out};
+use crate::schema::RequantRounding;
 use crate::Error;
-
-/// Parameters of a requantization.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct RequantizeParams {
-    /// Zero point of the input.
-    pub x_zero_point: i8,
-    /// Zero point of the output.
-    pub y_zero_point: i8,
-    /// Q31 multiplier of `x_scale / y_scale`.
-    pub multiplier: i32,
-    /// Shift of `multiplier`.
-    pub shift: i32,
-    /// How the output is rounded when it is scaled (see [`RequantRounding`]).
-    pub rounding: RequantRounding,
-}
 
 impl RequantizeParams {
     /// The parameters for an input quantized as `x` and an output as `y` (`(scale, zero_point)`;

@@ -3,7 +3,7 @@
 //! differences from the lane maximum are scaled to Q5.26, exponentiated with `exp_on_negative_values`,
 //! summed in Q12.19, and the sum inverted by Newton-Raphson.
 
-use serde::{Deserialize, Serialize};
+pub use crate::schema::QuantSoftmaxParams;
 
 use crate::ops::quant::requant::saturating_rounding_doubling_high_mul as q31_mul;
 use crate::ops::quant::requant::{quantize_multiplier, rounding_divide_by_pot as divide_by_pot};
@@ -17,21 +17,6 @@ const SCALED_DIFF_INTEGER_BITS: i32 = 5;
 pub const ACCUMULATION_INTEGER_BITS: i32 = 12;
 /// Longest axis whose sum of exponentials (each at most 1, in Q12.19) cannot overflow int32.
 pub const MAX_AXIS_LEN: usize = (1 << ACCUMULATION_INTEGER_BITS) - 1;
-
-/// Parameters of an int8 softmax (TFLM's `SoftmaxParams` for int8).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct QuantSoftmaxParams {
-    /// The axis to normalize over (already resolved to a non-negative index).
-    pub axis: u8,
-    /// Q31 multiplier of `beta * x_scale * 2^26` (capped at `2^31 - 1`), applied after `input_left_shift`.
-    pub input_multiplier: i32,
-    /// Left shift of `input_multiplier` (`0..=31`).
-    pub input_left_shift: i32,
-    /// Differences from the lane maximum below this (in input steps, `<= 0`) give an output of -128
-    /// (their exponential is below the Q5.26 range).
-    pub diff_min: i32,
-}
 
 impl QuantSoftmaxParams {
     /// The parameters TFLM's `Prepare` computes (in f64) for `softmax(beta * x)` over `axis`, with `x`

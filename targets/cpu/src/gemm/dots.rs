@@ -40,6 +40,9 @@ pub(crate) struct DotsArgs {
     pub hi: f32,
 }
 
+/// A block of dot products, [`dots`] at one level and block shape.
+pub(crate) type DotsFn = unsafe fn(&DotsArgs);
+
 /// `C = clip(A * W^T + init + bias)` over the block.
 ///
 /// # Safety

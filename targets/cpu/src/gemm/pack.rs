@@ -42,6 +42,9 @@ impl BMat<'_> {
     }
 }
 
+/// Packs one panel of `B`: [`pack_panel`] at one level.
+pub(crate) type PackFn = unsafe fn(BMat<'_>, usize, usize, usize, usize, &mut [f32]);
+
 /// Packs columns `j0..j0 + valid` of `B` (all `k` rows) into `out` as one panel `width` wide (`out`
 /// holds `k * width` values; columns `valid..width` are zeros), with level `S`.
 ///

@@ -11,23 +11,23 @@ use ember_core::Parallel;
 use proptest::prelude::*;
 
 use super::{AMat, BMat, Epilogue, Gemm};
-use crate::level::{self, Level};
+use crate::level::Level;
 use crate::pool::ThreadPool;
 
 /// The levels of this architecture that this CPU runs.
 pub(crate) fn levels() -> Vec<&'static Level> {
     let all: Vec<&'static Level> = vec![
-        &level::SCALAR,
+        &crate::levels::SCALAR,
         #[cfg(target_arch = "x86_64")]
-        &level::SSE2,
+        &crate::levels::SSE2,
         #[cfg(target_arch = "x86_64")]
-        &level::AVX2,
+        &crate::levels::AVX2,
         #[cfg(target_arch = "x86_64")]
-        &level::AVX512,
+        &crate::levels::AVX512,
         #[cfg(target_arch = "x86_64")]
-        &level::AVX512_HALF,
+        &crate::levels::AVX512_HALF,
         #[cfg(target_arch = "aarch64")]
-        &level::NEON,
+        &crate::levels::NEON,
     ];
     all.into_iter().filter(|l| l.runs_here()).collect()
 }
@@ -282,11 +282,11 @@ fn the_tile_follows_the_columns() {
     // AVX2: 6x16 for the bulk, the narrowest tile that covers the remainder last; 8 columns: 8x8.
     #[cfg(target_arch = "x86_64")]
     {
-        let tile = |n| Gemm::new(&level::AVX2, 1000, n, 64).tile();
+        let tile = |n| Gemm::new(&crate::levels::AVX2, 1000, n, 64).tile();
         assert_eq!(tile(24), (6, 16));
         assert_eq!(tile(32), (6, 16));
         assert_eq!(tile(8), (8, 8));
-        let g = Gemm::new(&level::AVX2, 1000, 24, 64);
+        let g = Gemm::new(&crate::levels::AVX2, 1000, 24, 64);
         assert_eq!((g.main.nr, g.last.nr, g.panels), (16, 8, 2));
     }
 }

@@ -3,7 +3,7 @@
 //! and one packed panel of `B`, with the epilogue (bias, clip) on the last range; [`gemv`] computes
 //! dot products of one row with rows of a row-major `[N, K]` matrix (fully connected at batch 1).
 //!
-//! Both are `#[inline(always)]`: [`crate::level`] instantiates them inside each level's
+//! Both are `#[inline(always)]`: [`crate::levels`] instantiates them inside each level's
 //! `#[target_feature]` functions.
 
 use core::array;
@@ -39,6 +39,10 @@ pub(crate) struct TileArgs {
     /// Upper clip bound.
     pub hi: f32,
 }
+
+/// A register-tile kernel, [`tile`] at one level and tile shape: `unsafe` because it runs the level's
+/// instructions on raw pointers.
+pub(crate) type TileFn = unsafe fn(&TileArgs);
 
 /// `C = init + A * B` over the tile, then on the last range `C = clip(C + bias)`.
 ///
@@ -120,6 +124,9 @@ pub(crate) struct GemvArgs {
     /// Upper clip bound.
     pub hi: f32,
 }
+
+/// A dot-product kernel, [`gemv`] at one level.
+pub(crate) type GemvFn = unsafe fn(&GemvArgs);
 
 /// `y[j] = clip(dot(x, W[j]) + init[j] + bias[j])` for `j < n`, four rows of `W` at a time (each element of `W`
 /// read once). Every output is computed by the same sequence of operations whichever group of four it

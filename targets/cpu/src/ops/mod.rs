@@ -221,12 +221,12 @@ macro_rules! gemm_entries {
     };
 }
 
-gemm_entries!(scalar, crate::level::SCALAR);
+gemm_entries!(scalar, crate::levels::SCALAR);
 #[cfg(target_arch = "x86_64")]
-gemm_entries!(sse2, crate::level::SSE2);
+gemm_entries!(sse2, crate::levels::SSE2);
 #[cfg(target_arch = "x86_64")]
-gemm_entries!(avx2, crate::level::AVX2);
+gemm_entries!(avx2, crate::levels::AVX2);
 #[cfg(target_arch = "x86_64")]
-gemm_entries!(avx512, *crate::level::avx512());
+gemm_entries!(avx512, *crate::levels::avx512());
 #[cfg(target_arch = "aarch64")]
-gemm_entries!(neon, crate::level::NEON);
+gemm_entries!(neon, crate::levels::NEON);

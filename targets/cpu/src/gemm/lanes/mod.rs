@@ -5,7 +5,7 @@
 //! `scalar` (plain arrays that LLVM vectorizes for the target's baseline), `sse2`, `avx2` and `avx512` (x86-64),
 //! `neon` (aarch64). The kernels (`gemm::tile`, `ops::nn::depthwise`, ...) are generic over [`Lanes`] and
 //! `#[inline(always)]`; each level instantiates them inside a `#[target_feature]` function (see
-//! [`crate::level`]), so that the intrinsics are inlined with that level's instructions.
+//! [`crate::levels`]), so that the intrinsics are inlined with that level's instructions.
 
 use ember_core::ops::math::activation::Activation;
 

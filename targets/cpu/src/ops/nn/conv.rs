@@ -164,7 +164,7 @@ impl Plan {
         par: Option<&dyn Parallel>,
     ) -> bool {
         match self {
-            Plan::Depthwise(d) => d.run(level, p, x, w, b, y, scratch, par),
+            Plan::Depthwise(d) => d.run(level.depthwise, p, x, w, b, y, scratch, par),
             Plan::Gemm(g) => g.run(p, x, w, b, y, scratch, par),
         }
     }

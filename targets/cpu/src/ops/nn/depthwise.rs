@@ -15,7 +15,6 @@ use ember_core::ops::{In, Out};
 use ember_core::Parallel;
 
 use crate::gemm::lanes::{clamp1, clip_bounds, Lanes};
-use crate::level::Level;
 use crate::par::{self, Shared};
 use crate::scratch::{line_stride, Carve};
 
@@ -75,6 +74,9 @@ impl DepthwiseArgs {
         }
     }
 }
+
+/// A depthwise row kernel, [`depthwise_row`] at one level.
+pub(crate) type DepthwiseFn = unsafe fn(&DepthwiseArgs);
 
 /// The kernel positions `k` along one axis whose input `o * stride + k * dilation - pad` lies in
 /// `0..size`, as a range `k0..k1` (possibly empty).
@@ -378,11 +380,12 @@ impl Depthwise {
         [self.k.0 * self.k.1 * oc, oc, rows]
     }
 
-    /// `y = act(depthwise(x, w) + b)`; `false` (nothing written) when `scratch` is too short.
+    /// `y = act(depthwise(x, w) + b)` with a level's row kernel (`Level::depthwise`, of a level that
+    /// runs on this CPU); `false` (nothing written) when `scratch` is too short.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn run(
         &self,
-        level: &Level,
+        kernel: DepthwiseFn,
         p: &Conv2dParams,
         x: In<'_>,
         w: In<'_>,
@@ -422,7 +425,6 @@ impl Depthwise {
         let rows = Shared::new(rows);
         let y_shared = Shared::new(y.data);
         let total_rows = batch * oh;
-        let kernel = level.depthwise;
         par::ranges(par, self.workers, total_rows, 1, &|mine, worker| {
             let out_row = ow * c * m;
             // SAFETY: the ranges of output rows are disjoint.

@@ -12,7 +12,7 @@
 
 use ember_core::Workspace;
 
-use super::conv::Geometry;
+use super::geometry::Geometry;
 use super::scratch::{bytes_for, take};
 use super::split::{self, Parts};
 use super::stage::{self, StageParams};

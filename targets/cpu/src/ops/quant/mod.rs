@@ -29,6 +29,7 @@ pub mod conv;
 pub mod depthwise;
 pub mod fully_connected;
 mod gemm;
+mod geometry;
 mod scratch;
 mod split;
 mod stage;

@@ -3,24 +3,23 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ops::array::{concat::ConcatParams, pad::PadParams, transpose::TransposeParams};
-use crate::ops::array::{gather::GatherParams, resize::ResizeParams, slice::SliceParams};
-use crate::ops::math::{binary::BinaryParams, unary::UnaryParams};
-use crate::ops::math::{cast::CastParams, compare::CompareParams, logical::LogicalParams};
-use crate::ops::nn::arg_reduce::ArgReduceParams;
-use crate::ops::nn::conv_transpose::ConvTranspose2dParams;
-use crate::ops::nn::{
-    conv::Conv2dParams, fully_connected::FullyConnectedParams, matmul::MatMulParams,
-    softmax::SoftmaxParams,
+use super::array::{
+    ConcatParams, GatherParams, PadParams, ResizeParams, SliceParams, TransposeParams,
 };
-use crate::ops::nn::{layer_norm::LayerNormParams, reduce::ReduceParams};
-use crate::ops::pool::Pool2dParams;
-use crate::ops::quant::{
-    add::QuantAddParams, avg_pool::QuantAvgPoolParams, conv::QuantConv2dParams,
-    dequantize::DequantizeParams, fully_connected::QuantFullyConnectedParams,
-    max_pool::QuantMaxPoolParams, mul::QuantMulParams, quantize::QuantizeParams,
-    requantize::RequantizeParams, softmax::QuantSoftmaxParams,
+use super::math::{BinaryParams, CastParams, CompareParams, LogicalParams, UnaryParams};
+use super::nn::{
+    ArgReduceParams, Conv2dParams, ConvTranspose2dParams, FullyConnectedParams, LayerNormParams,
+    MatMulParams, ReduceParams, SoftmaxParams,
 };
+use super::pool::Pool2dParams;
+use super::quant::{
+    DequantizeParams, QuantAddParams, QuantAvgPoolParams, QuantConv2dParams,
+    QuantFullyConnectedParams, QuantMaxPoolParams, QuantMulParams, QuantSoftmaxParams,
+    QuantizeParams, RequantizeParams,
+};
+
+/// Most inputs an op may have.
+pub const MAX_OP_INPUTS: usize = 16;
 
 /// One op of the blob, with its parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -236,7 +235,7 @@ impl OpKind {
             OpKind::LayerNorm(_) => (2, 3),
 
             OpKind::Gather(_) => (2, 2),
-            OpKind::Concat(_) => (1, crate::format::MAX_OP_INPUTS),
+            OpKind::Concat(_) => (1, MAX_OP_INPUTS),
             _ => (1, 1),
         }
     }
