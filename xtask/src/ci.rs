@@ -136,6 +136,11 @@ pub fn ci() -> Result<()> {
     s.step("format", &[TOOLS], || {
         run("cargo", &["fmt", "--all", "--", "--check"])
     });
+    s.step(
+        "no import circle between source files (cargo xtask deps)",
+        &[],
+        || crate::deps::check(root),
+    );
     s.step("clippy", &[TOOLS], || {
         let mut args = vec!["clippy", "--all-targets"];
         args.extend_from_slice(FEATURES);
