@@ -206,12 +206,21 @@ fn cases() -> Vec<Case> {
         axis: 2,
         epsilon: 1e-5,
     };
-    cases.push(Case::new(
-        "LayerNorm [1, 40, 120]",
-        &[&[1, 40, 120], &[120], &[120]],
-        &[1, 40, 120],
-        move |k, i, o| (k.layer_norm)(&p, i[0], i[1], Some(i[2].data), o),
-    ));
+    // Rows of a transformer's width, an instance norm's flattened rows, rows shorter than a vector,
+    // and rows on either side of the short-row threshold of the kernel.
+    for (rows, len, name) in [
+        (40, 120, "LayerNorm [1, 40, 120]"),
+        (8, 30, "LayerNorm [1, 8, 30]"),
+        (40, 6, "LayerNorm [1, 40, 6]"),
+        (20, 48, "LayerNorm [1, 20, 48]"),
+    ] {
+        cases.push(Case::new(
+            name,
+            &[&[1, rows, len], &[len], &[len]],
+            &[1, rows, len],
+            move |k, i, o| (k.layer_norm)(&p, i[0], i[1], Some(i[2].data), o),
+        ));
+    }
     for (op, axes, dims, out) in [
         (ReduceOp::Mean, 0b100u8, vec![1, 40, 120], vec![1, 40, 1]),
         (ReduceOp::Mean, 0b010, vec![1, 40, 120], vec![1, 1, 120]),
