@@ -45,9 +45,9 @@ enum Command {
         weights: cmd::weights::WeightArgs,
     },
     /// Run a blob on the host CPU (or a GPU with --device), optionally checking the outputs.
-    Run(cmd::run::Args),
+    Run(cmd::common::RunArgs),
     /// `run --profile`: per-op times (GPU timestamps on a GPU) and the memory report.
-    Profile(cmd::run::Args),
+    Profile(cmd::common::RunArgs),
     /// Measure latency and memory of a model on the host CPU.
     Bench(cmd::bench::Args),
     /// Flash firmware onto a board through a debug probe (or check it with --dry-run).

@@ -1,7 +1,7 @@
 //! The IR's 2-D transposed convolution ([`Op::ConvTranspose2d`](super::Op::ConvTranspose2d)) and its
 //! shape inference.
 //!
-//! Its weights are stored like a [`Conv2d`](super::op::Conv2d)'s in the same layout (OIHW for `Nchw`,
+//! Its weights are stored like a [`Conv2d`](super::op::nn::Conv2d)'s in the same layout (OIHW for `Nchw`,
 //! OHWI for `Nhwc`), with `O` the output channels and `I` the input channels of one group: the importer
 //! moves ONNX's `[C, M / group, KH, KW]` there at conversion time, so the layout pass treats both
 //! convolutions alike and the runtime kernel reads the weights of one output channel contiguously.

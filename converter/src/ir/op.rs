@@ -1,5 +1,9 @@
 //! The IR's op enum and its shape inference. Parameters are resolved (no defaults, no negative axes),
 //! and are expressed against the stored dims of the tensors: a spatial op carries the layout it reads.
+//!
+//! The parameters and shape inference of an op family live in a file of their own below this one
+//! ([`nn`]: convolution and fully connected; [`pool`]: pooling windows), which the int8 ops of
+//! [`super::quant`] share; the other families are still matched here.
 
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::BinaryOp;
@@ -8,53 +12,19 @@ use ember_core::ops::math::logical::LogicalOp;
 use ember_core::ops::math::unary::UnaryOp;
 use ember_core::ops::nn::reduce::ReduceOp;
 
+pub mod nn;
+pub mod pool;
+
 use super::DType;
 
 use super::conv_transpose::{self, ConvTranspose2d};
-use super::shape::{broadcast, numel, permute, window_out};
+use super::quant::QuantOp;
+use super::shape::{broadcast, numel, permute};
 use super::slicing::{self, Resize, Slice};
-
-/// Data layout of a spatial op's 4-D input and output (and of a convolution's weights: OIHW for
-/// `Nchw`, OHWI for `Nhwc`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SpatialLayout {
-    /// ONNX's layout, as imported.
-    Nchw,
-    /// Ember's layout, after the layout pass.
-    Nhwc,
-}
-
-/// A 2-D convolution.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Conv2d {
-    /// `[h, w]`.
-    pub strides: [usize; 2],
-    /// `[h, w]`.
-    pub dilations: [usize; 2],
-    /// `[top, left, bottom, right]`.
-    pub pads: [usize; 4],
-    /// Groups (input and output channels are multiples of it).
-    pub groups: usize,
-    /// Fused activation.
-    pub act: Activation,
-    /// Layout of input, weights and output.
-    pub layout: SpatialLayout,
-}
-
-/// A 2-D max or average pooling window.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Pool2d {
-    /// `[h, w]`.
-    pub kernel: [usize; 2],
-    /// `[h, w]`.
-    pub strides: [usize; 2],
-    /// `[top, left, bottom, right]`.
-    pub pads: [usize; 4],
-    /// Average pooling counts padded cells.
-    pub count_include_pad: bool,
-    /// Layout of input and output.
-    pub layout: SpatialLayout,
-}
+use nn::{infer_conv, infer_fully_connected};
+pub use nn::{Conv2d, SpatialLayout};
+use pool::infer_pool;
+pub use pool::Pool2d;
 
 /// What a node computes.
 #[derive(Clone, Debug, PartialEq)]
@@ -184,7 +154,7 @@ pub enum Op {
     },
     /// An int8 op of the TFLite int8 spec, or a Quantize/Dequantize/Requantize at an int8 edge; see
     /// [`super::quant`].
-    Quant(super::quant::QuantOp),
+    Quant(QuantOp),
     /// `y = act(scales[o] * (x . w[o]) + b[o])`, weight-only int8 (`--quantize int8-weights`); inputs
     /// `x [..., IN]`, `w` (I8 `[OUT, IN]`), `scales` (F32 `[OUT]`)`[, b [OUT]]`.
     FullyConnectedW8 {
@@ -404,21 +374,7 @@ impl Op {
             }
             Op::FullyConnected { .. } => {
                 arity(2, 3)?;
-                let (xs, w) = (x[0], x[1]);
-                let inner = *xs.last().ok_or("the input must have rank >= 1")?;
-                if w.len() != 2 || w[1] != inner {
-                    return Err(format!(
-                        "weights {w:?} do not fit input {xs:?} (expected [OUT, {inner}])"
-                    ));
-                }
-                if let Some(b) = x.get(2) {
-                    if **b != [w[0]] {
-                        return Err(format!("bias {b:?} must be [{}]", w[0]));
-                    }
-                }
-                let mut y = xs.to_vec();
-                *y.last_mut().ok_or("the input must have rank >= 1")? = w[0];
-                Ok(y)
+                infer_fully_connected(x[0], x[1], x.get(2).copied())
             }
             Op::MatMul => {
                 arity(2, 2)?;
@@ -557,11 +513,9 @@ impl Op {
                 broadcast(x[0], &broadcast(x[1], x[2])?)
             }
             Op::Quant(q) => q.infer(x),
-            Op::FullyConnectedW8 { act } => {
+            Op::FullyConnectedW8 { .. } => {
                 arity(3, 4)?;
-                let mut fc = vec![x[0], x[1]];
-                fc.extend(x.get(3));
-                let y = Op::FullyConnected { act: *act }.infer(&fc)?;
+                let y = infer_fully_connected(x[0], x[1], x.get(3).copied())?;
                 if *x[2] != [x[1][0]] {
                     return Err(format!("scales {:?} must be [{}]", x[2], x[1][0]));
                 }
@@ -602,64 +556,6 @@ impl Op {
             }
         }
     }
-}
-
-pub(crate) fn infer_conv(
-    c: &Conv2d,
-    x: &[usize],
-    w: &[usize],
-    b: Option<&[usize]>,
-) -> Result<Vec<usize>, String> {
-    let (n, ch, h, wd) = match (x, c.layout) {
-        ([n, ch, h, wd], SpatialLayout::Nchw) => (*n, *ch, *h, *wd),
-        ([n, h, wd, ch], SpatialLayout::Nhwc) => (*n, *ch, *h, *wd),
-        _ => return Err(format!("input {x:?} must have rank 4")),
-    };
-    let (m, wc, kh, kw) = match (w, c.layout) {
-        ([m, wc, kh, kw], SpatialLayout::Nchw) => (*m, *wc, *kh, *kw),
-        ([m, kh, kw, wc], SpatialLayout::Nhwc) => (*m, *wc, *kh, *kw),
-        _ => return Err(format!("weights {w:?} must have rank 4")),
-    };
-    let g = c.groups;
-    if g == 0 || ch % g != 0 || m % g != 0 || ch / g != wc {
-        return Err(format!(
-            "input channels {ch}, output channels {m}, weight channels {wc} and group {g} do not fit \
-             (need channels = weight channels x group, both channel counts multiples of group)"
-        ));
-    }
-    if let Some(b) = b {
-        if b != [m] {
-            return Err(format!("bias {b:?} must be [{m}]"));
-        }
-    }
-    let [pt, pl, pb, pr] = c.pads;
-    let oh = window_out(h, kh, c.strides[0], c.dilations[0], pt, pb)?;
-    let ow = window_out(wd, kw, c.strides[1], c.dilations[1], pl, pr)?;
-    Ok(match c.layout {
-        SpatialLayout::Nchw => vec![n, m, oh, ow],
-        SpatialLayout::Nhwc => vec![n, oh, ow, m],
-    })
-}
-
-pub(crate) fn infer_pool(p: &Pool2d, x: &[usize]) -> Result<Vec<usize>, String> {
-    let (n, c, h, w) = match (x, p.layout) {
-        ([n, c, h, w], SpatialLayout::Nchw) => (*n, *c, *h, *w),
-        ([n, h, w, c], SpatialLayout::Nhwc) => (*n, *c, *h, *w),
-        _ => return Err(format!("input {x:?} must have rank 4")),
-    };
-    let [pt, pl, pb, pr] = p.pads;
-    if pt >= p.kernel[0] || pb >= p.kernel[0] || pl >= p.kernel[1] || pr >= p.kernel[1] {
-        return Err(format!(
-            "pads {:?} must be smaller than the window {:?}",
-            p.pads, p.kernel
-        ));
-    }
-    let oh = window_out(h, p.kernel[0], p.strides[0], 1, pt, pb)?;
-    let ow = window_out(w, p.kernel[1], p.strides[1], 1, pl, pr)?;
-    Ok(match p.layout {
-        SpatialLayout::Nchw => vec![n, c, oh, ow],
-        SpatialLayout::Nhwc => vec![n, oh, ow, c],
-    })
 }
 
 fn infer_reduce(x: &[usize], axes: &[usize], keepdims: bool) -> Result<Vec<usize>, String> {

@@ -19,7 +19,8 @@ use ember_core::ops::quant::{
 };
 use ember_core::DType;
 
-use super::op::{infer_conv, infer_pool, Conv2d, Op, Pool2d};
+use super::op::nn::{infer_conv, infer_fully_connected, Conv2d};
+use super::op::pool::{infer_pool, Pool2d};
 use super::shape::broadcast;
 
 /// Quantization parameters: per tensor (one scale) or per channel along `axis`.
@@ -189,12 +190,7 @@ impl QuantOp {
             }
             QuantOp::FullyConnected(_) => {
                 arity(3, 4)?;
-                let mut float: Vec<&[usize]> = vec![x[0], x[1]];
-                float.extend(x.get(3).copied());
-                let fc = Op::FullyConnected {
-                    act: ember_core::ops::math::activation::Activation::None,
-                };
-                let y = fc.infer(&float)?;
+                let y = infer_fully_connected(x[0], x[1], x.get(3).copied())?;
                 requant(x[2], x[1][0])?;
                 Ok(y)
             }

@@ -32,6 +32,7 @@ pub(crate) mod pickle;
 pub mod safetensors;
 mod torch;
 pub mod torch_legacy;
+mod torch_storage;
 pub mod torch_zip;
 
 use std::collections::BTreeMap;

@@ -8,11 +8,10 @@
 
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::Arc;
 
-use super::gather::{CopyBudget, Storage, View};
+use super::gather::View;
 use super::pickle::{kind, Globals, Heap, Node, Pickle, Value};
-use super::{Bytes, Checkpoint, ElementType, Limits};
+use super::{ElementType, Limits};
 use crate::ConvertError;
 
 /// The globals of a PyTorch checkpoint that this reader knows. Everything else is refused.
@@ -522,78 +521,4 @@ pub(crate) fn inline_bytes(heap: &Heap<TorchGlobal>, call: usize) -> Result<Vec<
         },
         _ => Err(err("_load_from_bytes of something that is not bytes")),
     }
-}
-
-/// Builds the checkpoint: reads each tensor's storage through `storage` (keyed storages; inline
-/// ones are parsed here as nested legacy files) and materializes its view.
-pub(crate) fn build<'a>(
-    p: &TorchPickle,
-    found: Found,
-    mut storage: impl FnMut(&Rc<str>) -> Result<Storage<'a>, ConvertError>,
-    limits: &Limits,
-    budget: &mut CopyBudget,
-    nested: bool,
-) -> Result<Checkpoint<'a>, ConvertError> {
-    let mut ckpt = Checkpoint::new();
-    let mut cache: HashMap<StorageId, (Bytes<'a>, bool, ElementType)> = HashMap::new();
-    for (name, t) in found.tensors {
-        let (bytes, big_endian, storage_dtype) = match cache.get(&t.storage) {
-            Some(s) => s.clone(),
-            None => {
-                let s = match &t.storage {
-                    StorageId::Key(k, view) => {
-                        let s = storage(k)?;
-                        let (big_endian, dtype) = (s.big_endian, s.dtype);
-                        let bytes = match view {
-                            None => s.bytes,
-                            Some((offset, size)) => {
-                                let elem = (s.dtype.bits() / 8) as u64;
-                                let range = offset
-                                    .checked_add(*size)
-                                    .filter(|&end| end <= s.elements() as u64)
-                                    .map(|end| (offset * elem) as usize..(end * elem) as usize)
-                                    .ok_or_else(|| {
-                                        err(format!(
-                                            "storage view ({offset}, {size}) of \"{k}\" reaches \
-                                             past its {} elements",
-                                            s.elements()
-                                        ))
-                                    })?;
-                                s.bytes.sub(range)
-                            }
-                        };
-                        (bytes, big_endian, dtype)
-                    }
-                    StorageId::Inline(call) => {
-                        if nested {
-                            return Err(err("_load_from_bytes inside _load_from_bytes; refused"));
-                        }
-                        let b = inline_bytes(&p.heap, *call)?;
-                        budget.take(b.len() as u64, "a _load_from_bytes storage")?;
-                        let s = super::torch_legacy::inline_storage(Arc::new(b), limits, budget)?;
-                        (s.bytes, s.big_endian, s.dtype)
-                    }
-                };
-                cache.insert(t.storage.clone(), s.clone());
-                s
-            }
-        };
-        let dtype = t.dtype.unwrap_or(storage_dtype);
-        let s = Storage {
-            bytes,
-            dtype,
-            big_endian,
-        };
-        let in_tensor = |e: String| err(format!("tensor \"{name}\": {e}"));
-        if !dtype.bits().is_multiple_of(8) {
-            return Err(in_tensor(format!("element type {dtype} is not byte-sized")));
-        }
-        t.view.check(s.elements(), limits).map_err(in_tensor)?;
-        let tensor = s.tensor(&t.view, budget, &name)?;
-        ckpt.insert(name, tensor)?;
-    }
-    for n in found.notices {
-        ckpt.notice(n);
-    }
-    Ok(ckpt)
 }

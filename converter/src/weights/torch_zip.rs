@@ -7,6 +7,7 @@
 use super::archive::Archive;
 use super::gather::{CopyBudget, Storage};
 use super::torch::{self, TorchGlobal};
+use super::torch_storage;
 use super::{pickle, Checkpoint, Limits};
 use crate::ConvertError;
 
@@ -94,7 +95,7 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Checkpoint<'a>, Conv
             big_endian,
         })
     };
-    let mut ckpt = torch::build(&p, found, storage, limits, &mut budget, false)?;
+    let mut ckpt = torch_storage::build(&p, found, storage, limits, &mut budget, false)?;
     if big_endian {
         ckpt.notice("the checkpoint was written big-endian (byteorder record); its values were byte-swapped".into());
     }

@@ -9,8 +9,7 @@ use anyhow::{bail, Context, Result};
 use ember_convert::{convert, ConvertOptions};
 use ember_core::{AlignedBuf, Model, Session};
 
-use super::convert::parse_shape;
-use super::{cpu_label, host_arena, host_cpu, parse, shape_str, split_named};
+use super::common::{cpu_label, host_arena, host_cpu, parse, parse_shape, shape_str, split_named};
 use crate::npy;
 
 #[derive(clap::Args)]

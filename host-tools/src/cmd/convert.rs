@@ -9,6 +9,8 @@ use anyhow::{bail, Context, Result};
 use ember_convert::build::hf::{self, ModelFiles};
 use ember_convert::{convert, convert_with, ConvertOptions, RequantRounding, WeightStorage};
 
+use super::common::{parse_shape, progress, spinner};
+
 #[derive(clap::Args)]
 pub struct Args {
     /// The ONNX model, or a Hugging Face model folder (config.json + model.safetensors; or a .zip of
@@ -99,23 +101,6 @@ pub enum Emit {
     Object,
 }
 
-pub fn parse_shape(arg: &str) -> Result<(String, Vec<usize>)> {
-    let Some((name, dims)) = arg.split_once('=') else {
-        bail!("--shape {arg:?}: expected NAME=DIMS, for example --shape input=1,3,224,224");
-    };
-    let dims = dims
-        .split(',')
-        .map(|d| d.trim().parse::<usize>())
-        .collect::<Result<Vec<_>, _>>()
-        .with_context(|| {
-            format!(
-                "--shape {arg:?}: dimensions must be whole numbers separated by commas (0 for an \
-                 empty dim)"
-            )
-        })?;
-    Ok((name.to_string(), dims))
-}
-
 pub fn run(args: &Args) -> Result<ExitCode> {
     let shapes = args
         .shapes
@@ -145,7 +130,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             Some(bound) => bound.onnx,
             None => bytes,
         };
-        let pb = super::spinner("converting");
+        let pb = spinner("converting");
         let converted = convert_with(&bytes, &opts, storage);
         pb.finish_and_clear();
         let mut converted =
@@ -234,7 +219,7 @@ fn convert_folder(
         bind: super::weights::bind_options(w)?,
         ..hf::Options::default()
     };
-    let pb = super::spinner("reading and building");
+    let pb = spinner("reading and building");
     let done = ModelFiles::open(&args.model)
         .and_then(|files| hf::convert(&files, opts, &hf_opts, storage));
     pb.finish_and_clear();
@@ -321,7 +306,7 @@ fn quantize_int8(
         }
         samples.extend(a.data.chunks(per_sample).map(|c| vec![c.to_vec()]));
     }
-    let pb = super::progress(samples.len() as u64, "calibrating");
+    let pb = progress(samples.len() as u64, "calibrating");
     let ranges = quantize::calibrate(onnx, opts, &samples, method, &mut |done, _| {
         pb.set_position(done as u64)
     });

@@ -9,8 +9,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use ember_convert::{convert, ConvertOptions};
 
-use super::run::{argmax, compare};
-use super::{host_arena, host_cpu, parse, read_blob};
+use super::common::{argmax, compare, cpu_label, host_arena, host_cpu, parse, progress, read_blob};
 use crate::npy;
 
 const MODEL: &[u8] = include_bytes!("../../../tests/models/digits/model.onnx");
@@ -72,7 +71,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         );
     }
 
-    let pb = super::progress(n as u64, "running");
+    let pb = progress(n as u64, "running");
     let (mut ember_ok, mut ort_ok, mut agree, mut max_diff) = (0, 0, 0, 0.0f32);
     let mut times = Vec::with_capacity(n);
     for (i, &label) in labels.iter().enumerate() {
@@ -118,7 +117,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         us(times[n / 2]),
         us(times[n * 9 / 10]),
         us(times[0]),
-        super::cpu_label(&cpu)
+        cpu_label(&cpu)
     );
     if agree != n || max_diff > 1e-4 {
         eprintln!("error: Ember disagrees with onnxruntime (top-1 {agree}/{n}, max |diff| {max_diff:.2e} > 1e-4)");

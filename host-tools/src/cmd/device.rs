@@ -5,19 +5,18 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Result};
 
-use super::run::Args;
+use super::common::RunArgs;
 
 /// Runs `args.model` on `args.device` (anything but the CPU reference path).
 #[cfg(feature = "gpu")]
-pub fn run(args: &Args) -> Result<ExitCode> {
+pub fn run(args: &RunArgs) -> Result<ExitCode> {
     use std::path::Path;
     use std::time::Instant;
 
     use anyhow::Context;
     use ember_gpu::{Device, DeviceSession};
 
-    use super::run::{bind, compare, io_name, print_values};
-    use super::{parse, read_blob, shape_str};
+    use super::common::{bind, compare, io_name, parse, print_values, read_blob, shape_str};
     use crate::npy;
 
     let device: Device = args.device.parse()?;
@@ -163,7 +162,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 
 /// Without the `gpu` feature only the CPU exists.
 #[cfg(not(feature = "gpu"))]
-pub fn run(args: &Args) -> Result<ExitCode> {
+pub fn run(args: &RunArgs) -> Result<ExitCode> {
     bail!(
         "device {:?}: this ember was built without GPU support (rebuild ember-cli with --features gpu); \
          available devices: cpu",

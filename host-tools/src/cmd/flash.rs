@@ -241,7 +241,7 @@ fn flash_with_probe(elf: &Path, chip: &str, log_seconds: u64) -> Result<ExitCode
     let mut session = probe
         .attach(chip, probe_rs::Permissions::default())
         .with_context(|| format!("cannot attach to {chip}"))?;
-    let pb = super::spinner("flashing");
+    let pb = super::common::spinner("flashing");
     let result = probe_rs::flashing::download_file(
         &mut session,
         elf,

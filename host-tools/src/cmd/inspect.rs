@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use ember_core::format::Storage;
 
-use super::{parse, read_blob, shape_str};
+use super::common::{parse, read_blob, shape_str};
 
 mod passes;
 mod plot;

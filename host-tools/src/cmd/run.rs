@@ -1,112 +1,19 @@
 //! `ember run`: run a blob on the host CPU with `.npy` inputs, optionally checking against expected outputs.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use ember_core::Model;
 
-use super::{host_arena, host_cpu, parse, read_blob, shape_str, split_named};
+use super::common::{
+    bind, compare_f64, cpu_label, host_arena, host_cpu, io_name, parse, print_values, read_blob,
+    shape_str, RunArgs,
+};
 use crate::npy;
 
-#[derive(clap::Args)]
-pub struct Args {
-    /// The .ember blob.
-    pub model: PathBuf,
-    /// An input as x.npy (in graph-input order) or NAME=x.npy (repeatable), in the input's exact shape and
-    /// its own element type (int8, uint8, int32, ..., float32); float32 into an int8 input is quantized with
-    /// the input's scale and zero point.
-    #[arg(long = "input", value_name = "[NAME=]FILE", required = true)]
-    pub inputs: Vec<String>,
-    /// Expected output as y.npy or NAME=y.npy (repeatable), in the output's type (integers compared with
-    /// --atol in units, e.g. --atol 1 for +-1 LSB) or float32 (an int8 output is dequantized first); a
-    /// mismatch exits non-zero.
-    #[arg(long = "expect", value_name = "[NAME=]FILE")]
-    pub expects: Vec<String>,
-    /// Absolute tolerance for --expect.
-    #[arg(long, default_value_t = 1e-4)]
-    pub atol: f32,
-    /// Relative tolerance for --expect (times |expected|, added to atol).
-    #[arg(long, default_value_t = 0.0)]
-    pub rtol: f32,
-    /// Write an output as y.npy or NAME=y.npy (repeatable).
-    #[arg(long = "output", value_name = "[NAME=]FILE")]
-    pub outputs: Vec<String>,
-    /// Run this many times and report the median latency.
-    #[arg(long, default_value_t = 1)]
-    pub repeat: usize,
-    /// Print each op's time (median over the runs) and share of the total.
-    #[arg(long)]
-    pub profile: bool,
-    /// Where to run: cpu (ember-cpu's kernels for this CPU; EMBER_CPU_ISA=scalar|sse2|avx2|avx512|neon|...
-    /// forces a lower level), vulkan[:N], metal, cuda[:N] or best (GPUs need the `gpu` feature); a GPU
-    /// run also prints the memory-pool report.
-    #[arg(long, default_value = "cpu")]
-    pub device: String,
-    /// CPU worker threads, the calling one included (0: one per core).
-    #[arg(long, default_value_t = 1)]
-    pub threads: usize,
-}
-
-/// Resolves `[NAME=]FILE` arguments against a list of graph tensors (`ids`): named ones by name, unnamed
-/// ones in order. Returns `(position in ids, file)`.
-pub(super) fn bind<'a>(
-    model: &Model<'_>,
-    ids: &[u32],
-    args: &'a [String],
-    what: &str,
-) -> Result<Vec<(usize, &'a str)>> {
-    let names: Vec<String> = ids
-        .iter()
-        .enumerate()
-        .map(|(k, &id)| {
-            model
-                .tensor_name(id as usize)
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("{what}{k}"))
-        })
-        .collect();
-    let mut next = 0;
-    let mut bound = Vec::new();
-    for arg in args {
-        let (name, file) = split_named(arg);
-        let pos = match name {
-            Some(name) => names.iter().position(|n| n == name).ok_or_else(|| {
-                anyhow!(
-                    "the model has no {what} named {name:?}; its {what}s are: {}",
-                    names.join(", ")
-                )
-            })?,
-            None => {
-                let p = next;
-                next += 1;
-                if p >= ids.len() {
-                    bail!(
-                        "more {what} files than the model has {what}s ({}: {})",
-                        ids.len(),
-                        names.join(", ")
-                    );
-                }
-                p
-            }
-        };
-        if bound.iter().any(|&(p, _)| p == pos) {
-            bail!("{what} {:?} is given twice", names[pos]);
-        }
-        bound.push((pos, file));
-    }
-    Ok(bound)
-}
-
-pub(super) fn io_name(model: &Model<'_>, id: u32, fallback: &str) -> String {
-    model
-        .tensor_name(id as usize)
-        .map(str::to_string)
-        .unwrap_or_else(|| fallback.to_string())
-}
-
-pub fn run(args: &Args) -> Result<ExitCode> {
+pub fn run(args: &RunArgs) -> Result<ExitCode> {
     if !args.device.eq_ignore_ascii_case("cpu") {
         return super::device::run(args);
     }
@@ -212,7 +119,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         times.len(),
         if times.len() == 1 { "" } else { "s" },
         session.memory_report().used_bytes,
-        super::cpu_label(&cpu)
+        cpu_label(&cpu)
     );
 
     for (pos, file) in bind(&model, model.outputs(), &args.outputs, "output")? {
@@ -285,7 +192,7 @@ fn print_profile(model: &Model<'_>, cpu: &ember_cpu::Cpu, per_op: &mut [Vec<u64>
         })
         .collect();
     let total: u64 = medians.iter().sum::<u64>().max(1);
-    println!("profile (median per op, {}):", super::cpu_label(cpu));
+    println!("profile (median per op, {}):", cpu_label(cpu));
     println!(
         "  {:>3}  {:<24} {:<16} {:<24} {:>10} {:>6}",
         "#", "node", "op", "kernel", "us", "%"
@@ -307,61 +214,6 @@ fn print_profile(model: &Model<'_>, cpu: &ember_cpu::Cpu, per_op: &mut [Vec<u64>
             100.0 * ns as f64 / total as f64
         );
     }
-}
-
-/// Result of comparing outputs with expectations.
-pub struct Comparison {
-    pub max_diff: f32,
-    pub max_at: usize,
-    pub mismatches: usize,
-}
-
-/// Compares element-wise: a value matches if `|got - want| <= atol + rtol * |want|`, or both are NaN, or
-/// both are the same infinity.
-pub fn compare(got: &[f32], want: &[f32], atol: f32, rtol: f32) -> Comparison {
-    let mut c = Comparison {
-        max_diff: 0.0,
-        max_at: 0,
-        mismatches: 0,
-    };
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        let same = (g.is_nan() && w.is_nan()) || g == w;
-        let diff = if same { 0.0 } else { (g - w).abs() };
-        let diff = if diff.is_nan() { f32::INFINITY } else { diff };
-        if diff > c.max_diff {
-            c.max_diff = diff;
-            c.max_at = i;
-        }
-        if diff > atol + rtol * w.abs() {
-            c.mismatches += 1;
-        }
-    }
-    c
-}
-
-/// [`compare`] on f64 values (integers exactly).
-pub fn compare_f64(got: &[f64], want: &[f64], atol: f32, rtol: f32) -> Comparison {
-    let (atol, rtol) = (f64::from(atol), f64::from(rtol));
-    let mut c = Comparison {
-        max_diff: 0.0,
-        max_at: 0,
-        mismatches: 0,
-    };
-    let mut max = 0f64;
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        let same = (g.is_nan() && w.is_nan()) || g == w;
-        let diff = if same { 0.0 } else { (g - w).abs() };
-        let diff = if diff.is_nan() { f64::INFINITY } else { diff };
-        if diff > max {
-            max = diff;
-            c.max_at = i;
-        }
-        if diff > atol + rtol * w.abs() {
-            c.mismatches += 1;
-        }
-    }
-    c.max_diff = max as f32;
-    c
 }
 
 /// The bytes to write into an input of `dtype`: the array's own if its type is the input's, or float32
@@ -431,39 +283,4 @@ fn int_range(dtype: ember_core::DType) -> std::ops::RangeInclusive<f64> {
         E::U64 => 0.0..=18446744073709551615.0,
         _ => -9223372036854775808.0..=9223372036854775807.0,
     }
-}
-
-/// Prints small outputs whole; for a 2-D output also the arg-max of each row.
-pub(super) fn print_values(values: &[f32], dims: &[u32]) {
-    let shown: Vec<String> = values.iter().take(20).map(|v| format!("{v:.6}")).collect();
-    let more = if values.len() > 20 {
-        format!(" ... ({} values)", values.len())
-    } else {
-        String::new()
-    };
-    println!("  [{}]{more}", shown.join(", "));
-    if dims.len() == 2 && dims[1] > 1 {
-        let cols = dims[1] as usize;
-        let top: Vec<String> = values
-            .chunks(cols)
-            .take(20)
-            .map(|row| argmax(row).to_string())
-            .collect();
-        println!(
-            "  argmax per row: [{}]{}",
-            top.join(", "),
-            if dims[0] > 20 { " ..." } else { "" }
-        );
-    }
-}
-
-/// Index of the largest value (the first on ties).
-pub fn argmax(row: &[f32]) -> usize {
-    let mut best = 0;
-    for (i, &v) in row.iter().enumerate() {
-        if v > row[best] {
-            best = i;
-        }
-    }
-    best
 }

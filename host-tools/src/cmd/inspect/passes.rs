@@ -58,7 +58,7 @@ pub(super) fn convert_in_memory(
     let bytes = bound.as_ref().map_or(bytes, |b| b.onnx.as_slice());
     let shapes = shapes
         .iter()
-        .map(|s| crate::cmd::convert::parse_shape(s))
+        .map(|s| crate::cmd::common::parse_shape(s))
         .collect::<Result<Vec<_>>>()?;
     let opts = ConvertOptions {
         shapes,

@@ -52,7 +52,7 @@ pub fn arena_svg(model: &Model<'_>) -> String {
                 // Graph outputs (`u32::MAX`) live to the end.
                 last: (t.last_use as usize).min(steps - 1),
                 to_end: t.last_use == u32::MAX,
-                shape: super::super::shape_str(&t.dims),
+                shape: crate::cmd::common::shape_str(&t.dims),
             })
         })
         .collect();

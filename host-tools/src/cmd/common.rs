@@ -1,0 +1,283 @@
+//! What the subcommands share: reading and parsing blobs, the host CPU and its arena, progress
+//! display, `ember run`'s arguments (also `ember profile`'s, and the GPU path's in `device`) with the
+//! binding, printing and comparing of its inputs and outputs, and the parsing of shapes and
+//! `[NAME=]FILE` arguments.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+use ember_core::{AlignedBuf, Model};
+
+/// Reads a blob from disk into a 16-byte-aligned buffer.
+pub fn read_blob(path: &Path) -> Result<AlignedBuf> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(AlignedBuf::from_bytes(&bytes))
+}
+
+/// Parses a blob, naming the file in the error.
+pub fn parse<'b>(blob: &'b AlignedBuf, path: &Path) -> Result<Model<'b>> {
+    Model::parse(blob.as_bytes()).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// The host CPU for `run`, `bench`, `profile` and `demo`: `ember-cpu`'s kernels for this CPU's
+/// instruction-set level (`EMBER_CPU_ISA` forces a lower one) with `threads` workers in all (0: one per
+/// core).
+pub fn host_cpu(threads: usize) -> Result<ember_cpu::Cpu> {
+    ember_cpu::Cpu::new(threads).map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// An arena for a session of `model` on `cpu`: the converter's plan plus the scratch its kernels ask for.
+pub fn host_arena(cpu: &ember_cpu::Cpu, model: &Model<'_>) -> Result<AlignedBuf> {
+    Ok(AlignedBuf::zeroed(cpu.arena_bytes(model)?))
+}
+
+/// How the CPU runs, for reports: `cpu-avx2, 1 thread`.
+pub fn cpu_label(cpu: &ember_cpu::Cpu) -> String {
+    let threads = cpu.threads();
+    format!(
+        "{}, {threads} thread{}",
+        ember_cpu::table(cpu.isa()).name,
+        if threads == 1 { "" } else { "s" }
+    )
+}
+
+/// A spinner on stderr for steps that may take more than a second (hidden when stderr is not a terminal).
+pub fn spinner(msg: &str) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::new_spinner();
+    pb.set_message(msg.to_string());
+    pb.enable_steady_tick(std::time::Duration::from_millis(100));
+    pb
+}
+
+/// A progress bar over `n` steps.
+pub fn progress(n: u64, msg: &str) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::new(n);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({eta})")
+    {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.set_message(msg.to_string());
+    pb
+}
+
+/// Formats a shape as `[1, 3, 8, 8]`.
+pub fn shape_str<T: std::fmt::Display>(dims: &[T]) -> String {
+    let parts: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// Splits `NAME=value` into `(Some(NAME), value)`, or `(None, value)` when there is no `=`.
+pub fn split_named(arg: &str) -> (Option<&str>, &str) {
+    match arg.split_once('=') {
+        Some((name, value)) if !name.is_empty() => (Some(name), value),
+        _ => (None, arg),
+    }
+}
+
+/// Parses a `--shape NAME=DIMS` argument (`input=1,3,224,224`) into the name and its dims.
+pub fn parse_shape(arg: &str) -> Result<(String, Vec<usize>)> {
+    let Some((name, dims)) = arg.split_once('=') else {
+        bail!("--shape {arg:?}: expected NAME=DIMS, for example --shape input=1,3,224,224");
+    };
+    let dims = dims
+        .split(',')
+        .map(|d| d.trim().parse::<usize>())
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| {
+            format!(
+                "--shape {arg:?}: dimensions must be whole numbers separated by commas (0 for an \
+                 empty dim)"
+            )
+        })?;
+    Ok((name.to_string(), dims))
+}
+
+// The arguments of `ember run` and `ember profile`, on the CPU (`run`) or a GPU (`device`). A plain
+// comment, not a doc comment, so that clap's help text stays the subcommands' own.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The .ember blob.
+    pub model: PathBuf,
+    /// An input as x.npy (in graph-input order) or NAME=x.npy (repeatable), in the input's exact shape and
+    /// its own element type (int8, uint8, int32, ..., float32); float32 into an int8 input is quantized with
+    /// the input's scale and zero point.
+    #[arg(long = "input", value_name = "[NAME=]FILE", required = true)]
+    pub inputs: Vec<String>,
+    /// Expected output as y.npy or NAME=y.npy (repeatable), in the output's type (integers compared with
+    /// --atol in units, e.g. --atol 1 for +-1 LSB) or float32 (an int8 output is dequantized first); a
+    /// mismatch exits non-zero.
+    #[arg(long = "expect", value_name = "[NAME=]FILE")]
+    pub expects: Vec<String>,
+    /// Absolute tolerance for --expect.
+    #[arg(long, default_value_t = 1e-4)]
+    pub atol: f32,
+    /// Relative tolerance for --expect (times |expected|, added to atol).
+    #[arg(long, default_value_t = 0.0)]
+    pub rtol: f32,
+    /// Write an output as y.npy or NAME=y.npy (repeatable).
+    #[arg(long = "output", value_name = "[NAME=]FILE")]
+    pub outputs: Vec<String>,
+    /// Run this many times and report the median latency.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
+    /// Print each op's time (median over the runs) and share of the total.
+    #[arg(long)]
+    pub profile: bool,
+    /// Where to run: cpu (ember-cpu's kernels for this CPU; EMBER_CPU_ISA=scalar|sse2|avx2|avx512|neon|...
+    /// forces a lower level), vulkan[:N], metal, cuda[:N] or best (GPUs need the `gpu` feature); a GPU
+    /// run also prints the memory-pool report.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+    /// CPU worker threads, the calling one included (0: one per core).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+}
+
+/// Resolves `[NAME=]FILE` arguments against a list of graph tensors (`ids`): named ones by name, unnamed
+/// ones in order. Returns `(position in ids, file)`.
+pub fn bind<'a>(
+    model: &Model<'_>,
+    ids: &[u32],
+    args: &'a [String],
+    what: &str,
+) -> Result<Vec<(usize, &'a str)>> {
+    let names: Vec<String> = ids
+        .iter()
+        .enumerate()
+        .map(|(k, &id)| {
+            model
+                .tensor_name(id as usize)
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("{what}{k}"))
+        })
+        .collect();
+    let mut next = 0;
+    let mut bound = Vec::new();
+    for arg in args {
+        let (name, file) = split_named(arg);
+        let pos = match name {
+            Some(name) => names.iter().position(|n| n == name).ok_or_else(|| {
+                anyhow!(
+                    "the model has no {what} named {name:?}; its {what}s are: {}",
+                    names.join(", ")
+                )
+            })?,
+            None => {
+                let p = next;
+                next += 1;
+                if p >= ids.len() {
+                    bail!(
+                        "more {what} files than the model has {what}s ({}: {})",
+                        ids.len(),
+                        names.join(", ")
+                    );
+                }
+                p
+            }
+        };
+        if bound.iter().any(|&(p, _)| p == pos) {
+            bail!("{what} {:?} is given twice", names[pos]);
+        }
+        bound.push((pos, file));
+    }
+    Ok(bound)
+}
+
+/// The name of graph tensor `id`, or `fallback` when the blob has no names.
+pub fn io_name(model: &Model<'_>, id: u32, fallback: &str) -> String {
+    model
+        .tensor_name(id as usize)
+        .map(str::to_string)
+        .unwrap_or_else(|| fallback.to_string())
+}
+
+/// Result of comparing outputs with expectations.
+pub struct Comparison {
+    pub max_diff: f32,
+    pub max_at: usize,
+    pub mismatches: usize,
+}
+
+/// Compares element-wise: a value matches if `|got - want| <= atol + rtol * |want|`, or both are NaN, or
+/// both are the same infinity.
+pub fn compare(got: &[f32], want: &[f32], atol: f32, rtol: f32) -> Comparison {
+    let mut c = Comparison {
+        max_diff: 0.0,
+        max_at: 0,
+        mismatches: 0,
+    };
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let same = (g.is_nan() && w.is_nan()) || g == w;
+        let diff = if same { 0.0 } else { (g - w).abs() };
+        let diff = if diff.is_nan() { f32::INFINITY } else { diff };
+        if diff > c.max_diff {
+            c.max_diff = diff;
+            c.max_at = i;
+        }
+        if diff > atol + rtol * w.abs() {
+            c.mismatches += 1;
+        }
+    }
+    c
+}
+
+/// [`compare`] on f64 values (integers exactly).
+pub fn compare_f64(got: &[f64], want: &[f64], atol: f32, rtol: f32) -> Comparison {
+    let (atol, rtol) = (f64::from(atol), f64::from(rtol));
+    let mut c = Comparison {
+        max_diff: 0.0,
+        max_at: 0,
+        mismatches: 0,
+    };
+    let mut max = 0f64;
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let same = (g.is_nan() && w.is_nan()) || g == w;
+        let diff = if same { 0.0 } else { (g - w).abs() };
+        let diff = if diff.is_nan() { f64::INFINITY } else { diff };
+        if diff > max {
+            max = diff;
+            c.max_at = i;
+        }
+        if diff > atol + rtol * w.abs() {
+            c.mismatches += 1;
+        }
+    }
+    c.max_diff = max as f32;
+    c
+}
+
+/// Prints small outputs whole; for a 2-D output also the arg-max of each row.
+pub fn print_values(values: &[f32], dims: &[u32]) {
+    let shown: Vec<String> = values.iter().take(20).map(|v| format!("{v:.6}")).collect();
+    let more = if values.len() > 20 {
+        format!(" ... ({} values)", values.len())
+    } else {
+        String::new()
+    };
+    println!("  [{}]{more}", shown.join(", "));
+    if dims.len() == 2 && dims[1] > 1 {
+        let cols = dims[1] as usize;
+        let top: Vec<String> = values
+            .chunks(cols)
+            .take(20)
+            .map(|row| argmax(row).to_string())
+            .collect();
+        println!(
+            "  argmax per row: [{}]{}",
+            top.join(", "),
+            if dims[0] > 20 { " ..." } else { "" }
+        );
+    }
+}
+
+/// Index of the largest value (the first on ties).
+pub fn argmax(row: &[f32]) -> usize {
+    let mut best = 0;
+    for (i, &v) in row.iter().enumerate() {
+        if v > row[best] {
+            best = i;
+        }
+    }
+    best
+}
