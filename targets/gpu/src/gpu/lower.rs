@@ -16,11 +16,11 @@ use ember_core::OpKind;
 mod quant;
 
 use super::index_map::index_map;
-use super::MAX_RANK;
 use crate::kernels::array::NO_SOURCE;
 use crate::kernels::math::{binary_code as bc, code as uc};
 use crate::kernels::nn::{conv_meta as cm, reduce_code as rc};
 use crate::kernels::pool::pool_meta as pm;
+use crate::kernels::MAX_RANK;
 
 /// A fused activation: `code == 0` is the identity, anything else a clip to `[lo, hi]`.
 #[derive(Clone, Copy, Debug)]

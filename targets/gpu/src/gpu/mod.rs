@@ -24,9 +24,6 @@ use crate::profile::{OpTiming, Profile, TimingSource};
 use crate::Error;
 use lower::{Lowered, OpView, Table, Work};
 
-/// Largest tensor rank; sets the layout of the kernels' `meta` buffers.
-pub(crate) const MAX_RANK: usize = ember_core::ops::MAX_RANK;
-
 /// Where a GPU session's device memory went: CubeCL's memory-pool usage plus what the session itself
 /// uploaded and allocated. The pool figures cover the whole device as this process uses it (CubeCL keeps
 /// one client per device, shared by every session on it); the session figures are this session's.

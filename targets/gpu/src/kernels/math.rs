@@ -6,7 +6,7 @@
 
 use cubecl::prelude::*;
 
-use crate::gpu::MAX_RANK;
+use super::MAX_RANK;
 
 /// `min(max(x, lo), hi)` with the lower bound applied first; NaN passes through (ONNX `Clip`).
 #[cube]

@@ -6,7 +6,7 @@
 
 use cubecl::prelude::*;
 
-use crate::gpu::MAX_RANK;
+use super::MAX_RANK;
 use crate::kernels::math::activate;
 
 /// Layout of a conv's `meta`.

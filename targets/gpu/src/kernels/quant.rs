@@ -9,7 +9,7 @@
 
 use cubecl::prelude::*;
 
-use crate::gpu::MAX_RANK;
+use super::MAX_RANK;
 
 /// Layout of the `params` table (i32) of the int8 kernels.
 pub(crate) mod params {
