@@ -887,3 +887,18 @@ mod stub {
         Err(LEFT_OUT)
     }
 }
+
+/// Calls `f` with the scratch `kernels` asks for to run `kind` on these dims (one worker, 16-byte
+/// aligned, allocated here): for calling a table's kernel directly, as the kernel test suites do.
+#[cfg(feature = "alloc")]
+pub fn with_scratch<R>(
+    kernels: &Kernels,
+    kind: &OpKind,
+    inputs: &[&[usize]],
+    output: &[usize],
+    f: impl FnOnce(Option<&mut Workspace<'_>>) -> R,
+) -> R {
+    let bytes = kernels.scratch.map_or(0, |f| f(kind, inputs, output, 1));
+    let mut buf = crate::AlignedBuf::zeroed(bytes);
+    f(Some(&mut Workspace::new(buf.as_mut_bytes(), None)))
+}

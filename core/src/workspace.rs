@@ -86,20 +86,9 @@ impl<'s> Workspace<'s> {
 pub type ScratchFn =
     fn(kind: &OpKind, inputs: &[&[usize]], output: &[usize], workers: usize) -> usize;
 
-/// Calls `f` with the scratch `kernels` asks for to run `kind` on these dims (one worker, 16-byte
-/// aligned, allocated here): for calling a table's kernel directly, as the kernel test suites do.
+/// (Kept at this path for the kernel suites; the helper lives with the table it reads.)
 #[cfg(feature = "alloc")]
-pub fn with_scratch<R>(
-    kernels: &crate::Kernels,
-    kind: &OpKind,
-    inputs: &[&[usize]],
-    output: &[usize],
-    f: impl FnOnce(Option<&mut Workspace<'_>>) -> R,
-) -> R {
-    let bytes = kernels.scratch.map_or(0, |f| f(kind, inputs, output, 1));
-    let mut buf = crate::AlignedBuf::zeroed(bytes);
-    f(Some(&mut Workspace::new(buf.as_mut_bytes(), None)))
-}
+pub use crate::kernels::with_scratch;
 
 /// Output elements below which [`split_rows`] runs an op in one call: under about 16k floats the op
 /// takes a few microseconds, which the hand-off to the workers would eat.
