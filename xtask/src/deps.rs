@@ -1,10 +1,12 @@
 //! `cargo xtask deps`: the import graph between the source files of each crate, and its circles.
 //!
-//! A file depends on another when it names an item of the other's module: in a `use` declaration or
-//! in a path in code that starts with `crate`, `super` or `self`. A path is resolved to the deepest
-//! module it names that has a file (`crate::ops::nn::conv::Conv2dParams` -> `ops/nn/conv.rs`), so a
-//! re-export counts where it is written: a file importing `crate::format::DType` depends on
-//! `format/mod.rs`, which depends on wherever `DType` is defined. Inline modules (`mod tests { .. }`)
+//! A file depends on another when it names an item of the other's module: in a `use` declaration
+//! (`use lower::Table;` from the parent of `lower` too) or in a path in code that starts with `crate`,
+//! `super` or `self` (a parent calling `child::f()` is a module using its parts). A path is
+//! resolved to the deepest module it names (`crate::ops::nn::conv::Conv2dParams` ->
+//! `ops/nn/conv.rs`), and where that module only re-exports the name (`pub use crate::schema::DType;`),
+//! on to the file that defines it: a file importing `crate::Error` depends on `error.rs`, not on
+//! `lib.rs`; the re-exporting file depends on nothing by it. Inline modules (`mod tests { .. }`)
 //! belong to their file. A circle is a set of files that reach each other through these edges
 //! (a strongly connected component of more than one file); the check fails on any, naming the edges
 //! and the names that make each one.
@@ -34,20 +36,27 @@ pub struct Graph {
     modules: BTreeMap<Vec<String>, PathBuf>,
     /// `(from, to)` file edges, each with the names that make it.
     edges: BTreeMap<(PathBuf, PathBuf), BTreeSet<String>>,
+    /// The names each module defines (items and inline modules).
+    defines: BTreeMap<Vec<String>, BTreeSet<String>>,
+    /// The names each module brings in with `use`, to the path they name there.
+    aliases: BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>>,
+    /// The paths each module glob-imports (`use x::*`).
+    globs: BTreeMap<Vec<String>, Vec<Vec<String>>>,
 }
 
-/// Every path a file names from its own crate, with the module it was named in.
+/// What a file names and declares, each with the module (inside the file) it is in.
 struct Collector {
     module: Vec<String>,
     paths: Vec<(Vec<String>, Vec<String>)>,
+    defines: Vec<(Vec<String>, String)>,
+    aliases: Vec<(Vec<String>, String, Vec<String>)>,
+    globs: Vec<(Vec<String>, Vec<String>)>,
 }
 
 impl Collector {
+    /// Keeps a path: which paths name a module of the crate is for [`Graph::resolve`] to say.
     fn push(&mut self, segments: Vec<String>) {
-        if matches!(
-            segments.first().map(String::as_str),
-            Some("crate" | "super" | "self")
-        ) {
+        if !segments.is_empty() {
             self.paths.push((self.module.clone(), segments));
         }
     }
@@ -64,14 +73,23 @@ impl Collector {
                 if n.ident != "self" {
                     path.push(n.ident.to_string());
                 }
+                if let Some(last) = path.last() {
+                    self.aliases
+                        .push((self.module.clone(), last.clone(), path.clone()));
+                }
                 self.push(path);
             }
             syn::UseTree::Rename(r) => {
                 let mut path = prefix.clone();
                 path.push(r.ident.to_string());
+                self.aliases
+                    .push((self.module.clone(), r.rename.to_string(), path.clone()));
                 self.push(path);
             }
-            syn::UseTree::Glob(_) => self.push(prefix.clone()),
+            syn::UseTree::Glob(_) => {
+                self.globs.push((self.module.clone(), prefix.clone()));
+                self.push(prefix.clone());
+            }
             syn::UseTree::Group(g) => {
                 for t in &g.items {
                     self.use_tree(prefix, t);
@@ -83,12 +101,59 @@ impl Collector {
 
 impl<'ast> Visit<'ast> for Collector {
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        // A re-export (`pub use`, `pub(crate) use`) only forwards names: who names them through it
+        // depends on the file that defines them, and the forwarding file depends on nothing by it
+        // (a parent re-exporting its child's items is the child's face, not a use of the child).
+        let paths = self.paths.len();
         self.use_tree(&mut Vec::new(), &u.tree);
+        if !matches!(u.vis, syn::Visibility::Inherited) {
+            self.paths.truncate(paths);
+        }
     }
 
     fn visit_path(&mut self, p: &'ast syn::Path) {
-        self.push(p.segments.iter().map(|s| s.ident.to_string()).collect());
+        // In code, only paths from the crate's root or this module's parents count: a module naming
+        // its own child modules in code (`npz::read(..)`) is a module using its parts, and one
+        // segment names something in scope (or is the `crate` of `pub(crate)`), whose `use` counted.
+        let explicit = matches!(
+            p.segments.first().map(|s| s.ident.to_string()).as_deref(),
+            Some("crate" | "super" | "self")
+        );
+        if p.segments.len() > 1 && explicit {
+            self.push(p.segments.iter().map(|s| s.ident.to_string()).collect());
+        }
         syn::visit::visit_path(self, p);
+    }
+
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        if is_test_only(item) {
+            // A test may exercise its module through the ones above it.
+            return;
+        }
+        let name = match item {
+            syn::Item::Const(i) => Some(&i.ident),
+            syn::Item::Enum(i) => Some(&i.ident),
+            syn::Item::Fn(i) => Some(&i.sig.ident),
+            syn::Item::Macro(i) => i.ident.as_ref(),
+            syn::Item::Mod(i) => Some(&i.ident),
+            syn::Item::Static(i) => Some(&i.ident),
+            syn::Item::Struct(i) => Some(&i.ident),
+            syn::Item::Trait(i) => Some(&i.ident),
+            syn::Item::Type(i) => Some(&i.ident),
+            syn::Item::Union(i) => Some(&i.ident),
+            _ => None,
+        };
+        if let Some(name) = name {
+            self.defines.push((self.module.clone(), name.to_string()));
+        }
+        syn::visit::visit_item(self, item);
+    }
+
+    fn visit_block(&mut self, b: &'ast syn::Block) {
+        // Items inside a function body are not the module's: only their paths count.
+        let defined = self.defines.len();
+        syn::visit::visit_block(self, b);
+        self.defines.truncate(defined);
     }
 
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
@@ -96,6 +161,26 @@ impl<'ast> Visit<'ast> for Collector {
         syn::visit::visit_item_mod(self, m);
         self.module.pop();
     }
+}
+
+/// Whether an item is compiled for tests only (`#[cfg(test)]`).
+fn is_test_only(item: &syn::Item) -> bool {
+    let attrs = match item {
+        syn::Item::Const(i) => &i.attrs,
+        syn::Item::Enum(i) => &i.attrs,
+        syn::Item::Fn(i) => &i.attrs,
+        syn::Item::Impl(i) => &i.attrs,
+        syn::Item::Mod(i) => &i.attrs,
+        syn::Item::Static(i) => &i.attrs,
+        syn::Item::Struct(i) => &i.attrs,
+        syn::Item::Trait(i) => &i.attrs,
+        syn::Item::Type(i) => &i.attrs,
+        syn::Item::Use(i) => &i.attrs,
+        _ => return false,
+    };
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|arg| arg == "test")
+    })
 }
 
 /// The directory where the child modules of the module in `file` live.
@@ -128,26 +213,45 @@ impl Graph {
         let mut graph = Graph::default();
         let mut files = Vec::new();
         graph.walk(root, Vec::new(), &mut files)?;
+        let mut named = Vec::new();
         for (file, ast) in &files {
             let mut c = Collector {
                 module: Vec::new(),
                 paths: Vec::new(),
+                defines: Vec::new(),
+                aliases: Vec::new(),
+                globs: Vec::new(),
             };
             let base = graph.module_of(file);
             c.visit_file(ast);
-            for (inner, segments) in c.paths {
+            let within = |inner: Vec<String>| -> Vec<String> {
                 let mut here = base.clone();
                 here.extend(inner);
-                let Some((target, name)) = graph.resolve(&here, &segments) else {
-                    continue;
-                };
-                if &target != file {
-                    graph
-                        .edges
-                        .entry((file.clone(), target))
-                        .or_default()
-                        .insert(name);
-                }
+                here
+            };
+            for (inner, name) in c.defines {
+                graph.defines.entry(within(inner)).or_default().insert(name);
+            }
+            for (inner, name, path) in c.aliases {
+                graph
+                    .aliases
+                    .entry(within(inner))
+                    .or_default()
+                    .insert(name, path);
+            }
+            for (inner, path) in c.globs {
+                graph.globs.entry(within(inner)).or_default().push(path);
+            }
+            for (inner, segments) in c.paths {
+                named.push((file.clone(), within(inner), segments));
+            }
+        }
+        for (file, here, segments) in named {
+            let Some((target, name)) = graph.resolve(&here, &segments, 0) else {
+                continue;
+            };
+            if target != file {
+                graph.edges.entry((file, target)).or_default().insert(name);
             }
         }
         Ok(graph)
@@ -188,6 +292,9 @@ impl Graph {
     ) -> Result<()> {
         for item in items {
             let syn::Item::Mod(m) = item else { continue };
+            if is_test_only(item) {
+                continue;
+            }
             let mut child = module.to_vec();
             child.push(m.ident.to_string());
             let name = m.ident.to_string();
@@ -217,13 +324,31 @@ impl Graph {
         Ok(())
     }
 
-    /// The file of the deepest module `segments` names from module `here`, and the name it takes.
-    fn resolve(&self, here: &[String], segments: &[String]) -> Option<(PathBuf, String)> {
+    /// The file that defines what `segments` names from module `here`, and the name it takes: the
+    /// deepest module the path names, then, where that module only imports the name (a re-export),
+    /// the file the import names, and so on.
+    fn resolve(
+        &self,
+        here: &[String],
+        segments: &[String],
+        depth: usize,
+    ) -> Option<(PathBuf, String)> {
         let mut abs: Vec<String> = Vec::new();
         let mut rest = segments;
         match rest.first().map(String::as_str) {
             Some("crate") => rest = &rest[1..],
-            _ => abs = here.to_vec(),
+            Some("self" | "super") => abs = here.to_vec(),
+            // A path from a child module in scope (`use lower::Table;` in the parent of `lower`);
+            // anything else (another crate, a local item) is not a file of this crate.
+            Some(first) => {
+                let mut child = here.to_vec();
+                child.push(first.to_owned());
+                if !self.modules.contains_key(&child) {
+                    return None;
+                }
+                abs = here.to_vec();
+            }
+            None => return None,
         }
         while let Some(first) = rest.first() {
             match first.as_str() {
@@ -236,18 +361,69 @@ impl Graph {
             rest = &rest[1..];
         }
         let mut best = self.modules.get(&abs)?.clone();
-        let mut name = rest.first().cloned().unwrap_or_else(|| "*".to_owned());
+        let mut module = abs.clone();
+        let mut name = rest.first().cloned();
         for (i, seg) in rest.iter().enumerate() {
             abs.push(seg.clone());
             match self.modules.get(&abs) {
                 Some(f) => {
                     best = f.clone();
-                    name = rest.get(i + 1).cloned().unwrap_or_else(|| seg.clone());
+                    module = abs.clone();
+                    name = rest.get(i + 1).cloned();
                 }
                 None => break,
             }
         }
+        let Some(name) = name else {
+            // The path names a module itself.
+            let last = module.last().cloned().unwrap_or_else(|| "crate".to_owned());
+            return Some((best, last));
+        };
+        // A re-export: follow it to the file that defines the name (a few steps at most).
+        let defined = self.defines.get(&module).is_some_and(|d| d.contains(&name));
+        if !defined && depth < 8 {
+            if let Some(path) = self.aliases.get(&module).and_then(|a| a.get(&name)) {
+                if let Some(found) = self.resolve(&module, path, depth + 1) {
+                    return Some(found);
+                }
+            }
+            for glob in self.globs.get(&module).into_iter().flatten() {
+                let Some(source) = self.module_path(&module, glob) else {
+                    continue;
+                };
+                let has = self.defines.get(&source).is_some_and(|d| d.contains(&name))
+                    || self
+                        .aliases
+                        .get(&source)
+                        .is_some_and(|a| a.contains_key(&name));
+                if has {
+                    let mut path = glob.clone();
+                    path.push(name.clone());
+                    if let Some(found) = self.resolve(&module, &path, depth + 1) {
+                        return Some(found);
+                    }
+                }
+            }
+        }
         Some((best, name))
+    }
+
+    /// The module a path names from module `here`, if it names one of this crate.
+    fn module_path(&self, here: &[String], segments: &[String]) -> Option<Vec<String>> {
+        let mut abs = match segments.first().map(String::as_str) {
+            Some("crate") => Vec::new(),
+            _ => here.to_vec(),
+        };
+        for seg in segments {
+            match seg.as_str() {
+                "crate" | "self" => {}
+                "super" => {
+                    abs.pop()?;
+                }
+                _ => abs.push(seg.clone()),
+            }
+        }
+        self.modules.contains_key(&abs).then_some(abs)
     }
 
     /// The circles: sets of more than one file that reach each other, each with its edges.
@@ -429,19 +605,30 @@ mod tests {
         // `super::*` in an inline test module is the file itself: no edge. `super::sibling` from a
         // child file is its sibling; a re-export points down only.
         let dir = tree("layers", &[
-            ("lib.rs", "pub mod schema; pub mod ops;"),
+            ("lib.rs", "pub mod schema; pub mod ops; pub mod top;"),
             ("schema.rs", "pub struct P;"),
-            ("ops/mod.rs", "pub mod conv; pub mod pool; pub use crate::schema::P;"),
-            ("ops/conv.rs", "use super::P; use super::pool::g; fn f() {}\n#[cfg(test)] mod tests { use super::*; }"),
+            ("ops/mod.rs", "pub mod conv; pub mod pool; pub use crate::schema::P; use pool::g;"),
+            ("ops/conv.rs", "use super::P; use super::pool::g; fn f() {}\n#[cfg(test)] mod tests { use super::*; use crate::top::T; }"),
+            ("top.rs", "use crate::ops::conv::f; pub struct T;"),
             ("ops/pool.rs", "pub fn g() {}"),
         ]);
         let graph = Graph::read(&dir.join("lib.rs")).unwrap();
         assert!(graph.circles().is_empty(), "{:?}", graph.edges);
         let has = |a: &str, b: &str| graph.edges.contains_key(&(dir.join(a), dir.join(b)));
-        assert!(has("ops/conv.rs", "ops/mod.rs"));
+        // `super::P` is the schema's, through the re-export, which makes no edge of its own.
+        assert!(has("ops/conv.rs", "schema.rs"));
+        assert!(!has("ops/conv.rs", "ops/mod.rs"));
+        assert!(!has("ops/mod.rs", "schema.rs"));
         assert!(has("ops/conv.rs", "ops/pool.rs"));
-        assert!(has("ops/mod.rs", "schema.rs"));
+        assert!(
+            has("ops/mod.rs", "ops/pool.rs"),
+            "a path from a child module in scope"
+        );
         assert!(!has("ops/conv.rs", "ops/conv.rs"));
+        assert!(
+            !has("ops/conv.rs", "top.rs"),
+            "a test module may use what is above its file"
+        );
         let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -10,42 +10,21 @@ use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use anyhow::{bail, ensure, Context, Result};
 
 pub mod build;
+mod common;
 pub mod dsp_check;
 pub(crate) mod install;
 mod report;
+use common::{run, run_qemu, tail, Board, HostResults, Qemu, Variant, ICOUNT_SHIFT, QEMU_TIMEOUT};
 use install::{find_or_install_qemu, qemu_version};
 use report::{
-    markdown_report, print_dsp_versus_reference, print_profile, print_summary, FlashCost, Report,
-    Sections,
+    markdown_report, print_dsp_versus_reference, print_profile, print_summary, BoardResult,
+    FlashCost, Report, Sections,
 };
-
-/// A firmware example and the emulated board that runs it.
-struct Board {
-    /// Short name in the report (the QEMU machine, or the machine and CPU where one ELF runs on two).
-    name: &'static str,
-    /// What the board emulates, in words.
-    core: &'static str,
-    /// The firmware crate, relative to the repository root.
-    dir: &'static str,
-    /// Its target triple (also set in the crate's `.cargo/config.toml`).
-    target: &'static str,
-    /// The QEMU system emulator.
-    qemu: Qemu,
-    /// `-M`.
-    machine: &'static str,
-    /// `-cpu`, where the machine's default is not the one the ELF is built for.
-    cpu: Option<&'static str>,
-    /// Further QEMU arguments.
-    extra_args: &'static [&'static str],
-    /// The board's RAM, to print what share the firmware uses.
-    ram_bytes: u64,
-}
 
 /// Every QEMU example `cargo xtask ci` builds, runs and checks. The commands match each crate's
 /// `.cargo/config.toml` runner.
@@ -98,77 +77,13 @@ const BOARDS: &[Board] = &[
     },
 ];
 
-/// A QEMU system emulator and the Debian package that ships it.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Qemu {
-    Arm,
-    Riscv32,
-}
-
-impl Qemu {
-    fn binary(self) -> &'static str {
-        match self {
-            Qemu::Arm => "qemu-system-arm",
-            Qemu::Riscv32 => "qemu-system-riscv32",
-        }
-    }
-
-    fn package(self) -> &'static str {
-        match self {
-            Qemu::Arm => "qemu-system-arm",
-            Qemu::Riscv32 => "qemu-system-misc",
-        }
-    }
-}
-
 /// The demo binary in every crate.
 const FIRMWARE_BIN: &str = "digits";
 /// The model and its golden data, relative to the repository root.
 const DIGITS_DIR: &str = "tests/models/digits";
-/// A run takes seconds; a fault or a lost exit would otherwise hang QEMU forever.
-const QEMU_TIMEOUT: Duration = Duration::from_secs(60);
-/// `-icount shift=N`: one instruction every 2^N ns of virtual time, so that the firmware's timer profile
-/// depends on the instructions executed only, and repeats exactly from run to run.
-const ICOUNT_SHIFT: u32 = 6;
-
-/// The host's view of the test images: the reference's top-1 classes and the labels.
-struct HostResults {
-    /// Who computed `top1`: onnxruntime (the f32 model) or Ember on the host (the int8 blob).
-    source: &'static str,
-    top1: Vec<usize>,
-    labels: Vec<i64>,
-}
-
-/// A model a firmware example is built with, and the host results its runs must equal.
-struct Variant {
-    /// `f32`, `int8`, or `int8-ref` (int8 on the portable reference kernels instead of a target's).
-    name: &'static str,
-    /// The blob.
-    model: PathBuf,
-    /// Cargo features of the firmware build.
-    features: &'static [&'static str],
-    /// Which crates build this variant (`None`: every one).
-    only: Option<&'static str>,
-    host: HostResults,
-}
 
 /// The crate that runs the int8 digits model on both ember-cortex-m's DSP kernels and the reference.
 const DSP_CRATE: &str = "firmware-examples/qemu-mps2-an386";
-
-/// One board's run, as the summary prints it.
-struct BoardResult {
-    name: &'static str,
-    variant: &'static str,
-    /// (op index, op name, ticks) of image 0, and (images, ticks, ticks per second) for all of them.
-    ops: Vec<(usize, String, u64)>,
-    inference: Option<(u64, u64, u64)>,
-    images: usize,
-    agree: usize,
-    correct: usize,
-    arena_bytes: Option<u64>,
-    sections: Sections,
-    wall: Duration,
-}
 
 /// Builds every QEMU firmware example, runs each board, and fails unless every run exits 0 within the
 /// timeout and agrees with onnxruntime on every image it classified; prints per board accuracy,
@@ -661,77 +576,6 @@ pub(crate) fn ember_binary(root: &Path) -> PathBuf {
         .join("ember")
 }
 
-/// Runs the firmware on the board under QEMU with its output in `log`: QEMU itself, or, with `ember`,
-/// `ember qemu` (which decodes a defmt log). Returns the exit code (`None` on timeout) and the wall time.
-fn run_qemu(
-    qemu: &Path,
-    board: &Board,
-    elf: &Path,
-    log: &Path,
-    ember: Option<&Path>,
-) -> Result<(Option<i32>, Duration)> {
-    let out = fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
-    let err = out.try_clone()?;
-    let mut cmd;
-    if let Some(ember) = ember {
-        cmd = Command::new(ember);
-        cmd.arg("qemu").arg(elf).args(["--machine", board.machine]);
-        if let Some(cpu) = board.cpu {
-            cmd.args(["--cpu", cpu]);
-        }
-        cmd.args(["--icount", &ICOUNT_SHIFT.to_string()])
-            .args(["--timeout", &QEMU_TIMEOUT.as_secs().to_string()]);
-        // `ember qemu` looks for QEMU on PATH first: the one found or unpacked above.
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let dirs = qemu
-            .parent()
-            .map(Path::to_path_buf)
-            .into_iter()
-            .chain(std::env::split_paths(&path));
-        cmd.env("PATH", std::env::join_paths(dirs)?);
-    } else {
-        cmd = Command::new(qemu);
-        cmd.args(["-M", board.machine]);
-        if let Some(cpu) = board.cpu {
-            cmd.args(["-cpu", cpu]);
-        }
-        cmd.args(board.extra_args)
-            .arg("-nographic")
-            .args(["-semihosting-config", "enable=on,target=native"])
-            .args(["-icount", &format!("shift={ICOUNT_SHIFT}")])
-            .arg("-kernel")
-            .arg(elf);
-    }
-    cmd.stdin(Stdio::null()).stdout(out).stderr(err);
-    eprintln!("$ {cmd:?} > {}", log.display());
-    let start = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("cannot start {}", qemu.display()))?;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            // A signal (no code) counts as a failure.
-            return Ok((Some(status.code().unwrap_or(-1)), start.elapsed()));
-        }
-        if start.elapsed() > QEMU_TIMEOUT {
-            child.kill()?;
-            child.wait()?;
-            return Ok((None, start.elapsed()));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// Runs `cmd`, echoing it; fails if it exits non-zero.
-fn run(cmd: &mut Command) -> Result<()> {
-    eprintln!("$ {cmd:?}");
-    let status = cmd
-        .status()
-        .with_context(|| format!("cannot start {cmd:?}"))?;
-    ensure!(status.success(), "{cmd:?} failed ({status})");
-    Ok(())
-}
-
 /// Reads a C-order `.npy` file as a flat vector of `T`, with its shape.
 fn read_npy<T: npyz::Deserialize>(path: &Path) -> Result<(Vec<usize>, Vec<T>)> {
     let bytes = fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -747,12 +591,6 @@ fn read_npy<T: npyz::Deserialize>(path: &Path) -> Result<(Vec<usize>, Vec<T>)> {
         .into_vec()
         .with_context(|| format!("{} does not hold the expected dtype", path.display()))?;
     Ok((shape, data))
-}
-
-/// The last `n` lines of `text`.
-fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 #[cfg(test)]

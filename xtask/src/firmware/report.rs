@@ -4,11 +4,27 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::{ensure, Context, Result};
 use object::{Object, ObjectSection, SectionKind};
 
-use super::{BoardResult, Variant, ICOUNT_SHIFT};
+use super::common::{Variant, ICOUNT_SHIFT};
+
+/// One board's run, as the summary prints it.
+pub(crate) struct BoardResult {
+    pub(crate) name: &'static str,
+    pub(crate) variant: &'static str,
+    /// (op index, op name, ticks) of image 0, and (images, ticks, ticks per second) for all of them.
+    pub(crate) ops: Vec<(usize, String, u64)>,
+    pub(crate) inference: Option<(u64, u64, u64)>,
+    pub(crate) images: usize,
+    pub(crate) agree: usize,
+    pub(crate) correct: usize,
+    pub(crate) arena_bytes: Option<u64>,
+    pub(crate) sections: Sections,
+    pub(crate) wall: Duration,
+}
 
 /// One line per board: the figures CI compares across boards at a glance.
 pub(super) fn print_summary(results: &[BoardResult]) {
