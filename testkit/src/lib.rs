@@ -9,9 +9,11 @@
 //!   instruction-set level, `ember-cortex-m` on the host. [`validate_suite!`] holds the checks that take
 //!   no table, which `ember-core` runs once.
 //! - [`shape`]: element counts, flat positions and numpy broadcasting.
+//! - [`model`]: running a blob on the reference kernels, `.npy` goldens, single-op blobs.
 //!
 //! It is a dev-dependency only (`publish = false`): it uses std, proptest and `ember-core` with `alloc`.
 
+pub mod model;
 pub mod ops_f32;
 pub mod ops_int8;
 pub mod ops_typed;
