@@ -7,6 +7,8 @@ use ember_core::workspace::with_scratch;
 use ember_core::{Error, Kernels, OpKind};
 use proptest::prelude::*;
 
+use crate::layer::{conv2d_params, conv_output_len, fitting_len, Layer};
+
 use super::{
     activate, activation, assert_close, assert_known, flat, mostly_positive, numel, odd_padding,
     values, Want,
@@ -16,68 +18,21 @@ use super::{
 pub type Shapes<'a> = (&'a [usize], &'a [usize], Option<&'a [usize]>, &'a [usize]);
 
 /// A convolution: NHWC input, OHWI weights, optional bias.
-#[derive(Clone, Debug)]
-pub struct ConvCase {
-    p: Conv2dParams,
-    x_dims: [usize; 4],
-    w_dims: [usize; 4],
-    y_dims: [usize; 4],
-    x: Vec<f32>,
-    w: Vec<f32>,
-    b: Option<Vec<f32>>,
+pub type ConvCase = Layer<Conv2dParams, f32, f32>;
+
+/// `conv::validate` of a case.
+fn validate(c: &ConvCase) -> Result<(), Error> {
+    let b_dims = c.b_dims();
+    let b_dims = b_dims.as_ref().map(|d| &d[..]);
+    conv::validate(&c.p, &c.x_dims, &c.w_dims, b_dims, &c.y_dims)
 }
 
-impl ConvCase {
-    fn validate(&self) -> Result<(), Error> {
-        let b_dims = self.b.as_ref().map(|b| [b.len()]);
-        conv::validate(
-            &self.p,
-            &self.x_dims,
-            &self.w_dims,
-            b_dims.as_ref().map(|d| &d[..]),
-            &self.y_dims,
-        )
-    }
-
-    fn run(&self, k: &Kernels) -> Vec<f32> {
-        let mut y = vec![f32::NAN; numel(&self.y_dims)];
-        let kind = OpKind::Conv2d(self.p);
-        let ins: [&[usize]; 2] = [&self.x_dims, &self.w_dims];
-        with_scratch(k, &kind, &ins, &self.y_dims, |ws| {
-            (k.conv2d)(
-                &self.p,
-                In {
-                    data: &self.x,
-                    dims: &self.x_dims,
-                },
-                In {
-                    data: &self.w,
-                    dims: &self.w_dims,
-                },
-                self.b.as_deref(),
-                Out {
-                    data: &mut y,
-                    dims: &self.y_dims,
-                },
-                ws,
-            )
-        });
-        y
-    }
-}
-
-/// Output length of a convolution along one axis, by the textbook formula; `None` if the dilated kernel
-/// does not fit the padded input.
-fn conv_output_len(
-    size: usize,
-    k: usize,
-    stride: u16,
-    dilation: u16,
-    pads: (u16, u16),
-) -> Option<usize> {
-    let padded = size + usize::from(pads.0) + usize::from(pads.1);
-    let span = usize::from(dilation) * (k - 1) + 1;
-    (padded >= span).then(|| (padded - span) / usize::from(stride) + 1)
+/// Runs the table's conv2d on a case, with the scratch the table asks for.
+fn run(k: &Kernels, c: &ConvCase) -> Vec<f32> {
+    let ins: [&[usize]; 2] = [&c.x_dims, &c.w_dims];
+    with_scratch(k, &OpKind::Conv2d(c.p), &ins, &c.y_dims, |ws| {
+        c.run(f32::NAN, |x, w, b, y| (k.conv2d)(&c.p, x, w, b, y, ws))
+    })
 }
 
 /// Values for the input, weights and bias of a convolution with these shapes.
@@ -101,6 +56,7 @@ fn conv_with_values(
         x,
         w,
         b,
+        q: (),
     })
 }
 
@@ -121,26 +77,10 @@ pub fn conv2d_case() -> impl Strategy<Value = ConvCase> {
     (channels, kernel, padding, any::<bool>(), activation()).prop_flat_map(
         |((n, groups, icg, ocg), (kh, kw, sh, sw, dh, dw), (pads, extra_h, extra_w), bias, act)| {
             let [pad_top, pad_left, pad_bottom, pad_right] = pads;
-            let p = Conv2dParams {
-                stride_h: sh,
-                stride_w: sw,
-                dilation_h: dh,
-                dilation_w: dw,
-                pad_top,
-                pad_left,
-                pad_bottom,
-                pad_right,
-                groups,
-                act,
-            };
+            let p = conv2d_params((sh, sw), (dh, dw), pads, groups, act);
             // Smallest input the dilated kernel fits in, plus some.
-            let fit = |k: usize, d: u16, pads: u16| {
-                (usize::from(d) * (k - 1) + 1)
-                    .saturating_sub(pads.into())
-                    .max(1)
-            };
-            let h = fit(kh, dh, pad_top + pad_bottom) + extra_h;
-            let w = fit(kw, dw, pad_left + pad_right) + extra_w;
+            let h = fitting_len(kh, dh, pad_top + pad_bottom) + extra_h;
+            let w = fitting_len(kw, dw, pad_left + pad_right) + extra_w;
             let g = usize::from(groups);
             let oh = conv_output_len(h, kh, sh, dh, (pad_top, pad_bottom)).unwrap_or(0);
             let ow = conv_output_len(w, kw, sw, dw, (pad_left, pad_right)).unwrap_or(0);
@@ -203,8 +143,8 @@ fn conv2d_definition(c: &ConvCase) -> Vec<Want> {
 
 /// The table's conv2d kernel against the definition.
 pub fn check_conv2d(k: &Kernels, c: &ConvCase) -> Result<(), TestCaseError> {
-    prop_assert_eq!(c.validate(), Ok(()));
-    assert_close(&c.run(k), &conv2d_definition(c))
+    prop_assert_eq!(validate(c), Ok(()));
+    assert_close(&run(k, c), &conv2d_definition(c))
 }
 
 /// Odd convolutions: any dim may be 0, stride, dilation and groups may be 0, paddings may exceed the
@@ -228,18 +168,7 @@ pub fn conv2d_edge_case() -> impl Strategy<Value = ConvCase> {
             bias,
         )| {
             let [pad_top, pad_left, pad_bottom, pad_right] = pads;
-            let p = Conv2dParams {
-                stride_h: sh,
-                stride_w: sw,
-                dilation_h: dh,
-                dilation_w: dw,
-                pad_top,
-                pad_left,
-                pad_bottom,
-                pad_right,
-                groups,
-                act: Activation::None,
-            };
+            let p = conv2d_params((sh, sw), (dh, dw), pads, groups, Activation::None);
             let g = usize::from(groups).max(1);
             let out_len = |size, k, s, d, pads| {
                 if k == 0 || s == 0 {
@@ -284,7 +213,7 @@ fn conv2d_is_valid(c: &ConvCase) -> bool {
 /// `validate` agrees with the definition on odd convolutions, and whatever it accepts runs without
 /// panicking and matches the definition.
 pub fn check_conv2d_edge(k: &Kernels, c: &ConvCase) -> Result<(), TestCaseError> {
-    let verdict = c.validate();
+    let verdict = validate(c);
     prop_assert_eq!(
         verdict.is_ok(),
         conv2d_is_valid(c),
@@ -292,24 +221,13 @@ pub fn check_conv2d_edge(k: &Kernels, c: &ConvCase) -> Result<(), TestCaseError>
         verdict
     );
     if verdict.is_ok() {
-        assert_close(&c.run(k), &conv2d_definition(c))?;
+        assert_close(&run(k, c), &conv2d_definition(c))?;
     }
     Ok(())
 }
 
 fn conv_params(stride: u16, pad: u16, groups: u16) -> Conv2dParams {
-    Conv2dParams {
-        stride_h: stride,
-        stride_w: stride,
-        dilation_h: 1,
-        dilation_w: 1,
-        pad_top: pad,
-        pad_left: pad,
-        pad_bottom: pad,
-        pad_right: pad,
-        groups,
-        act: Activation::None,
-    }
+    conv2d_params((stride, stride), (1, 1), [pad; 4], groups, Activation::None)
 }
 
 fn run_conv(

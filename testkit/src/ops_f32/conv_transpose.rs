@@ -7,60 +7,31 @@ use ember_core::workspace::with_scratch;
 use ember_core::{Error, Kernels, OpKind};
 use proptest::prelude::*;
 
+use crate::layer::{conv_transpose2d_params, Layer};
+
 use super::{
     activate, activation, assert_close, assert_known, flat, mostly_positive, numel, odd_padding,
     values, Want,
 };
 
 /// A transposed convolution: NHWC input, `[OC, KH, KW, IC / groups]` weights, optional bias.
-#[derive(Clone, Debug)]
-pub struct ConvTransposeCase {
-    p: ConvTranspose2dParams,
-    x_dims: [usize; 4],
-    w_dims: [usize; 4],
-    y_dims: [usize; 4],
-    x: Vec<f32>,
-    w: Vec<f32>,
-    b: Option<Vec<f32>>,
+pub type ConvTransposeCase = Layer<ConvTranspose2dParams, f32, f32>;
+
+/// `conv_transpose::validate` of a case.
+fn validate(c: &ConvTransposeCase) -> Result<(), Error> {
+    let b_dims = c.b_dims();
+    let b_dims = b_dims.as_ref().map(|d| &d[..]);
+    conv_transpose::validate(&c.p, &c.x_dims, &c.w_dims, b_dims, &c.y_dims)
 }
 
-impl ConvTransposeCase {
-    fn validate(&self) -> Result<(), Error> {
-        let b_dims = self.b.as_ref().map(|b| [b.len()]);
-        conv_transpose::validate(
-            &self.p,
-            &self.x_dims,
-            &self.w_dims,
-            b_dims.as_ref().map(|d| &d[..]),
-            &self.y_dims,
-        )
-    }
-
-    fn run(&self, k: &Kernels) -> Vec<f32> {
-        let mut y = vec![f32::NAN; numel(&self.y_dims)];
-        let kind = OpKind::ConvTranspose2d(self.p);
-        let ins: [&[usize]; 2] = [&self.x_dims, &self.w_dims];
-        with_scratch(k, &kind, &ins, &self.y_dims, |ws| {
-            (k.conv_transpose2d)(
-                &self.p,
-                In {
-                    data: &self.x,
-                    dims: &self.x_dims,
-                },
-                In {
-                    data: &self.w,
-                    dims: &self.w_dims,
-                },
-                self.b.as_deref(),
-                Out {
-                    data: &mut y,
-                    dims: &self.y_dims,
-                },
-                ws,
-            )
-        });
-        y
-    }
+/// Runs the table's conv_transpose2d on a case, with the scratch the table asks for.
+fn run_case(k: &Kernels, c: &ConvTransposeCase) -> Vec<f32> {
+    let ins: [&[usize]; 2] = [&c.x_dims, &c.w_dims];
+    with_scratch(k, &OpKind::ConvTranspose2d(c.p), &ins, &c.y_dims, |ws| {
+        c.run(f32::NAN, |x, w, b, y| {
+            (k.conv_transpose2d)(&c.p, x, w, b, y, ws)
+        })
+    })
 }
 
 /// Output length of a transposed convolution along one axis, by ONNX's formula
@@ -107,34 +78,9 @@ fn with_values(
             x,
             w,
             b,
+            q: (),
         }
     })
-}
-
-#[allow(clippy::too_many_arguments)]
-fn params(
-    strides: (u16, u16),
-    dilations: (u16, u16),
-    pads: [u16; 4],
-    output_pads: (u16, u16),
-    groups: u16,
-    act: Activation,
-) -> ConvTranspose2dParams {
-    let [pad_top, pad_left, pad_bottom, pad_right] = pads;
-    ConvTranspose2dParams {
-        stride_h: strides.0,
-        stride_w: strides.1,
-        dilation_h: dilations.0,
-        dilation_w: dilations.1,
-        pad_top,
-        pad_left,
-        pad_bottom,
-        pad_right,
-        output_pad_h: output_pads.0,
-        output_pad_w: output_pads.1,
-        groups,
-        act,
-    }
 }
 
 /// A valid transposed convolution: groups 1 to 3, 1 to 3 channels per group on each side, kernels 1
@@ -168,7 +114,14 @@ pub fn conv_transpose2d_case() -> impl Strategy<Value = ConvTransposeCase> {
             if usize::from(pl + pr) > full_w {
                 (pl, pr) = (0, 0);
             }
-            let p = params(strides, dilations, [pt, pl, pb, pr], out_pads, groups, act);
+            let p = conv_transpose2d_params(
+                strides,
+                dilations,
+                [pt, pl, pb, pr],
+                out_pads,
+                groups,
+                act,
+            );
             let g = usize::from(groups);
             let oh = full_h - usize::from(pt + pb);
             let ow = full_w - usize::from(pl + pr);
@@ -229,8 +182,8 @@ fn conv_transpose2d_definition(c: &ConvTransposeCase) -> Vec<Want> {
 
 /// The table's conv_transpose2d kernel against the definition.
 pub fn check_conv_transpose2d(k: &Kernels, c: &ConvTransposeCase) -> Result<(), TestCaseError> {
-    prop_assert_eq!(c.validate(), Ok(()));
-    assert_close(&c.run(k), &conv_transpose2d_definition(c))
+    prop_assert_eq!(validate(c), Ok(()));
+    assert_close(&run_case(k, c), &conv_transpose2d_definition(c))
 }
 
 /// Odd transposed convolutions: any dim may be 0, stride, dilation and groups may be 0, pads may crop
@@ -253,7 +206,14 @@ pub fn conv_transpose2d_edge_case() -> impl Strategy<Value = ConvTransposeCase> 
             (off_by_one, ic_off),
             bias,
         )| {
-            let p = params(strides, dilations, pads, out_pads, groups, Activation::None);
+            let p = conv_transpose2d_params(
+                strides,
+                dilations,
+                pads,
+                out_pads,
+                groups,
+                Activation::None,
+            );
             let g = usize::from(groups).max(1);
             let out_len =
                 |size, k, s, d, pads, op| output_len(size, k, s, d, pads, op).unwrap_or(1);
@@ -323,7 +283,7 @@ pub fn check_conv_transpose2d_edge(
     k: &Kernels,
     c: &ConvTransposeCase,
 ) -> Result<(), TestCaseError> {
-    let verdict = c.validate();
+    let verdict = validate(c);
     prop_assert_eq!(
         verdict.is_ok(),
         conv_transpose2d_is_valid(c),
@@ -331,7 +291,7 @@ pub fn check_conv_transpose2d_edge(
         verdict
     );
     if verdict.is_ok() {
-        assert_close(&c.run(k), &conv_transpose2d_definition(c))?;
+        assert_close(&run_case(k, c), &conv_transpose2d_definition(c))?;
     }
     Ok(())
 }
@@ -373,7 +333,7 @@ fn run(
 
 /// Hand-computed transposed convolutions.
 pub fn known_conv_transpose2d(k: &Kernels) {
-    let plain = params((1, 1), (1, 1), [0; 4], (0, 0), 1, Activation::None);
+    let plain = conv_transpose2d_params((1, 1), (1, 1), [0; 4], (0, 0), 1, Activation::None);
     // ONNX's `test_convtranspose`: x = 0..9 as 3x3, a 3x3 kernel of ones. Each output counts the
     // inputs whose 3x3 footprint covers it: y[i][j] = sum of x over rows i-2..=i, columns j-2..=j.
     let image: Vec<f32> = (0..9).map(|v| v as f32).collect();
@@ -408,12 +368,12 @@ pub fn known_conv_transpose2d(k: &Kernels) {
         data: &[1.0, 10.0],
         dims: &[1, 1, 2, 1],
     };
-    let p = params((1, 2), (1, 1), [0; 4], (0, 1), 1, Activation::None);
+    let p = conv_transpose2d_params((1, 2), (1, 1), [0; 4], (0, 1), 1, Activation::None);
     let y = run(k, &p, x, w, Some(&[0.5]), &[1, 1, 5, 1]);
     assert_known(&y, &[1.5, 10.5, 2.5, 20.5, 0.5]);
 
     // Same with the first and last columns cropped (pads left 1, right 1, no output padding).
-    let p = params((1, 2), (1, 1), [0, 1, 0, 1], (0, 0), 1, Activation::None);
+    let p = conv_transpose2d_params((1, 2), (1, 1), [0, 1, 0, 1], (0, 0), 1, Activation::None);
     let y = run(k, &p, x, w, None, &[1, 1, 2, 1]);
     assert_known(&y, &[10.0, 2.0]);
 
@@ -427,14 +387,14 @@ pub fn known_conv_transpose2d(k: &Kernels) {
         data: &[2.0, -1.0],
         dims: &[2, 1, 1, 1],
     };
-    let p = params((2, 2), (1, 1), [0; 4], (1, 1), 2, Activation::Relu);
+    let p = conv_transpose2d_params((2, 2), (1, 1), [0; 4], (1, 1), 2, Activation::Relu);
     let y = run(k, &p, x, w, None, &[1, 2, 2, 2]);
     assert_known(&y, &[6.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
 }
 
 /// `validate` rejects wrong ranks, shapes and parameters.
 pub fn conv_transpose2d_validate_rejects_bad_shapes() {
-    let ok = params((2, 2), (1, 1), [0; 4], (0, 0), 1, Activation::None);
+    let ok = conv_transpose2d_params((2, 2), (1, 1), [0; 4], (0, 0), 1, Activation::None);
     // 3x3 input, 2x2 kernel, stride 2: 2 * 2 + 1 + 1 = 6.
     let (x, w, y): (&[usize], &[usize], &[usize]) = (&[1, 3, 3, 2], &[4, 2, 2, 2], &[1, 6, 6, 4]);
     assert_eq!(conv_transpose::validate(&ok, x, w, Some(&[4]), y), Ok(()));

@@ -16,21 +16,13 @@ use super::conv::Shapes;
 use super::{
     activate, activation, assert_close, assert_known, dim, flat, numel, unflat, values, Want,
 };
+use crate::layer::Layer;
 use crate::shape::{broadcast_index, broadcast_operand, broadcast_shape};
 
 // ------------------------------------------------------------------------------------ fully connected
 
 /// A fully connected layer over `[..., IN]`.
-#[derive(Clone, Debug)]
-pub struct FullyConnectedCase {
-    p: FullyConnectedParams,
-    x_dims: Vec<usize>,
-    w_dims: [usize; 2],
-    y_dims: Vec<usize>,
-    x: Vec<f32>,
-    w: Vec<f32>,
-    b: Option<Vec<f32>>,
-}
+pub type FullyConnectedCase = Layer<FullyConnectedParams, f32, f32, (), Vec<usize>, [usize; 2]>;
 
 /// 0 to 2 leading dims, IN and OUT 1 to 6 (now and then 0).
 pub fn fully_connected_case() -> impl Strategy<Value = FullyConnectedCase> {
@@ -69,45 +61,24 @@ pub fn fully_connected_case() -> impl Strategy<Value = FullyConnectedCase> {
             x,
             w,
             b,
+            q: (),
         })
 }
 
 fn run_fully_connected(k: &Kernels, c: &FullyConnectedCase) -> Vec<f32> {
-    let mut y = vec![f32::NAN; numel(&c.y_dims)];
-    let kind = OpKind::FullyConnected(c.p);
     let ins: [&[usize]; 2] = [&c.x_dims, &c.w_dims];
-    with_scratch(k, &kind, &ins, &c.y_dims, |ws| {
-        (k.fully_connected)(
-            &c.p,
-            In {
-                data: &c.x,
-                dims: &c.x_dims,
-            },
-            In {
-                data: &c.w,
-                dims: &c.w_dims,
-            },
-            c.b.as_deref(),
-            Out {
-                data: &mut y,
-                dims: &c.y_dims,
-            },
-            ws,
-        )
-    });
-    y
+    with_scratch(k, &OpKind::FullyConnected(c.p), &ins, &c.y_dims, |ws| {
+        c.run(f32::NAN, |x, w, b, y| {
+            (k.fully_connected)(&c.p, x, w, b, y, ws)
+        })
+    })
 }
 
 /// The table's fully connected kernel against `y[r, o] = act(sum_i x[r, i] w[o, i] + b[o])`.
 pub fn check_fully_connected(k: &Kernels, c: &FullyConnectedCase) -> Result<(), TestCaseError> {
-    let b_dims = c.b.as_ref().map(|b| [b.len()]);
-    let verdict = fully_connected::validate(
-        &c.p,
-        &c.x_dims,
-        &c.w_dims,
-        b_dims.as_ref().map(|d| &d[..]),
-        &c.y_dims,
-    );
+    let b_dims = c.b_dims();
+    let b_dims = b_dims.as_ref().map(|d| &d[..]);
+    let verdict = fully_connected::validate(&c.p, &c.x_dims, &c.w_dims, b_dims, &c.y_dims);
     prop_assert_eq!(verdict, Ok(()));
     let [out_f, in_f] = c.w_dims;
     let rows = numel(&c.x_dims[..c.x_dims.len() - 1]);
@@ -140,6 +111,7 @@ pub fn known_fully_connected(k: &Kernels) {
         x: vec![1.0, 2.0, 3.0, -1.0, 0.0, 1.0],
         w: vec![1.0, 1.0, 1.0, 0.0, 1.0, -1.0],
         b: Some(vec![0.5, -10.0]),
+        q: (),
     };
     assert_known(&run_fully_connected(k, &c), &[6.5, -11.0, 0.5, -11.0]);
     let relu = FullyConnectedCase {

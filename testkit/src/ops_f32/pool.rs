@@ -5,6 +5,8 @@ use ember_core::ops::{In, Out};
 use ember_core::{Error, Kernels};
 use proptest::prelude::*;
 
+use crate::window::{covered, odd_pool, pool_is_valid, valid_pool};
+
 use super::{
     assert_close, assert_known, dim, flat, mostly_positive, numel, odd_padding, values, Want,
 };
@@ -37,22 +39,6 @@ impl PoolCase {
     }
 }
 
-/// Output length along one axis by the textbook formula (floor), `None` if the window does not fit.
-fn pool_output_len(size: usize, k: u16, stride: u16, pads: (u16, u16)) -> Option<usize> {
-    let padded = size + usize::from(pads.0) + usize::from(pads.1);
-    let k = usize::from(k);
-    (padded >= k).then(|| (padded - k) / usize::from(stride) + 1)
-}
-
-/// Input rows (or columns) covered by window `o`, as `lo..hi` in input coordinates (maybe empty).
-fn covered(o: usize, k: u16, stride: u16, pad_before: u16, size: usize) -> core::ops::Range<usize> {
-    let start = (o * usize::from(stride)) as i64 - i64::from(pad_before);
-    let end = start + i64::from(k);
-    let lo = start.clamp(0, size as i64) as usize;
-    let hi = end.clamp(0, size as i64) as usize;
-    lo..hi
-}
-
 fn pool_with_values(
     p: Pool2dParams,
     x_dims: [usize; 4],
@@ -66,37 +52,9 @@ fn pool_with_values(
     })
 }
 
-/// A valid pool: windows 1 to 4, strides 1 to 3, paddings 0 to 2 but below the window (so that every
-/// window sees an input cell), an input just large enough plus 0 to 3.
+/// A valid pool ([`valid_pool`]) with values.
 pub fn pool_case() -> impl Strategy<Value = PoolCase> {
-    let window = (1u16..=4, 1u16..=4, 1u16..=3, 1u16..=3);
-    (window, dim(), dim(), 0usize..4, 0usize..4, any::<bool>())
-        .prop_flat_map(|(window, n, c, extra_h, extra_w, include_pad)| {
-            let (kh, kw, _, _) = window;
-            let pad = |k: u16| 0u16..=(k - 1).min(2);
-            let pads = (pad(kh), pad(kw), pad(kh), pad(kw));
-            (Just((window, n, c, extra_h, extra_w, include_pad)), pads)
-        })
-        .prop_flat_map(
-            |(((kh, kw, sh, sw), n, c, extra_h, extra_w, include_pad), (pt, pl, pb, pr))| {
-                let p = Pool2dParams {
-                    kernel_h: kh,
-                    kernel_w: kw,
-                    stride_h: sh,
-                    stride_w: sw,
-                    pad_top: pt,
-                    pad_left: pl,
-                    pad_bottom: pb,
-                    pad_right: pr,
-                    count_include_pad: include_pad,
-                };
-                let h = usize::from(kh).saturating_sub(usize::from(pt + pb)).max(1) + extra_h;
-                let w = usize::from(kw).saturating_sub(usize::from(pl + pr)).max(1) + extra_w;
-                let oh = pool_output_len(h, kh, sh, (pt, pb)).unwrap_or(0);
-                let ow = pool_output_len(w, kw, sw, (pl, pr)).unwrap_or(0);
-                pool_with_values(p, [n, h, w, c], [n, oh, ow, c])
-            },
-        )
+    valid_pool().prop_flat_map(|(p, x_dims, y_dims)| pool_with_values(p, x_dims, y_dims))
 }
 
 /// Max and average pooling by their definitions: the maximum over the input cells of each window, and
@@ -161,56 +119,11 @@ pub fn pool_edge_case() -> impl Strategy<Value = PoolCase> {
     let pads = prop::array::uniform4(odd_padding());
     let off_by_one = prop::option::weighted(0.1, 0usize..4);
     (dims, window, pads, off_by_one, any::<bool>()).prop_flat_map(
-        |(x_dims, (kh, kw, sh, sw), [pt, pl, pb, pr], off_by_one, include_pad)| {
-            let p = Pool2dParams {
-                kernel_h: kh,
-                kernel_w: kw,
-                stride_h: sh,
-                stride_w: sw,
-                pad_top: pt,
-                pad_left: pl,
-                pad_bottom: pb,
-                pad_right: pr,
-                count_include_pad: include_pad,
-            };
-            let out_len = |size, k, s, pads| {
-                if s == 0 {
-                    1
-                } else {
-                    pool_output_len(size, k, s, pads).unwrap_or(1)
-                }
-            };
-            let [n, h, w, c] = x_dims;
-            let mut y_dims = [
-                n,
-                out_len(h, kh, sh, (pt, pb)),
-                out_len(w, kw, sw, (pl, pr)),
-                c,
-            ];
-            if let Some(axis) = off_by_one {
-                y_dims[axis] += 1;
-            }
+        |(x_dims, window, pads, off_by_one, include_pad)| {
+            let (p, y_dims) = odd_pool(x_dims, window, pads, off_by_one, include_pad);
             pool_with_values(p, x_dims, y_dims)
         },
     )
-}
-
-/// Whether a pool is well-formed, by the definition: a non-empty window and stride, the output shape the
-/// formula gives, and every window covering at least one input cell (found by trying them all).
-fn pool_is_valid(c: &PoolCase) -> bool {
-    let p = &c.p;
-    let [n, h, w, ch] = c.x_dims;
-    if p.kernel_h == 0 || p.kernel_w == 0 || p.stride_h == 0 || p.stride_w == 0 {
-        return false;
-    }
-    let oh = pool_output_len(h, p.kernel_h, p.stride_h, (p.pad_top, p.pad_bottom));
-    let ow = pool_output_len(w, p.kernel_w, p.stride_w, (p.pad_left, p.pad_right));
-    let (Some(oh), Some(ow)) = (oh, ow) else {
-        return false;
-    };
-    let rows_ok = (0..oh).all(|o| !covered(o, p.kernel_h, p.stride_h, p.pad_top, h).is_empty());
-    let cols_ok = (0..ow).all(|o| !covered(o, p.kernel_w, p.stride_w, p.pad_left, w).is_empty());
-    rows_ok && cols_ok && c.y_dims == [n, oh, ow, ch]
 }
 
 /// `validate` agrees with the definition on odd pools, and whatever it accepts runs without panicking
@@ -220,7 +133,7 @@ pub fn check_pool_edge(k: &Kernels, c: &PoolCase) -> Result<(), TestCaseError> {
     prop_assert_eq!(verdict, avg_pool::validate(&c.p, &c.x_dims, &c.y_dims));
     prop_assert_eq!(
         verdict.is_ok(),
-        pool_is_valid(c),
+        pool_is_valid(&c.p, c.x_dims, c.y_dims),
         "validate says {:?}",
         verdict
     );

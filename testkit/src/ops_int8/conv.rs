@@ -7,6 +7,8 @@ use ember_core::ops::{In, Out};
 use ember_core::Error;
 use proptest::prelude::*;
 
+use crate::layer::{conv_output_len, fitting_len, quant_conv2d_params, Layer};
+
 use super::{
     act_range, assert_within, clamp_lower_first, dim, flat, int8_values, numel, requantize_real,
     rounding, scale, scale_definition, zero_point, Int8Kernels,
@@ -93,53 +95,30 @@ fn bias(n: usize, with: bool) -> BoxedStrategy<Option<Vec<i32>>> {
 }
 
 /// A convolution with int8 data.
-#[derive(Clone, Debug)]
-pub struct ConvCase {
-    p: QuantConv2dParams,
-    x_dims: [usize; 4],
-    w_dims: [usize; 4],
-    y_dims: [usize; 4],
-    x: Vec<i8>,
-    w: Vec<i8>,
-    b: Option<Vec<i32>>,
-    q: LayerQuant,
+pub type ConvCase = Layer<QuantConv2dParams, i8, i32, LayerQuant>;
+
+/// `conv::validate` of a case.
+fn validate(c: &ConvCase) -> Result<(), Error> {
+    let b_dims = c.b_dims();
+    let b_dims = b_dims.as_ref().map(|d| &d[..]);
+    conv::validate(
+        &c.p,
+        &c.x_dims,
+        &c.w_dims,
+        b_dims,
+        &c.q.requant_dims(),
+        &c.y_dims,
+    )
+}
+
+/// Runs the table's conv2d on a case.
+fn run_conv2d(k: &Int8Kernels, c: &ConvCase) -> Vec<i8> {
+    c.run(0x55, |x, w, b, y| {
+        (k.conv2d)(&c.p, x, w, b, &c.q.requant, y)
+    })
 }
 
 impl ConvCase {
-    fn validate(&self) -> Result<(), Error> {
-        let b_dims = self.b.as_ref().map(|b| [b.len()]);
-        conv::validate(
-            &self.p,
-            &self.x_dims,
-            &self.w_dims,
-            b_dims.as_ref().map(|d| &d[..]),
-            &self.q.requant_dims(),
-            &self.y_dims,
-        )
-    }
-
-    fn run(&self, k: &Int8Kernels) -> Vec<i8> {
-        let mut y = vec![0x55; numel(&self.y_dims)];
-        (k.conv2d)(
-            &self.p,
-            In {
-                data: &self.x,
-                dims: &self.x_dims,
-            },
-            In {
-                data: &self.w,
-                dims: &self.w_dims,
-            },
-            self.b.as_deref(),
-            &self.q.requant,
-            Out {
-                data: &mut y,
-                dims: &self.y_dims,
-            },
-        );
-        y
-    }
-
     /// For each output (row-major), the integer accumulator `sum w * (x - zp) + b` by the textbook
     /// formula (i64, zero outside the input).
     fn accumulators(&self) -> Vec<i64> {
@@ -221,18 +200,6 @@ fn layer_definitions(
     (tflite, real)
 }
 
-fn conv_output_len(
-    size: usize,
-    k: usize,
-    stride: u16,
-    dilation: u16,
-    pads: (u16, u16),
-) -> Option<usize> {
-    let padded = size + usize::from(pads.0) + usize::from(pads.1);
-    let span = usize::from(dilation) * (k - 1) + 1;
-    (padded >= span).then(|| (padded - span) / usize::from(stride) + 1)
-}
-
 /// Data, quantization and activation for a convolution of these shapes.
 fn conv_with_values(
     geometry: QuantConv2dParams,
@@ -274,31 +241,6 @@ fn conv_with_values(
         )
 }
 
-fn geometry(
-    stride: (u16, u16),
-    dilation: (u16, u16),
-    pads: [u16; 4],
-    groups: u16,
-) -> QuantConv2dParams {
-    let [pad_top, pad_left, pad_bottom, pad_right] = pads;
-    QuantConv2dParams {
-        stride_h: stride.0,
-        stride_w: stride.1,
-        dilation_h: dilation.0,
-        dilation_w: dilation.1,
-        pad_top,
-        pad_left,
-        pad_bottom,
-        pad_right,
-        groups,
-        x_zero_point: 0,
-        y_zero_point: 0,
-        act_min: i8::MIN,
-        act_max: i8::MAX,
-        rounding: RequantRounding::Double,
-    }
-}
-
 /// A valid convolution: groups 1 to 3 (one input channel per group is depthwise, possibly with a channel
 /// multiplier), kernels 1 to 3, strides 1 to 2, dilations 1 to 2, paddings 0 to 2, inputs just large
 /// enough plus 0 to 2.
@@ -315,14 +257,9 @@ pub fn conv2d_case() -> impl Strategy<Value = ConvCase> {
     let padding = (prop::array::uniform4(0u16..=2), 0usize..3, 0usize..3);
     (channels, kernel, padding, any::<bool>()).prop_flat_map(
         |((n, groups, icg, ocg), (kh, kw, sh, sw, dh, dw), (pads, extra_h, extra_w), with_bias)| {
-            let g = geometry((sh, sw), (dh, dw), pads, groups);
-            let fit = |k: usize, d: u16, pads: u16| {
-                (usize::from(d) * (k - 1) + 1)
-                    .saturating_sub(pads.into())
-                    .max(1)
-            };
-            let h = fit(kh, dh, g.pad_top + g.pad_bottom) + extra_h;
-            let w = fit(kw, dw, g.pad_left + g.pad_right) + extra_w;
+            let g = quant_conv2d_params((sh, sw), (dh, dw), pads, groups);
+            let h = fitting_len(kh, dh, g.pad_top + g.pad_bottom) + extra_h;
+            let w = fitting_len(kw, dw, g.pad_left + g.pad_right) + extra_w;
             let oh = conv_output_len(h, kh, sh, dh, (g.pad_top, g.pad_bottom)).unwrap_or(0);
             let ow = conv_output_len(w, kw, sw, dw, (g.pad_left, g.pad_right)).unwrap_or(0);
             let groups = usize::from(groups);
@@ -337,8 +274,8 @@ pub fn conv2d_case() -> impl Strategy<Value = ConvCase> {
 /// The table's conv2d against TFLite's integer arithmetic (exactly) and the real-valued convolution
 /// (within 1 LSB).
 pub fn check_conv2d(k: &Int8Kernels, c: &ConvCase) -> Result<(), TestCaseError> {
-    prop_assert_eq!(c.validate(), Ok(()));
-    let got = c.run(k);
+    prop_assert_eq!(validate(c), Ok(()));
+    let got = run_conv2d(k, c);
     let act = (c.p.act_min, c.p.act_max);
     let (tflite, real) = layer_definitions(
         &c.accumulators(),
@@ -380,7 +317,7 @@ pub fn conv2d_edge_case() -> impl Strategy<Value = ConvCase> {
             (off_by_one, rows),
             with_bias,
         )| {
-            let g = geometry((sh, sw), (dh, dw), pads, groups);
+            let g = quant_conv2d_params((sh, sw), (dh, dw), pads, groups);
             let out_len = |size, k, s, d, pads| {
                 if k == 0 || s == 0 || d == 0 {
                     1
@@ -433,7 +370,7 @@ fn conv2d_is_valid(c: &ConvCase) -> bool {
 /// `validate` agrees with the definition on odd convolutions, and whatever it accepts runs without
 /// panicking and matches TFLite's arithmetic.
 pub fn check_conv2d_edge(k: &Int8Kernels, c: &ConvCase) -> Result<(), TestCaseError> {
-    let verdict = c.validate();
+    let verdict = validate(c);
     prop_assert_eq!(
         verdict.is_ok(),
         conv2d_is_valid(c),
@@ -451,47 +388,13 @@ pub fn check_conv2d_edge(k: &Int8Kernels, c: &ConvCase) -> Result<(), TestCaseEr
             c.p.y_zero_point,
             act,
         );
-        assert_within(&c.run(k), &tflite, 0)?;
+        assert_within(&run_conv2d(k, c), &tflite, 0)?;
     }
     Ok(())
 }
 
 /// A fully connected layer with int8 data.
-#[derive(Clone, Debug)]
-pub struct FcCase {
-    p: QuantFullyConnectedParams,
-    x_dims: Vec<usize>,
-    w_dims: [usize; 2],
-    y_dims: Vec<usize>,
-    x: Vec<i8>,
-    w: Vec<i8>,
-    b: Option<Vec<i32>>,
-    q: LayerQuant,
-}
-
-impl FcCase {
-    fn run(&self, k: &Int8Kernels) -> Vec<i8> {
-        let mut y = vec![0x55; numel(&self.y_dims)];
-        (k.fully_connected)(
-            &self.p,
-            In {
-                data: &self.x,
-                dims: &self.x_dims,
-            },
-            In {
-                data: &self.w,
-                dims: &self.w_dims,
-            },
-            self.b.as_deref(),
-            &self.q.requant,
-            Out {
-                data: &mut y,
-                dims: &self.y_dims,
-            },
-        );
-        y
-    }
-}
+pub type FcCase = Layer<QuantFullyConnectedParams, i8, i32, LayerQuant, Vec<usize>, [usize; 2]>;
 
 /// A valid fully connected layer: 0 to 2 batch dims (small, now and then 0), 1 to 40 inputs, 1 to 6
 /// outputs.
@@ -545,18 +448,12 @@ pub fn fully_connected_case() -> impl Strategy<Value = FcCase> {
 
 /// The table's fully connected kernel against both definitions.
 pub fn check_fully_connected(k: &Int8Kernels, c: &FcCase) -> Result<(), TestCaseError> {
-    let b_dims = c.b.as_ref().map(|b| [b.len()]);
-    prop_assert_eq!(
-        fully_connected::validate(
-            &c.p,
-            &c.x_dims,
-            &c.w_dims,
-            b_dims.as_ref().map(|d| &d[..]),
-            &c.q.requant_dims(),
-            &c.y_dims
-        ),
-        Ok(())
-    );
+    let b_dims = c.b_dims();
+    let b_dims = b_dims.as_ref().map(|d| &d[..]);
+    let rq_dims = c.q.requant_dims();
+    let verdict =
+        fully_connected::validate(&c.p, &c.x_dims, &c.w_dims, b_dims, &rq_dims, &c.y_dims);
+    prop_assert_eq!(verdict, Ok(()));
     let [outputs, inputs] = c.w_dims;
     let rows = numel(&c.x_dims) / inputs;
     let mut acc = Vec::with_capacity(rows * outputs);
@@ -573,7 +470,9 @@ pub fn check_fully_connected(k: &Int8Kernels, c: &FcCase) -> Result<(), TestCase
     let act = (c.p.act_min, c.p.act_max);
     let (tflite, real) =
         layer_definitions(&acc, outputs, &c.q, c.p.rounding, c.p.y_zero_point, act);
-    let got = c.run(k);
+    let got = c.run(0x55, |x, w, b, y| {
+        (k.fully_connected)(&c.p, x, w, b, &c.q.requant, y)
+    });
     assert_within(&got, &tflite, 0)?;
     assert_within(&got, &real, 1)
 }
@@ -587,7 +486,7 @@ pub fn known_conv2d(k: &Int8Kernels) {
     let p = QuantConv2dParams {
         x_zero_point: 1,
         y_zero_point: -10,
-        ..geometry((1, 1), (1, 1), [0; 4], 1)
+        ..quant_conv2d_params((1, 1), (1, 1), [0; 4], 1)
     };
     let requant = [1 << 30, 0];
     let mut y = [0i8; 4];
@@ -623,7 +522,7 @@ pub fn known_conv2d(k: &Int8Kernels) {
     //   the doubling high multiply, then 11 / 2 = 5.5 -> 6 in the rounding shift.
     let p = QuantConv2dParams {
         act_min: 0,
-        ..geometry((1, 1), (1, 1), [0; 4], 1)
+        ..quant_conv2d_params((1, 1), (1, 1), [0; 4], 1)
     };
     let mut y = [0i8; 2];
     (k.conv2d)(
@@ -649,7 +548,7 @@ pub fn known_conv2d(k: &Int8Kernels) {
     // 7 sees x - 7 once: x = 10 gives 3 (multiplier 1).
     let p = QuantConv2dParams {
         x_zero_point: 7,
-        ..geometry((1, 1), (1, 1), [1; 4], 1)
+        ..quant_conv2d_params((1, 1), (1, 1), [1; 4], 1)
     };
     let mut y = [0i8; 1];
     (k.conv2d)(
@@ -734,7 +633,7 @@ pub fn known_fully_connected(k: &Int8Kernels) {
 
 /// `validate` rejects wrong shapes and requantization tensors.
 pub fn validate_rejects_bad_shapes() {
-    let p = geometry((1, 1), (1, 1), [0; 4], 1);
+    let p = quant_conv2d_params((1, 1), (1, 1), [0; 4], 1);
     let (x, w, y): (&[usize], &[usize], &[usize]) = (&[1, 3, 3, 2], &[4, 2, 2, 2], &[1, 2, 2, 4]);
     assert_eq!(conv::validate(&p, x, w, Some(&[4]), &[4, 2], y), Ok(()));
     assert_eq!(conv::validate(&p, x, w, None, &[1, 2], y), Ok(()));

@@ -6,8 +6,10 @@ use ember_core::ops::quant::max_pool::{self, QuantMaxPoolParams};
 use ember_core::ops::{In, Out};
 use proptest::prelude::*;
 
+use crate::window::{covered, odd_pool, pool_is_valid, pool_params, valid_pool};
+
 use super::{
-    act_range, assert_within, clamp_lower_first, dim, flat, int8_values, numel, requantize_real,
+    act_range, assert_within, clamp_lower_first, flat, int8_values, numel, requantize_real,
     zero_point, Int8Kernels,
 };
 
@@ -73,22 +75,6 @@ impl PoolCase {
     }
 }
 
-/// Output length along one axis by the textbook formula (floor), `None` if the window does not fit.
-fn pool_output_len(size: usize, k: u16, stride: u16, pads: (u16, u16)) -> Option<usize> {
-    let padded = size + usize::from(pads.0) + usize::from(pads.1);
-    let k = usize::from(k);
-    (padded >= k).then(|| (padded - k) / usize::from(stride) + 1)
-}
-
-/// Input rows (or columns) covered by window `o` (maybe empty).
-fn covered(o: usize, k: u16, stride: u16, pad_before: u16, size: usize) -> core::ops::Range<usize> {
-    let start = (o * usize::from(stride)) as i64 - i64::from(pad_before);
-    let end = start + i64::from(k);
-    let lo = start.clamp(0, size as i64) as usize;
-    let hi = end.clamp(0, size as i64) as usize;
-    lo..hi
-}
-
 fn pool_with_values(
     window: Pool2dParams,
     x_dims: [usize; 4],
@@ -105,48 +91,9 @@ fn pool_with_values(
     })
 }
 
-fn window(
-    kernel: (u16, u16),
-    stride: (u16, u16),
-    pads: [u16; 4],
-    include_pad: bool,
-) -> Pool2dParams {
-    let [pad_top, pad_left, pad_bottom, pad_right] = pads;
-    Pool2dParams {
-        kernel_h: kernel.0,
-        kernel_w: kernel.1,
-        stride_h: stride.0,
-        stride_w: stride.1,
-        pad_top,
-        pad_left,
-        pad_bottom,
-        pad_right,
-        count_include_pad: include_pad,
-    }
-}
-
-/// A valid pool: windows 1 to 4, strides 1 to 3, paddings below the window (every window sees an input
-/// cell), an input just large enough plus 0 to 3.
+/// A valid pool ([`valid_pool`]) with values, a zero point and an activation range.
 pub fn pool_case() -> impl Strategy<Value = PoolCase> {
-    let sizes = (1u16..=4, 1u16..=4, 1u16..=3, 1u16..=3);
-    (sizes, dim(), dim(), 0usize..4, 0usize..4, any::<bool>())
-        .prop_flat_map(|(sizes, n, c, extra_h, extra_w, include_pad)| {
-            let (kh, kw, _, _) = sizes;
-            let pad = |k: u16| 0u16..=(k - 1).min(2);
-            let pads = [pad(kh), pad(kw), pad(kh), pad(kw)];
-            (Just((sizes, n, c, extra_h, extra_w, include_pad)), pads)
-        })
-        .prop_flat_map(
-            |(((kh, kw, sh, sw), n, c, extra_h, extra_w, include_pad), pads)| {
-                let [pt, pl, pb, pr] = pads;
-                let p = window((kh, kw), (sh, sw), pads, include_pad);
-                let h = usize::from(kh).saturating_sub(usize::from(pt + pb)).max(1) + extra_h;
-                let w = usize::from(kw).saturating_sub(usize::from(pl + pr)).max(1) + extra_w;
-                let oh = pool_output_len(h, kh, sh, (pt, pb)).unwrap_or(0);
-                let ow = pool_output_len(w, kw, sw, (pl, pr)).unwrap_or(0);
-                pool_with_values(p, [n, h, w, c], [n, oh, ow, c])
-            },
-        )
+    valid_pool().prop_flat_map(|(p, x_dims, y_dims)| pool_with_values(p, x_dims, y_dims))
 }
 
 /// The definitions: max pooling's exact output; average pooling by TFLite's integer arithmetic (sum,
@@ -219,46 +166,11 @@ pub fn pool_edge_case() -> impl Strategy<Value = PoolCase> {
     let pads = prop::array::uniform4(prop_oneof![4 => 0u16..=1, 1 => 2u16..=3]);
     let off_by_one = prop::option::weighted(0.1, 0usize..4);
     (dims, sizes, pads, off_by_one, any::<bool>()).prop_flat_map(
-        |(x_dims, (kh, kw, sh, sw), pads, off_by_one, include_pad)| {
-            let [pt, pl, pb, pr] = pads;
-            let p = window((kh, kw), (sh, sw), pads, include_pad);
-            let out_len = |size, k, s, pads| {
-                if s == 0 {
-                    1
-                } else {
-                    pool_output_len(size, k, s, pads).unwrap_or(1)
-                }
-            };
-            let [n, h, w, c] = x_dims;
-            let mut y_dims = [
-                n,
-                out_len(h, kh, sh, (pt, pb)),
-                out_len(w, kw, sw, (pl, pr)),
-                c,
-            ];
-            if let Some(axis) = off_by_one {
-                y_dims[axis] += 1;
-            }
+        |(x_dims, window, pads, off_by_one, include_pad)| {
+            let (p, y_dims) = odd_pool(x_dims, window, pads, off_by_one, include_pad);
             pool_with_values(p, x_dims, y_dims)
         },
     )
-}
-
-/// Whether an odd pool is well-formed, by the definition (every window sees an input cell).
-fn pool_is_valid(c: &PoolCase) -> bool {
-    let p = &c.window;
-    let [n, h, w, ch] = c.x_dims;
-    if p.kernel_h == 0 || p.kernel_w == 0 || p.stride_h == 0 || p.stride_w == 0 {
-        return false;
-    }
-    let oh = pool_output_len(h, p.kernel_h, p.stride_h, (p.pad_top, p.pad_bottom));
-    let ow = pool_output_len(w, p.kernel_w, p.stride_w, (p.pad_left, p.pad_right));
-    let (Some(oh), Some(ow)) = (oh, ow) else {
-        return false;
-    };
-    let rows_ok = (0..oh).all(|o| !covered(o, p.kernel_h, p.stride_h, p.pad_top, h).is_empty());
-    let cols_ok = (0..ow).all(|o| !covered(o, p.kernel_w, p.stride_w, p.pad_left, w).is_empty());
-    rows_ok && cols_ok && c.y_dims == [n, oh, ow, ch]
 }
 
 /// `validate` agrees with the definition on odd pools, and whatever it accepts runs without panicking
@@ -271,7 +183,7 @@ pub fn check_pool_edge(k: &Int8Kernels, c: &PoolCase) -> Result<(), TestCaseErro
     );
     prop_assert_eq!(
         verdict.is_ok(),
-        pool_is_valid(c),
+        pool_is_valid(&c.window, c.x_dims, c.y_dims),
         "validate says {:?}",
         verdict
     );
@@ -328,30 +240,30 @@ pub fn known_pools(k: &Int8Kernels) {
         );
         (max, avg)
     };
-    let p = window((2, 2), (1, 1), [0; 4], false);
+    let p = pool_params((2, 2), (1, 1), [0; 4], false);
     assert_eq!(run(p, 0, [1, 1, 1, 1]), (vec![4], vec![0]));
     // Ties round away from zero: rows [1, 2] average 1.5 -> 2 and [4, -6] -1; columns [1, 4] 2.5 -> 3
     // and [2, -6] -2.
-    let p = window((1, 2), (1, 1), [0; 4], false);
+    let p = pool_params((1, 2), (1, 1), [0; 4], false);
     assert_eq!(run(p, 0, [1, 2, 1, 1]), (vec![2, 4], vec![2, -1]));
-    let p = window((2, 1), (1, 1), [0; 4], false);
+    let p = pool_params((2, 1), (1, 1), [0; 4], false);
     assert_eq!(run(p, 0, [1, 1, 2, 1]), (vec![4, 2], vec![3, -2]));
     // Padding: without count_include_pad the corner cell alone; with it, three padding cells holding the
     // zero point 3: (1 + 9) / 4 = 2.5 -> 3, (2 + 9) / 4 = 2.75 -> 3, (4 + 9) / 4 = 3.25 -> 3,
     // (-6 + 9) / 4 = 0.75 -> 1.
-    let p = window((2, 2), (2, 2), [1; 4], false);
+    let p = pool_params((2, 2), (2, 2), [1; 4], false);
     assert_eq!(
         run(p, 3, [1, 2, 2, 1]),
         (vec![1, 2, 4, -6], vec![1, 2, 4, -6])
     );
-    let p = window((2, 2), (2, 2), [1; 4], true);
+    let p = pool_params((2, 2), (2, 2), [1; 4], true);
     assert_eq!(run(p, 3, [1, 2, 2, 1]).1, vec![3, 3, 3, 1]);
 }
 
 /// `validate` rejects windows that are empty or too large and outputs of the wrong shape.
 pub fn validate_rejects_bad_windows() {
     let ok = QuantAvgPoolParams {
-        window: window((2, 2), (1, 1), [0; 4], false),
+        window: pool_params((2, 2), (1, 1), [0; 4], false),
         zero_point: 0,
         act_min: i8::MIN,
         act_max: i8::MAX,
@@ -362,18 +274,18 @@ pub fn validate_rejects_bad_windows() {
     );
     assert!(avg_pool::validate(&ok, &[1, 3, 3, 2], &[1, 2, 2, 3]).is_err());
     let zero_stride = QuantAvgPoolParams {
-        window: window((2, 2), (0, 1), [0; 4], false),
+        window: pool_params((2, 2), (0, 1), [0; 4], false),
         ..ok
     };
     assert!(avg_pool::validate(&zero_stride, &[1, 3, 3, 2], &[1, 2, 2, 2]).is_err());
     // A 4096 x 4096 window could overflow the int32 sum.
     let huge = QuantAvgPoolParams {
-        window: window((4096, 4096), (1, 1), [0; 4], false),
+        window: pool_params((4096, 4096), (1, 1), [0; 4], false),
         ..ok
     };
     assert!(avg_pool::validate(&huge, &[1, 4096, 4096, 1], &[1, 1, 1, 1]).is_err());
     let max = QuantMaxPoolParams {
-        window: window((2, 2), (1, 1), [2, 0, 0, 0], false),
+        window: pool_params((2, 2), (1, 1), [2, 0, 0, 0], false),
         act_min: i8::MIN,
         act_max: i8::MAX,
     };
