@@ -11,13 +11,15 @@
 //! 3 workers (large cases are split over them), without a workspace and with too little scratch (both
 //! run the reference).
 
+mod common;
+
 use std::sync::LazyLock;
 
+use common::{Entry, Reference};
 use ember_core::kernels::entry;
 use ember_core::ops::quant::conv::{self, QuantConv2dParams};
 use ember_core::ops::quant::fully_connected::{self, QuantFullyConnectedParams};
 use ember_core::ops::quant::requant::RequantRounding;
-use ember_core::ops::{In, Out};
 use ember_core::{AlignedBuf, Error, Kernels, OpKind, Parallel, Workspace};
 use ember_cpu::{accelerated, table, variant, Isa, ThreadPool};
 use ember_testkit::layer::{conv_output_len, fitting_len, quant_conv2d_params, Layer};
@@ -136,12 +138,6 @@ type ConvCase = Layer<QuantConv2dParams, i8, i32, Vec<i32>>;
 
 /// An int8 fully connected layer; `q` holds its `[rows, 2]` requantization.
 type FcCase = Layer<QuantFullyConnectedParams, i8, i32, Vec<i32>, Vec<usize>, [usize; 2]>;
-
-/// An int8 kernel of the reference (`x, w, bias, requant, y`).
-type Reference<P> = fn(&P, In<'_, i8>, In<'_, i8>, Option<&[i32]>, &[i32], Out<'_, i8>);
-/// An int8 kernel of a table (`x, w, bias, requant, y, workspace`).
-type Entry<P> =
-    fn(&P, In<'_, i8>, In<'_, i8>, Option<&[i32]>, &[i32], Out<'_, i8>, Option<&mut Workspace<'_>>);
 
 /// A valid layer `c` of `kind` (`verdict` is its `validate`) through the kernel `entry` of every SIMD
 /// level's table, under every call, gives the reference kernel's bytes.

@@ -9,11 +9,13 @@
 //! levels ran for real (x86-64: sse2, avx2; aarch64 under QEMU: neon with `-cpu cortex-a57`, neon and
 //! neon-dotprod with `-cpu max`).
 
-use ember_core::ops::quant::conv::QuantConv2dParams;
-use ember_core::ops::quant::fully_connected::QuantFullyConnectedParams;
+mod common;
+
+use common::{Entry, Reference};
+use ember_core::ops::quant::{conv, fully_connected};
 use ember_core::ops::{In, Out};
 use ember_core::workspace::with_scratch;
-use ember_core::{Kernels, OpKind, Workspace};
+use ember_core::{Kernels, OpKind};
 use ember_cpu::{table, Isa};
 use ember_testkit::ops_int8::{Int8Kernels, REFERENCE};
 use ember_testkit::{f32_suite, int8_suite};
@@ -39,72 +41,59 @@ f32_suite!(f32_neon, crate::level(ember_cpu::Isa::Neon));
 #[cfg(target_arch = "aarch64")]
 f32_suite!(f32_neon_dotprod, crate::level(ember_cpu::Isa::NeonDotprod));
 
-/// What of an int8 layer its scratch depends on: input dims, weight dims, the optional bias and the
-/// `[C, 2]` requantization rows.
-type Layer<'a> = (&'a [usize], &'a [usize], Option<&'a [i32]>, &'a [i32]);
+/// One call of an int8 layer kernel: `p, x, w, bias, requant, y`.
+type LayerCall<'a, P> = (
+    &'a P,
+    In<'a, i8>,
+    In<'a, i8>,
+    Option<&'a [i32]>,
+    &'a [i32],
+    Out<'a, i8>,
+);
 
-/// Runs an int8 layer of `kind` through `run` with the scratch table `k` asks for.
-fn with_layer_scratch(
-    k: &Kernels,
+/// Runs an int8 layer through `entry` of level `isa`'s table, with the scratch the table asks for an
+/// op of `kind`, or through `reference` where this CPU lacks the level.
+fn run_layer<P>(
+    isa: Isa,
     kind: OpKind,
-    (x_dims, w_dims, b, requant): Layer<'_>,
-    y_dims: &[usize],
-    run: impl FnOnce(Option<&mut Workspace<'_>>),
+    entry: fn(&Kernels) -> Entry<P>,
+    reference: Reference<P>,
+    (p, x, w, b, requant, y): LayerCall<'_, P>,
 ) {
+    if !isa.is_supported() {
+        return reference(p, x, w, b, requant, y);
+    }
+    let k = table(isa);
     let rq = [requant.len() / 2, 2];
     let b_dims = b.map(|b| [b.len()]);
-    let mut inputs: Vec<&[usize]> = vec![x_dims, w_dims, &rq];
+    let mut inputs: Vec<&[usize]> = vec![x.dims, w.dims, &rq];
     inputs.extend(b_dims.as_ref().map(|d| &d[..]));
-    with_scratch(k, &kind, &inputs, y_dims, run)
-}
-
-/// Level `Isa::ALL[L]`'s int8 Conv2d, with the scratch its table asks for (the reference kernel where
-/// this CPU lacks the level).
-fn conv2d<const L: usize>(
-    p: &QuantConv2dParams,
-    x: In<'_, i8>,
-    w: In<'_, i8>,
-    b: Option<&[i32]>,
-    requant: &[i32],
-    y: Out<'_, i8>,
-) {
-    let isa = Isa::ALL[L];
-    if !isa.is_supported() {
-        return ember_core::ops::quant::conv::conv2d(p, x, w, b, requant, y);
-    }
-    let k = table(isa);
-    let layer = (x.dims, w.dims, b, requant);
-    with_layer_scratch(k, OpKind::QuantConv2d(*p), layer, y.dims, |ws| {
-        (k.quant_conv2d)(p, x, w, b, requant, y, ws)
+    with_scratch(k, &kind, &inputs, y.dims, |ws| {
+        entry(k)(p, x, w, b, requant, y, ws)
     })
 }
 
-/// Level `Isa::ALL[L]`'s int8 FullyConnected, as [`conv2d`].
-fn fully_connected<const L: usize>(
-    p: &QuantFullyConnectedParams,
-    x: In<'_, i8>,
-    w: In<'_, i8>,
-    b: Option<&[i32]>,
-    requant: &[i32],
-    y: Out<'_, i8>,
-) {
-    let isa = Isa::ALL[L];
-    if !isa.is_supported() {
-        return ember_core::ops::quant::fully_connected::fully_connected(p, x, w, b, requant, y);
-    }
-    let k = table(isa);
-    let layer = (x.dims, w.dims, b, requant);
-    with_layer_scratch(k, OpKind::QuantFullyConnected(*p), layer, y.dims, |ws| {
-        (k.quant_fully_connected)(p, x, w, b, requant, y, ws)
-    })
-}
-
-/// The int8 kernels of level `Isa::ALL[L]` (the ops it does not accelerate are its table's, i.e. the
-/// reference's).
+/// The int8 kernels of level `Isa::ALL[L]`: its table's Conv2d and FullyConnected, given the scratch
+/// they ask for (the suite's kernels take no workspace), or the reference's where this CPU lacks the
+/// level; the ops it does not accelerate are its table's, i.e. the reference's.
 const fn int8_level<const L: usize>() -> Int8Kernels {
     Int8Kernels {
-        conv2d: conv2d::<L>,
-        fully_connected: fully_connected::<L>,
+        conv2d: |p, x, w, b, rq, y| {
+            let (isa, kind) = (Isa::ALL[L], OpKind::QuantConv2d(*p));
+            run_layer(
+                isa,
+                kind,
+                |k| k.quant_conv2d,
+                conv::conv2d,
+                (p, x, w, b, rq, y),
+            )
+        },
+        fully_connected: |p, x, w, b, rq, y| {
+            let (isa, kind) = (Isa::ALL[L], OpKind::QuantFullyConnected(*p));
+            let entry = |k: &Kernels| k.quant_fully_connected;
+            let reference = fully_connected::fully_connected;
+            run_layer(isa, kind, entry, reference, (p, x, w, b, rq, y))
+        },
         ..REFERENCE
     }
 }
