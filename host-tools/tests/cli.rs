@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::{convert, digits_blob, ember, model, scratch_dir, text};
+use common::{convert, digits_blob, ember, model, on_digit, scratch_dir, text};
 
 #[test]
 fn convert_then_run_matches_onnxruntime_batch_1() {
@@ -17,18 +17,18 @@ fn convert_then_run_matches_onnxruntime_batch_1() {
     // The symbolic batch dimension is fixed to 1 with a notice.
     assert!(text(&out).contains("notice"), "{}", text(&out));
     let y = dir.join("y.npy");
-    let out = ember(&[
+    let out = on_digit(
         "run",
-        blob.to_str().unwrap(),
-        "--input",
-        &model("digits/x1.npy"),
-        "--expect",
-        &model("digits/y1.npy"),
-        "--atol",
-        "1e-4",
-        "--output",
-        y.to_str().unwrap(),
-    ]);
+        &blob,
+        &[
+            "--expect",
+            &model("digits/y1.npy"),
+            "--atol",
+            "1e-4",
+            "--output",
+            y.to_str().unwrap(),
+        ],
+    );
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("ok"), "{}", text(&out));
     assert!(y.exists());
@@ -37,12 +37,7 @@ fn convert_then_run_matches_onnxruntime_batch_1() {
 #[test]
 fn profile_prints_every_op() {
     let blob = digits_blob(&scratch_dir("profile"), "digits.ember");
-    let out = ember(&[
-        "profile",
-        blob.to_str().unwrap(),
-        "--input",
-        &model("digits/x1.npy"),
-    ]);
+    let out = on_digit("profile", &blob, &[]);
     assert!(out.status.success(), "{}", text(&out));
     let t = text(&out);
     assert!(t.contains("profile (median per op"), "{t}");
@@ -92,14 +87,7 @@ fn a_mismatch_exits_non_zero_with_the_largest_difference() {
     // Expect all zeros: the probabilities sum to 1, so some value differs by at least 0.1.
     let zeros = dir.join("zeros.npy");
     write_npy_f32(&zeros, &[1, 10], &[0.0; 10]);
-    let out = ember(&[
-        "run",
-        blob.to_str().unwrap(),
-        "--input",
-        &model("digits/x1.npy"),
-        "--expect",
-        zeros.to_str().unwrap(),
-    ]);
+    let out = on_digit("run", &blob, &["--expect", zeros.to_str().unwrap()]);
     assert!(!out.status.success());
     assert!(
         text(&out).contains("MISMATCH") && text(&out).contains("max |diff|"),
@@ -240,17 +228,17 @@ fn write_npy_f32(path: &Path, shape: &[usize], values: &[f32]) {
 fn repeated_runs_and_the_profile_keep_the_outputs_right() {
     // A run consumes its inputs (later ops reuse their bytes); `--repeat` must rewrite them each time.
     let blob = digits_blob(&scratch_dir("repeat"), "d.ember");
-    let out = ember(&[
+    let out = on_digit(
         "run",
-        blob.to_str().unwrap(),
-        "--input",
-        &model("digits/x1.npy"),
-        "--expect",
-        &model("digits/y1.npy"),
-        "--repeat",
-        "3",
-        "--profile",
-    ]);
+        &blob,
+        &[
+            "--expect",
+            &model("digits/y1.npy"),
+            "--repeat",
+            "3",
+            "--profile",
+        ],
+    );
     assert!(out.status.success(), "{}", text(&out));
     let t = text(&out);
     for needle in ["profile", "conv1+relu1", "Conv2d", "softmax", "%"] {

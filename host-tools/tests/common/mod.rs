@@ -64,3 +64,11 @@ pub fn digits_blob(dir: &Path, file: &str) -> PathBuf {
     assert!(out.status.success(), "{}", text(&out));
     blob
 }
+
+/// `ember <command> <blob> --input <one digit image>` (`tests/models/digits/x1.npy`), then `extra`.
+pub fn on_digit(command: &str, blob: &Path, extra: &[&str]) -> Output {
+    let x = model("digits/x1.npy");
+    let mut args = vec![command, blob.to_str().unwrap(), "--input", &x];
+    args.extend_from_slice(extra);
+    ember(&args)
+}
