@@ -8,6 +8,7 @@ use ember_core::ops::nn::conv_transpose::ConvTranspose2dParams;
 use ember_core::ops::quant::conv::QuantConv2dParams;
 use ember_core::ops::quant::requant::RequantRounding;
 use ember_core::ops::{In, Out};
+use proptest::prelude::*;
 
 use crate::shape::numel;
 
@@ -79,6 +80,19 @@ pub fn conv_output_len(
     let padded = size + usize::from(pads.0) + usize::from(pads.1);
     let span = usize::from(dilation) * (k - 1) + 1;
     (padded >= span).then(|| (padded - span) / usize::from(stride) + 1)
+}
+
+/// A convolution window: kernel height and width 1 to `max_kernel`, strides 1 to 3 and dilations 1 to
+/// 2, as `(kh, kw, sh, sw, dh, dw)`.
+pub fn conv_window(max_kernel: usize) -> impl Strategy<Value = (usize, usize, u16, u16, u16, u16)> {
+    (
+        1..=max_kernel,
+        1..=max_kernel,
+        1u16..=3,
+        1u16..=3,
+        1u16..=2,
+        1u16..=2,
+    )
 }
 
 /// The smallest input length (at least 1) that a kernel of `k` taps dilated by `dilation` fits in,

@@ -8,7 +8,7 @@ use ember_core::ops::quant::conv::{self as ref_conv, QuantConv2dParams};
 use ember_core::ops::quant::fully_connected::{self as ref_fc, QuantFullyConnectedParams};
 use ember_core::ops::{In, Out};
 use ember_cortex_m::ops::quant::{conv, fully_connected};
-use ember_testkit::layer::{conv_output_len, Layer};
+use ember_testkit::layer::{conv_output_len, conv_window, Layer};
 use ember_testkit::ops_int8::rounding;
 use proptest::prelude::*;
 
@@ -59,14 +59,7 @@ fn conv_case_with(
 ) -> impl Strategy<Value = ConvCase> {
     (
         (1usize..=2, channels.0, channels.1, channels.2),
-        (
-            1usize..=4,
-            1usize..=4,
-            1u16..=3,
-            1u16..=3,
-            1u16..=2,
-            1u16..=2,
-        ),
+        conv_window(4),
         (0u16..=2, 0u16..=2, 0u16..=2, 0u16..=2),
         (0usize..=4, 0usize..=4),
         (any::<i8>(), any::<i8>(), any::<i8>(), any::<i8>()),

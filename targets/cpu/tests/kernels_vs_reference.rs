@@ -19,7 +19,9 @@ use ember_core::ops::nn::matmul::{self, MatMulParams};
 use ember_core::ops::{In, Out};
 use ember_core::{AlignedBuf, Kernels, OpKind, Parallel, Workspace, REFERENCE};
 use ember_cpu::{Isa, ThreadPool};
-use ember_testkit::layer::{conv2d_params, conv_output_len, conv_transpose2d_params, fitting_len};
+use ember_testkit::layer::{
+    conv2d_params, conv_output_len, conv_transpose2d_params, conv_window, fitting_len,
+};
 use proptest::prelude::*;
 
 /// An op with its parameters.
@@ -227,14 +229,7 @@ fn channels() -> impl Strategy<Value = (u16, usize, usize)> {
 }
 
 fn conv_case() -> impl Strategy<Value = Case> {
-    let kernel = (
-        1usize..=5,
-        1usize..=5,
-        1u16..=3,
-        1u16..=3,
-        1u16..=2,
-        1u16..=2,
-    );
+    let kernel = conv_window(5);
     let pads = prop_oneof![1 => Just([0u16; 4]), 3 => prop::array::uniform4(0u16..=2)];
     (
         1usize..=2,
@@ -315,14 +310,7 @@ fn matmul_case() -> impl Strategy<Value = Case> {
 }
 
 fn conv_transpose_case() -> impl Strategy<Value = Case> {
-    let kernel = (
-        1usize..=4,
-        1usize..=4,
-        1u16..=3,
-        1u16..=3,
-        1u16..=2,
-        1u16..=2,
-    );
+    let kernel = conv_window(4);
     let channels = (1u16..=2, 1usize..=12, 1usize..=12);
     let pads = (prop::array::uniform4(0u16..=1), 0u16..=1, 0u16..=1);
     (

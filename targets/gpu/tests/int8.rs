@@ -5,9 +5,8 @@
 
 mod common;
 
-use common::{conv_geometry, conv_output, run_on, vulkan, Rng};
+use common::{conv_geometry, conv_output, pool_window, run_on, vulkan, Rng};
 use ember_core::format::DType;
-use ember_core::ops::pool::Pool2dParams;
 use ember_core::ops::quant::add::QuantAddParams;
 use ember_core::ops::quant::avg_pool::QuantAvgPoolParams;
 use ember_core::ops::quant::conv::{self, QuantConv2dParams};
@@ -287,17 +286,7 @@ fn int8_pooling_matches_bit_for_bit() {
     let mut rng = Rng::new(4);
     for case in 0..2 * CASES {
         let (kh, kw) = (rng.int(1, 3), rng.int(1, 3));
-        let window = Pool2dParams {
-            kernel_h: kh as u16,
-            kernel_w: kw as u16,
-            stride_h: rng.int(1, 2) as u16,
-            stride_w: rng.int(1, 2) as u16,
-            pad_top: rng.int(0, kh - 1) as u16,
-            pad_left: rng.int(0, kw - 1) as u16,
-            pad_bottom: rng.int(0, kh - 1) as u16,
-            pad_right: rng.int(0, kw - 1) as u16,
-            count_include_pad: rng.bool(),
-        };
+        let window = pool_window(&mut rng, (kh, kw));
         let x = [rng.int(1, 2), rng.int(kh, 7), rng.int(kw, 7), rng.int(1, 5)];
         let out = |len: usize, k: usize, s: u16, a: u16, b: u16| {
             (len + usize::from(a + b) - k) / usize::from(s) + 1

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{check_op, conv_geometry, conv_output, vulkan, Rng};
+use common::{check_op, conv_geometry, conv_output, pool_window, vulkan, Rng};
 use ember_core::format::DType;
 use ember_core::ops::array::concat::ConcatParams;
 use ember_core::ops::array::gather::GatherParams;
@@ -21,7 +21,7 @@ use ember_core::ops::nn::layer_norm::LayerNormParams;
 use ember_core::ops::nn::matmul::MatMulParams;
 use ember_core::ops::nn::reduce::{ReduceOp, ReduceParams};
 use ember_core::ops::nn::softmax::SoftmaxParams;
-use ember_core::ops::pool::{max_pool, Pool2dParams};
+use ember_core::ops::pool::max_pool;
 use ember_core::OpKind;
 use ember_testkit::model::{input, single_op_blob, weight};
 use ember_testkit::shape::numel;
@@ -340,17 +340,7 @@ proptest! {
         let mut rng = Rng::new(seed);
         let x = vec![rng.int(1, 2), rng.int(1, 8), rng.int(1, 8), rng.int(1, 4)];
         let (kh, kw) = (rng.int(1, 3), rng.int(1, 3));
-        let p = Pool2dParams {
-            kernel_h: kh as u16,
-            kernel_w: kw as u16,
-            stride_h: rng.int(1, 2) as u16,
-            stride_w: rng.int(1, 2) as u16,
-            pad_top: rng.int(0, kh - 1) as u16,
-            pad_left: rng.int(0, kw - 1) as u16,
-            pad_bottom: rng.int(0, kh - 1) as u16,
-            pad_right: rng.int(0, kw - 1) as u16,
-            count_include_pad: rng.bool(),
-        };
+        let p = pool_window(&mut rng, (kh, kw));
         let ph = x[1] + (p.pad_top + p.pad_bottom) as usize;
         let pw = x[2] + (p.pad_left + p.pad_right) as usize;
         prop_assume!(ph >= kh && pw >= kw);

@@ -7,7 +7,7 @@ use ember_core::workspace::with_scratch;
 use ember_core::{Error, Kernels, OpKind};
 use proptest::prelude::*;
 
-use crate::layer::{conv2d_params, conv_output_len, fitting_len, Layer};
+use crate::layer::{conv2d_params, conv_output_len, conv_window, fitting_len, Layer};
 
 use super::{
     activate, activation, assert_close, assert_known, flat, mostly_positive, numel, odd_padding,
@@ -65,14 +65,7 @@ fn conv_with_values(
 /// just large enough for the dilated kernel plus 0 to 3.
 pub fn conv2d_case() -> impl Strategy<Value = ConvCase> {
     let channels = (1usize..=2, 1u16..=3, 1usize..=3, 1usize..=3); // batch, groups, IC/g, OC/g
-    let kernel = (
-        1usize..=4,
-        1usize..=4,
-        1u16..=3,
-        1u16..=3,
-        1u16..=2,
-        1u16..=2,
-    );
+    let kernel = conv_window(4);
     let padding = (prop::array::uniform4(0u16..=2), 0usize..4, 0usize..4);
     (channels, kernel, padding, any::<bool>(), activation()).prop_flat_map(
         |((n, groups, icg, ocg), (kh, kw, sh, sw, dh, dw), (pads, extra_h, extra_w), bias, act)| {

@@ -406,12 +406,33 @@ pub fn unary_validate_rejects_bad_shapes() {
 /// A binary op over two broadcasting operands.
 #[derive(Clone, Debug)]
 pub struct BinaryCase {
-    p: BinaryParams,
-    a_dims: Vec<usize>,
-    b_dims: Vec<usize>,
-    y_dims: Vec<usize>,
-    a: Vec<f32>,
-    b: Vec<f32>,
+    /// The op and its fused activation.
+    pub p: BinaryParams,
+    /// Dims of `a`.
+    pub a_dims: Vec<usize>,
+    /// Dims of `b`.
+    pub b_dims: Vec<usize>,
+    /// Dims of the output.
+    pub y_dims: Vec<usize>,
+    /// The first operand.
+    pub a: Vec<f32>,
+    /// The second operand.
+    pub b: Vec<f32>,
+}
+
+impl BinaryCase {
+    /// Runs `k`'s binary kernel on the case, into an output filled with `fill` first.
+    pub fn run(&self, k: &Kernels, fill: f32) -> Vec<f32> {
+        let a = In {
+            data: &self.a,
+            dims: &self.a_dims,
+        };
+        let b = In {
+            data: &self.b,
+            dims: &self.b_dims,
+        };
+        run_binary_into(k, &self.p, a, b, (&self.y_dims, fill))
+    }
 }
 
 /// Any binary op and activation over operands of rank 0 to 4 that broadcast.
@@ -459,7 +480,18 @@ pub fn binary_case() -> impl Strategy<Value = BinaryCase> {
 }
 
 fn run_binary(k: &Kernels, p: &BinaryParams, a: In<'_>, b: In<'_>, y_dims: &[usize]) -> Vec<f32> {
-    let mut y = vec![f32::NAN; numel(y_dims)];
+    run_binary_into(k, p, a, b, (y_dims, f32::NAN))
+}
+
+/// Runs `k`'s binary kernel into an output of `y_dims` filled with `fill` first.
+fn run_binary_into(
+    k: &Kernels,
+    p: &BinaryParams,
+    a: In<'_>,
+    b: In<'_>,
+    (y_dims, fill): (&[usize], f32),
+) -> Vec<f32> {
+    let mut y = vec![fill; numel(y_dims)];
     (k.binary)(
         p,
         a,
@@ -478,15 +510,7 @@ pub fn check_binary(k: &Kernels, c: &BinaryCase) -> Result<(), TestCaseError> {
         binary::validate(&c.p, &c.a_dims, &c.b_dims, &c.y_dims),
         Ok(())
     );
-    let a = In {
-        data: &c.a,
-        dims: &c.a_dims,
-    };
-    let b = In {
-        data: &c.b,
-        dims: &c.b_dims,
-    };
-    let y = run_binary(k, &c.p, a, b, &c.y_dims);
+    let y = c.run(k, f32::NAN);
     let want: Vec<Want> = (0..numel(&c.y_dims))
         .map(|i| {
             let index = unflat(i, &c.y_dims);

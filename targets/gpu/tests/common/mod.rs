@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use ember_core::format::DType;
+use ember_core::ops::pool::Pool2dParams;
 use ember_core::OpKind;
 use ember_gpu::{Device, DeviceSession};
 use ember_testkit::model::{single_op_blob, Operand};
@@ -95,6 +96,22 @@ pub fn conv_output(x: &[usize], w: &[usize], g: [u16; 8]) -> Option<[usize; 4]> 
         (pw - span(w[2], dw)) / sw + 1,
         w[0],
     ])
+}
+
+/// A pooling window of `kh` by `kw` with strides 1 or 2, paddings below the window and either
+/// averaging rule, drawn in this order.
+pub fn pool_window(rng: &mut Rng, (kh, kw): (usize, usize)) -> Pool2dParams {
+    Pool2dParams {
+        kernel_h: kh as u16,
+        kernel_w: kw as u16,
+        stride_h: rng.int(1, 2) as u16,
+        stride_w: rng.int(1, 2) as u16,
+        pad_top: rng.int(0, kh - 1) as u16,
+        pad_left: rng.int(0, kw - 1) as u16,
+        pad_bottom: rng.int(0, kh - 1) as u16,
+        pad_right: rng.int(0, kw - 1) as u16,
+        count_include_pad: rng.bool(),
+    }
 }
 
 /// Runs the model on `device` with the graph inputs in order; returns output 0.
