@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use ember_convert::bind::{bind, BindOptions, Lora, LoraConfig, Match, Rename};
 use ember_convert::weights::{Checkpoint, ElementType, Tensor};
 use ember_convert::{convert, ConvertOptions};
+use ember_testkit::model::{max_abs_diff, models_dir, read_npy, run};
 
 fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/models/checkpoints")
+    models_dir().join("checkpoints")
 }
 
 fn read(name: &str) -> Vec<u8> {
@@ -17,8 +18,7 @@ fn read(name: &str) -> Vec<u8> {
 }
 
 fn npy(path: PathBuf) -> Vec<f32> {
-    let bytes = std::fs::read(&path).unwrap();
-    npyz::NpyFile::new(&bytes[..]).unwrap().into_vec().unwrap()
+    read_npy(&path).1
 }
 
 /// Runs the ONNX model on all 360 digits test images and returns the probabilities.
@@ -28,22 +28,7 @@ fn run_digits(onnx: &[u8]) -> Vec<f32> {
         ..ConvertOptions::default()
     };
     let converted = convert(onnx, &opts).unwrap();
-    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
-    let model = ember_core::Model::parse(blob.as_bytes()).unwrap();
-    let mut arena = ember_core::AlignedBuf::zeroed(model.arena_bytes());
-    let mut s = ember_core::Session::new(&model, arena.as_mut_bytes()).unwrap();
-    let x = npy(dir().join("../digits/x.npy"));
-    s.input(0).unwrap().write_f32(&x).unwrap();
-    s.run().unwrap();
-    s.output(0).unwrap().as_f32().unwrap().to_vec()
-}
-
-fn max_diff(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
+    run(&converted.blob, &npy(dir().join("../digits/x.npy")))
 }
 
 /// The digits tolerance (tests/digits.rs): probabilities within 1e-4 of onnxruntime's.
@@ -59,7 +44,7 @@ fn rules(args: &[&str]) -> BindOptions {
 #[test]
 fn random_graph_alone_is_wrong_so_binding_is_what_fixes_it() {
     let y = npy(dir().join("../digits/y.npy"));
-    let diff = max_diff(&run_digits(&read("digits_random.onnx")), &y);
+    let diff = max_abs_diff(&run_digits(&read("digits_random.onnx")), &y);
     assert!(diff > 0.1, "the random graph already matches ({diff})");
 }
 
@@ -88,7 +73,7 @@ fn every_layout_binds_and_reproduces_the_digits_goldens() {
             "{file}: {:?}",
             r.bound
         );
-        let diff = max_diff(&run_digits(&bound.onnx), want);
+        let diff = max_abs_diff(&run_digits(&bound.onnx), want);
         println!("{file} {renames:?}: max |ember - onnxruntime| = {diff:.2e}");
         assert!(diff <= TOLERANCE, "{file}: {diff}");
     }
@@ -334,7 +319,7 @@ fn lora_merges_into_the_bound_gemm_weight_and_into_a_matmul_weight() {
             ("fc1.weight", 4, scale * 8.0 / 4.0, false)
         );
         assert_eq!(m[0].consumer, "fc1 (Gemm)");
-        let diff = max_diff(&run_digits(&bound.onnx), &want);
+        let diff = max_abs_diff(&run_digits(&bound.onnx), &want);
         println!("LoRA scale {scale} through Gemm(transB=1): max diff from numpy {diff:.2e}");
         assert!(diff <= LORA_TOLERANCE, "{diff}");
         // The same adapter on the graph whose fc1 is a MatMul with a [64, 32] weight: B @ A
@@ -349,7 +334,7 @@ fn lora_merges_into_the_bound_gemm_weight_and_into_a_matmul_weight() {
         let m = &mm.report.lora[0];
         assert!(m.transposed, "{m:?}");
         assert_eq!(m.consumer, "fc1 (MatMul)");
-        let diff = max_diff(&run_digits(&mm.onnx), &want);
+        let diff = max_abs_diff(&run_digits(&mm.onnx), &want);
         println!("LoRA scale {scale} through MatMul: max diff from numpy {diff:.2e}");
         assert!(diff <= LORA_TOLERANCE, "{diff}");
     }

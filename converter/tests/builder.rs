@@ -13,9 +13,10 @@ use ember_convert::build::{Builder, Conv2d};
 use ember_convert::ir::DType;
 use ember_convert::weights::{Checkpoint, ElementType, Tensor};
 use ember_convert::{convert_built, ConvertError, ConvertOptions, Converted, WeightStorage};
+use ember_testkit::model::{max_abs_diff, models_dir, read_npy, run};
 
 fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/models")
+    models_dir()
 }
 
 fn read(rel: &str) -> Vec<u8> {
@@ -23,28 +24,7 @@ fn read(rel: &str) -> Vec<u8> {
 }
 
 fn npy(rel: &str) -> Vec<f32> {
-    npyz::NpyFile::new(&read(rel)[..])
-        .unwrap()
-        .into_vec()
-        .unwrap()
-}
-
-fn run(converted: &Converted, x: &[f32]) -> Vec<f32> {
-    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
-    let model = ember_core::Model::parse(blob.as_bytes()).unwrap();
-    let mut arena = ember_core::AlignedBuf::zeroed(model.arena_bytes());
-    let mut s = ember_core::Session::new(&model, arena.as_mut_bytes()).unwrap();
-    s.input(0).unwrap().write_f32(x).unwrap();
-    s.run().unwrap();
-    s.output(0).unwrap().as_f32().unwrap().to_vec()
-}
-
-fn max_diff(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
+    read_npy(&dir().join(rel)).1
 }
 
 /// The digits tolerance (tests/digits.rs): probabilities within 1e-4 of onnxruntime's.
@@ -79,7 +59,7 @@ fn the_builder_reproduces_the_digits_goldens_from_every_layout() {
         assert!(built.report.bound.iter().all(|b| b.how == how), "{file}");
         let converted = convert_built(built, &ConvertOptions::default(), WeightStorage::Float)
             .unwrap_or_else(|e| panic!("{file}: {e}"));
-        let diff = max_diff(&run(&converted, &x), &npy(golden));
+        let diff = max_abs_diff(&run(&converted.blob, &x), &npy(golden));
         println!("{file}: max |builder - onnxruntime| = {diff:.2e}");
         assert!(diff <= TOLERANCE, "{file}: {diff}");
     }
@@ -256,7 +236,11 @@ fn int8_weights_on_the_builders_digits() {
     let reference = build_digits(&dequantized, WeightStorage::Float);
 
     let x = npy("digits/x.npy");
-    let (a, b, r) = (run(&float, &x), run(&int8, &x), run(&reference, &x));
+    let (a, b, r) = (
+        run(&float.blob, &x),
+        run(&int8.blob, &x),
+        run(&reference.blob, &x),
+    );
     let top = |v: &[f32]| -> Vec<usize> {
         v.chunks(10)
             .map(|r| (0..10).max_by(|&i, &j| r[i].total_cmp(&r[j])).unwrap())
@@ -265,8 +249,8 @@ fn int8_weights_on_the_builders_digits() {
     assert_eq!(top(&a), top(&b));
     println!(
         "digits int8-weights: max |int8 - float| = {:.2e}, max |int8 - dequantized float| = {:.2e}",
-        max_diff(&a, &b),
-        max_diff(&r, &b)
+        max_abs_diff(&a, &b),
+        max_abs_diff(&r, &b)
     );
-    assert!(max_diff(&r, &b) <= 1e-5);
+    assert!(max_abs_diff(&r, &b) <= 1e-5);
 }

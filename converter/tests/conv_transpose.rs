@@ -9,6 +9,7 @@ mod common;
 use common::{attr_i, attr_ints, attr_s, fixed, floats, model, node, pseudo_random, unshaped};
 use ember_convert::onnx::proto::AttributeProto;
 use ember_convert::{convert, ConvertError, ConvertOptions};
+use ember_testkit::model::run_with_dims;
 
 /// One spatial axis of the definition.
 #[derive(Clone, Copy)]
@@ -130,15 +131,7 @@ fn model_of(
 /// Converts and runs `bytes` on `x`; returns the output and its dims.
 fn run(bytes: &[u8], x: &[f32]) -> (Vec<f32>, Vec<usize>) {
     let c = convert(bytes, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{e}"));
-    let blob = ember_core::AlignedBuf::from_bytes(&c.blob);
-    let m = ember_core::Model::parse(blob.as_bytes()).expect("the converter's blob parses");
-    let mut arena = ember_core::AlignedBuf::zeroed(m.arena_bytes());
-    let mut s = ember_core::Session::new(&m, arena.as_mut_bytes()).unwrap();
-    s.input(0).unwrap().write_f32(x).unwrap();
-    s.run().expect("the model runs");
-    let out = s.output(0).unwrap();
-    let dims = out.dims().iter().map(|&d| d as usize).collect();
-    (out.as_f32().unwrap().to_vec(), dims)
+    run_with_dims(&c.blob, x)
 }
 
 fn assert_close(got: &[f32], want: &[f64]) {

@@ -4,44 +4,24 @@
 
 use std::path::PathBuf;
 
-use ember_convert::{convert, ConvertOptions, Converted};
+use ember_convert::{convert, ConvertOptions};
+use ember_testkit::model::{self, max_abs_diff, models_dir, run};
 
 /// Largest difference from onnxruntime's probabilities: their scale is 1, so this is the relative
 /// rule of `tests/models/check_goldens.py` (`rtol * max(1, max |golden|)`) with rtol 1e-4.
 const TOLERANCE: f32 = 1e-4;
 
 fn model_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/models/digits")
+    models_dir().join("digits")
 }
 
+/// A float32 `.npy` of the digits model's folder, as `(shape, data)`.
 fn read_npy(name: &str) -> (Vec<usize>, Vec<f32>) {
-    let bytes = std::fs::read(model_dir().join(name)).expect("golden file is in the repository");
-    let npy = npyz::NpyFile::new(&bytes[..]).expect("golden file is a valid .npy");
-    let shape = npy.shape().iter().map(|&d| d as usize).collect();
-    (shape, npy.into_vec::<f32>().expect("golden file holds f32"))
+    model::read_npy(&model_dir().join(name))
 }
 
 fn onnx_bytes() -> Vec<u8> {
     std::fs::read(model_dir().join("model.onnx")).expect("model.onnx is in the repository")
-}
-
-/// Runs a converted blob on `x` and returns output 0.
-fn run(converted: &Converted, x: &[f32]) -> Vec<f32> {
-    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
-    let model = ember_core::Model::parse(blob.as_bytes()).expect("the blob parses");
-    let mut arena = ember_core::AlignedBuf::zeroed(model.arena_bytes());
-    let mut s = ember_core::Session::new(&model, arena.as_mut_bytes()).expect("session opens");
-    s.input(0).unwrap().write_f32(x).unwrap();
-    s.run().expect("the model runs");
-    s.output(0).unwrap().as_f32().unwrap().to_vec()
-}
-
-fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
 }
 
 #[test]
@@ -63,7 +43,7 @@ fn batch_one_matches_onnxruntime() {
     let (xs, x) = read_npy("x1.npy");
     let (ys, y) = read_npy("y1.npy");
     assert_eq!((xs, ys), (vec![1, 1, 8, 8], vec![1, 10]));
-    let got = run(&converted, &x);
+    let got = run(&converted.blob, &x);
     let diff = max_abs_diff(&got, &y);
     println!(
         "digits batch 1: max |ember - onnxruntime| = {diff:.3e}, arena {} bytes (lower bound {}), \
@@ -91,7 +71,7 @@ fn full_test_set_with_shape_override_matches_onnxruntime() {
     let (_, x) = read_npy("x.npy");
     let (ys, y) = read_npy("y.npy");
     assert_eq!(ys, vec![360, 10]);
-    let got = run(&converted, &x);
+    let got = run(&converted.blob, &x);
     let diff = max_abs_diff(&got, &y);
     println!(
         "digits batch 360: max |ember - onnxruntime| = {diff:.3e}, arena {} bytes (lower bound {}), \

@@ -6,19 +6,12 @@ mod common;
 
 use common::{attr_i, attr_ints, fixed, model, node, unshaped, value, D};
 use ember_convert::{convert, ConvertOptions};
+use ember_testkit::model::run_with_dims;
 
 /// Converts `bytes` (with `opts`), runs it on `x`, and returns the first output and its dims.
 fn run(bytes: &[u8], opts: &ConvertOptions, x: &[f32]) -> (Vec<f32>, Vec<usize>) {
     let c = convert(bytes, opts).unwrap_or_else(|e| panic!("{e}"));
-    let blob = ember_core::AlignedBuf::from_bytes(&c.blob);
-    let m = ember_core::Model::parse(blob.as_bytes()).expect("the converter's blob parses");
-    let mut arena = ember_core::AlignedBuf::zeroed(m.arena_bytes());
-    let mut s = ember_core::Session::new(&m, arena.as_mut_bytes()).unwrap();
-    s.input(0).unwrap().write_f32(x).unwrap();
-    s.run().expect("the model runs");
-    let out = s.output(0).unwrap();
-    let dims = out.dims().iter().map(|&d| d as usize).collect();
-    (out.as_f32().unwrap().to_vec(), dims)
+    run_with_dims(&c.blob, x)
 }
 
 /// `op` over axis 1 of `x [2, 0, 3]`, dims kept (opset 11: axes as an attribute).

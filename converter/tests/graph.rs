@@ -6,6 +6,7 @@ mod common;
 use common::*;
 use ember_convert::{convert, ConvertOptions, Converted};
 use ember_core::format::Storage;
+use ember_testkit::model;
 
 fn conv(bytes: &[u8]) -> Converted {
     convert(bytes, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{e}"))
@@ -13,13 +14,7 @@ fn conv(bytes: &[u8]) -> Converted {
 
 /// Runs a converted model with one input and one output.
 fn run(c: &Converted, x: &[f32]) -> Vec<f32> {
-    let blob = ember_core::AlignedBuf::from_bytes(&c.blob);
-    let model = ember_core::Model::parse(blob.as_bytes()).unwrap();
-    let mut arena = ember_core::AlignedBuf::zeroed(model.arena_bytes());
-    let mut s = ember_core::Session::new(&model, arena.as_mut_bytes()).unwrap();
-    s.input(0).unwrap().write_f32(x).unwrap();
-    s.run().unwrap();
-    s.output(0).unwrap().as_f32().unwrap().to_vec()
+    model::run(&c.blob, x)
 }
 
 /// Storage of the input and output of op `i`.
@@ -395,13 +390,8 @@ fn flatten_transpose_folds_into_fully_connected_weights() {
     let c = conv(&m);
     let transposes = ops_of(&c).iter().filter(|&&o| o == "Transpose").count();
     assert_eq!(transposes, 2, "{:?}", ops_of(&c));
-    let blob = ember_core::AlignedBuf::from_bytes(&c.blob);
-    let model = ember_core::Model::parse(blob.as_bytes()).unwrap();
-    let mut arena = ember_core::AlignedBuf::zeroed(model.arena_bytes());
-    let mut s = ember_core::Session::new(&model, arena.as_mut_bytes()).unwrap();
-    s.input(0).unwrap().write_f32(&x).unwrap();
-    s.run().unwrap();
-    assert_eq!(s.output(0).unwrap().as_f32().unwrap(), y);
+    let outputs = model::run_outputs(&c.blob, &x);
+    assert_eq!(outputs[0].0, y);
     let relu: Vec<f32> = flat.iter().map(|v| v.max(0.0)).collect();
-    assert_eq!(s.output(1).unwrap().as_f32().unwrap(), relu);
+    assert_eq!(outputs[1].0, relu);
 }

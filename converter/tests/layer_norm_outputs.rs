@@ -6,23 +6,14 @@ mod common;
 
 use common::{attr_f, attr_i, fixed, floats, model, node, pseudo_random, unshaped};
 use ember_convert::{convert, ConvertOptions};
+use ember_testkit::model::run_outputs;
 
 /// The converted model's outputs (values and dims), in graph order, for input `x`.
 fn run_all(bytes: &[u8], x: &[f32]) -> Vec<(Vec<f32>, Vec<usize>)> {
     let c = convert(bytes, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{e}"));
-    let blob = ember_core::AlignedBuf::from_bytes(&c.blob);
-    let m = ember_core::Model::parse(blob.as_bytes()).expect("the converter's blob parses");
-    let mut arena = ember_core::AlignedBuf::zeroed(m.arena_bytes());
-    let mut s = ember_core::Session::new(&m, arena.as_mut_bytes()).unwrap();
-    s.input(0).unwrap().write_f32(x).unwrap();
-    s.run().expect("the model runs");
-    (0..c.report.outputs.len())
-        .map(|i| {
-            let out = s.output(i).unwrap();
-            let dims = out.dims().iter().map(|&d| d as usize).collect();
-            (out.as_f32().unwrap().to_vec(), dims)
-        })
-        .collect()
+    let outputs = run_outputs(&c.blob, x);
+    assert_eq!(outputs.len(), c.report.outputs.len());
+    outputs
 }
 
 /// `(Y, Mean, InvStdDev)` of `x` (dims `dims`) normalized from `axis` on, scale `s`, no bias.

@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 use ember_convert::{convert, ConvertOptions, Converted};
+use ember_testkit::model::{max_abs_diff, models_dir, read_npy, run};
 
 /// Largest difference from onnxruntime's probabilities: their scale is 1, so this is the relative
 /// rule of `tests/models/check_goldens.py` (`rtol * max(1, max |golden|)`) with rtol 1e-4.
@@ -34,17 +35,11 @@ const KWS: Model = Model {
 
 impl Model {
     fn path(&self, file: &str) -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/models")
-            .join(self.dir)
-            .join(file)
+        models_dir().join(self.dir).join(file)
     }
 
     fn npy(&self, file: &str) -> (Vec<usize>, Vec<f32>) {
-        let bytes = std::fs::read(self.path(file)).expect("golden file is in the repository");
-        let npy = npyz::NpyFile::new(&bytes[..]).expect("golden file is a valid .npy");
-        let shape = npy.shape().iter().map(|&d| d as usize).collect();
-        (shape, npy.into_vec::<f32>().expect("golden file holds f32"))
+        read_npy(&self.path(file))
     }
 
     fn convert(&self, batch: Option<usize>) -> Converted {
@@ -70,7 +65,7 @@ impl Model {
         assert!(r.notices.is_empty(), "{:?}", r.notices);
         assert_eq!(r.outputs, vec![("probs".to_string(), ys.clone())]);
         assert!(r.arena.activation_bytes >= r.arena.lower_bound_bytes);
-        let got = run(&converted, &x);
+        let got = run(&converted.blob, &x);
         let diff = max_abs_diff(&got, &y);
         println!(
             "{} batch {}: max |ember - onnxruntime| = {diff:.3e}, arena {} bytes (lower bound {}), \
@@ -95,25 +90,6 @@ impl Model {
         assert_eq!(top1(&got), top1(&y), "{}: top-1 classes differ", self.dir);
         converted
     }
-}
-
-/// Runs a converted blob on `x` and returns output 0.
-fn run(converted: &Converted, x: &[f32]) -> Vec<f32> {
-    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
-    let model = ember_core::Model::parse(blob.as_bytes()).expect("the blob parses");
-    let mut arena = ember_core::AlignedBuf::zeroed(model.arena_bytes());
-    let mut s = ember_core::Session::new(&model, arena.as_mut_bytes()).expect("session opens");
-    s.input(0).unwrap().write_f32(x).unwrap();
-    s.run().expect("the model runs");
-    s.output(0).unwrap().as_f32().unwrap().to_vec()
-}
-
-fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
 }
 
 /// The labels stored next to the goldens, and how many of them the goldens' top-1 gets right.

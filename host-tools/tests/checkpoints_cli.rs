@@ -4,49 +4,32 @@
 //! `--strict`, `--rename`, `--lora`, `--quantize int8 --calibrate`, `--emit rust` and
 //! `ember inspect --weights` work with it.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+use common::{ember_in, model, text};
 
 use ember_convert::weights::{Checkpoint, ElementType, Tensor};
-
-fn ember_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ember"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("ember starts")
-}
-
-fn models() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/models")
-}
-
-fn model(rel: &str) -> String {
-    models().join(rel).to_string_lossy().into_owned()
-}
 
 fn ckpt(rel: &str) -> String {
     model(&format!("checkpoints/{rel}"))
 }
 
+/// A fresh scratch folder, prefixed so that it does not collide with the other CLI tests'.
 fn scratch_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("ckpt_{name}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    common::scratch_dir(&format!("ckpt_{name}"))
 }
 
 /// Converts `digits_random.onnx` (batch 360) with `extra` arguments into `dir/out.ember`.
 fn convert(dir: &Path, extra: &[&str]) -> (Output, PathBuf) {
     let out = dir.join("out.ember");
+    (convert_into(dir, &out, extra), out)
+}
+
+/// Converts `digits_random.onnx` (batch 360) with `extra` arguments into `out`, in `dir`.
+fn convert_into(dir: &Path, out: &Path, extra: &[&str]) -> Output {
     let graph = ckpt("digits_random.onnx");
     let mut args = vec![
         "convert",
@@ -57,7 +40,7 @@ fn convert(dir: &Path, extra: &[&str]) -> (Output, PathBuf) {
         out.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    (ember_in(dir, &args), out)
+    ember_in(dir, &args)
 }
 
 /// Runs `blob` on the digits test images against `expect` within `atol`.
@@ -462,21 +445,8 @@ fn binding_works_with_int8_quantization_and_emit_rust() {
     // --emit rust writes the module and the blob beside it, with the bound weights.
     let dir = scratch_dir("emit");
     let rs = dir.join("model.rs");
-    let o = ember_in(
-        &dir,
-        &[
-            "convert",
-            &ckpt("digits_random.onnx"),
-            "--shape",
-            "input=360,1,8,8",
-            "--weights",
-            &ckpt("digits_legacy.pt"),
-            "--emit",
-            "rust",
-            "-o",
-            rs.to_str().unwrap(),
-        ],
-    );
+    let weights = ckpt("digits_legacy.pt");
+    let o = convert_into(&dir, &rs, &["--weights", &weights, "--emit", "rust"]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(rs.exists());
     let o = run_expect(
@@ -488,21 +458,8 @@ fn binding_works_with_int8_quantization_and_emit_rust() {
     assert!(o.status.success(), "{}", text(&o));
     // --emit object embeds the same bound blob.
     let obj = dir.join("model.o");
-    let o = ember_in(
-        &dir,
-        &[
-            "convert",
-            &ckpt("digits_random.onnx"),
-            "--shape",
-            "input=360,1,8,8",
-            "--weights",
-            &ckpt("digits_legacy.pt"),
-            "--emit",
-            "object",
-            "-o",
-            obj.to_str().unwrap(),
-        ],
-    );
+    let weights = ckpt("digits_legacy.pt");
+    let o = convert_into(&dir, &obj, &["--weights", &weights, "--emit", "object"]);
     assert!(o.status.success(), "{}", text(&o));
     let blob = std::fs::read(dir.join("model.ember")).unwrap();
     let object = std::fs::read(&obj).unwrap();

@@ -1,65 +1,34 @@
 //! The `ember` command end to end: convert, inspect, run against onnxruntime's outputs, and the errors a
 //! user sees for bad input.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn ember(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ember"))
-        .args(args)
-        .output()
-        .expect("ember starts")
-}
+use std::path::Path;
+use std::process::Output;
 
-fn models() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/models")
-}
-
-fn model(rel: &str) -> String {
-    models().join(rel).to_string_lossy().into_owned()
-}
-
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{convert, digits_blob, ember, model, on_digit, scratch_dir, text};
 
 #[test]
 fn convert_then_run_matches_onnxruntime_batch_1() {
     let dir = scratch_dir("batch1");
     let blob = dir.join("digits.ember");
-    let out = ember(&[
-        "convert",
-        &model("digits/model.onnx"),
-        "-o",
-        blob.to_str().unwrap(),
-    ]);
+    let out = convert(&model("digits/model.onnx"), &blob, &[]);
     assert!(out.status.success(), "{}", text(&out));
     // The symbolic batch dimension is fixed to 1 with a notice.
     assert!(text(&out).contains("notice"), "{}", text(&out));
     let y = dir.join("y.npy");
-    let out = ember(&[
+    let out = on_digit(
         "run",
-        blob.to_str().unwrap(),
-        "--input",
-        &model("digits/x1.npy"),
-        "--expect",
-        &model("digits/y1.npy"),
-        "--atol",
-        "1e-4",
-        "--output",
-        y.to_str().unwrap(),
-    ]);
+        &blob,
+        &[
+            "--expect",
+            &model("digits/y1.npy"),
+            "--atol",
+            "1e-4",
+            "--output",
+            y.to_str().unwrap(),
+        ],
+    );
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("ok"), "{}", text(&out));
     assert!(y.exists());
@@ -67,21 +36,8 @@ fn convert_then_run_matches_onnxruntime_batch_1() {
 
 #[test]
 fn profile_prints_every_op() {
-    let dir = scratch_dir("profile");
-    let blob = dir.join("digits.ember");
-    let out = ember(&[
-        "convert",
-        &model("digits/model.onnx"),
-        "-o",
-        blob.to_str().unwrap(),
-    ]);
-    assert!(out.status.success(), "{}", text(&out));
-    let out = ember(&[
-        "profile",
-        blob.to_str().unwrap(),
-        "--input",
-        &model("digits/x1.npy"),
-    ]);
+    let blob = digits_blob(&scratch_dir("profile"), "digits.ember");
+    let out = on_digit("profile", &blob, &[]);
     assert!(out.status.success(), "{}", text(&out));
     let t = text(&out);
     assert!(t.contains("profile (median per op"), "{t}");
@@ -92,16 +48,12 @@ fn profile_prints_every_op() {
 
 #[test]
 fn convert_with_shape_runs_the_whole_test_set_by_name() {
-    let dir = scratch_dir("batch360");
-    let blob = dir.join("digits360.ember");
-    let out = ember(&[
-        "convert",
+    let blob = scratch_dir("batch360").join("digits360.ember");
+    let out = convert(
         &model("digits/model.onnx"),
-        "-o",
-        blob.to_str().unwrap(),
-        "--shape",
-        "input=360,1,8,8",
-    ]);
+        &blob,
+        &["--shape", "input=360,1,8,8"],
+    );
     assert!(out.status.success(), "{}", text(&out));
     let out = ember(&[
         "run",
@@ -131,26 +83,11 @@ fn convert_with_shape_runs_the_whole_test_set_by_name() {
 #[test]
 fn a_mismatch_exits_non_zero_with_the_largest_difference() {
     let dir = scratch_dir("mismatch");
-    let blob = dir.join("d.ember");
-    assert!(ember(&[
-        "convert",
-        &model("digits/model.onnx"),
-        "-o",
-        blob.to_str().unwrap()
-    ])
-    .status
-    .success());
+    let blob = digits_blob(&dir, "d.ember");
     // Expect all zeros: the probabilities sum to 1, so some value differs by at least 0.1.
     let zeros = dir.join("zeros.npy");
     write_npy_f32(&zeros, &[1, 10], &[0.0; 10]);
-    let out = ember(&[
-        "run",
-        blob.to_str().unwrap(),
-        "--input",
-        &model("digits/x1.npy"),
-        "--expect",
-        zeros.to_str().unwrap(),
-    ]);
+    let out = on_digit("run", &blob, &["--expect", zeros.to_str().unwrap()]);
     assert!(!out.status.success());
     assert!(
         text(&out).contains("MISMATCH") && text(&out).contains("max |diff|"),
@@ -162,15 +99,7 @@ fn a_mismatch_exits_non_zero_with_the_largest_difference() {
 #[test]
 fn a_wrong_input_shape_names_the_input_and_both_shapes() {
     let dir = scratch_dir("wrongshape");
-    let blob = dir.join("d.ember");
-    assert!(ember(&[
-        "convert",
-        &model("digits/model.onnx"),
-        "-o",
-        blob.to_str().unwrap()
-    ])
-    .status
-    .success());
+    let blob = digits_blob(&dir, "d.ember");
     let out = ember(&[
         "run",
         blob.to_str().unwrap(),
@@ -201,12 +130,7 @@ fn a_wrong_input_shape_names_the_input_and_both_shapes() {
 fn an_unsupported_op_names_node_and_op_and_writes_nothing() {
     let dir = scratch_dir("unsupported");
     let blob = dir.join("u.ember");
-    let out = ember(&[
-        "convert",
-        &model("invalid/unsupported_op.onnx"),
-        "-o",
-        blob.to_str().unwrap(),
-    ]);
+    let out = convert(&model("invalid/unsupported_op.onnx"), &blob, &[]);
     assert!(!out.status.success());
     let t = text(&out);
     assert!(
@@ -225,22 +149,14 @@ fn an_unsupported_op_names_node_and_op_and_writes_nothing() {
 fn a_dynamic_inner_dimension_is_an_error_unless_fixed() {
     let dir = scratch_dir("dynamic");
     let blob = dir.join("d.ember");
-    let out = ember(&[
-        "convert",
-        &model("invalid/dynamic_dim.onnx"),
-        "-o",
-        blob.to_str().unwrap(),
-    ]);
+    let out = convert(&model("invalid/dynamic_dim.onnx"), &blob, &[]);
     assert!(!out.status.success());
     assert!(text(&out).contains("\"x\""), "{}", text(&out));
-    let out = ember(&[
-        "convert",
+    let out = convert(
         &model("invalid/dynamic_dim.onnx"),
-        "-o",
-        blob.to_str().unwrap(),
-        "--shape",
-        "x=1,7",
-    ]);
+        &blob,
+        &["--shape", "x=1,7"],
+    );
     assert!(out.status.success(), "{}", text(&out));
     // `ember bench model.onnx --input x.npy` takes the dims from the file, dynamic ones included.
     let x = dir.join("x.npy");
@@ -267,28 +183,14 @@ fn a_dynamic_inner_dimension_is_an_error_unless_fixed() {
 #[test]
 fn a_3d_conv_is_refused_with_the_node_name() {
     let dir = scratch_dir("conv3d");
-    let out = ember(&[
-        "convert",
-        &model("invalid/conv3d.onnx"),
-        "-o",
-        dir.join("c.ember").to_str().unwrap(),
-    ]);
+    let out = convert(&model("invalid/conv3d.onnx"), &dir.join("c.ember"), &[]);
     assert!(!out.status.success());
     assert!(text(&out).contains("conv3d"), "{}", text(&out));
 }
 
 #[test]
 fn a_corrupt_blob_is_a_clear_error() {
-    let dir = scratch_dir("corrupt");
-    let blob = dir.join("d.ember");
-    assert!(ember(&[
-        "convert",
-        &model("digits/model.onnx"),
-        "-o",
-        blob.to_str().unwrap()
-    ])
-    .status
-    .success());
+    let blob = digits_blob(&scratch_dir("corrupt"), "d.ember");
     let mut bytes = std::fs::read(&blob).unwrap();
     let n = bytes.len();
     bytes[n / 2] ^= 0x55;
@@ -325,27 +227,18 @@ fn write_npy_f32(path: &Path, shape: &[usize], values: &[f32]) {
 #[test]
 fn repeated_runs_and_the_profile_keep_the_outputs_right() {
     // A run consumes its inputs (later ops reuse their bytes); `--repeat` must rewrite them each time.
-    let dir = scratch_dir("repeat");
-    let blob = dir.join("d.ember");
-    assert!(ember(&[
-        "convert",
-        &model("digits/model.onnx"),
-        "-o",
-        blob.to_str().unwrap()
-    ])
-    .status
-    .success());
-    let out = ember(&[
+    let blob = digits_blob(&scratch_dir("repeat"), "d.ember");
+    let out = on_digit(
         "run",
-        blob.to_str().unwrap(),
-        "--input",
-        &model("digits/x1.npy"),
-        "--expect",
-        &model("digits/y1.npy"),
-        "--repeat",
-        "3",
-        "--profile",
-    ]);
+        &blob,
+        &[
+            "--expect",
+            &model("digits/y1.npy"),
+            "--repeat",
+            "3",
+            "--profile",
+        ],
+    );
     assert!(out.status.success(), "{}", text(&out));
     let t = text(&out);
     for needle in ["profile", "conv1+relu1", "Conv2d", "softmax", "%"] {
@@ -392,15 +285,7 @@ fn inspect_passes_shows_what_each_pass_changed_then_the_blob() {
 
 #[test]
 fn inspect_passes_of_a_blob_says_to_pass_the_onnx_model() {
-    let dir = scratch_dir("inspect_passes_blob");
-    let blob = dir.join("d.ember");
-    let convert = ember(&[
-        "convert",
-        &model("digits/model.onnx"),
-        "-o",
-        blob.to_str().unwrap(),
-    ]);
-    assert!(convert.status.success(), "{}", text(&convert));
+    let blob = digits_blob(&scratch_dir("inspect_passes_blob"), "d.ember");
     let out = ember(&["inspect", blob.to_str().unwrap(), "--passes"]);
     assert!(!out.status.success(), "{}", text(&out));
     let t = text(&out);
@@ -416,14 +301,7 @@ fn inspect_passes_of_a_blob_says_to_pass_the_onnx_model() {
 #[test]
 fn inspect_of_an_onnx_model_shows_the_blob_it_converts_to() {
     let dir = scratch_dir("inspect_onnx");
-    let blob = dir.join("d.ember");
-    let convert = ember(&[
-        "convert",
-        &model("digits/model.onnx"),
-        "-o",
-        blob.to_str().unwrap(),
-    ]);
-    assert!(convert.status.success(), "{}", text(&convert));
+    let blob = digits_blob(&dir, "d.ember");
     let from_onnx = ember(&["inspect", &model("digits/model.onnx")]);
     assert!(from_onnx.status.success(), "{}", text(&from_onnx));
     let from_blob = ember(&["inspect", blob.to_str().unwrap()]);
@@ -481,16 +359,8 @@ fn xml_elements(xml: &str) -> Vec<String> {
 #[test]
 fn inspect_plots_the_arena_with_one_rectangle_per_arena_tensor() {
     let dir = scratch_dir("plot");
-    let blob = dir.join("d.ember");
+    let blob = digits_blob(&dir, "d.ember");
     let svg = dir.join("plan.svg");
-    assert!(ember(&[
-        "convert",
-        &model("digits/model.onnx"),
-        "-o",
-        blob.to_str().unwrap()
-    ])
-    .status
-    .success());
     let out = ember(&[
         "inspect",
         blob.to_str().unwrap(),
@@ -545,9 +415,8 @@ fn bench_json_reports_greedy_bytes_for_onnx_and_null_for_a_blob() {
 
     let dir = scratch_dir("bench_json");
     let blob = dir.join("c.ember");
-    assert!(ember(&["convert", &onnx, "-o", blob.to_str().unwrap()])
-        .status
-        .success());
+    let out = convert(&onnx, &blob, &[]);
+    assert!(out.status.success(), "{}", text(&out));
     let v = json(&ember(
         &[&["bench", blob.to_str().unwrap()][..], &quick].concat(),
     ));

@@ -1,38 +1,17 @@
 //! `ember convert --emit rust|object`: what firmware links. The arena size is enforced by the compiler: an
 //! arena one byte smaller than `ARENA_BYTES` does not compile (a compile-fail test with a real crate).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output};
+
+use common::{ember, model, scratch_dir, text};
 
 use object::{Object, ObjectSection, ObjectSymbol};
 
-fn ember(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ember"))
-        .args(args)
-        .output()
-        .expect("ember starts")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 fn digits() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/models/digits/model.onnx")
-        .to_string_lossy()
-        .into_owned()
-}
-
-fn fresh(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    model("digits/model.onnx")
 }
 
 /// Writes a binary crate that uses the generated module with an arena of `ARENA_BYTES - short` bytes and
@@ -82,7 +61,7 @@ fn check_firmware_like_crate(dir: &Path, short: usize) -> Output {
 #[test]
 fn emit_rust_enforces_the_arena_size_at_compile_time() {
     for (short, name) in [(0usize, "arena-exact"), (1, "arena-short")] {
-        let dir = fresh(name);
+        let dir = scratch_dir(name);
         std::fs::create_dir_all(dir.join("src")).unwrap();
         let module = dir.join("src/model.rs");
         let out = ember(&[
@@ -125,7 +104,7 @@ fn emit_rust_enforces_the_arena_size_at_compile_time() {
 
 #[test]
 fn emit_object_writes_an_arm_hard_float_relocatable_with_the_blob() {
-    let dir = fresh("emit-object");
+    let dir = scratch_dir("emit-object");
     let obj_path = dir.join("digits.o");
     let out = ember(&[
         "convert",
@@ -185,7 +164,7 @@ fn emit_object_writes_an_arm_hard_float_relocatable_with_the_blob() {
 
 #[test]
 fn an_unknown_target_arch_is_a_clear_error() {
-    let dir = fresh("emit-bad-arch");
+    let dir = scratch_dir("emit-bad-arch");
     let out = ember(&[
         "convert",
         &digits(),

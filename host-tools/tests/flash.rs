@@ -2,23 +2,12 @@
 //! with no probe attached. The ELFs here are written by the test: minimal ARM executables whose one
 //! PT_LOAD segment sits where a linker script would have put it.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn ember(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ember"))
-        .args(args)
-        .output()
-        .expect("ember starts")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{ember, text};
 
 /// A little-endian ELF32 ARM executable with one PT_LOAD segment of `len` bytes loaded at `paddr`.
 fn arm_elf(paddr: u32, len: u32) -> Vec<u8> {
@@ -54,16 +43,15 @@ fn write(name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
+/// `ember flash --dry-run --chip <chip> <elf>`.
+fn dry_run(chip: &str, elf: &Path) -> Output {
+    ember(&["flash", "--dry-run", "--chip", chip, elf.to_str().unwrap()])
+}
+
 #[test]
 fn an_elf_in_stm32_flash_is_accepted_with_an_erase_plan() {
     let elf = write("stm32.elf", &arm_elf(0x0800_0000, 40_000));
-    let out = ember(&[
-        "flash",
-        "--dry-run",
-        "--chip",
-        "STM32F411RETx",
-        elf.to_str().unwrap(),
-    ]);
+    let out = dry_run("STM32F411RETx", &elf);
     assert!(out.status.success(), "{}", text(&out));
     let t = text(&out);
     // 40,000 bytes from the start of flash: the first three 16 KiB sectors, 40 pages of 1 KiB.
@@ -78,13 +66,7 @@ fn an_elf_in_stm32_flash_is_accepted_with_an_erase_plan() {
 #[test]
 fn an_elf_linked_for_another_memory_map_is_rejected_with_the_range() {
     let elf = write("mps2.elf", &arm_elf(0x0000_0000, 1024));
-    let out = ember(&[
-        "flash",
-        "--dry-run",
-        "--chip",
-        "STM32F411RETx",
-        elf.to_str().unwrap(),
-    ]);
+    let out = dry_run("STM32F411RETx", &elf);
     assert!(!out.status.success());
     let t = text(&out);
     assert!(
@@ -98,13 +80,7 @@ fn an_elf_linked_for_another_memory_map_is_rejected_with_the_range() {
 fn an_elf_overrunning_flash_is_rejected() {
     // 512 KiB of flash: a segment starting 1 KiB before the end and 2 KiB long runs past it.
     let elf = write("overrun.elf", &arm_elf(0x0807_FC00, 2048));
-    let out = ember(&[
-        "flash",
-        "--dry-run",
-        "--chip",
-        "STM32F411RETx",
-        elf.to_str().unwrap(),
-    ]);
+    let out = dry_run("STM32F411RETx", &elf);
     assert!(!out.status.success());
     assert!(
         text(&out).contains("0x0807fc00..0x08080400"),
@@ -116,13 +92,7 @@ fn an_elf_overrunning_flash_is_rejected() {
 #[test]
 fn an_unknown_chip_suggests_names() {
     let elf = write("any.elf", &arm_elf(0x0800_0000, 16));
-    let out = ember(&[
-        "flash",
-        "--dry-run",
-        "--chip",
-        "STM32F411XYZ",
-        elf.to_str().unwrap(),
-    ]);
+    let out = dry_run("STM32F411XYZ", &elf);
     assert!(!out.status.success());
     let t = text(&out);
     assert!(t.contains("unknown chip") && t.contains("STM32F411"), "{t}");

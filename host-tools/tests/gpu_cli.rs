@@ -4,27 +4,11 @@
 //! available devices named, without a panic.
 #![cfg(feature = "gpu")]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn ember(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ember"))
-        .args(args)
-        .output()
-        .expect("ember starts")
-}
+use std::path::Path;
 
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn models() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/models")
-}
+use common::{ember, models, text};
 
 /// Whether a Vulkan device is here (or the test must fail: `EMBER_REQUIRE_GPU=1`).
 fn have_vulkan() -> bool {
@@ -40,15 +24,10 @@ fn have_vulkan() -> bool {
     false
 }
 
+/// Converts `onnx` at batch 360 (the whole digits test set) into `out`.
 fn convert(onnx: &Path, out: &Path) {
-    let o = ember(&[
-        "convert",
-        onnx.to_str().unwrap(),
-        "--shape",
-        "input=360,1,8,8",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let shape = ["--shape", "input=360,1,8,8"];
+    let o = common::convert(onnx.to_str().unwrap(), out, &shape);
     assert!(o.status.success(), "{}", text(&o));
 }
 

@@ -2,52 +2,20 @@
 //! compared in LSBs, int8 outputs written as int8 `.npy`, and `inspect` showing scales and zero points.
 //! Goldens: onnxruntime's raw int8 logits of the `quantize_static` digits model (`tests/models/digits_qdq`).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn ember(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ember"))
-        .args(args)
-        .output()
-        .expect("ember starts")
-}
-
-fn model(rel: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/models")
-        .join(rel)
-        .to_string_lossy()
-        .into_owned()
-}
-
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{convert, ember, model, scratch_dir, text};
 
 #[test]
 fn int8_outputs_compare_in_lsb_and_write_as_int8() {
     let dir = scratch_dir("int8_qdq");
     let blob = dir.join("q.ember");
     let b = blob.to_str().unwrap();
-    let o = ember(&[
-        "convert",
+    let o = convert(
         &model("digits_qdq/model.onnx"),
-        "--shape",
-        "input=360,1,8,8",
-        "-o",
-        b,
-    ]);
+        &blob,
+        &["--shape", "input=360,1,8,8"],
+    );
     assert!(o.status.success(), "{}", text(&o));
     let logits = "logits_QuantizeLinear_Output";
     let expect = format!("{logits}={}", model("digits_qdq/q.npy"));
@@ -68,16 +36,11 @@ fn int8_outputs_compare_in_lsb_and_write_as_int8() {
     // how many values differ.
     let double = dir.join("q_double.ember");
     let d = double.to_str().unwrap();
-    let o = ember(&[
-        "convert",
+    let o = convert(
         &model("digits_qdq/model.onnx"),
-        "--shape",
-        "input=360,1,8,8",
-        "--rounding",
-        "double",
-        "-o",
-        d,
-    ]);
+        &double,
+        &["--shape", "input=360,1,8,8", "--rounding", "double"],
+    );
     assert!(o.status.success(), "{}", text(&o));
     let o = ember(&["run", d, "--input", &x, "--expect", &expect, "--atol", "1"]);
     assert!(o.status.success(), "{}", text(&o));
@@ -98,16 +61,16 @@ fn int8_outputs_compare_in_lsb_and_write_as_int8() {
 fn quantize_int8_reports_agreement_with_float() {
     let dir = scratch_dir("ptq");
     let blob = dir.join("d8.ember");
-    let o = ember(&[
-        "convert",
+    let o = convert(
         &model("digits/model.onnx"),
-        "-o",
-        blob.to_str().unwrap(),
-        "--quantize",
-        "int8",
-        "--calibrate",
-        &model("digits/calib.npy"),
-    ]);
+        &blob,
+        &[
+            "--quantize",
+            "int8",
+            "--calibrate",
+            &model("digits/calib.npy"),
+        ],
+    );
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(
@@ -120,14 +83,7 @@ fn quantize_int8_reports_agreement_with_float() {
     );
     // Without calibration data it is a clear error, and nothing is written.
     let other = dir.join("none.ember");
-    let o = ember(&[
-        "convert",
-        &model("digits/model.onnx"),
-        "-o",
-        other.to_str().unwrap(),
-        "--quantize",
-        "int8",
-    ]);
+    let o = convert(&model("digits/model.onnx"), &other, &["--quantize", "int8"]);
     assert!(!o.status.success());
     assert!(text(&o).contains("--calibrate"), "{}", text(&o));
     assert!(!other.exists());

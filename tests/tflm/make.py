@@ -5,7 +5,7 @@ For each case this script builds a single-op int8 `.tflite` model with the flatb
 `tflite-micro` package ships (`schema_py_generated.py`; no TensorFlow needed), runs it with TFLM's Python
 interpreter, and writes the op's description (geometry, fused activation, float scales and zero points as
 stored in the model), its inputs, constants and TFLM's output to `golden.txt` next to this script.
-`core/tests/ops_int8/tflm.rs` reads it, derives Ember's parameters from the scales with Ember's own
+`testkit/src/ops_int8/tflm.rs` reads it, derives Ember's parameters from the scales with Ember's own
 converter-side helpers, runs Ember's kernels and compares bit for bit.
 
 Rerun (deterministic, seeded):

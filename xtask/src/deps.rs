@@ -25,6 +25,7 @@ pub const ROOTS: &[&str] = &[
     "targets/cpu/src/lib.rs",
     "targets/cortex-m/src/lib.rs",
     "targets/gpu/src/lib.rs",
+    "testkit/src/lib.rs",
     "host-tools/src/main.rs",
     "xtask/src/main.rs",
 ];

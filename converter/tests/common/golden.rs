@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use ember_convert::{convert, ConvertOptions, Converted};
+use ember_testkit::model;
 
 /// `tests/models/ops/<file>`.
 pub fn case_path(file: &str) -> PathBuf {
@@ -14,10 +15,7 @@ pub fn case_path(file: &str) -> PathBuf {
 
 /// A float32 `.npy` of the op models, as `(shape, data)`.
 pub fn read_npy(file: &str) -> (Vec<usize>, Vec<f32>) {
-    let bytes = std::fs::read(case_path(file)).expect("golden file is in the repository");
-    let npy = npyz::NpyFile::new(&bytes[..]).expect("golden file is a valid .npy");
-    let shape = npy.shape().iter().map(|&d| d as usize).collect();
-    (shape, npy.into_vec::<f32>().expect("golden file holds f32"))
+    model::read_npy(&case_path(file))
 }
 
 /// Converts `<case>.onnx` with default options.
@@ -29,13 +27,7 @@ pub fn convert_case(case: &str) -> Converted {
 
 /// Runs a converted model on one input and returns its first output.
 pub fn run(converted: &Converted, x: &[f32]) -> Vec<f32> {
-    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
-    let model = ember_core::Model::parse(blob.as_bytes()).expect("the converter's blob parses");
-    let mut arena = ember_core::AlignedBuf::zeroed(model.arena_bytes());
-    let mut s = ember_core::Session::new(&model, arena.as_mut_bytes()).unwrap();
-    s.input(0).unwrap().write_f32(x).unwrap();
-    s.run().expect("the model runs");
-    s.output(0).unwrap().as_f32().unwrap().to_vec()
+    model::run(&converted.blob, x)
 }
 
 /// Converts a case, runs it on its golden input, and checks its golden output: shapes equal, non-finite

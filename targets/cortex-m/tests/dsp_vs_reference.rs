@@ -6,9 +6,10 @@
 
 use ember_core::ops::quant::conv::{self as ref_conv, QuantConv2dParams};
 use ember_core::ops::quant::fully_connected::{self as ref_fc, QuantFullyConnectedParams};
-use ember_core::ops::quant::requant::RequantRounding;
 use ember_core::ops::{In, Out};
 use ember_cortex_m::ops::quant::{conv, fully_connected};
+use ember_testkit::layer::{conv_output_len, conv_window, Layer};
+use ember_testkit::ops_int8::rounding;
 use proptest::prelude::*;
 
 /// An int8 convolution kernel as both crates write it (without the table's `Workspace`).
@@ -33,27 +34,11 @@ fn bytes(n: usize) -> impl Strategy<Value = Vec<i8>> {
     prop::collection::vec(any::<i8>(), n)
 }
 
-fn conv_output_len(len: usize, k: usize, stride: u16, dilation: u16, pads: (u16, u16)) -> usize {
-    let padded = len + usize::from(pads.0) + usize::from(pads.1);
-    let span = usize::from(dilation) * (k - 1) + 1;
-    if padded < span {
-        0
-    } else {
-        (padded - span) / usize::from(stride) + 1
-    }
-}
+/// An int8 convolution; `q` holds its `[rows, 2]` requantization.
+type ConvCase = Layer<QuantConv2dParams, i8, i32, Vec<i32>>;
 
-#[derive(Debug)]
-struct ConvCase {
-    p: QuantConv2dParams,
-    x_dims: [usize; 4],
-    w_dims: [usize; 4],
-    y_dims: [usize; 4],
-    x: Vec<i8>,
-    w: Vec<i8>,
-    b: Option<Vec<i32>>,
-    requant: Vec<i32>,
-}
+/// An int8 fully connected layer; `q` holds its `[rows, 2]` requantization.
+type FcCase = Layer<QuantFullyConnectedParams, i8, i32, Vec<i32>, [usize; 2], [usize; 2]>;
 
 fn conv_case() -> impl Strategy<Value = ConvCase> {
     conv_case_with((1u16..=3, 1usize..=12, 1usize..=9))
@@ -74,14 +59,7 @@ fn conv_case_with(
 ) -> impl Strategy<Value = ConvCase> {
     (
         (1usize..=2, channels.0, channels.1, channels.2),
-        (
-            1usize..=4,
-            1usize..=4,
-            1u16..=3,
-            1u16..=3,
-            1u16..=2,
-            1u16..=2,
-        ),
+        conv_window(4),
         (0u16..=2, 0u16..=2, 0u16..=2, 0u16..=2),
         (0usize..=4, 0usize..=4),
         (any::<i8>(), any::<i8>(), any::<i8>(), any::<i8>()),
@@ -108,8 +86,8 @@ fn conv_case_with(
                     act_max: zps.2.max(zps.3),
                     rounding,
                 };
-                let oh = conv_output_len(h, kh, sh, dh, (pads.0, pads.2));
-                let ow = conv_output_len(w, kw, sw, dw, (pads.1, pads.3));
+                let oh = conv_output_len(h, kh, sh, dh, (pads.0, pads.2)).unwrap_or(0);
+                let ow = conv_output_len(w, kw, sw, dw, (pads.1, pads.3)).unwrap_or(0);
                 let x_dims = [n, h, w, g * icg];
                 let w_dims = [g * ocg, kh, kw, icg];
                 let y_dims = [n, oh, ow, g * ocg];
@@ -119,7 +97,7 @@ fn conv_case_with(
                     prop::option::of(prop::collection::vec(-100_000i32..100_000, g * ocg)),
                     requant(g * ocg),
                 )
-                    .prop_map(move |(x, wv, b, requant)| ConvCase {
+                    .prop_map(move |(x, wv, b, q)| ConvCase {
                         p,
                         x_dims,
                         w_dims,
@@ -127,49 +105,14 @@ fn conv_case_with(
                         x,
                         w: wv,
                         b,
-                        requant,
+                        q,
                     })
             },
         )
 }
 
 fn run_conv(f: ConvFn, c: &ConvCase) -> Vec<i8> {
-    let mut y = vec![0i8; c.y_dims.iter().product()];
-    f(
-        &c.p,
-        In {
-            data: &c.x,
-            dims: &c.x_dims,
-        },
-        In {
-            data: &c.w,
-            dims: &c.w_dims,
-        },
-        c.b.as_deref(),
-        &c.requant,
-        Out {
-            data: &mut y,
-            dims: &c.y_dims,
-        },
-    );
-    y
-}
-
-#[derive(Debug)]
-struct FcCase {
-    p: QuantFullyConnectedParams,
-    x_dims: [usize; 2],
-    w_dims: [usize; 2],
-    y_dims: [usize; 2],
-    x: Vec<i8>,
-    w: Vec<i8>,
-    b: Option<Vec<i32>>,
-    requant: Vec<i32>,
-}
-
-/// Either requantization rounding mode.
-fn rounding() -> impl Strategy<Value = RequantRounding> {
-    prop_oneof![Just(RequantRounding::Double), Just(RequantRounding::Single)]
+    c.run(0, |x, w, b, y| f(&c.p, x, w, b, &c.q, y))
 }
 
 fn fc_case() -> impl Strategy<Value = FcCase> {
@@ -194,7 +137,7 @@ fn fc_case() -> impl Strategy<Value = FcCase> {
                 prop::option::of(prop::collection::vec(-100_000i32..100_000, outputs)),
                 requant(outputs),
             )
-                .prop_map(move |(x, w, b, requant)| FcCase {
+                .prop_map(move |(x, w, b, q)| FcCase {
                     p,
                     x_dims: [rows, inputs],
                     w_dims: [outputs, inputs],
@@ -202,31 +145,13 @@ fn fc_case() -> impl Strategy<Value = FcCase> {
                     x,
                     w,
                     b,
-                    requant,
+                    q,
                 })
         })
 }
 
 fn run_fc(f: FcFn, c: &FcCase) -> Vec<i8> {
-    let mut y = vec![0i8; c.y_dims.iter().product()];
-    f(
-        &c.p,
-        In {
-            data: &c.x,
-            dims: &c.x_dims,
-        },
-        In {
-            data: &c.w,
-            dims: &c.w_dims,
-        },
-        c.b.as_deref(),
-        &c.requant,
-        Out {
-            data: &mut y,
-            dims: &c.y_dims,
-        },
-    );
-    y
+    c.run(0, |x, w, b, y| f(&c.p, x, w, b, &c.q, y))
 }
 
 proptest! {
@@ -234,8 +159,8 @@ proptest! {
 
     #[test]
     fn conv2d_gives_the_reference_bytes(c in conv_case()) {
-        let requant_dims = [c.requant.len() / 2, 2];
-        let b_dims = c.b.as_ref().map(|b| [b.len()]);
+        let requant_dims = [c.q.len() / 2, 2];
+        let b_dims = c.b_dims();
         prop_assume!(ref_conv::validate(
             &c.p, &c.x_dims, &c.w_dims, b_dims.as_ref().map(|d| &d[..]), &requant_dims, &c.y_dims
         ).is_ok());

@@ -16,6 +16,7 @@ use ember_core::ops::math::binary::{self, BinaryOp, BinaryParams};
 use ember_core::ops::math::unary::{UnaryOp, UnaryParams};
 use ember_core::ops::{In, Out};
 use ember_core::REFERENCE;
+use ember_testkit::ops_f32::math::BinaryCase;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -130,17 +131,6 @@ fn unary_every_tail_length() {
 
 // --------------------------------------------------------------------------------------------- binary
 
-/// A binary op on broadcast shapes.
-#[derive(Clone, Debug)]
-struct BinaryCase {
-    p: BinaryParams,
-    a_dims: Vec<usize>,
-    b_dims: Vec<usize>,
-    y_dims: Vec<usize>,
-    a: Vec<f32>,
-    b: Vec<f32>,
-}
-
 fn binary_op() -> impl Strategy<Value = BinaryOp> {
     use BinaryOp::*;
     proptest::sample::select(vec![
@@ -215,32 +205,12 @@ fn binary_case() -> impl Strategy<Value = BinaryCase> {
         })
 }
 
-fn run_binary(k: &ember_core::Kernels, c: &BinaryCase) -> Vec<f32> {
-    let mut y = vec![0.0; c.y_dims.iter().product()];
-    (k.binary)(
-        &c.p,
-        In {
-            data: &c.a,
-            dims: &c.a_dims,
-        },
-        In {
-            data: &c.b,
-            dims: &c.b_dims,
-        },
-        Out {
-            data: &mut y,
-            dims: &c.y_dims,
-        },
-    );
-    y
-}
-
 /// Every binary op gives the reference's bits (any NaN for a NaN).
 fn check_binary(c: &BinaryCase) -> Result<(), TestCaseError> {
     prop_assert!(binary::validate(&c.p, &c.a_dims, &c.b_dims, &c.y_dims).is_ok());
-    let want = run_binary(&REFERENCE, c);
+    let want = c.run(&REFERENCE, 0.0);
     for (isa, k) in levels() {
-        let got = run_binary(k, c);
+        let got = c.run(k, 0.0);
         let what = format!("{isa} {:?} {:?} {:?}", c.p, c.a_dims, c.b_dims);
         check(&what, &got, &want, |_, g, w| same_bits(g, w))?;
     }

@@ -11,15 +11,18 @@
 //! 3 workers (large cases are split over them), without a workspace and with too little scratch (both
 //! run the reference).
 
+mod common;
+
 use std::sync::LazyLock;
 
+use common::{Entry, Reference};
 use ember_core::kernels::entry;
 use ember_core::ops::quant::conv::{self, QuantConv2dParams};
 use ember_core::ops::quant::fully_connected::{self, QuantFullyConnectedParams};
 use ember_core::ops::quant::requant::RequantRounding;
-use ember_core::ops::{In, Out};
-use ember_core::{AlignedBuf, OpKind, Parallel, Workspace};
+use ember_core::{AlignedBuf, Error, Kernels, OpKind, Parallel, Workspace};
 use ember_cpu::{accelerated, table, variant, Isa, ThreadPool};
+use ember_testkit::layer::{conv_output_len, fitting_len, quant_conv2d_params, Layer};
 use proptest::prelude::*;
 
 /// Pools of 2 and 3 workers, shared by the tests.
@@ -130,69 +133,59 @@ fn output_stage() -> impl Strategy<Value = (i8, i8, i8, RequantRounding)> {
     (any::<i8>(), act, rounding).prop_map(|(zp, (lo, hi), r)| (zp, lo, hi, r))
 }
 
-#[derive(Clone, Debug)]
-struct ConvCase {
-    p: QuantConv2dParams,
-    x_dims: [usize; 4],
-    w_dims: [usize; 4],
-    y_dims: [usize; 4],
-    x: Vec<i8>,
-    w: Vec<i8>,
-    b: Option<Vec<i32>>,
-    requant: Vec<i32>,
+/// An int8 convolution; `q` holds its `[rows, 2]` requantization.
+type ConvCase = Layer<QuantConv2dParams, i8, i32, Vec<i32>>;
+
+/// An int8 fully connected layer; `q` holds its `[rows, 2]` requantization.
+type FcCase = Layer<QuantFullyConnectedParams, i8, i32, Vec<i32>, Vec<usize>, [usize; 2]>;
+
+/// A valid layer `c` of `kind` (`verdict` is its `validate`) through the kernel `entry` of every SIMD
+/// level's table, under every call, gives the reference kernel's bytes.
+fn check_layer<P, D: AsRef<[usize]>, WD: AsRef<[usize]>>(
+    c: &Layer<P, i8, i32, Vec<i32>, D, WD>,
+    (kind, verdict): (OpKind, Result<(), Error>),
+    reference: Reference<P>,
+    entry: fn(&Kernels) -> Entry<P>,
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(verdict, Ok(()));
+    let rq = &c.q[..];
+    let want = c.run(0x55, |x, w, b, y| reference(&c.p, x, w, b, rq, y));
+    let rq_dims = [rq.len() / 2, 2];
+    let b_dims = c.b_dims();
+    let mut inputs: Vec<&[usize]> = vec![c.x_dims.as_ref(), c.w_dims.as_ref(), &rq_dims];
+    inputs.extend(b_dims.as_ref().map(|d| &d[..]));
+    for isa in levels() {
+        let kernel = entry(table(isa));
+        for call in CALLS {
+            let mut got = Vec::new();
+            with_workspace(isa, call, &kind, &inputs, c.y_dims.as_ref(), |ws| {
+                got = c.run(0x55, |x, w, b, y| kernel(&c.p, x, w, b, rq, y, ws));
+            });
+            prop_assert!(got == want, "{isa} {call:?}: got {got:?}\nwant {want:?}");
+        }
+    }
+    Ok(())
 }
 
-impl ConvCase {
-    fn run(&self, f: impl FnOnce(In<'_, i8>, In<'_, i8>, Out<'_, i8>)) -> Vec<i8> {
-        let mut y = vec![0x55; self.y_dims.iter().product()];
-        f(
-            In {
-                data: &self.x,
-                dims: &self.x_dims,
-            },
-            In {
-                data: &self.w,
-                dims: &self.w_dims,
-            },
-            Out {
-                data: &mut y,
-                dims: &self.y_dims,
-            },
-        );
-        y
-    }
+/// [`check_layer`] for a convolution.
+fn check_conv(c: &ConvCase) -> Result<(), TestCaseError> {
+    let (b_dims, rq_dims) = (c.b_dims(), [c.q.len() / 2, 2]);
+    let b_dims = b_dims.as_ref().map(|d| &d[..]);
+    let verdict = conv::validate(&c.p, &c.x_dims, &c.w_dims, b_dims, &rq_dims, &c.y_dims);
+    let kind = (OpKind::QuantConv2d(c.p), verdict);
+    check_layer(c, kind, conv::conv2d, |k| k.quant_conv2d)
+}
 
-    fn check(&self) -> Result<(), TestCaseError> {
-        let rq_dims = [self.requant.len() / 2, 2];
-        let b_dims = self.b.as_ref().map(|b| [b.len()]);
-        prop_assert_eq!(
-            conv::validate(
-                &self.p,
-                &self.x_dims,
-                &self.w_dims,
-                b_dims.as_ref().map(|d| &d[..]),
-                &rq_dims,
-                &self.y_dims
-            ),
-            Ok(())
-        );
-        let (b, rq) = (self.b.as_deref(), &self.requant[..]);
-        let want = self.run(|x, w, y| conv::conv2d(&self.p, x, w, b, rq, y));
-        let mut inputs: Vec<&[usize]> = vec![&self.x_dims, &self.w_dims, &rq_dims];
-        inputs.extend(b_dims.as_ref().map(|d| &d[..]));
-        let kind = OpKind::QuantConv2d(self.p);
-        for isa in levels() {
-            let k = table(isa);
-            for call in CALLS {
-                let mut got = Vec::new();
-                with_workspace(isa, call, &kind, &inputs, &self.y_dims, |ws| {
-                    got = self.run(|x, w, y| (k.quant_conv2d)(&self.p, x, w, b, rq, y, ws));
-                });
-                prop_assert!(got == want, "{isa} {call:?}: got {got:?}\nwant {want:?}");
-            }
-        }
-        Ok(())
-    }
+/// [`check_layer`] for a fully connected layer.
+fn check_fc(c: &FcCase) -> Result<(), TestCaseError> {
+    let (b_dims, rq_dims) = (c.b_dims(), [c.q.len() / 2, 2]);
+    let b_dims = b_dims.as_ref().map(|d| &d[..]);
+    let verdict =
+        fully_connected::validate(&c.p, &c.x_dims, &c.w_dims, b_dims, &rq_dims, &c.y_dims);
+    let kind = (OpKind::QuantFullyConnected(c.p), verdict);
+    check_layer(c, kind, fully_connected::fully_connected, |k| {
+        k.quant_fully_connected
+    })
 }
 
 /// The kind of convolution.
@@ -240,30 +233,19 @@ fn conv_case(scale: usize) -> impl Strategy<Value = ConvCase> {
                 Layout::Depthwise { c, multiplier } => (c, 1, c * multiplier),
             };
             let [pt, pl, pb, pr] = pads;
-            let span = |k: usize, d: u16| usize::from(d) * (k - 1) + 1;
-            let fit = |k, d, p0: u16, p1: u16| span(k, d).saturating_sub((p0 + p1).into()).max(1);
-            let h = fit(kh, dh, pt, pb) + eh;
-            let w = fit(kw, dw, pl, pr) + ew;
-            let out = |size: usize, k, s: u16, d, p0: u16, p1: u16| {
-                (size + usize::from(p0 + p1) - span(k, d)) / usize::from(s) + 1
-            };
-            let (oh, ow) = (out(h, kh, sh, dh, pt, pb), out(w, kw, sw, dw, pl, pr));
+            let h = fitting_len(kh, dh, pt + pb) + eh;
+            let w = fitting_len(kw, dw, pl + pr) + ew;
+            let fits = "the input fits the kernel";
+            let oh = conv_output_len(h, kh, sh, dh, (pt, pb)).expect(fits);
+            let ow = conv_output_len(w, kw, sw, dw, (pl, pr)).expect(fits);
             let (zp, act_min, act_max, rounding) = stage;
             let p = QuantConv2dParams {
-                stride_h: sh,
-                stride_w: sw,
-                dilation_h: dh,
-                dilation_w: dw,
-                pad_top: pt,
-                pad_left: pl,
-                pad_bottom: pb,
-                pad_right: pr,
-                groups: groups as u16,
                 x_zero_point: x_zp,
                 y_zero_point: zp,
                 act_min,
                 act_max,
                 rounding,
+                ..quant_conv2d_params((sh, sw), (dh, dw), pads, groups as u16)
             };
             let x_dims = [n, h, w, groups * icg];
             let w_dims = [oc, kh, kw, icg];
@@ -274,7 +256,7 @@ fn conv_case(scale: usize) -> impl Strategy<Value = ConvCase> {
                 bias(oc),
                 requant(oc),
             )
-                .prop_map(move |(x, w, b, requant)| ConvCase {
+                .prop_map(move |(x, w, b, q)| ConvCase {
                     p,
                     x_dims,
                     w_dims,
@@ -282,76 +264,10 @@ fn conv_case(scale: usize) -> impl Strategy<Value = ConvCase> {
                     x,
                     w,
                     b,
-                    requant,
+                    q,
                 })
         },
     )
-}
-
-#[derive(Clone, Debug)]
-struct FcCase {
-    p: QuantFullyConnectedParams,
-    x_dims: Vec<usize>,
-    w_dims: [usize; 2],
-    y_dims: Vec<usize>,
-    x: Vec<i8>,
-    w: Vec<i8>,
-    b: Option<Vec<i32>>,
-    requant: Vec<i32>,
-}
-
-impl FcCase {
-    fn run(&self, f: impl FnOnce(In<'_, i8>, In<'_, i8>, Out<'_, i8>)) -> Vec<i8> {
-        let mut y = vec![0x55; self.y_dims.iter().product()];
-        f(
-            In {
-                data: &self.x,
-                dims: &self.x_dims,
-            },
-            In {
-                data: &self.w,
-                dims: &self.w_dims,
-            },
-            Out {
-                data: &mut y,
-                dims: &self.y_dims,
-            },
-        );
-        y
-    }
-
-    fn check(&self) -> Result<(), TestCaseError> {
-        let rq_dims = [self.requant.len() / 2, 2];
-        let b_dims = self.b.as_ref().map(|b| [b.len()]);
-        prop_assert_eq!(
-            fully_connected::validate(
-                &self.p,
-                &self.x_dims,
-                &self.w_dims,
-                b_dims.as_ref().map(|d| &d[..]),
-                &rq_dims,
-                &self.y_dims
-            ),
-            Ok(())
-        );
-        let (b, rq) = (self.b.as_deref(), &self.requant[..]);
-        let want = self.run(|x, w, y| fully_connected::fully_connected(&self.p, x, w, b, rq, y));
-        let mut inputs: Vec<&[usize]> = vec![&self.x_dims, &self.w_dims, &rq_dims];
-        inputs.extend(b_dims.as_ref().map(|d| &d[..]));
-        let kind = OpKind::QuantFullyConnected(self.p);
-        for isa in levels() {
-            let k = table(isa);
-            for call in CALLS {
-                let mut got = Vec::new();
-                with_workspace(isa, call, &kind, &inputs, &self.y_dims, |ws| {
-                    got =
-                        self.run(|x, w, y| (k.quant_fully_connected)(&self.p, x, w, b, rq, y, ws));
-                });
-                prop_assert!(got == want, "{isa} {call:?}: got {got:?}\nwant {want:?}");
-            }
-        }
-        Ok(())
-    }
 }
 
 /// A valid fully connected layer: `rows` rows (as `[rows, IN]`, or `[IN]` for one), `inputs` inputs
@@ -385,7 +301,7 @@ fn fc_case(rows: usize, inputs: usize, outputs: usize) -> impl Strategy<Value = 
                     bias(outputs),
                     requant(outputs),
                 )
-                    .prop_map(move |(x, w, b, requant)| FcCase {
+                    .prop_map(move |(x, w, b, q)| FcCase {
                         p,
                         x_dims: x_dims.clone(),
                         w_dims: [outputs, inputs],
@@ -393,7 +309,7 @@ fn fc_case(rows: usize, inputs: usize, outputs: usize) -> impl Strategy<Value = 
                         x,
                         w,
                         b,
-                        requant,
+                        q,
                     })
             },
         )
@@ -403,11 +319,11 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(192))]
     #[test]
     fn conv2d_matches_reference(case in conv_case(1)) {
-        case.check()?;
+        check_conv(&case)?;
     }
     #[test]
     fn fully_connected_matches_reference(case in fc_case(6, 70, 40)) {
-        case.check()?;
+        check_fc(&case)?;
     }
 }
 
@@ -416,11 +332,11 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(6))]
     #[test]
     fn large_conv2d_matches_reference(case in conv_case(3)) {
-        case.check()?;
+        check_conv(&case)?;
     }
     #[test]
     fn large_fully_connected_matches_reference(case in fc_case(12, 600, 400)) {
-        case.check()?;
+        check_fc(&case)?;
     }
 }
 
@@ -441,20 +357,9 @@ fn typical_layers_match_reference() {
             .current()
     };
     let geometry = |k: usize, groups: usize, stride: u16, x_zero_point: i8| QuantConv2dParams {
-        stride_h: stride,
-        stride_w: stride,
-        dilation_h: 1,
-        dilation_w: 1,
-        pad_top: (k / 2) as u16,
-        pad_left: (k / 2) as u16,
-        pad_bottom: (k / 2) as u16,
-        pad_right: (k / 2) as u16,
-        groups: groups as u16,
         x_zero_point,
         y_zero_point: -3,
-        act_min: -128,
-        act_max: 127,
-        rounding: RequantRounding::Double,
+        ..quant_conv2d_params((stride, stride), (1, 1), [(k / 2) as u16; 4], groups as u16)
     };
     // (size, IC, OC, kernel, groups, stride)
     let layers = [
@@ -478,9 +383,9 @@ fn typical_layers_match_reference() {
             x: data(x_dims.iter().product(), &mut runner),
             w: data(w_dims.iter().product(), &mut runner),
             b: Some((0..oc as i32).map(|i| i * 1000 - 20_000).collect()),
-            requant: rq(oc),
+            q: rq(oc),
         };
-        case.check().unwrap();
+        check_conv(&case).unwrap();
     }
     let fc = FcCase {
         p: QuantFullyConnectedParams {
@@ -496,9 +401,9 @@ fn typical_layers_match_reference() {
         x: data(1024, &mut runner),
         w: data(1024 * 1024, &mut runner),
         b: None,
-        requant: rq(1024),
+        q: rq(1024),
     };
-    fc.check().unwrap();
+    check_fc(&fc).unwrap();
 }
 
 /// Inputs and weights at the ends of the int8 range, where 16-bit pair sums would overflow: two
@@ -522,20 +427,8 @@ fn extreme_values_match_reference() {
             let pad = (k / 2) as u16;
             let case = ConvCase {
                 p: QuantConv2dParams {
-                    stride_h: 1,
-                    stride_w: 1,
-                    dilation_h: 1,
-                    dilation_w: 1,
-                    pad_top: pad,
-                    pad_left: pad,
-                    pad_bottom: pad,
-                    pad_right: pad,
-                    groups: groups as u16,
                     x_zero_point,
-                    y_zero_point: 0,
-                    act_min: -128,
-                    act_max: 127,
-                    rounding: RequantRounding::Double,
+                    ..quant_conv2d_params((1, 1), (1, 1), [pad; 4], groups as u16)
                 },
                 x_dims,
                 w_dims,
@@ -544,9 +437,9 @@ fn extreme_values_match_reference() {
                 w: vec![wv; w_dims.iter().product()],
                 b: None,
                 // Scaled down enough that the sums show in the output.
-                requant: vec![1 << 30, -20],
+                q: vec![1 << 30, -20],
             };
-            case.check().unwrap();
+            check_conv(&case).unwrap();
         }
     }
 }
@@ -555,22 +448,7 @@ fn extreme_values_match_reference() {
 /// and `variant` say so: the SIMD levels of this architecture.
 #[test]
 fn tables_hold_the_int8_kernels_they_report() {
-    let conv = OpKind::QuantConv2d(QuantConv2dParams {
-        stride_h: 1,
-        stride_w: 1,
-        dilation_h: 1,
-        dilation_w: 1,
-        pad_top: 0,
-        pad_left: 0,
-        pad_bottom: 0,
-        pad_right: 0,
-        groups: 1,
-        x_zero_point: 0,
-        y_zero_point: 0,
-        act_min: -128,
-        act_max: 127,
-        rounding: RequantRounding::Double,
-    });
+    let conv = OpKind::QuantConv2d(quant_conv2d_params((1, 1), (1, 1), [0; 4], 1));
     let simd_here = |isa: Isa| match isa {
         Isa::Sse2 | Isa::Avx2 | Isa::Avx512 => cfg!(target_arch = "x86_64"),
         Isa::Neon | Isa::NeonDotprod => cfg!(target_arch = "aarch64"),

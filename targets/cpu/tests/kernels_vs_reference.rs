@@ -19,6 +19,9 @@ use ember_core::ops::nn::matmul::{self, MatMulParams};
 use ember_core::ops::{In, Out};
 use ember_core::{AlignedBuf, Kernels, OpKind, Parallel, Workspace, REFERENCE};
 use ember_cpu::{Isa, ThreadPool};
+use ember_testkit::layer::{
+    conv2d_params, conv_output_len, conv_transpose2d_params, conv_window, fitting_len,
+};
 use proptest::prelude::*;
 
 /// An op with its parameters.
@@ -216,12 +219,6 @@ fn with_values(op: Op, dims: Vec<Vec<usize>>, y: Vec<usize>) -> impl Strategy<Va
 }
 
 /// Output length of a convolution along one axis, if the dilated kernel fits.
-fn conv_len(size: usize, k: usize, stride: u16, dilation: u16, pads: (u16, u16)) -> Option<usize> {
-    let padded = size + usize::from(pads.0) + usize::from(pads.1);
-    let span = usize::from(dilation) * (k - 1) + 1;
-    (padded >= span).then(|| (padded - span) / usize::from(stride) + 1)
-}
-
 /// Channels: plain (groups 1), depthwise with a multiplier, or grouped: `(groups, IC / g, OC / g)`.
 fn channels() -> impl Strategy<Value = (u16, usize, usize)> {
     prop_oneof![
@@ -232,14 +229,7 @@ fn channels() -> impl Strategy<Value = (u16, usize, usize)> {
 }
 
 fn conv_case() -> impl Strategy<Value = Case> {
-    let kernel = (
-        1usize..=5,
-        1usize..=5,
-        1u16..=3,
-        1u16..=3,
-        1u16..=2,
-        1u16..=2,
-    );
+    let kernel = conv_window(5);
     let pads = prop_oneof![1 => Just([0u16; 4]), 3 => prop::array::uniform4(0u16..=2)];
     (
         1usize..=2,
@@ -256,26 +246,11 @@ fn conv_case() -> impl Strategy<Value = Case> {
             |(n, (groups, icg, ocg), (kh, kw, sh, sw, dh, dw), pads, eh, ew, bias, act)| {
                 let [pt, pl, pb, pr] = pads;
                 let g = usize::from(groups);
-                let fit = |k: usize, d: u16, p: u16| {
-                    (usize::from(d) * (k - 1) + 1)
-                        .saturating_sub(p.into())
-                        .max(1)
-                };
-                let (h, w) = (fit(kh, dh, pt + pb) + eh, fit(kw, dw, pl + pr) + ew);
-                let oh = conv_len(h, kh, sh, dh, (pt, pb))?;
-                let ow = conv_len(w, kw, sw, dw, (pl, pr))?;
-                let p = Conv2dParams {
-                    stride_h: sh,
-                    stride_w: sw,
-                    dilation_h: dh,
-                    dilation_w: dw,
-                    pad_top: pt,
-                    pad_left: pl,
-                    pad_bottom: pb,
-                    pad_right: pr,
-                    groups,
-                    act,
-                };
+                let h = fitting_len(kh, dh, pt + pb) + eh;
+                let w = fitting_len(kw, dw, pl + pr) + ew;
+                let oh = conv_output_len(h, kh, sh, dh, (pt, pb))?;
+                let ow = conv_output_len(w, kw, sw, dw, (pl, pr))?;
+                let p = conv2d_params((sh, sw), (dh, dw), pads, groups, act);
                 let mut dims = vec![vec![n, h, w, g * icg], vec![g * ocg, kh, kw, icg]];
                 if bias {
                     dims.push(vec![g * ocg]);
@@ -335,14 +310,7 @@ fn matmul_case() -> impl Strategy<Value = Case> {
 }
 
 fn conv_transpose_case() -> impl Strategy<Value = Case> {
-    let kernel = (
-        1usize..=4,
-        1usize..=4,
-        1u16..=3,
-        1u16..=3,
-        1u16..=2,
-        1u16..=2,
-    );
+    let kernel = conv_window(4);
     let channels = (1u16..=2, 1usize..=12, 1usize..=12);
     let pads = (prop::array::uniform4(0u16..=1), 0u16..=1, 0u16..=1);
     (
@@ -377,20 +345,8 @@ fn conv_transpose_case() -> impl Strategy<Value = Case> {
                     .checked_sub(usize::from(pl + pr))
                     .filter(|&v| v > 0)?;
                 let g = usize::from(groups);
-                let p = ConvTranspose2dParams {
-                    stride_h: sh,
-                    stride_w: sw,
-                    dilation_h: dh,
-                    dilation_w: dw,
-                    pad_top: pt,
-                    pad_left: pl,
-                    pad_bottom: pb,
-                    pad_right: pr,
-                    output_pad_h: oph,
-                    output_pad_w: opw,
-                    groups,
-                    act,
-                };
+                let pads = [pt, pl, pb, pr];
+                let p = conv_transpose2d_params((sh, sw), (dh, dw), pads, (oph, opw), groups, act);
                 let mut dims = vec![vec![n, h, w, g * icg], vec![g * ocg, kh, kw, icg]];
                 if bias {
                     dims.push(vec![g * ocg]);
@@ -436,8 +392,8 @@ fn fixed_values(dims: &[Vec<usize>]) -> Vec<Vec<f32>> {
 
 fn conv_fixed(x: [usize; 4], w: [usize; 4], p: Conv2dParams) -> Case {
     let (h, wd) = (x[1], x[2]);
-    let oh = conv_len(h, w[1], p.stride_h, p.dilation_h, (p.pad_top, p.pad_bottom)).unwrap();
-    let ow = conv_len(
+    let oh = conv_output_len(h, w[1], p.stride_h, p.dilation_h, (p.pad_top, p.pad_bottom)).unwrap();
+    let ow = conv_output_len(
         wd,
         w[2],
         p.stride_w,
@@ -459,17 +415,8 @@ fn conv_fixed(x: [usize; 4], w: [usize; 4], p: Conv2dParams) -> Case {
 fn model_layer_shapes_match_reference() {
     // Shapes of PP-OCRv4's layers (smaller spatially): large channel counts, 5x5 depthwise, 1x3 kernels,
     // a stride-2 stem with 3 input channels.
-    let same = |k: u16, s: u16, groups: u16| Conv2dParams {
-        stride_h: s,
-        stride_w: s,
-        dilation_h: 1,
-        dilation_w: 1,
-        pad_top: k / 2,
-        pad_left: k / 2,
-        pad_bottom: k / 2,
-        pad_right: k / 2,
-        groups,
-        act: Activation::Relu6,
+    let same = |k: u16, s: u16, groups: u16| {
+        conv2d_params((s, s), (1, 1), [k / 2; 4], groups, Activation::Relu6)
     };
     let cases = [
         conv_fixed([1, 16, 20, 3], [16, 3, 3, 3], same(3, 2, 1)),
@@ -494,20 +441,7 @@ fn model_layer_shapes_match_reference() {
     // The detector head's transposed convolutions (2x2, stride 2; smaller spatially), large enough
     // that the scatter and the activation pass split over the workers, with a bias and a ReLU.
     for (x, oc) in [([1, 16, 16, 32], 32), ([1, 45, 37, 16], 3)] {
-        let p = ConvTranspose2dParams {
-            stride_h: 2,
-            stride_w: 2,
-            dilation_h: 1,
-            dilation_w: 1,
-            pad_top: 0,
-            pad_left: 0,
-            pad_bottom: 0,
-            pad_right: 0,
-            output_pad_h: 0,
-            output_pad_w: 0,
-            groups: 1,
-            act: Activation::Relu,
-        };
+        let p = conv_transpose2d_params((2, 2), (1, 1), [0; 4], (0, 0), 1, Activation::Relu);
         let dims = vec![x.to_vec(), vec![oc, 2, 2, x[3]], vec![oc]];
         let case = Case {
             op: Op::ConvTranspose(p),

@@ -18,6 +18,7 @@ use ember_core::ops::nn::softmax::SoftmaxParams;
 use ember_core::ops::pool::{avg_pool, Pool2dParams};
 use ember_core::ops::{In, Out};
 use ember_core::{Kernels, REFERENCE};
+use ember_testkit::window::{self, pool_params};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -222,17 +223,7 @@ fn pool_case() -> impl Strategy<Value = PoolCase> {
         })
         .prop_flat_map(
             |((n, h, w, c), (kh, kw, sh, sw), (pt, pl, pb, pr), include)| {
-                let p = Pool2dParams {
-                    kernel_h: kh,
-                    kernel_w: kw,
-                    stride_h: sh,
-                    stride_w: sw,
-                    pad_top: pt,
-                    pad_left: pl,
-                    pad_bottom: pb,
-                    pad_right: pr,
-                    count_include_pad: include,
-                };
+                let p = pool_params((kh, kw), (sh, sw), [pt, pl, pb, pr], include);
                 (Just(p), Just([n, h, w, c]), values(n * h * w * c, 10.0))
             },
         )
@@ -241,19 +232,8 @@ fn pool_case() -> impl Strategy<Value = PoolCase> {
 
 /// The output dims `validate` accepts for `c`, if any.
 fn pool_output(c: &PoolCase) -> Option<[usize; 4]> {
-    let [n, h, w, ch] = c.x_dims;
-    let p = &c.p;
-    let len = |size: usize, k: u16, s: u16, a: u16, b: u16| {
-        let padded = size + usize::from(a) + usize::from(b);
-        (padded >= usize::from(k)).then(|| (padded - usize::from(k)) / usize::from(s) + 1)
-    };
-    let y = [
-        n,
-        len(h, p.kernel_h, p.stride_h, p.pad_top, p.pad_bottom)?,
-        len(w, p.kernel_w, p.stride_w, p.pad_left, p.pad_right)?,
-        ch,
-    ];
-    avg_pool::validate(p, &c.x_dims, &y).ok().map(|()| y)
+    let y = window::pool_output(&c.p, c.x_dims)?;
+    avg_pool::validate(&c.p, &c.x_dims, &y).ok().map(|()| y)
 }
 
 proptest! {

@@ -5,10 +5,8 @@
 
 mod common;
 
-use common::{run_on, vulkan, Rng};
-use ember_core::format::write::{write_blob, BlobParts};
-use ember_core::format::{ArenaPlan, DType, Dims, ModelInfo, OpRecord, Storage, TensorRecord};
-use ember_core::ops::pool::Pool2dParams;
+use common::{conv_geometry, conv_output, pool_window, run_on, vulkan, Rng};
+use ember_core::format::DType;
 use ember_core::ops::quant::add::QuantAddParams;
 use ember_core::ops::quant::avg_pool::QuantAvgPoolParams;
 use ember_core::ops::quant::conv::{self, QuantConv2dParams};
@@ -22,132 +20,11 @@ use ember_core::ops::quant::requantize::RequantizeParams;
 use ember_core::ops::quant::softmax::QuantSoftmaxParams;
 use ember_core::{AlignedBuf, OpKind};
 use ember_gpu::{Device, DeviceSession};
+use ember_testkit::model::{single_op_blob, typed_input, weight_i32, weight_i8, Operand};
 use ember_tests::{model_dir, read_npy_f32};
 
 /// Random cases per op.
 const CASES: u64 = 40;
-
-/// One operand of a single-op model: a graph input (its values written at run time, as f32) or a
-/// weight tensor, of any dtype.
-struct Operand {
-    dims: Vec<usize>,
-    dtype: DType,
-    values: Vec<f32>,
-    weight: bool,
-}
-
-fn act_input(dims: &[usize], values: Vec<f32>, dtype: DType) -> Operand {
-    Operand {
-        dims: dims.to_vec(),
-        dtype,
-        values,
-        weight: false,
-    }
-}
-
-fn weight_i8(dims: &[usize], values: Vec<i8>) -> Operand {
-    Operand {
-        dims: dims.to_vec(),
-        dtype: DType::I8,
-        values: values.into_iter().map(f32::from).collect(),
-        weight: true,
-    }
-}
-
-fn weight_i32(dims: &[usize], values: Vec<i32>) -> Operand {
-    Operand {
-        dims: dims.to_vec(),
-        dtype: DType::I32,
-        values: values.into_iter().map(|v| v as f32).collect(),
-        weight: true,
-    }
-}
-
-fn align(n: usize) -> usize {
-    n.div_ceil(16) * 16
-}
-
-fn bytes_of(o: &Operand) -> Vec<u8> {
-    match o.dtype {
-        DType::I8 => o.values.iter().map(|&v| v as i8 as u8).collect(),
-        DType::I32 => o
-            .values
-            .iter()
-            .flat_map(|&v| (v as i32).to_le_bytes())
-            .collect(),
-        _ => o.values.iter().flat_map(|v| v.to_le_bytes()).collect(),
-    }
-}
-
-/// A blob with one op over `operands`, its output `out_dims` of `out_dtype`.
-fn blob(kind: OpKind, operands: &[Operand], out_dims: &[usize], out_dtype: DType) -> AlignedBuf {
-    let record = |dims: &[usize], dtype: DType, storage: Storage| TensorRecord {
-        dtype,
-        dims: Dims::from_slice(&dims.iter().map(|&d| d as u32).collect::<Vec<_>>()).unwrap(),
-        storage,
-        quant: None,
-        first_use: 0,
-        last_use: 0,
-    };
-    let (mut tensors, mut weights, mut arena) = (Vec::new(), Vec::new(), 0usize);
-    let mut graph_inputs = heapless::Vec::new();
-    for (id, o) in operands.iter().enumerate() {
-        let bytes = bytes_of(o);
-        let storage = if o.weight {
-            let offset = weights.len();
-            weights.extend_from_slice(&bytes);
-            weights.resize(align(weights.len()), 0);
-            Storage::Weights {
-                offset: offset as u32,
-            }
-        } else {
-            let offset = arena;
-            arena = align(arena + bytes.len());
-            graph_inputs.push(id as u32).unwrap();
-            Storage::Arena {
-                offset: offset as u32,
-            }
-        };
-        tensors.push(record(&o.dims, o.dtype, storage));
-    }
-    let out = tensors.len() as u32;
-    tensors.push(record(
-        out_dims,
-        out_dtype,
-        Storage::Arena {
-            offset: arena as u32,
-        },
-    ));
-    arena = align(arena + out_dtype.size() * out_dims.iter().product::<usize>()).max(16);
-    let ops = [OpRecord {
-        kind,
-        inputs: heapless::Vec::from_slice(&(0..operands.len() as u32).collect::<Vec<_>>()).unwrap(),
-        output: out,
-    }];
-    let info = ModelInfo {
-        producer: b"ember-gpu int8 test",
-        source_hash: 0,
-        tensor_count: tensors.len() as u32,
-        op_count: 1,
-        inputs: graph_inputs,
-        outputs: heapless::Vec::from_slice(&[out]).unwrap(),
-        arena: ArenaPlan {
-            persistent_bytes: 0,
-            activation_bytes: arena as u32,
-            scratch_bytes: 0,
-            lower_bound_bytes: arena as u32,
-        },
-    };
-    let bytes = write_blob(&BlobParts {
-        info: &info,
-        tensors: &tensors,
-        ops: &ops,
-        weights: &weights,
-        names: None,
-    })
-    .expect("blob writes");
-    AlignedBuf::from_bytes(&bytes)
-}
 
 /// Runs the op on the CPU reference and on `gpu`; the outputs must be the same values exactly. Returns
 /// how many distinct values the output has (so a test can tell that its cases are not all clamped).
@@ -158,7 +35,7 @@ fn check(
     out_dims: &[usize],
     out_dtype: DType,
 ) -> usize {
-    let model = blob(kind, operands, out_dims, out_dtype);
+    let model = single_op_blob(kind, operands, out_dims, out_dtype);
     let inputs: Vec<&[f32]> = operands
         .iter()
         .filter(|o| !o.weight)
@@ -252,15 +129,18 @@ fn int8_conv2d_and_depthwise_match_bit_for_bit() {
             (rng.int(1, 4), rng.int(1, 3))
         };
         let (act_min, act_max) = clamp(&mut rng);
+        let g = conv_geometry(&mut rng);
+        let [stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left, pad_bottom, pad_right] =
+            g;
         let p = QuantConv2dParams {
-            stride_h: rng.int(1, 2) as u16,
-            stride_w: rng.int(1, 2) as u16,
-            dilation_h: rng.int(1, 2) as u16,
-            dilation_w: rng.int(1, 2) as u16,
-            pad_top: rng.int(0, 2) as u16,
-            pad_left: rng.int(0, 2) as u16,
-            pad_bottom: rng.int(0, 2) as u16,
-            pad_right: rng.int(0, 2) as u16,
+            stride_h,
+            stride_w,
+            dilation_h,
+            dilation_w,
+            pad_top,
+            pad_left,
+            pad_bottom,
+            pad_right,
             groups: groups as u16,
             x_zero_point: zero_point(&mut rng),
             y_zero_point: zero_point(&mut rng),
@@ -275,18 +155,9 @@ fn int8_conv2d_and_depthwise_match_bit_for_bit() {
             groups * group_ic,
         ];
         let w = [groups * group_oc, rng.int(1, 3), rng.int(1, 3), group_ic];
-        let span = |k: usize, d: u16| (k - 1) * d as usize + 1;
-        let ph = x[1] + usize::from(p.pad_top + p.pad_bottom);
-        let pw = x[2] + usize::from(p.pad_left + p.pad_right);
-        if ph < span(w[1], p.dilation_h) || pw < span(w[2], p.dilation_w) {
+        let Some(y) = conv_output(&x, &w, g) else {
             continue;
-        }
-        let y = [
-            x[0],
-            (ph - span(w[1], p.dilation_h)) / usize::from(p.stride_h) + 1,
-            (pw - span(w[2], p.dilation_w)) / usize::from(p.stride_w) + 1,
-            w[0],
-        ];
+        };
         let taps = w[1] * w[2] * w[3];
         let rows = requant_rows(&mut rng, w[0], taps);
         let bias = rng.bool();
@@ -304,7 +175,7 @@ fn int8_conv2d_and_depthwise_match_bit_for_bit() {
             continue;
         }
         let mut operands = vec![
-            act_input(&x, i8s(&mut rng, x.iter().product()), DType::I8),
+            typed_input(&x, i8s(&mut rng, x.iter().product()), DType::I8),
             weight_i8(&w, weights_i8(&mut rng, w.iter().product())),
             weight_i32(&[rows.len() / 2, 2], rows),
         ];
@@ -338,7 +209,7 @@ fn int8_fully_connected_matches_bit_for_bit() {
         };
         let rows = requant_rows(&mut rng, outf, inf);
         let mut operands = vec![
-            act_input(&[rows_x, inf], i8s(&mut rng, rows_x * inf), DType::I8),
+            typed_input(&[rows_x, inf], i8s(&mut rng, rows_x * inf), DType::I8),
             weight_i8(&[outf, inf], weights_i8(&mut rng, outf * inf)),
             weight_i32(&[rows.len() / 2, 2], rows),
         ];
@@ -399,8 +270,8 @@ fn int8_add_and_mul_match_bit_for_bit() {
             i8s(&mut rng, b.iter().product()),
         );
         let operands = [
-            act_input(&a, a_values, DType::I8),
-            act_input(&b, b_values, DType::I8),
+            typed_input(&a, a_values, DType::I8),
+            typed_input(&b, b_values, DType::I8),
         ];
         varied += usize::from(check(gpu, kind, &operands, &a, DType::I8) >= 3);
         cases += 1;
@@ -415,17 +286,7 @@ fn int8_pooling_matches_bit_for_bit() {
     let mut rng = Rng::new(4);
     for case in 0..2 * CASES {
         let (kh, kw) = (rng.int(1, 3), rng.int(1, 3));
-        let window = Pool2dParams {
-            kernel_h: kh as u16,
-            kernel_w: kw as u16,
-            stride_h: rng.int(1, 2) as u16,
-            stride_w: rng.int(1, 2) as u16,
-            pad_top: rng.int(0, kh - 1) as u16,
-            pad_left: rng.int(0, kw - 1) as u16,
-            pad_bottom: rng.int(0, kh - 1) as u16,
-            pad_right: rng.int(0, kw - 1) as u16,
-            count_include_pad: rng.bool(),
-        };
+        let window = pool_window(&mut rng, (kh, kw));
         let x = [rng.int(1, 2), rng.int(kh, 7), rng.int(kw, 7), rng.int(1, 5)];
         let out = |len: usize, k: usize, s: u16, a: u16, b: u16| {
             (len + usize::from(a + b) - k) / usize::from(s) + 1
@@ -451,7 +312,11 @@ fn int8_pooling_matches_bit_for_bit() {
                 act_max,
             })
         };
-        let operands = [act_input(&x, i8s(&mut rng, x.iter().product()), DType::I8)];
+        let operands = [typed_input(
+            &x,
+            i8s(&mut rng, x.iter().product()),
+            DType::I8,
+        )];
         varied += usize::from(check(gpu, kind, &operands, &y, DType::I8) >= 3);
         cases += 1;
     }
@@ -482,7 +347,7 @@ fn quantize_dequantize_requantize_match_bit_for_bit() {
                 zero_point: zp,
                 rounding,
             };
-            let operands = [act_input(&[n], x.clone(), DType::F32)];
+            let operands = [typed_input(&[n], x.clone(), DType::F32)];
             varied += usize::from(check(gpu, OpKind::Quantize(p), &operands, &[n], DType::I8) >= 3);
             cases += 1;
         }
@@ -491,7 +356,7 @@ fn quantize_dequantize_requantize_match_bit_for_bit() {
             scale,
             zero_point: zp,
         };
-        let operands = [act_input(&[n], q.clone(), DType::I8)];
+        let operands = [typed_input(&[n], q.clone(), DType::I8)];
         varied += usize::from(check(gpu, OpKind::Dequantize(p), &operands, &[n], DType::F32) >= 3);
         cases += 1;
         let y = (scale * rng.float(0.05, 20.0), zero_point(&mut rng));
@@ -499,7 +364,7 @@ fn quantize_dequantize_requantize_match_bit_for_bit() {
             rounding: rounding(&mut rng),
             ..RequantizeParams::from_scales((scale, zp), y)
         };
-        let operands = [act_input(&[n], q, DType::I8)];
+        let operands = [typed_input(&[n], q, DType::I8)];
         varied += usize::from(check(gpu, OpKind::Requantize(p), &operands, &[n], DType::I8) >= 3);
         cases += 1;
     }
@@ -522,7 +387,7 @@ fn int8_softmax_matches_bit_for_bit() {
         // Input scales from sharp to flat distributions (beta 1).
         let p = QuantSoftmaxParams::from_scale(1.0, f64::from(rng.float(0.005, 0.5)), axis as u8);
         let n = dims.iter().product();
-        let operands = [act_input(&dims, i8s(&mut rng, n), DType::I8)];
+        let operands = [typed_input(&dims, i8s(&mut rng, n), DType::I8)];
         varied +=
             usize::from(check(gpu, OpKind::QuantSoftmax(p), &operands, &dims, DType::I8) >= 3);
         cases += 1;

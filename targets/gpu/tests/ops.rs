@@ -4,7 +4,8 @@
 
 mod common;
 
-use common::{check_op, input, vulkan, weight, Rng};
+use common::{check_op, conv_geometry, conv_output, pool_window, vulkan, Rng};
+use ember_core::format::DType;
 use ember_core::ops::array::concat::ConcatParams;
 use ember_core::ops::array::gather::GatherParams;
 use ember_core::ops::array::pad::PadParams;
@@ -20,15 +21,13 @@ use ember_core::ops::nn::layer_norm::LayerNormParams;
 use ember_core::ops::nn::matmul::MatMulParams;
 use ember_core::ops::nn::reduce::{ReduceOp, ReduceParams};
 use ember_core::ops::nn::softmax::SoftmaxParams;
-use ember_core::ops::pool::{max_pool, Pool2dParams};
+use ember_core::ops::pool::max_pool;
 use ember_core::OpKind;
+use ember_testkit::model::{input, single_op_blob, weight};
+use ember_testkit::shape::numel;
 use proptest::prelude::*;
 
 const MAX_RANK: usize = 6;
-
-fn numel(d: &[usize]) -> usize {
-    d.iter().product()
-}
 
 fn random_dims(rng: &mut Rng, rank_lo: usize, rank_hi: usize, max: usize) -> Vec<usize> {
     (0..rng.int(rank_lo, rank_hi))
@@ -216,29 +215,25 @@ proptest! {
         let groups = rng.int(1, 3);
         let depthwise = rng.bool();
         let (group_ic, group_oc) = if depthwise { (1, 1) } else { (rng.int(1, 3), rng.int(1, 3)) };
+        let g = conv_geometry(&mut rng);
+        let [stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left, pad_bottom, pad_right] = g;
         let p = Conv2dParams {
-            stride_h: rng.int(1, 2) as u16,
-            stride_w: rng.int(1, 2) as u16,
-            dilation_h: rng.int(1, 2) as u16,
-            dilation_w: rng.int(1, 2) as u16,
-            pad_top: rng.int(0, 2) as u16,
-            pad_left: rng.int(0, 2) as u16,
-            pad_bottom: rng.int(0, 2) as u16,
-            pad_right: rng.int(0, 2) as u16,
+            stride_h,
+            stride_w,
+            dilation_h,
+            dilation_w,
+            pad_top,
+            pad_left,
+            pad_bottom,
+            pad_right,
             groups: groups as u16,
             act: activation(&mut rng),
         };
         let x = vec![rng.int(1, 2), rng.int(1, 7), rng.int(1, 7), groups * group_ic];
         let w = vec![groups * group_oc, rng.int(1, 3), rng.int(1, 3), group_ic];
-        let span = |k: usize, d: u16| (k - 1) * d as usize + 1;
-        let (ph, pw) = (x[1] + (p.pad_top + p.pad_bottom) as usize, x[2] + (p.pad_left + p.pad_right) as usize);
-        prop_assume!(ph >= span(w[1], p.dilation_h) && pw >= span(w[2], p.dilation_w));
-        let y = vec![
-            x[0],
-            (ph - span(w[1], p.dilation_h)) / p.stride_h as usize + 1,
-            (pw - span(w[2], p.dilation_w)) / p.stride_w as usize + 1,
-            w[0],
-        ];
+        let y = conv_output(&x, &w, g);
+        prop_assume!(y.is_some());
+        let y = y.unwrap().to_vec();
         let bias = rng.bool();
         prop_assume!(conv::validate(&p, &x, &w, bias.then_some(&[w[0]][..]), &y).is_ok());
         let mut operands = vec![
@@ -345,17 +340,7 @@ proptest! {
         let mut rng = Rng::new(seed);
         let x = vec![rng.int(1, 2), rng.int(1, 8), rng.int(1, 8), rng.int(1, 4)];
         let (kh, kw) = (rng.int(1, 3), rng.int(1, 3));
-        let p = Pool2dParams {
-            kernel_h: kh as u16,
-            kernel_w: kw as u16,
-            stride_h: rng.int(1, 2) as u16,
-            stride_w: rng.int(1, 2) as u16,
-            pad_top: rng.int(0, kh - 1) as u16,
-            pad_left: rng.int(0, kw - 1) as u16,
-            pad_bottom: rng.int(0, kh - 1) as u16,
-            pad_right: rng.int(0, kw - 1) as u16,
-            count_include_pad: rng.bool(),
-        };
+        let p = pool_window(&mut rng, (kh, kw));
         let ph = x[1] + (p.pad_top + p.pad_bottom) as usize;
         let pw = x[2] + (p.pad_left + p.pad_right) as usize;
         prop_assume!(ph >= kh && pw >= kw);
@@ -502,7 +487,7 @@ fn conv2d_im2col_and_direct_paths() {
             weight(&[5], rng.floats(5, -1.0, 1.0)),
         ];
         check_op(gpu, OpKind::Conv2d(p), &operands, &y);
-        let blob = common::single_op_blob(OpKind::Conv2d(p), &operands, &y);
+        let blob = single_op_blob(OpKind::Conv2d(p), &operands, &y, DType::F32);
         let session = ember_gpu::DeviceSession::new(blob.as_bytes(), gpu).unwrap();
         let ember_gpu::DeviceMemoryReport::Gpu(r) = session.memory_report() else {
             panic!("a GPU session reports GPU memory")

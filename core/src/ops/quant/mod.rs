@@ -3,7 +3,7 @@
 //! multiplier and shift computed by the converter.
 //!
 //! The arithmetic is TFLM's reference kernels', bit for bit (checked against TFLM's outputs by
-//! `core/tests/ops_int8/tflm.rs`): int32 accumulation of `w * (x - x_zero_point)`,
+//! `testkit/src/ops_int8/tflm.rs`): int32 accumulation of `w * (x - x_zero_point)`,
 //! [`requant::multiply_by_quantized_multiplier`], the output zero point added, then a clamp to the fused
 //! activation's int8 range (`act_min`, `act_max`; Relu and Relu6 are such clamps). Softmax is TFLM's
 //! fixed-point algorithm. Only [`quantize`] and [`dequantize`] (the graph edges) use float. The

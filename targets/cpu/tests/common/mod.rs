@@ -1,10 +1,19 @@
 //! Helpers shared by the tests that compare this crate's kernels with `ember-core`'s reference
-//! kernels: the levels to run, value generators with special values, and the comparisons.
+//! kernels: the levels to run, value generators with special values, the comparisons, and the
+//! signatures of the int8 layer kernels.
 #![allow(dead_code)]
 
-use ember_core::Kernels;
+use ember_core::ops::{In, Out};
+use ember_core::{Kernels, Workspace};
 use ember_cpu::{table, Isa};
 use proptest::prelude::*;
+
+/// An int8 layer kernel of the reference (`p, x, w, bias, requant, y`).
+pub type Reference<P> = fn(&P, In<'_, i8>, In<'_, i8>, Option<&[i32]>, &[i32], Out<'_, i8>);
+
+/// The same kernel as a table's entry, with a workspace.
+pub type Entry<P> =
+    fn(&P, In<'_, i8>, In<'_, i8>, Option<&[i32]>, &[i32], Out<'_, i8>, Option<&mut Workspace<'_>>);
 
 /// Every level this CPU runs, with its table.
 pub fn levels() -> impl Iterator<Item = (Isa, &'static Kernels)> {

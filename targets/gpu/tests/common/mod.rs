@@ -1,12 +1,13 @@
-//! Shared by the GPU tests: finding a Vulkan device (or skipping), single-op blobs written with the
-//! blob writer, a small random generator, and the comparison against the CPU reference.
+//! Shared by the GPU tests: finding a Vulkan device (or skipping), a small random generator, and the
+//! comparison against the CPU reference of single-op blobs (written by `ember_testkit::model`).
 
 #![allow(dead_code)]
 
-use ember_core::format::write::{write_blob, BlobParts};
-use ember_core::format::{ArenaPlan, DType, Dims, ModelInfo, OpRecord, Storage, TensorRecord};
-use ember_core::{AlignedBuf, OpKind};
+use ember_core::format::DType;
+use ember_core::ops::pool::Pool2dParams;
+use ember_core::OpKind;
 use ember_gpu::{Device, DeviceSession};
+use ember_testkit::model::{single_op_blob, Operand};
 
 /// `Device::Vulkan(0)`, or `None` (with the reason printed) when this machine has no Vulkan device.
 /// With `EMBER_REQUIRE_GPU=1` a missing device fails the test instead.
@@ -64,107 +65,53 @@ impl Rng {
     }
 }
 
-/// One input of a single-op model: a graph input (written at run time) or a weight tensor.
-pub struct Operand {
-    pub dims: Vec<usize>,
-    pub values: Vec<f32>,
-    pub weight: bool,
+/// A convolution's geometry, drawn in this order: strides and dilations 1 or 2, paddings 0 to 2, as
+/// `[stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left, pad_bottom, pad_right]`.
+pub fn conv_geometry(rng: &mut Rng) -> [u16; 8] {
+    [
+        rng.int(1, 2),
+        rng.int(1, 2),
+        rng.int(1, 2),
+        rng.int(1, 2),
+        rng.int(0, 2),
+        rng.int(0, 2),
+        rng.int(0, 2),
+        rng.int(0, 2),
+    ]
+    .map(|v| v as u16)
 }
 
-pub fn input(dims: &[usize], values: Vec<f32>) -> Operand {
-    assert_eq!(dims.iter().product::<usize>(), values.len());
-    Operand {
-        dims: dims.to_vec(),
-        values,
-        weight: false,
+/// The NHWC output dims of a convolution of `x` by the OHWI weights `w` with geometry `g` (as
+/// [`conv_geometry`] orders it), or `None` where the dilated kernel does not fit the padded input.
+pub fn conv_output(x: &[usize], w: &[usize], g: [u16; 8]) -> Option<[usize; 4]> {
+    let [sh, sw, dh, dw, pt, pl, pb, pr] = g.map(usize::from);
+    let span = |k: usize, d: usize| (k - 1) * d + 1;
+    let (ph, pw) = (x[1] + pt + pb, x[2] + pl + pr);
+    if ph < span(w[1], dh) || pw < span(w[2], dw) {
+        return None;
     }
+    Some([
+        x[0],
+        (ph - span(w[1], dh)) / sh + 1,
+        (pw - span(w[2], dw)) / sw + 1,
+        w[0],
+    ])
 }
 
-pub fn weight(dims: &[usize], values: Vec<f32>) -> Operand {
-    Operand {
-        weight: true,
-        ..input(dims, values)
+/// A pooling window of `kh` by `kw` with strides 1 or 2, paddings below the window and either
+/// averaging rule, drawn in this order.
+pub fn pool_window(rng: &mut Rng, (kh, kw): (usize, usize)) -> Pool2dParams {
+    Pool2dParams {
+        kernel_h: kh as u16,
+        kernel_w: kw as u16,
+        stride_h: rng.int(1, 2) as u16,
+        stride_w: rng.int(1, 2) as u16,
+        pad_top: rng.int(0, kh - 1) as u16,
+        pad_left: rng.int(0, kw - 1) as u16,
+        pad_bottom: rng.int(0, kh - 1) as u16,
+        pad_right: rng.int(0, kw - 1) as u16,
+        count_include_pad: rng.bool(),
     }
-}
-
-fn align(n: usize) -> usize {
-    n.div_ceil(16) * 16
-}
-
-fn record(dims: &[usize], storage: Storage) -> TensorRecord {
-    TensorRecord {
-        dtype: DType::F32,
-        dims: Dims::from_slice(&dims.iter().map(|&d| d as u32).collect::<Vec<_>>()).unwrap(),
-        storage,
-        quant: None,
-        first_use: 0,
-        last_use: 0,
-    }
-}
-
-/// A blob with one op: operands in order (graph inputs in the arena, weights in the weights section),
-/// the output after them in the arena (no tensor shares bytes).
-pub fn single_op_blob(kind: OpKind, operands: &[Operand], out_dims: &[usize]) -> AlignedBuf {
-    let mut tensors = Vec::new();
-    let mut weights = Vec::new();
-    let mut arena = 0usize;
-    let mut graph_inputs = heapless::Vec::new();
-    for (id, op) in operands.iter().enumerate() {
-        let storage = if op.weight {
-            let offset = weights.len();
-            for v in &op.values {
-                weights.extend_from_slice(&v.to_le_bytes());
-            }
-            weights.resize(align(weights.len()), 0);
-            Storage::Weights {
-                offset: offset as u32,
-            }
-        } else {
-            let offset = arena;
-            arena = align(arena + 4 * op.values.len());
-            graph_inputs.push(id as u32).unwrap();
-            Storage::Arena {
-                offset: offset as u32,
-            }
-        };
-        tensors.push(record(&op.dims, storage));
-    }
-    let out = tensors.len() as u32;
-    tensors.push(record(
-        out_dims,
-        Storage::Arena {
-            offset: arena as u32,
-        },
-    ));
-    arena = align(arena + 4 * out_dims.iter().product::<usize>()).max(16);
-    let ops = [OpRecord {
-        kind,
-        inputs: heapless::Vec::from_slice(&(0..operands.len() as u32).collect::<Vec<_>>()).unwrap(),
-        output: out,
-    }];
-    let info = ModelInfo {
-        producer: b"ember-gpu test",
-        source_hash: 0,
-        tensor_count: tensors.len() as u32,
-        op_count: 1,
-        inputs: graph_inputs,
-        outputs: heapless::Vec::from_slice(&[out]).unwrap(),
-        arena: ArenaPlan {
-            persistent_bytes: 0,
-            activation_bytes: arena as u32,
-            scratch_bytes: 0,
-            lower_bound_bytes: arena as u32,
-        },
-    };
-    let blob = write_blob(&BlobParts {
-        info: &info,
-        tensors: &tensors,
-        ops: &ops,
-        weights: &weights,
-        names: None,
-    })
-    .expect("blob writes");
-    AlignedBuf::from_bytes(&blob)
 }
 
 /// Runs the model on `device` with the graph inputs in order; returns output 0.
@@ -192,7 +139,7 @@ pub fn assert_close(what: &str, gpu: &[f32], cpu: &[f32]) {
 
 /// Builds the single-op model, runs it on the CPU reference kernels and on `gpu`, and compares.
 pub fn check_op(gpu: Device, kind: OpKind, operands: &[Operand], out_dims: &[usize]) {
-    let blob = single_op_blob(kind, operands, out_dims);
+    let blob = single_op_blob(kind, operands, out_dims, DType::F32);
     let inputs: Vec<&[f32]> = operands
         .iter()
         .filter(|o| !o.weight)

@@ -1,0 +1,372 @@
+//! Convolution kernels: conv2d, plain, grouped and depthwise.
+
+use ember_core::ops::math::activation::Activation;
+use ember_core::ops::nn::conv::{self, Conv2dParams};
+use ember_core::ops::{In, Out};
+use ember_core::workspace::with_scratch;
+use ember_core::{Error, Kernels, OpKind};
+use proptest::prelude::*;
+
+use crate::layer::{conv2d_params, conv_output_len, conv_window, fitting_len, Layer};
+
+use super::{
+    activate, activation, assert_close, assert_known, flat, mostly_positive, numel, odd_padding,
+    values, Want,
+};
+
+/// Input, weight, optional bias and output dims of a `validate` call.
+pub type Shapes<'a> = (&'a [usize], &'a [usize], Option<&'a [usize]>, &'a [usize]);
+
+/// A convolution: NHWC input, OHWI weights, optional bias.
+pub type ConvCase = Layer<Conv2dParams, f32, f32>;
+
+/// `conv::validate` of a case.
+fn validate(c: &ConvCase) -> Result<(), Error> {
+    let b_dims = c.b_dims();
+    let b_dims = b_dims.as_ref().map(|d| &d[..]);
+    conv::validate(&c.p, &c.x_dims, &c.w_dims, b_dims, &c.y_dims)
+}
+
+/// Runs the table's conv2d on a case, with the scratch the table asks for.
+fn run(k: &Kernels, c: &ConvCase) -> Vec<f32> {
+    let ins: [&[usize]; 2] = [&c.x_dims, &c.w_dims];
+    with_scratch(k, &OpKind::Conv2d(c.p), &ins, &c.y_dims, |ws| {
+        c.run(f32::NAN, |x, w, b, y| (k.conv2d)(&c.p, x, w, b, y, ws))
+    })
+}
+
+/// Values for the input, weights and bias of a convolution with these shapes.
+fn conv_with_values(
+    p: Conv2dParams,
+    x_dims: [usize; 4],
+    w_dims: [usize; 4],
+    y_dims: [usize; 4],
+    bias: bool,
+) -> impl Strategy<Value = ConvCase> {
+    let b = if bias {
+        values(w_dims[0]).prop_map(Some).boxed()
+    } else {
+        Just(None).boxed()
+    };
+    (values(numel(&x_dims)), values(numel(&w_dims)), b).prop_map(move |(x, w, b)| ConvCase {
+        p,
+        x_dims,
+        w_dims,
+        y_dims,
+        x,
+        w,
+        b,
+        q: (),
+    })
+}
+
+/// A valid convolution: groups 1 to 3 (with one input channel per group, depthwise, possibly with a
+/// channel multiplier), kernels 1 to 4, strides 1 to 3, dilations 1 to 2, paddings 0 to 2, and an input
+/// just large enough for the dilated kernel plus 0 to 3.
+pub fn conv2d_case() -> impl Strategy<Value = ConvCase> {
+    let channels = (1usize..=2, 1u16..=3, 1usize..=3, 1usize..=3); // batch, groups, IC/g, OC/g
+    let kernel = conv_window(4);
+    let padding = (prop::array::uniform4(0u16..=2), 0usize..4, 0usize..4);
+    (channels, kernel, padding, any::<bool>(), activation()).prop_flat_map(
+        |((n, groups, icg, ocg), (kh, kw, sh, sw, dh, dw), (pads, extra_h, extra_w), bias, act)| {
+            let [pad_top, pad_left, pad_bottom, pad_right] = pads;
+            let p = conv2d_params((sh, sw), (dh, dw), pads, groups, act);
+            // Smallest input the dilated kernel fits in, plus some.
+            let h = fitting_len(kh, dh, pad_top + pad_bottom) + extra_h;
+            let w = fitting_len(kw, dw, pad_left + pad_right) + extra_w;
+            let g = usize::from(groups);
+            let oh = conv_output_len(h, kh, sh, dh, (pad_top, pad_bottom)).unwrap_or(0);
+            let ow = conv_output_len(w, kw, sw, dw, (pad_left, pad_right)).unwrap_or(0);
+            let x_dims = [n, h, w, g * icg];
+            let w_dims = [g * ocg, kh, kw, icg];
+            let y_dims = [n, oh, ow, g * ocg];
+            conv_with_values(p, x_dims, w_dims, y_dims, bias)
+        },
+    )
+}
+
+/// Convolution by its definition: each output is the sum over the kernel window and the input channels
+/// of its group, of input times weight, zero outside the input.
+fn conv2d_definition(c: &ConvCase) -> Vec<Want> {
+    let [n, h, w, _] = c.x_dims;
+    let [oc, kh, kw, icg] = c.w_dims;
+    let [_, oh, ow, _] = c.y_dims;
+    let p = &c.p;
+    let ocg = oc / usize::from(p.groups);
+    let mut y = vec![Want::exact(f64::NAN); numel(&c.y_dims)];
+    for b in 0..n {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                for o in 0..oc {
+                    let group = o / ocg;
+                    let bias = c.b.as_ref().map_or(0.0, |b| f64::from(b[o]));
+                    let mut acc = Want::exact(bias);
+                    for ky in 0..kh {
+                        for kx in 0..kw {
+                            for ci in 0..icg {
+                                let iy = (oy * usize::from(p.stride_h)
+                                    + ky * usize::from(p.dilation_h))
+                                    as i64
+                                    - i64::from(p.pad_top);
+                                let ix = (ox * usize::from(p.stride_w)
+                                    + kx * usize::from(p.dilation_w))
+                                    as i64
+                                    - i64::from(p.pad_left);
+                                if iy < 0 || ix < 0 || iy >= h as i64 || ix >= w as i64 {
+                                    continue;
+                                }
+                                let xv = c.x[flat(
+                                    &[b, iy as usize, ix as usize, group * icg + ci],
+                                    &c.x_dims,
+                                )];
+                                let wv = c.w[flat(&[o, ky, kx, ci], &c.w_dims)];
+                                let term = f64::from(xv) * f64::from(wv);
+                                acc.value += term;
+                                acc.magnitude += term.abs();
+                            }
+                        }
+                    }
+                    y[flat(&[b, oy, ox, o], &c.y_dims)] = activate(p.act, acc);
+                }
+            }
+        }
+    }
+    y
+}
+
+/// The table's conv2d kernel against the definition.
+pub fn check_conv2d(k: &Kernels, c: &ConvCase) -> Result<(), TestCaseError> {
+    prop_assert_eq!(validate(c), Ok(()));
+    assert_close(&run(k, c), &conv2d_definition(c))
+}
+
+/// Odd convolutions: any dim may be 0, stride, dilation and groups may be 0, paddings may exceed the
+/// kernel (windows entirely in the padding), and one output dim may be off by one.
+pub fn conv2d_edge_case() -> impl Strategy<Value = ConvCase> {
+    let size = |max: u16| mostly_positive(max).prop_map(usize::from);
+    let dims = (size(2), size(4), size(4), size(2), size(2)); // n, h, w, IC/g, OC/g
+    let p = mostly_positive;
+    let kernel = (size(3), size(3), p(2), p(2), p(2), p(2), p(3)); // kh, kw, sh, sw, dh, dw, groups
+    let pads = prop::array::uniform4(odd_padding());
+    let mistakes = (
+        prop::option::weighted(0.1, 0usize..4),
+        prop::bool::weighted(0.1),
+    );
+    (dims, kernel, pads, mistakes, any::<bool>()).prop_flat_map(
+        |(
+            (n, h, w, icg, ocg),
+            (kh, kw, sh, sw, dh, dw, groups),
+            pads,
+            (off_by_one, ic_off),
+            bias,
+        )| {
+            let [pad_top, pad_left, pad_bottom, pad_right] = pads;
+            let p = conv2d_params((sh, sw), (dh, dw), pads, groups, Activation::None);
+            let g = usize::from(groups).max(1);
+            let out_len = |size, k, s, d, pads| {
+                if k == 0 || s == 0 {
+                    1
+                } else {
+                    conv_output_len(size, k, s, d, pads).unwrap_or(1)
+                }
+            };
+            let oh = out_len(h, kh, sh, dh, (pad_top, pad_bottom));
+            let ow = out_len(w, kw, sw, dw, (pad_left, pad_right));
+            let x_dims = [n, h, w, g * icg + usize::from(ic_off)];
+            let w_dims = [g * ocg, kh, kw, icg];
+            let mut y_dims = [n, oh, ow, g * ocg];
+            if let Some(axis) = off_by_one {
+                y_dims[axis] += 1;
+            }
+            conv_with_values(p, x_dims, w_dims, y_dims, bias)
+        },
+    )
+}
+
+/// Whether a convolution is well-formed, by the definition: every parameter usable, and the output the
+/// shape the definition produces.
+fn conv2d_is_valid(c: &ConvCase) -> bool {
+    let p = &c.p;
+    let [n, h, w, ic] = c.x_dims;
+    let [oc, kh, kw, icg] = c.w_dims;
+    let g = usize::from(p.groups);
+    let params_ok =
+        p.stride_h > 0 && p.stride_w > 0 && p.dilation_h > 0 && p.dilation_w > 0 && g > 0;
+    if !params_ok || kh == 0 || kw == 0 || ic % g != 0 || oc % g != 0 || icg * g != ic {
+        return false;
+    }
+    if c.b.as_ref().is_some_and(|b| b.len() != oc) {
+        return false;
+    }
+    let oh = conv_output_len(h, kh, p.stride_h, p.dilation_h, (p.pad_top, p.pad_bottom));
+    let ow = conv_output_len(w, kw, p.stride_w, p.dilation_w, (p.pad_left, p.pad_right));
+    matches!((oh, ow), (Some(oh), Some(ow)) if c.y_dims == [n, oh, ow, oc])
+}
+
+/// `validate` agrees with the definition on odd convolutions, and whatever it accepts runs without
+/// panicking and matches the definition.
+pub fn check_conv2d_edge(k: &Kernels, c: &ConvCase) -> Result<(), TestCaseError> {
+    let verdict = validate(c);
+    prop_assert_eq!(
+        verdict.is_ok(),
+        conv2d_is_valid(c),
+        "validate says {:?}",
+        verdict
+    );
+    if verdict.is_ok() {
+        assert_close(&run(k, c), &conv2d_definition(c))?;
+    }
+    Ok(())
+}
+
+fn conv_params(stride: u16, pad: u16, groups: u16) -> Conv2dParams {
+    conv2d_params((stride, stride), (1, 1), [pad; 4], groups, Activation::None)
+}
+
+fn run_conv(
+    k: &Kernels,
+    p: &Conv2dParams,
+    x: In<'_>,
+    w: In<'_>,
+    b: Option<&[f32]>,
+    y_dims: &[usize],
+) -> Vec<f32> {
+    let b_dims = b.map(|b| [b.len()]);
+    let verdict = conv::validate(p, x.dims, w.dims, b_dims.as_ref().map(|d| &d[..]), y_dims);
+    assert_eq!(verdict, Ok(()));
+    let mut y = vec![f32::NAN; numel(y_dims)];
+    with_scratch(k, &OpKind::Conv2d(*p), &[x.dims, w.dims], y_dims, |ws| {
+        (k.conv2d)(
+            p,
+            x,
+            w,
+            b,
+            Out {
+                data: &mut y,
+                dims: y_dims,
+            },
+            ws,
+        )
+    });
+    y
+}
+
+/// Hand-computed convolutions.
+pub fn known_conv2d(k: &Kernels) {
+    // x (3x3, one channel)   w (2x2)     y = x * w + 1 (valid, stride 1):
+    //   1 2 3                  1 2         1*1 + 2*2 + 4*3 + 5*4 + 1 = 38   2 + 6 + 15 + 24 + 1 = 48
+    //   4 5 6                  3 4         4 + 10 + 21 + 32 + 1 = 68        5 + 12 + 24 + 36 + 1 = 78
+    //   7 8 9
+    let image = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0];
+    let x = In {
+        data: &image,
+        dims: &[1, 3, 3, 1],
+    };
+    let w = In {
+        data: &[1.0, 2.0, 3.0, 4.0],
+        dims: &[1, 2, 2, 1],
+    };
+    let y = run_conv(k, &conv_params(1, 0, 1), x, w, Some(&[1.0]), &[1, 2, 2, 1]);
+    assert_known(&y, &[38.0, 48.0, 68.0, 78.0]);
+
+    // Same x, 3x3 box of ones, padding 1, stride 2: windows centred on the corners.
+    //   (0,0): 1+2+4+5 = 12   (0,2): 2+3+5+6 = 16   (2,0): 4+5+7+8 = 24   (2,2): 5+6+8+9 = 28
+    let ones = [1.0; 9];
+    let w = In {
+        data: &ones,
+        dims: &[1, 3, 3, 1],
+    };
+    let y = run_conv(k, &conv_params(2, 1, 1), x, w, None, &[1, 2, 2, 1]);
+    assert_known(&y, &[12.0, 16.0, 24.0, 28.0]);
+
+    // Depthwise (groups = channels = 2) 1x1: channel 0 times 2, channel 1 times -1, Relu.
+    let x = In {
+        data: &[1.0, 1.0, 3.0, -4.0],
+        dims: &[1, 1, 2, 2],
+    };
+    let w = In {
+        data: &[2.0, -1.0],
+        dims: &[2, 1, 1, 1],
+    };
+    let mut p = conv_params(1, 0, 2);
+    p.act = Activation::Relu;
+    let y = run_conv(k, &p, x, w, None, &[1, 1, 2, 2]);
+    assert_known(&y, &[2.0, 0.0, 6.0, 4.0]);
+
+    // Dilation 2 on a 1x5 row with a 1x2 kernel [1, 10]: y[i] = x[i] + 10 * x[i + 2].
+    let x = In {
+        data: &[1.0, 2.0, 3.0, 4.0, 5.0],
+        dims: &[1, 1, 5, 1],
+    };
+    let w = In {
+        data: &[1.0, 10.0],
+        dims: &[1, 1, 2, 1],
+    };
+    let mut p = conv_params(1, 0, 1);
+    p.dilation_w = 2;
+    let y = run_conv(k, &p, x, w, None, &[1, 1, 3, 1]);
+    assert_known(&y, &[31.0, 42.0, 53.0]);
+}
+
+/// `validate` rejects wrong ranks, shapes and parameters.
+pub fn conv2d_validate_rejects_bad_shapes() {
+    let ok = conv_params(1, 0, 1);
+    let (x, w, y): (&[usize], &[usize], &[usize]) = (&[1, 3, 3, 2], &[4, 2, 2, 2], &[1, 2, 2, 4]);
+    assert_eq!(conv::validate(&ok, x, w, Some(&[4]), y), Ok(()));
+    let with = |f: fn(&mut Conv2dParams)| {
+        let mut p = ok;
+        f(&mut p);
+        p
+    };
+    let bad_params = [
+        with(|p| p.stride_h = 0),
+        with(|p| p.stride_w = 0),
+        with(|p| p.dilation_h = 0),
+        with(|p| p.dilation_w = 0),
+        with(|p| p.groups = 0),
+        with(|p| p.groups = 2), // w's last dim would have to be 1
+        with(|p| p.pad_top = 1),
+        with(|p| p.dilation_w = 3), // dilated kernel 4 > 3
+    ];
+    for p in bad_params {
+        assert!(
+            matches!(conv::validate(&p, x, w, None, y), Err(Error::Shape { .. })),
+            "{p:?}"
+        );
+    }
+    let bad_shapes: [Shapes; 10] = [
+        (&[3, 3, 2], w, None, y),                // x rank 3
+        (x, &[4, 2, 2], None, y),                // w rank 3
+        (x, w, None, &[2, 2, 4]),                // y rank 3
+        (x, &[4, 2, 2, 3], None, y),             // IC mismatch
+        (x, w, Some(&[3]), y),                   // bias length
+        (x, w, Some(&[4, 1]), y),                // bias rank
+        (x, w, None, &[2, 2, 2, 4]),             // batch
+        (x, w, None, &[1, 2, 2, 3]),             // OC
+        (x, w, None, &[1, 3, 2, 4]),             // OH
+        (x, &[4, 0, 2, 2], None, &[1, 4, 2, 4]), // empty kernel
+    ];
+    for (x, w, b, y) in bad_shapes {
+        assert!(
+            matches!(conv::validate(&ok, x, w, b, y), Err(Error::Shape { .. })),
+            "{x:?} {w:?} {b:?} {y:?}"
+        );
+    }
+    // Groups must divide both channel counts.
+    let g3 = conv_params(1, 0, 3);
+    assert!(conv::validate(&g3, &[1, 3, 3, 6], &[4, 1, 1, 2], None, &[1, 3, 3, 4]).is_err());
+    assert!(conv::validate(&g3, &[1, 3, 3, 6], &[6, 1, 1, 2], None, &[1, 3, 3, 6]).is_ok());
+    // Huge dims overflow instead of wrapping.
+    let huge = usize::MAX / 2;
+    assert!(conv::validate(
+        &ok,
+        &[1, huge, huge, 1],
+        &[1, 1, 1, 1],
+        None,
+        &[1, huge, huge, 1]
+    )
+    .is_err());
+    let mut wide = ok;
+    wide.dilation_h = u16::MAX;
+    assert!(conv::validate(&wide, &[1, 3, 3, 1], &[1, huge, 1, 1], None, &[1, 1, 3, 1]).is_err());
+}

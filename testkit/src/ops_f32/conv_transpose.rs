@@ -1,0 +1,468 @@
+//! Transposed convolution: conv_transpose2d, plain and grouped, against its scatter definition.
+
+use ember_core::ops::math::activation::Activation;
+use ember_core::ops::nn::conv_transpose::{self, ConvTranspose2dParams};
+use ember_core::ops::{In, Out};
+use ember_core::workspace::with_scratch;
+use ember_core::{Error, Kernels, OpKind};
+use proptest::prelude::*;
+
+use crate::layer::{conv_transpose2d_params, Layer};
+
+use super::{
+    activate, activation, assert_close, assert_known, flat, mostly_positive, numel, odd_padding,
+    values, Want,
+};
+
+/// A transposed convolution: NHWC input, `[OC, KH, KW, IC / groups]` weights, optional bias.
+pub type ConvTransposeCase = Layer<ConvTranspose2dParams, f32, f32>;
+
+/// `conv_transpose::validate` of a case.
+fn validate(c: &ConvTransposeCase) -> Result<(), Error> {
+    let b_dims = c.b_dims();
+    let b_dims = b_dims.as_ref().map(|d| &d[..]);
+    conv_transpose::validate(&c.p, &c.x_dims, &c.w_dims, b_dims, &c.y_dims)
+}
+
+/// Runs the table's conv_transpose2d on a case, with the scratch the table asks for.
+fn run_case(k: &Kernels, c: &ConvTransposeCase) -> Vec<f32> {
+    let ins: [&[usize]; 2] = [&c.x_dims, &c.w_dims];
+    with_scratch(k, &OpKind::ConvTranspose2d(c.p), &ins, &c.y_dims, |ws| {
+        c.run(f32::NAN, |x, w, b, y| {
+            (k.conv_transpose2d)(&c.p, x, w, b, y, ws)
+        })
+    })
+}
+
+/// Output length of a transposed convolution along one axis, by ONNX's formula
+/// `stride * (size - 1) + output_padding + dilation * (k - 1) + 1 - pad_begin - pad_end`; `None` when
+/// the input or kernel is empty or the padding crops more than there is.
+fn output_len(
+    size: usize,
+    k: usize,
+    stride: u16,
+    dilation: u16,
+    pads: (u16, u16),
+    output_pad: u16,
+) -> Option<usize> {
+    if size == 0 || k == 0 {
+        return None;
+    }
+    let full = i64::from(stride) * (size as i64 - 1)
+        + i64::from(output_pad)
+        + i64::from(dilation) * (k as i64 - 1)
+        + 1;
+    let len = full - i64::from(pads.0) - i64::from(pads.1);
+    usize::try_from(len).ok()
+}
+
+/// Values for the input, weights and bias of a transposed convolution with these shapes.
+fn with_values(
+    p: ConvTranspose2dParams,
+    x_dims: [usize; 4],
+    w_dims: [usize; 4],
+    y_dims: [usize; 4],
+    bias: bool,
+) -> impl Strategy<Value = ConvTransposeCase> {
+    let b = if bias {
+        values(w_dims[0]).prop_map(Some).boxed()
+    } else {
+        Just(None).boxed()
+    };
+    (values(numel(&x_dims)), values(numel(&w_dims)), b).prop_map(move |(x, w, b)| {
+        ConvTransposeCase {
+            p,
+            x_dims,
+            w_dims,
+            y_dims,
+            x,
+            w,
+            b,
+            q: (),
+        }
+    })
+}
+
+/// A valid transposed convolution: groups 1 to 3, 1 to 3 channels per group on each side, kernels 1
+/// to 3, strides 1 to 3, dilations 1 to 2, output padding 0 to 2, inputs 1 to 4, and pads 0 to 2 when
+/// the full output leaves room for them.
+pub fn conv_transpose2d_case() -> impl Strategy<Value = ConvTransposeCase> {
+    let channels = (1usize..=2, 1u16..=3, 1usize..=3, 1usize..=3); // batch, groups, IC/g, OC/g
+    let window = (
+        1usize..=3,
+        1usize..=3,
+        (1u16..=3, 1u16..=3),
+        (1u16..=2, 1u16..=2),
+        (0u16..=2, 0u16..=2),
+    );
+    let sizes = (1usize..=4, 1usize..=4, prop::array::uniform4(0u16..=2));
+    (channels, window, sizes, any::<bool>(), activation()).prop_flat_map(
+        |(
+            (n, groups, icg, ocg),
+            (kh, kw, strides, dilations, out_pads),
+            (h, w, pads),
+            bias,
+            act,
+        )| {
+            // Pads that would crop everything are dropped.
+            let full_h = output_len(h, kh, strides.0, dilations.0, (0, 0), out_pads.0).unwrap_or(0);
+            let full_w = output_len(w, kw, strides.1, dilations.1, (0, 0), out_pads.1).unwrap_or(0);
+            let [mut pt, mut pl, mut pb, mut pr] = pads;
+            if usize::from(pt + pb) > full_h {
+                (pt, pb) = (0, 0);
+            }
+            if usize::from(pl + pr) > full_w {
+                (pl, pr) = (0, 0);
+            }
+            let p = conv_transpose2d_params(
+                strides,
+                dilations,
+                [pt, pl, pb, pr],
+                out_pads,
+                groups,
+                act,
+            );
+            let g = usize::from(groups);
+            let oh = full_h - usize::from(pt + pb);
+            let ow = full_w - usize::from(pl + pr);
+            let x_dims = [n, h, w, g * icg];
+            let w_dims = [g * ocg, kh, kw, icg];
+            let y_dims = [n, oh, ow, g * ocg];
+            with_values(p, x_dims, w_dims, y_dims, bias)
+        },
+    )
+}
+
+/// The definition, as a scatter: every input value times every weight of its group is added to the
+/// output pixel `(iy * stride + ky * dilation - pad_begin)` (per axis) when that lies inside the
+/// output; every output starts from the bias.
+fn conv_transpose2d_definition(c: &ConvTransposeCase) -> Vec<Want> {
+    let [n, h, w, ic] = c.x_dims;
+    let [oc, kh, kw, icg] = c.w_dims;
+    let [_, oh, ow, _] = c.y_dims;
+    let p = &c.p;
+    let ocg = oc / usize::from(p.groups);
+    let mut y: Vec<Want> = (0..numel(&c.y_dims))
+        .map(|i| Want::exact(c.b.as_ref().map_or(0.0, |b| f64::from(b[i % oc]))))
+        .collect();
+    for b in 0..n {
+        for iy in 0..h {
+            for ix in 0..w {
+                for ci in 0..ic {
+                    let group = ci / icg;
+                    let xv = f64::from(c.x[flat(&[b, iy, ix, ci], &c.x_dims)]);
+                    for ky in 0..kh {
+                        for kx in 0..kw {
+                            let oy = (iy * usize::from(p.stride_h) + ky * usize::from(p.dilation_h))
+                                as i64
+                                - i64::from(p.pad_top);
+                            let ox = (ix * usize::from(p.stride_w) + kx * usize::from(p.dilation_w))
+                                as i64
+                                - i64::from(p.pad_left);
+                            if oy < 0 || ox < 0 || oy >= oh as i64 || ox >= ow as i64 {
+                                continue;
+                            }
+                            for m in 0..ocg {
+                                let o = group * ocg + m;
+                                let wv = f64::from(c.w[flat(&[o, ky, kx, ci % icg], &c.w_dims)]);
+                                let term = xv * wv;
+                                let out =
+                                    &mut y[flat(&[b, oy as usize, ox as usize, o], &c.y_dims)];
+                                out.value += term;
+                                out.magnitude += term.abs();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    y.into_iter().map(|v| activate(p.act, v)).collect()
+}
+
+/// The table's conv_transpose2d kernel against the definition.
+pub fn check_conv_transpose2d(k: &Kernels, c: &ConvTransposeCase) -> Result<(), TestCaseError> {
+    prop_assert_eq!(validate(c), Ok(()));
+    assert_close(&run_case(k, c), &conv_transpose2d_definition(c))
+}
+
+/// Odd transposed convolutions: any dim may be 0, stride, dilation and groups may be 0, pads may crop
+/// the whole output, and one output dim may be off by one.
+pub fn conv_transpose2d_edge_case() -> impl Strategy<Value = ConvTransposeCase> {
+    let size = |max: u16| mostly_positive(max).prop_map(usize::from);
+    let dims = (size(2), size(3), size(3), size(2), size(2)); // n, h, w, IC/g, OC/g
+    let p = mostly_positive;
+    let window = (size(3), size(3), (p(2), p(2)), (p(2), p(2)), p(3)); // kh, kw, s, d, groups
+    let pads = (prop::array::uniform4(odd_padding()), (0u16..=2, 0u16..=2));
+    let mistakes = (
+        prop::option::weighted(0.1, 0usize..4),
+        prop::bool::weighted(0.1),
+    );
+    (dims, window, pads, mistakes, any::<bool>()).prop_flat_map(
+        |(
+            (n, h, w, icg, ocg),
+            (kh, kw, strides, dilations, groups),
+            (pads, out_pads),
+            (off_by_one, ic_off),
+            bias,
+        )| {
+            let p = conv_transpose2d_params(
+                strides,
+                dilations,
+                pads,
+                out_pads,
+                groups,
+                Activation::None,
+            );
+            let g = usize::from(groups).max(1);
+            let out_len =
+                |size, k, s, d, pads, op| output_len(size, k, s, d, pads, op).unwrap_or(1);
+            let oh = out_len(
+                h,
+                kh,
+                strides.0,
+                dilations.0,
+                (pads[0], pads[2]),
+                out_pads.0,
+            );
+            let ow = out_len(
+                w,
+                kw,
+                strides.1,
+                dilations.1,
+                (pads[1], pads[3]),
+                out_pads.1,
+            );
+            let x_dims = [n, h, w, g * icg + usize::from(ic_off)];
+            let w_dims = [g * ocg, kh, kw, icg];
+            let mut y_dims = [n, oh, ow, g * ocg];
+            if let Some(axis) = off_by_one {
+                y_dims[axis] += 1;
+            }
+            with_values(p, x_dims, w_dims, y_dims, bias)
+        },
+    )
+}
+
+/// Whether a transposed convolution is well-formed, by the definition.
+fn conv_transpose2d_is_valid(c: &ConvTransposeCase) -> bool {
+    let p = &c.p;
+    let [n, h, w, ic] = c.x_dims;
+    let [oc, kh, kw, icg] = c.w_dims;
+    let g = usize::from(p.groups);
+    let params_ok =
+        p.stride_h > 0 && p.stride_w > 0 && p.dilation_h > 0 && p.dilation_w > 0 && g > 0;
+    if !params_ok || ic % g != 0 || oc % g != 0 || icg * g != ic {
+        return false;
+    }
+    if c.b.as_ref().is_some_and(|b| b.len() != oc) {
+        return false;
+    }
+    let oh = output_len(
+        h,
+        kh,
+        p.stride_h,
+        p.dilation_h,
+        (p.pad_top, p.pad_bottom),
+        p.output_pad_h,
+    );
+    let ow = output_len(
+        w,
+        kw,
+        p.stride_w,
+        p.dilation_w,
+        (p.pad_left, p.pad_right),
+        p.output_pad_w,
+    );
+    matches!((oh, ow), (Some(oh), Some(ow)) if c.y_dims == [n, oh, ow, oc])
+}
+
+/// `validate` agrees with the definition on odd cases, and whatever it accepts runs without panicking
+/// and matches the definition.
+pub fn check_conv_transpose2d_edge(
+    k: &Kernels,
+    c: &ConvTransposeCase,
+) -> Result<(), TestCaseError> {
+    let verdict = validate(c);
+    prop_assert_eq!(
+        verdict.is_ok(),
+        conv_transpose2d_is_valid(c),
+        "validate says {:?}",
+        verdict
+    );
+    if verdict.is_ok() {
+        assert_close(&run_case(k, c), &conv_transpose2d_definition(c))?;
+    }
+    Ok(())
+}
+
+fn run(
+    k: &Kernels,
+    p: &ConvTranspose2dParams,
+    x: In<'_>,
+    w: In<'_>,
+    b: Option<&[f32]>,
+    y_dims: &[usize],
+) -> Vec<f32> {
+    let b_dims = b.map(|b| [b.len()]);
+    let verdict =
+        conv_transpose::validate(p, x.dims, w.dims, b_dims.as_ref().map(|d| &d[..]), y_dims);
+    assert_eq!(verdict, Ok(()));
+    let mut y = vec![f32::NAN; numel(y_dims)];
+    with_scratch(
+        k,
+        &OpKind::ConvTranspose2d(*p),
+        &[x.dims, w.dims],
+        y_dims,
+        |ws| {
+            (k.conv_transpose2d)(
+                p,
+                x,
+                w,
+                b,
+                Out {
+                    data: &mut y,
+                    dims: y_dims,
+                },
+                ws,
+            )
+        },
+    );
+    y
+}
+
+/// Hand-computed transposed convolutions.
+pub fn known_conv_transpose2d(k: &Kernels) {
+    let plain = conv_transpose2d_params((1, 1), (1, 1), [0; 4], (0, 0), 1, Activation::None);
+    // ONNX's `test_convtranspose`: x = 0..9 as 3x3, a 3x3 kernel of ones. Each output counts the
+    // inputs whose 3x3 footprint covers it: y[i][j] = sum of x over rows i-2..=i, columns j-2..=j.
+    let image: Vec<f32> = (0..9).map(|v| v as f32).collect();
+    let x = In {
+        data: &image,
+        dims: &[1, 3, 3, 1],
+    };
+    let ones = [1.0; 9];
+    let w = In {
+        data: &ones,
+        dims: &[1, 3, 3, 1],
+    };
+    let y = run(k, &plain, x, w, None, &[1, 5, 5, 1]);
+    #[rustfmt::skip]
+    let want = [
+        0.0, 1.0, 3.0, 3.0, 2.0,
+        3.0, 8.0, 15.0, 12.0, 7.0,
+        9.0, 21.0, 36.0, 27.0, 15.0,
+        9.0, 20.0, 33.0, 24.0, 13.0,
+        6.0, 13.0, 21.0, 15.0, 8.0,
+    ];
+    assert_known(&y, &want);
+
+    // Stride 2 on a 1x2 row with a 1x2 kernel [1, 10], bias 0.5, output padding 1: the copies do not
+    // overlap, and the padded last column sees only the bias.
+    //   x = [1, 2] -> [1, 10, 2, 20] + 0.5, then 0.5.
+    let x = In {
+        data: &[1.0, 2.0],
+        dims: &[1, 1, 2, 1],
+    };
+    let w = In {
+        data: &[1.0, 10.0],
+        dims: &[1, 1, 2, 1],
+    };
+    let p = conv_transpose2d_params((1, 2), (1, 1), [0; 4], (0, 1), 1, Activation::None);
+    let y = run(k, &p, x, w, Some(&[0.5]), &[1, 1, 5, 1]);
+    assert_known(&y, &[1.5, 10.5, 2.5, 20.5, 0.5]);
+
+    // Same with the first and last columns cropped (pads left 1, right 1, no output padding).
+    let p = conv_transpose2d_params((1, 2), (1, 1), [0, 1, 0, 1], (0, 0), 1, Activation::None);
+    let y = run(k, &p, x, w, None, &[1, 1, 2, 1]);
+    assert_known(&y, &[10.0, 2.0]);
+
+    // Groups 2, one channel each: channel 0 scaled by 2, channel 1 by -1, then Relu. 1x1 kernel,
+    // stride 2 in both directions on a 1x1 image: a 2x2 output with zeros where no input lands.
+    let x = In {
+        data: &[3.0, 4.0],
+        dims: &[1, 1, 1, 2],
+    };
+    let w = In {
+        data: &[2.0, -1.0],
+        dims: &[2, 1, 1, 1],
+    };
+    let p = conv_transpose2d_params((2, 2), (1, 1), [0; 4], (1, 1), 2, Activation::Relu);
+    let y = run(k, &p, x, w, None, &[1, 2, 2, 2]);
+    assert_known(&y, &[6.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+}
+
+/// `validate` rejects wrong ranks, shapes and parameters.
+pub fn conv_transpose2d_validate_rejects_bad_shapes() {
+    let ok = conv_transpose2d_params((2, 2), (1, 1), [0; 4], (0, 0), 1, Activation::None);
+    // 3x3 input, 2x2 kernel, stride 2: 2 * 2 + 1 + 1 = 6.
+    let (x, w, y): (&[usize], &[usize], &[usize]) = (&[1, 3, 3, 2], &[4, 2, 2, 2], &[1, 6, 6, 4]);
+    assert_eq!(conv_transpose::validate(&ok, x, w, Some(&[4]), y), Ok(()));
+    let with = |f: fn(&mut ConvTranspose2dParams)| {
+        let mut p = ok;
+        f(&mut p);
+        p
+    };
+    let bad_params = [
+        with(|p| p.stride_h = 0),
+        with(|p| p.stride_w = 0),
+        with(|p| p.dilation_h = 0),
+        with(|p| p.dilation_w = 0),
+        with(|p| p.groups = 0),
+        with(|p| p.groups = 2), // w's last dim would have to be 1
+        with(|p| p.pad_top = 1),
+        with(|p| p.output_pad_w = 1),
+        with(|p| {
+            // Crops more than the 6 rows there are.
+            p.pad_top = 4;
+            p.pad_bottom = 3;
+        }),
+    ];
+    for p in bad_params {
+        assert!(
+            matches!(
+                conv_transpose::validate(&p, x, w, None, y),
+                Err(Error::Shape { .. })
+            ),
+            "{p:?}"
+        );
+    }
+    let bad_shapes: [super::conv::Shapes; 11] = [
+        (&[3, 3, 2], w, None, y),                // x rank 3
+        (x, &[4, 2, 2], None, y),                // w rank 3
+        (x, w, None, &[6, 6, 4]),                // y rank 3
+        (x, &[4, 2, 2, 3], None, y),             // IC mismatch
+        (x, w, Some(&[3]), y),                   // bias length
+        (x, w, Some(&[4, 1]), y),                // bias rank
+        (x, w, None, &[2, 6, 6, 4]),             // batch
+        (x, w, None, &[1, 6, 6, 3]),             // OC
+        (x, w, None, &[1, 7, 6, 4]),             // OH
+        (x, &[4, 0, 2, 2], None, &[1, 5, 6, 4]), // empty kernel
+        (&[1, 0, 3, 2], w, None, &[1, 0, 6, 4]), // empty input rows
+    ];
+    for (x, w, b, y) in bad_shapes {
+        assert!(
+            matches!(
+                conv_transpose::validate(&ok, x, w, b, y),
+                Err(Error::Shape { .. })
+            ),
+            "{x:?} {w:?} {b:?} {y:?}"
+        );
+    }
+    // Huge dims and strides overflow instead of wrapping.
+    let huge = usize::MAX / 2;
+    assert!(conv_transpose::validate(
+        &ok,
+        &[1, huge, huge, 1],
+        &[1, 1, 1, 1],
+        None,
+        &[1, huge, huge, 1]
+    )
+    .is_err());
+    let mut wide = ok;
+    wide.dilation_h = u16::MAX;
+    assert!(
+        conv_transpose::validate(&wide, &[1, 3, 3, 1], &[1, huge, 1, 1], None, &[1, 1, 6, 1])
+            .is_err()
+    );
+}
