@@ -86,10 +86,6 @@ impl<'s> Workspace<'s> {
 pub type ScratchFn =
     fn(kind: &OpKind, inputs: &[&[usize]], output: &[usize], workers: usize) -> usize;
 
-/// (Kept at this path for the kernel suites; the helper lives with the table it reads.)
-#[cfg(feature = "alloc")]
-pub use crate::kernels::with_scratch;
-
 /// Output elements below which [`split_rows`] runs an op in one call: under about 16k floats the op
 /// takes a few microseconds, which the hand-off to the workers would eat.
 const SPLIT_MIN_ELEMENTS: usize = 1 << 14;

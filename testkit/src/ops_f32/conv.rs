@@ -1,9 +1,9 @@
 //! Convolution kernels: conv2d, plain, grouped and depthwise.
 
+use ember_core::kernels::with_scratch;
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::nn::conv::{self, Conv2dParams};
 use ember_core::ops::{In, Out};
-use ember_core::workspace::with_scratch;
 use ember_core::{Error, Kernels, OpKind};
 use proptest::prelude::*;
 

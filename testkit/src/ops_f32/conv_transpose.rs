@@ -1,9 +1,9 @@
 //! Transposed convolution: conv_transpose2d, plain and grouped, against its scatter definition.
 
+use ember_core::kernels::with_scratch;
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::nn::conv_transpose::{self, ConvTranspose2dParams};
 use ember_core::ops::{In, Out};
-use ember_core::workspace::with_scratch;
 use ember_core::{Error, Kernels, OpKind};
 use proptest::prelude::*;
 

@@ -1,13 +1,13 @@
 //! Neural-network kernels besides convolution and reductions: fully connected, matmul, softmax, log
 //! softmax, layer norm.
 
+use ember_core::kernels::with_scratch;
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::nn::fully_connected::{self, FullyConnectedParams};
 use ember_core::ops::nn::layer_norm::{self, LayerNormParams};
 use ember_core::ops::nn::matmul::{self, MatMulParams};
 use ember_core::ops::nn::softmax::{self, SoftmaxParams};
 use ember_core::ops::{In, Out};
-use ember_core::workspace::with_scratch;
 use ember_core::{Error, Kernels, OpKind};
 use proptest::collection::vec;
 use proptest::prelude::*;
