@@ -12,9 +12,9 @@
 mod common;
 
 use common::{Entry, Reference};
+use ember_core::kernels::with_scratch;
 use ember_core::ops::quant::{conv, fully_connected};
 use ember_core::ops::{In, Out};
-use ember_core::workspace::with_scratch;
 use ember_core::{Kernels, OpKind};
 use ember_cpu::{table, Isa};
 use ember_testkit::ops_int8::{Int8Kernels, REFERENCE};
