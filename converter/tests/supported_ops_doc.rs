@@ -34,3 +34,20 @@ fn supported_ops_page_is_up_to_date() {
         "docs/supported-ops.md is stale: run EMBER_BLESS=1 cargo test -p ember-convert --test supported_ops_doc"
     );
 }
+
+/// Every op kind the runtime declares (`core/src/op_set.rs`) has an importer entry: the blob ops of the
+/// importer table are the runtime's kinds, in their order, each with an ONNX op that leads to it. An op
+/// declared in the runtime without its importer fails here.
+#[test]
+fn every_op_of_the_runtime_has_an_importer() {
+    let sources = ember_convert::onnx::ops::blob_op_sources();
+    let kinds: Vec<&str> = sources.iter().map(|(kind, _)| *kind).collect();
+    assert_eq!(
+        kinds,
+        ember_core::schema::KIND_NAMES,
+        "the importer table's blob ops (BLOB_OPS in converter/src/onnx/ops/mod.rs) are not the runtime's"
+    );
+    for (kind, ops) in &sources {
+        assert!(!ops.is_empty(), "no ONNX op leads to {kind}");
+    }
+}

@@ -31,6 +31,7 @@ pub mod model;
 pub mod op {
     pub use crate::schema::OpKind;
 }
+mod op_set;
 pub mod ops;
 pub mod schema;
 pub mod session;

@@ -10,10 +10,9 @@ use crate::format::{
     ArenaPlan, ModelInfo, OpRecord, SectionKind, Storage, TensorRecord, ALIGN, HEADER_LEN, MAGIC,
     VERSION_MAJOR,
 };
-use crate::kernels::{entry, family, has};
-use crate::ops;
-use crate::ops::shape::Checked;
-use crate::schema::{DType, OpKind, MAX_OP_INPUTS, MAX_RANK};
+use crate::kernels::{family, LEFT_OUT};
+use crate::ops::entry::{NotAWeight, Operands};
+use crate::schema::{DType, OpKind, MAX_RANK};
 use crate::Error;
 
 mod lookup;
@@ -67,7 +66,9 @@ impl UDims {
     }
 
     pub(crate) fn as_slice(&self) -> &[usize] {
-        &self.dims[..self.rank]
+        // (`rank` is at most `MAX_RANK`; the `min` tells the compiler, so that no panic path is linked
+        // where the dims are read.)
+        &self.dims[..self.rank.min(MAX_RANK)]
     }
 }
 
@@ -251,323 +252,31 @@ impl<'b, const E: u64> Model<'b, E> {
         self.with_op_tensors(i, &mut |t| self.check_op(i, t, entries))
     }
 
-    /// [`Model::validate_op`] on the looked-up tensors.
+    /// [`Model::validate_op`] on the looked-up tensors: the op's own validation (generated from the
+    /// declaration of the op set, the same that [`validate_op`] runs for the converter), then its entry.
     fn check_op(&self, i: usize, t: &OpTensors, entries: &mut u64) -> Result<(), Error> {
         let bad = |reason| Error::BadOp {
             op: i as u32,
             reason,
         };
-        let (op, n, all_f32) = (&t.op, t.n, t.all_f32);
-        let out_dtype = t.y.dtype;
-        let d = |k: usize| (k < n).then(|| t.x[k].dims.as_slice());
-        let x = t.x[0].dims.as_slice();
-        let dt = |k: usize| t.x[k].dtype;
-        let typed = |k: usize| (t.x[k].dims.as_slice(), t.x[k].dtype);
-        let y = &t.y.dims;
-        let yt = (y.as_slice(), out_dtype);
-        let inputs = &t.x[..n.min(MAX_OP_INPUTS)];
-        // Which dtypes each op takes: f32-only ops, ops on any dtype (checked by their own validate),
-        // and data movement (input and output of one dtype, any).
-        let same_dtype = n > 0 && inputs.iter().all(|x| x.dtype == out_dtype);
-        let movement = matches!(
-            op.kind,
-            OpKind::Concat(_)
-                | OpKind::Transpose(_)
-                | OpKind::Pad(_)
-                | OpKind::Reshape
-                | OpKind::Slice(_)
-                | OpKind::Broadcast
-        );
-        // (Each test is skipped, as a constant, by a build whose entries `E` cannot run the kinds it names.)
-        let any_dtype = has::<E>(
-            entry::COMPARE
-                | entry::LOGICAL
-                | entry::NOT
-                | entry::WHERE_SELECT
-                | entry::CAST
-                | entry::ARG_REDUCE,
-        ) && matches!(
-            op.kind,
-            OpKind::Compare(_)
-                | OpKind::Logical(_)
-                | OpKind::Not
-                | OpKind::Where
-                | OpKind::Cast(_)
-                | OpKind::ArgReduce(_)
-        );
-        if movement {
-            if !same_dtype {
-                return Err(bad(
-                    "data-movement op whose inputs and output differ in dtype",
-                ));
-            }
-        } else if let (true, OpKind::Gather(_)) =
-            (has::<E>(entry::GATHER | entry::MOVEMENT), &op.kind)
-        {
-            if out_dtype != dt(0) || dt(1) != DType::F32 {
-                return Err(bad(
-                    "gather needs data and output of one dtype and f32 indices",
-                ));
-            }
-        } else if let (true, OpKind::FullyConnectedW8(_)) =
-            (has::<E>(entry::FULLY_CONNECTED_W8), &op.kind)
-        {
-            let f32_at = |k: usize| k >= n || dt(k) == DType::F32;
-            if out_dtype != DType::F32
-                || !f32_at(0)
-                || dt(1) != DType::I8
-                || !f32_at(2)
-                || !f32_at(3)
-            {
-                return Err(bad(
-                    "weight-only int8 fully connected needs int8 weights and f32 input, scales, bias \
-                     and output",
-                ));
-            }
-        } else if let (true, OpKind::Embedding) = (has::<E>(entry::EMBEDDING), &op.kind) {
-            let table_ok = match (dt(0), n) {
-                (DType::F32, 2) => true,
-                (DType::I8, 3) => dt(2) == DType::F32,
-                _ => false,
-            };
-            if out_dtype != DType::F32 || !table_ok || !matches!(dt(1), DType::I32 | DType::I64) {
-                return Err(bad(
-                    "embedding needs an f32 table (or int8 with f32 scales), int32 or int64 ids and \
-                     an f32 output",
-                ));
-            }
-        } else if has::<E>(entry::BINARY_ANY | entry::UNARY_ANY)
-            && matches!(op.kind, OpKind::Binary(_) | OpKind::Unary(_))
-            && !all_f32
-        {
-            // Integer and f64 arithmetic: arith's validate checks the dtypes.
-        } else if let Some(want) = quant_dtypes(&op.kind, n) {
-            let ok = want.output == out_dtype
-                && inputs
-                    .iter()
-                    .zip(want.inputs)
-                    .all(|(have, &need)| have.dtype == need);
-            if !ok {
-                return Err(bad(
-                    "int8 op with tensors of the wrong dtypes (x, w int8; requant, bias int32)",
-                ));
-            }
-        } else if !any_dtype && !all_f32 {
-            return Err(bad("this op runs on f32 tensors only"));
-        }
-        let checked = match &op.kind {
-            OpKind::Binary(p) if !all_f32 && has::<E>(entry::BINARY_ANY) => {
-                shape_reason(ops::math::arith::validate_binary(p, typed(0), typed(1), yt))
-            }
-            OpKind::Unary(p) if !all_f32 && has::<E>(entry::UNARY_ANY) => {
-                shape_reason(ops::math::arith::validate_unary(p, typed(0), yt))
-            }
-            OpKind::Conv2d(p) if has::<E>(entry::CONV2D) => {
-                ops::nn::conv::check(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
-            }
-            OpKind::ConvTranspose2d(p) if has::<E>(entry::CONV_TRANSPOSE2D) => shape_reason(
-                ops::nn::conv_transpose::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice()),
-            ),
-            OpKind::FullyConnected(p) if has::<E>(entry::FULLY_CONNECTED) => {
-                ops::nn::fully_connected::check(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice())
-            }
-            OpKind::MatMul(p) if has::<E>(entry::MATMUL) => shape_reason(
-                ops::nn::matmul::validate(p, x, d(1).unwrap_or(&[]), y.as_slice()),
-            ),
-            OpKind::Binary(p) if all_f32 && has::<E>(entry::BINARY) => shape_reason(
-                ops::math::binary::validate(p, x, d(1).unwrap_or(&[]), y.as_slice()),
-            ),
-            OpKind::Unary(p) if all_f32 && has::<E>(entry::UNARY) => {
-                shape_reason(ops::math::unary::validate(p, x, y.as_slice()))
-            }
-            OpKind::Softmax(p) if has::<E>(entry::SOFTMAX) => {
-                shape_reason(ops::nn::softmax::validate(p, x, y.as_slice()))
-            }
-            OpKind::MaxPool2d(p) if has::<E>(entry::MAX_POOL) => {
-                ops::pool::max_pool::check(p, x, y.as_slice())
-            }
-            OpKind::AvgPool2d(p) if has::<E>(entry::AVG_POOL) => {
-                shape_reason(ops::pool::avg_pool::validate(p, x, y.as_slice()))
-            }
-            OpKind::GlobalAvgPool if has::<E>(entry::GLOBAL_AVG_POOL) => {
-                shape_reason(ops::pool::global_avg_pool::validate(x, y.as_slice()))
-            }
-            OpKind::Concat(p) if has::<E>(entry::CONCAT | entry::MOVEMENT) => {
-                let mut xs: heapless::Vec<&[usize], MAX_OP_INPUTS> = heapless::Vec::new();
-                for u in inputs {
-                    let _ = xs.push(u.dims.as_slice());
-                }
-                shape_reason(ops::array::concat::validate(p, &xs, y.as_slice()))
-            }
-            OpKind::Transpose(p) if has::<E>(entry::TRANSPOSE | entry::MOVEMENT) => {
-                shape_reason(ops::array::transpose::validate(p, x, y.as_slice()))
-            }
-            OpKind::Pad(p) if has::<E>(entry::PAD | entry::MOVEMENT) => {
-                shape_reason(ops::array::pad::validate(p, x, y.as_slice()))
-            }
-            // Every build validates a Reshape: planned as an alias of its input, it needs no kernel.
-            OpKind::Reshape => ops::array::reshape::check(x, y.as_slice()),
-            OpKind::LogSoftmax(p) if has::<E>(entry::LOG_SOFTMAX) => {
-                shape_reason(ops::nn::softmax::validate(p, x, y.as_slice()))
-            }
-            OpKind::Reduce(p) if has::<E>(entry::REDUCE) => {
-                shape_reason(ops::nn::reduce::validate(p, x, y.as_slice()))
-            }
-            OpKind::LayerNorm(p) if has::<E>(entry::LAYER_NORM) => shape_reason(
-                ops::nn::layer_norm::validate(p, x, d(1).unwrap_or(&[]), d(2), y.as_slice()),
-            ),
-            OpKind::Slice(p) if has::<E>(entry::SLICE | entry::MOVEMENT) => {
-                shape_reason(ops::array::slice::validate(p, x, y.as_slice()))
-            }
-            OpKind::Gather(p) if has::<E>(entry::GATHER | entry::MOVEMENT) => {
-                self.validate_gather(p, &t.x[1], x, y.as_slice())
-            }
-            OpKind::Broadcast if has::<E>(entry::BROADCAST | entry::MOVEMENT) => {
-                shape_reason(ops::array::broadcast::validate(x, y.as_slice()))
-            }
-            OpKind::Resize(p) if has::<E>(entry::RESIZE) => {
-                shape_reason(ops::array::resize::validate(p, x, y.as_slice()))
-            }
-            OpKind::Compare(p) if has::<E>(entry::COMPARE) => {
-                shape_reason(ops::math::compare::validate(p, typed(0), typed(1), yt))
-            }
-            OpKind::Logical(p) if has::<E>(entry::LOGICAL) => {
-                shape_reason(ops::math::logical::validate(p, typed(0), typed(1), yt))
-            }
-            OpKind::Not if has::<E>(entry::NOT) => {
-                shape_reason(ops::math::logical::validate_not(typed(0), yt))
-            }
-            OpKind::Where if has::<E>(entry::WHERE_SELECT) => shape_reason(
-                ops::math::where_op::validate(typed(0), typed(1), typed(2), yt),
-            ),
-            OpKind::Cast(p) if has::<E>(entry::CAST) => {
-                shape_reason(ops::math::cast::validate(p, typed(0), yt))
-            }
-            OpKind::ArgReduce(p) if has::<E>(entry::ARG_REDUCE) => {
-                shape_reason(ops::nn::arg_reduce::validate(p, typed(0), yt))
-            }
-            kind @ (OpKind::QuantConv2d(_) | OpKind::QuantFullyConnected(_))
-                if has::<E>(entry::QUANT_CONV2D | entry::QUANT_FULLY_CONNECTED) =>
-            {
-                let (w, b, rq, y) = (d(1).unwrap_or(&[]), d(3), d(2).unwrap_or(&[]), y.as_slice());
-                match kind {
-                    OpKind::QuantConv2d(p) if has::<E>(entry::QUANT_CONV2D) => {
-                        ops::quant::conv::check(p, x, w, b, rq, y)
-                    }
-                    OpKind::QuantFullyConnected(p) if has::<E>(entry::QUANT_FULLY_CONNECTED) => {
-                        ops::quant::fully_connected::check(p, x, w, b, rq, y)
-                    }
-                    _ => Err(LEFT_OUT),
-                }
-                .and_then(|()| self.validate_requant(&t.x[2]))
-            }
-            OpKind::QuantAdd(p) if has::<E>(entry::QUANT_ADD) => shape_reason(
-                ops::quant::add::validate(p, x, d(1).unwrap_or(&[]), y.as_slice()),
-            ),
-            OpKind::QuantMul(p) if has::<E>(entry::QUANT_MUL) => shape_reason(
-                ops::quant::mul::validate(p, x, d(1).unwrap_or(&[]), y.as_slice()),
-            ),
-            OpKind::QuantAvgPool2d(p) if has::<E>(entry::QUANT_AVG_POOL) => {
-                shape_reason(ops::quant::avg_pool::validate(p, x, y.as_slice()))
-            }
-            OpKind::QuantMaxPool2d(p) if has::<E>(entry::QUANT_MAX_POOL) => {
-                ops::quant::max_pool::check(p, x, y.as_slice())
-            }
-            OpKind::QuantSoftmax(p) if has::<E>(entry::QUANT_SOFTMAX) => {
-                ops::quant::softmax::check(p, x, y.as_slice())
-            }
-            OpKind::Quantize(p) if has::<E>(entry::QUANTIZE) => {
-                ops::quant::quantize::check(p, x, y.as_slice())
-            }
-            OpKind::Dequantize(p) if has::<E>(entry::DEQUANTIZE) => {
-                ops::quant::dequantize::check(p, x, y.as_slice())
-            }
-            OpKind::Requantize(p) if has::<E>(entry::REQUANTIZE) => {
-                shape_reason(ops::quant::requantize::validate(p, x, y.as_slice()))
-            }
-            OpKind::FullyConnectedW8(p) if has::<E>(entry::FULLY_CONNECTED_W8) => {
-                ops::nn::fully_connected_w8::check(
-                    p,
-                    x,
-                    d(1).unwrap_or(&[]),
-                    d(2).unwrap_or(&[]),
-                    d(3),
-                    y.as_slice(),
-                )
-            }
-            OpKind::Embedding if has::<E>(entry::EMBEDDING) => {
-                ops::array::embedding::check(x, d(1).unwrap_or(&[]), d(2), y.as_slice())
-            }
-            // An op whose entry this build leaves out (`parse_only`): its validation is not linked.
-            _ => return Err(bad(LEFT_OUT)),
+        let operands = BlobOperands {
+            t,
+            x: core::array::from_fn(|k| t.x[k].dims.as_slice()),
+            y: t.y.dims.as_slice(),
+            weights: self.weights,
         };
-
-        checked.map_err(bad)?;
+        crate::kernels::validate_in::<E>(&t.op.kind, &operands).map_err(bad)?;
         if t.aliased {
             // A Reshape planned on its input's bytes runs no kernel.
             return Ok(());
         }
-        match crate::kernels::entry_in::<E>(&op.kind, all_f32, out_dtype.size()) {
+        match crate::kernels::entry_in::<E>(&t.op.kind, t.all_f32, t.y.dtype.size()) {
             // A kind validated above whose entry `E` leaves out (a Reshape that is not an alias).
             0 => Err(bad(LEFT_OUT)),
             entry => {
                 *entries |= entry;
                 Ok(())
             }
-        }
-    }
-
-    /// Gather's shapes and its indices: a weight tensor of whole numbers inside the axis (read here
-    /// once, so the kernel can trust them).
-    fn validate_gather(
-        &self,
-        p: &ops::array::gather::GatherParams,
-        indices: &Operand,
-        x: &[usize],
-        y: &[usize],
-    ) -> Checked {
-        shape_reason(ops::array::gather::validate(
-            p,
-            x,
-            indices.dims.as_slice(),
-            y,
-        ))?;
-        let values: &[f32] = self.weight_values(
-            indices,
-            [
-                "gather indices must be a weight tensor",
-                "gather indices run past the weights section",
-                "gather indices are not f32-aligned",
-            ],
-        )?;
-        shape_reason(ops::array::gather::validate_indices(p, x, values))
-    }
-
-    /// The requantization input of an int8 conv or fully connected op: an I32 weight tensor whose
-    /// `(multiplier, shift)` rows are checked here once (see `requant::check_per_channel`).
-    fn validate_requant(&self, requant: &Operand) -> Checked {
-        let values: &[i32] = self.weight_values(
-            requant,
-            [
-                "requantization tensor must be a weight tensor",
-                "requantization tensor runs past the weights section",
-                "requantization tensor is not i32-aligned",
-            ],
-        )?;
-        ops::quant::requant::check_rows(values)
-    }
-
-    /// The values of a weight tensor that validation reads; `errors` says what is wrong if the tensor
-    /// lives in the arena, runs past the weights section, or is not aligned for `T`.
-    fn weight_values<T: bytemuck::Pod>(
-        &self,
-        t: &Operand,
-        errors: [&'static str; 3],
-    ) -> Checked<&'b [T]> {
-        match (t.in_arena, self.weights.get(t.range.0..t.range.1)) {
-            (true, _) => Err(errors[0]),
-            (false, None) => Err(errors[1]),
-            (false, Some(bytes)) => bytemuck::try_cast_slice(bytes).map_err(|_| errors[2]),
         }
     }
 
@@ -700,38 +409,58 @@ pub(crate) fn round_up(n: usize) -> usize {
     n.div_ceil(ALIGN) * ALIGN
 }
 
-/// The reason of a validator's shape error (the only error validators give).
-fn shape_reason(checked: Result<(), Error>) -> Checked {
-    checked.map_err(|e| match e {
-        Error::Shape { reason } => reason,
-        _ => "op shapes or parameters are invalid",
-    })
+/// An op of a blob, as validation reads it: its looked-up tensors, and the weights section.
+struct BlobOperands<'t, 'b> {
+    t: &'t OpTensors,
+    /// The dims of the first inputs and of the output, sliced once (each op's validation reads them
+    /// several times: some 200 bytes of flash on the int8 digits demo).
+    x: [&'t [usize]; 4],
+    y: &'t [usize],
+    weights: &'b [u8],
 }
 
-/// Why a model is refused whose op needs an entry the build leaves out ([`Model::parse_only`]).
-const LEFT_OUT: &str = "this build of the runtime leaves out this op kind (Model::parse_only)";
-
-/// The dtypes an int8 op takes (inputs in order, then output), or `None` for other ops.
-struct QuantDTypes {
-    inputs: &'static [DType],
-    output: DType,
-}
-
-fn quant_dtypes(kind: &OpKind, n_inputs: usize) -> Option<QuantDTypes> {
-    use DType::{F32, I32, I8};
-    let q = |inputs: &'static [DType], output| Some(QuantDTypes { inputs, output });
-    match kind {
-        OpKind::QuantConv2d(_) | OpKind::QuantFullyConnected(_) if n_inputs == 4 => {
-            q(&[I8, I8, I32, I32], I8)
-        }
-        OpKind::QuantConv2d(_) | OpKind::QuantFullyConnected(_) => q(&[I8, I8, I32], I8),
-        OpKind::QuantAdd(_) | OpKind::QuantMul(_) => q(&[I8, I8], I8),
-        OpKind::QuantAvgPool2d(_)
-        | OpKind::QuantMaxPool2d(_)
-        | OpKind::QuantSoftmax(_)
-        | OpKind::Requantize(_) => q(&[I8], I8),
-        OpKind::Quantize(_) => q(&[F32], I8),
-        OpKind::Dequantize(_) => q(&[I8], F32),
-        _ => None,
+impl Operands for BlobOperands<'_, '_> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.t.n
     }
+    #[inline(always)]
+    fn dims(&self, k: usize) -> &[usize] {
+        match self.x.get(k) {
+            Some(dims) => dims,
+            None => self.t.x[k].dims.as_slice(),
+        }
+    }
+    #[inline(always)]
+    fn dtype(&self, k: usize) -> DType {
+        self.t.x[k].dtype
+    }
+    #[inline(always)]
+    fn out_dims(&self) -> &[usize] {
+        self.y
+    }
+    #[inline(always)]
+    fn out_dtype(&self) -> DType {
+        self.t.y.dtype
+    }
+    #[inline(always)]
+    fn all_f32(&self) -> bool {
+        self.t.all_f32
+    }
+    #[inline(always)]
+    fn weight(&self, k: usize) -> Result<&[u8], NotAWeight> {
+        let x = &self.t.x[k];
+        match (x.in_arena, self.weights.get(x.range.0..x.range.1)) {
+            (true, _) => Err(NotAWeight::InArena),
+            (false, None) => Err(NotAWeight::OutOfBounds),
+            (false, Some(bytes)) => Ok(bytes),
+        }
+    }
+}
+
+/// Checks one op as [`Model::parse`] does: the dtypes and shapes of its tensors and the weight values
+/// its kernel trusts (the converter runs it on every op it writes, so that what it writes parses).
+/// `Err` says what is wrong.
+pub fn validate_op(kind: &OpKind, operands: &impl Operands) -> Result<(), &'static str> {
+    crate::kernels::validate_in::<{ family::ALL }>(kind, operands)
 }

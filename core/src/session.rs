@@ -7,12 +7,12 @@
 use core::ops::Range;
 
 use crate::format::{Storage, TensorRecord, ALIGN};
-use crate::kernels::{entry::*, family, has, Kernels, REFERENCE};
+use crate::kernels::{entry::WORKSPACE, family, has, Kernels, REFERENCE};
 use crate::model::{arena_range, round_up, OpTensors, Operand};
 use crate::ops::element::{AnyIn, AnyOut, Element};
-use crate::ops::{In, Out};
+use crate::ops::entry::OpArgs;
 use crate::schema::{DType, OpKind, MAX_OP_INPUTS};
-use crate::workspace::{split_rows, Parallel, Workspace};
+use crate::workspace::{Parallel, Workspace};
 use crate::{Error, Model};
 
 /// A time source for profiling, as a value: a DWT cycle counter on a Cortex-M, `Instant` on a host.
@@ -501,203 +501,28 @@ impl<'a, const E: u64> Session<'a, E> {
             bytes: out_bytes,
             dims: t.output().dims.as_slice(),
         };
-        let k = self.kernels;
         let all_f32 = t.all_f32();
-        let any_in = |k: usize| ins[k];
         let ws = if has::<E>(WORKSPACE) {
             self.workspace.as_mut()
         } else {
             None
         };
-        // Each arm is guarded by its entries (a constant), so a build for some op kinds (`E`) links
+        // Workers for the ops the session splits itself (a build without `WORKSPACE` has none).
+        let parallel = match &ws {
+            Some(ws) if has::<E>(WORKSPACE) => ws.parallel,
+            _ => None,
+        };
+        let args = OpArgs {
+            ins: &ins,
+            n,
+            y: y_any,
+            ws,
+            parallel,
+        };
+        // The dispatch holds the kinds of `E` alone (a constant), so a build for some op kinds links
         // the dispatch of those only; `Model::parse_only` refused every other kind already.
-        match t.kind() {
-            // An alias planned by the converter: the bytes are already in place.
-            OpKind::Reshape if t.aliased() => {}
-            OpKind::Compare(p) if has::<E>(COMPARE) => (k.compare)(p, any_in(0), any_in(1), y_any),
-            OpKind::Logical(p) if has::<E>(LOGICAL) => {
-                (k.logical)(p, typed(any_in(0))?, typed(any_in(1))?, out(y_any)?)
-            }
-            OpKind::Not if has::<E>(NOT) => (k.not)(typed(any_in(0))?, out(y_any)?),
-            OpKind::Where if has::<E>(WHERE_SELECT) => {
-                (k.where_select)(any_in(0), any_in(1), any_in(2), y_any)
-            }
-            OpKind::Cast(p) if has::<E>(CAST) => (k.cast)(p, any_in(0), y_any),
-            OpKind::ArgReduce(p) if has::<E>(ARG_REDUCE) => {
-                (k.arg_reduce)(p, any_in(0), out(y_any)?)
-            }
-            OpKind::Binary(p) if !all_f32 && has::<E>(BINARY_ANY) => {
-                (k.binary_any)(p, any_in(0), any_in(1), y_any)
-            }
-            OpKind::Unary(p) if !all_f32 && has::<E>(UNARY_ANY) => {
-                (k.unary_any)(p, any_in(0), y_any)
-            }
-            // The two int8 layers with weights, requantization and an optional bias take their
-            // inputs alike: one conversion for both.
-            kind @ (OpKind::QuantConv2d(_) | OpKind::QuantFullyConnected(_))
-                if has::<E>(QUANT_CONV2D | QUANT_FULLY_CONNECTED) =>
-            {
-                let bias = match n {
-                    4 => Some(typed::<i32>(any_in(3))?.data),
-                    _ => None,
-                };
-                let rq = typed::<i32>(any_in(2))?.data;
-                let (x, w, y) = (typed(any_in(0))?, typed(any_in(1))?, out(y_any)?);
-                match kind {
-                    OpKind::QuantConv2d(p) if has::<E>(QUANT_CONV2D) => {
-                        (k.quant_conv2d)(p, x, w, bias, rq, y, ws)
-                    }
-                    OpKind::QuantFullyConnected(p) if has::<E>(QUANT_FULLY_CONNECTED) => {
-                        (k.quant_fully_connected)(p, x, w, bias, rq, y, ws)
-                    }
-                    _ => return Err(bad(LEFT_OUT)),
-                }
-            }
-            OpKind::QuantAdd(p) if has::<E>(QUANT_ADD) => {
-                (k.quant_add)(p, typed(any_in(0))?, typed(any_in(1))?, out(y_any)?)
-            }
-            OpKind::QuantMul(p) if has::<E>(QUANT_MUL) => {
-                (k.quant_mul)(p, typed(any_in(0))?, typed(any_in(1))?, out(y_any)?)
-            }
-            OpKind::QuantAvgPool2d(p) if has::<E>(QUANT_AVG_POOL) => {
-                (k.quant_avg_pool)(p, typed(any_in(0))?, out(y_any)?)
-            }
-            OpKind::QuantMaxPool2d(p) if has::<E>(QUANT_MAX_POOL) => {
-                (k.quant_max_pool)(p, typed(any_in(0))?, out(y_any)?)
-            }
-            OpKind::QuantSoftmax(p) if has::<E>(QUANT_SOFTMAX) => {
-                (k.quant_softmax)(p, typed(any_in(0))?, out(y_any)?)
-            }
-            OpKind::Quantize(p) if has::<E>(QUANTIZE) => {
-                (k.quantize)(p, typed(any_in(0))?, out(y_any)?)
-            }
-            OpKind::Dequantize(p) if has::<E>(DEQUANTIZE) => {
-                (k.dequantize)(p, typed(any_in(0))?, out(y_any)?)
-            }
-            OpKind::Requantize(p) if has::<E>(REQUANTIZE) => {
-                (k.requantize)(p, typed(any_in(0))?, out(y_any)?)
-            }
-            OpKind::FullyConnectedW8(p) if has::<E>(FULLY_CONNECTED_W8) => {
-                let bias = match n {
-                    4 => Some(typed::<f32>(any_in(3))?.data),
-                    _ => None,
-                };
-                let scales = typed::<f32>(any_in(2))?.data;
-                let (x, w, y) = (typed(any_in(0))?, typed(any_in(1))?, out(y_any)?);
-                (k.fully_connected_w8)(p, x, w, scales, bias, y, ws)
-            }
-            OpKind::Embedding if has::<E>(EMBEDDING) => {
-                let scales = match n {
-                    3 => Some(typed::<f32>(any_in(2))?.data),
-                    _ => None,
-                };
-                (k.embedding)(any_in(0), any_in(1), scales, out(y_any)?)?
-            }
-            kind if all_f32 && has::<E>(family::F32) => run_f32::<E>(k, kind, &ins, n, y_any, ws)?,
-            kind if !all_f32 && has::<E>(MOVEMENT) => {
-                let movement = match y_any.dtype.size() {
-                    1 if has::<E>(MOVEMENT8) => k.movement8,
-                    2 if has::<E>(MOVEMENT16) => k.movement16,
-                    4 if has::<E>(MOVEMENT32) => k.movement32,
-                    8 if has::<E>(MOVEMENT64) => k.movement64,
-                    _ => return Err(bad(LEFT_OUT)),
-                };
-                movement(kind, ins.get(..n).unwrap_or(&[]), y_any)?
-            }
-            _ => return Err(bad(LEFT_OUT)),
-        }
-        Ok(())
+        self.kernels.run::<E>(t.kind(), all_f32, t.aliased(), args)
     }
-}
-
-/// The typed view of an input (element type checked by `Model::parse`; alignment by the cast).
-fn typed<T: bytemuck::Pod>(x: AnyIn<'_>) -> Result<In<'_, T>, Error> {
-    x.typed().ok_or(Error::Unsupported {
-        reason: "tensor bytes are not aligned for their dtype",
-    })
-}
-
-/// The typed view of the output.
-fn out<T: bytemuck::Pod>(y: AnyOut<'_>) -> Result<Out<'_, T>, Error> {
-    y.typed().ok_or(Error::Unsupported {
-        reason: "tensor bytes are not aligned for their dtype",
-    })
-}
-
-/// What a session reports for an op kind its build leaves out (unreachable after `Model::parse_only`).
-const LEFT_OUT: &str = "this build of the runtime leaves out this op kind (Model::parse_only)";
-
-/// Runs an op whose inputs and output are all f32, through the kernel table (the kinds in `E` only).
-fn run_f32<'d, const E: u64>(
-    k: &Kernels,
-    kind: &OpKind,
-    ins: &[AnyIn<'d>; MAX_OP_INPUTS],
-    n_inputs: usize,
-    y: AnyOut<'_>,
-    ws: Option<&mut Workspace<'_>>,
-) -> Result<(), Error> {
-    let x = |i: usize| -> Result<In<'d>, Error> { typed(ins[i]) };
-    let bias = |i: usize| -> Result<Option<&'d [f32]>, Error> {
-        if i < n_inputs {
-            Ok(Some(x(i)?.data))
-        } else {
-            Ok(None)
-        }
-    };
-    let y: Out<'_> = out(y)?;
-    // Workers for the ops the session splits itself (a build without `WORKSPACE` has none).
-    let parallel = match &ws {
-        Some(ws) if has::<E>(WORKSPACE) => ws.parallel,
-        _ => None,
-    };
-    match kind {
-        OpKind::Conv2d(p) if has::<E>(CONV2D) => (k.conv2d)(p, x(0)?, x(1)?, bias(2)?, y, ws),
-        OpKind::ConvTranspose2d(p) if has::<E>(CONV_TRANSPOSE2D) => {
-            (k.conv_transpose2d)(p, x(0)?, x(1)?, bias(2)?, y, ws)
-        }
-        OpKind::FullyConnected(p) if has::<E>(FULLY_CONNECTED) => {
-            (k.fully_connected)(p, x(0)?, x(1)?, bias(2)?, y, ws)
-        }
-        OpKind::MatMul(p) if has::<E>(MATMUL) => (k.matmul)(p, x(0)?, x(1)?, y, ws),
-        // Element-wise ops: in parts over the workers when large (`split_rows`).
-        OpKind::Binary(p) if has::<E>(BINARY) => {
-            let f = |[a, b]: [In<'_>; 2], y: Out<'_>| (k.binary)(p, a, b, y);
-            split_rows(parallel, [x(0)?, x(1)?], y, &f)
-        }
-        OpKind::Unary(p) if has::<E>(UNARY) => {
-            split_rows(parallel, [x(0)?], y, &|[x], y| (k.unary)(p, x, y))
-        }
-        OpKind::Softmax(p) if has::<E>(SOFTMAX) => (k.softmax)(p, x(0)?, y),
-        OpKind::MaxPool2d(p) if has::<E>(MAX_POOL) => (k.max_pool)(p, x(0)?, y),
-        OpKind::AvgPool2d(p) if has::<E>(AVG_POOL) => (k.avg_pool)(p, x(0)?, y),
-        OpKind::GlobalAvgPool if has::<E>(GLOBAL_AVG_POOL) => (k.global_avg_pool)(x(0)?, y),
-        OpKind::Concat(p) if has::<E>(CONCAT) => {
-            let mut xs: heapless::Vec<In<'_>, MAX_OP_INPUTS> = heapless::Vec::new();
-            for j in 0..n_inputs {
-                xs.push(x(j)?).map_err(|_| Error::Unsupported {
-                    reason: "too many inputs",
-                })?;
-            }
-            (k.concat)(p, &xs, y)
-        }
-        OpKind::Transpose(p) if has::<E>(TRANSPOSE) => (k.transpose)(p, x(0)?, y),
-        OpKind::Pad(p) if has::<E>(PAD) => (k.pad)(p, x(0)?, y),
-        OpKind::Reshape if has::<E>(RESHAPE) => (k.reshape)(x(0)?, y),
-        OpKind::LogSoftmax(p) if has::<E>(LOG_SOFTMAX) => (k.log_softmax)(p, x(0)?, y),
-        OpKind::Reduce(p) if has::<E>(REDUCE) => (k.reduce)(p, x(0)?, y),
-        OpKind::LayerNorm(p) if has::<E>(LAYER_NORM) => {
-            (k.layer_norm)(p, x(0)?, x(1)?, bias(2)?, y)
-        }
-        OpKind::Slice(p) if has::<E>(SLICE) => (k.slice)(p, x(0)?, y),
-        OpKind::Gather(p) if has::<E>(GATHER) => (k.gather)(p, x(0)?, x(1)?, y),
-        OpKind::Broadcast if has::<E>(BROADCAST) => (k.broadcast)(x(0)?, y),
-        OpKind::Resize(p) if has::<E>(RESIZE) => (k.resize)(p, x(0)?, y),
-        // Ops on other dtypes are dispatched before this function.
-        _ => {
-            return Err(Error::Unsupported { reason: LEFT_OUT });
-        }
-    }
-    Ok(())
 }
 
 fn check_dtype<T: Element>(dtype: DType) -> Result<(), Error> {

@@ -12,7 +12,8 @@ use serde::Deserialize;
 
 use crate::format::compact::{Compact, Reader};
 use crate::format::OpRecord;
-use crate::kernels::{entry::*, has};
+use crate::kernels::{has, DECODES};
+use crate::op_set::for_each_op;
 use crate::schema::{OpKind, MAX_OP_INPUTS};
 
 /// Decodes an op record (trailing bytes allowed, as for every record), or `None` if it does not decode
@@ -32,8 +33,8 @@ pub(crate) fn op_record<const E: u64>(bytes: &[u8]) -> Option<OpRecord> {
     })
 }
 
-/// A variant with parameters `P`, decoded through serde.
-fn with<'a, P: Deserialize<'a>>(
+/// A variant with parameters `P`, decoded through serde (a row of the declaration that says `serde`).
+fn serde<'a, P: Deserialize<'a>>(
     rest: &'a [u8],
     variant: fn(P) -> OpKind,
 ) -> Option<(OpKind, &'a [u8])> {
@@ -41,63 +42,61 @@ fn with<'a, P: Deserialize<'a>>(
     Some((variant(params), rest))
 }
 
-/// A variant with parameters `P`, decoded by [`Compact`] (the common kinds: less code per kind).
+/// A variant with parameters `P`, decoded by [`Compact`] (a row that says `compact`: the common kinds,
+/// with less code per kind).
 fn compact<P: Compact>(rest: &[u8], variant: fn(P) -> OpKind) -> Option<(OpKind, &[u8])> {
     let mut r = Reader::new(rest);
     let params = P::read(&mut r)?;
     Some((variant(params), r.rest()))
 }
 
-/// The variant of index `tag` (declaration order of [`OpKind`], as serde numbers them).
-fn op_kind<const E: u64>(tag: u32, rest: &[u8]) -> Option<(OpKind, &[u8])> {
-    let unit = |kind| Some((kind, rest));
-    match tag {
-        0 if has::<E>(CONV2D) => compact(rest, OpKind::Conv2d),
-        1 if has::<E>(FULLY_CONNECTED) => compact(rest, OpKind::FullyConnected),
-        2 if has::<E>(MATMUL) => with(rest, OpKind::MatMul),
-        3 if has::<E>(BINARY | BINARY_ANY) => with(rest, OpKind::Binary),
-        4 if has::<E>(UNARY | UNARY_ANY) => with(rest, OpKind::Unary),
-        5 if has::<E>(SOFTMAX) => compact(rest, OpKind::Softmax),
-        6 if has::<E>(MAX_POOL) => compact(rest, OpKind::MaxPool2d),
-        7 if has::<E>(AVG_POOL) => compact(rest, OpKind::AvgPool2d),
-        8 if has::<E>(GLOBAL_AVG_POOL) => unit(OpKind::GlobalAvgPool),
-        9 if has::<E>(CONCAT | MOVEMENT) => with(rest, OpKind::Concat),
-        10 if has::<E>(TRANSPOSE | MOVEMENT) => with(rest, OpKind::Transpose),
-        11 if has::<E>(PAD | MOVEMENT) => with(rest, OpKind::Pad),
-        12 => unit(OpKind::Reshape),
-        13 if has::<E>(LOG_SOFTMAX) => with(rest, OpKind::LogSoftmax),
-        14 if has::<E>(REDUCE) => with(rest, OpKind::Reduce),
-        15 if has::<E>(LAYER_NORM) => with(rest, OpKind::LayerNorm),
-        16 if has::<E>(SLICE | MOVEMENT) => with(rest, OpKind::Slice),
-        17 if has::<E>(GATHER | MOVEMENT) => with(rest, OpKind::Gather),
-        18 if has::<E>(BROADCAST | MOVEMENT) => unit(OpKind::Broadcast),
-        19 if has::<E>(RESIZE) => with(rest, OpKind::Resize),
-        20 if has::<E>(COMPARE) => with(rest, OpKind::Compare),
-        21 if has::<E>(LOGICAL) => with(rest, OpKind::Logical),
-        22 if has::<E>(NOT) => unit(OpKind::Not),
-        23 if has::<E>(WHERE_SELECT) => unit(OpKind::Where),
-        24 if has::<E>(CAST) => with(rest, OpKind::Cast),
-        25 if has::<E>(ARG_REDUCE) => with(rest, OpKind::ArgReduce),
-        26 if has::<E>(CONV_TRANSPOSE2D) => with(rest, OpKind::ConvTranspose2d),
-        27 if has::<E>(QUANT_CONV2D) => compact(rest, OpKind::QuantConv2d),
-        28 if has::<E>(QUANT_FULLY_CONNECTED) => compact(rest, OpKind::QuantFullyConnected),
-        29 if has::<E>(QUANT_ADD) => with(rest, OpKind::QuantAdd),
-        30 if has::<E>(QUANT_MUL) => with(rest, OpKind::QuantMul),
-        31 if has::<E>(QUANT_AVG_POOL) => compact(rest, OpKind::QuantAvgPool2d),
-        32 if has::<E>(QUANT_MAX_POOL) => compact(rest, OpKind::QuantMaxPool2d),
-        33 if has::<E>(QUANT_SOFTMAX) => compact(rest, OpKind::QuantSoftmax),
-        34 if has::<E>(QUANTIZE) => compact(rest, OpKind::Quantize),
-        35 if has::<E>(DEQUANTIZE) => compact(rest, OpKind::Dequantize),
-        36 if has::<E>(REQUANTIZE) => with(rest, OpKind::Requantize),
-        37 if has::<E>(FULLY_CONNECTED_W8) => compact(rest, OpKind::FullyConnectedW8),
-        38 if has::<E>(EMBEDDING) => unit(OpKind::Embedding),
-        _ => None,
-    }
+/// A kind's decoding: its decoder (`compact` or `serde`) with its variant, or the variant itself for a
+/// kind without parameters.
+macro_rules! variant {
+    ($rest:ident, $kind:ident) => {
+        Some((OpKind::$kind, $rest))
+    };
+    ($rest:ident, $kind:ident $decoder:ident) => {
+        $decoder($rest, OpKind::$kind)
+    };
 }
+
+/// `op_kind`, from the declaration of the op set.
+macro_rules! decoder {
+    (
+        kinds {
+            $(
+                $(#[$doc:meta])*
+                $kind:ident $(($decoder:ident $params:ty))? $min:literal..=$max:tt { $($entries:tt)* }
+            )*
+        }
+        movement { $($movement:tt)* }
+    ) => {
+        /// The kinds' tags: their positions in the declaration, as serde numbers them.
+        #[allow(dead_code)]
+        #[repr(u32)]
+        enum Tag {
+            $($kind,)*
+        }
+
+        /// The variant of index `tag` (declaration order of [`OpKind`], as serde numbers them), if `E`
+        /// has an entry that runs it ([`DECODES`]).
+        fn op_kind<const E: u64>(tag: u32, rest: &[u8]) -> Option<(OpKind, &[u8])> {
+            match tag {
+                $(t if t == Tag::$kind as u32 && has::<E>(const { DECODES[Tag::$kind as usize] }) => {
+                    variant!(rest, $kind $($decoder)?)
+                })*
+                _ => None,
+            }
+        }
+    };
+}
+for_each_op!(decoder);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::entry::*;
     use crate::kernels::family::ALL;
 
     /// A small deterministic generator (xorshift64*), so a failure names a reproducible case.
@@ -127,8 +126,9 @@ mod tests {
     #[test]
     fn matches_serde_on_random_records() {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        let mut decoded = [0usize; 40];
-        for tag in 0..40u8 {
+        let kinds = crate::schema::KINDS;
+        let mut decoded = [0usize; crate::schema::KINDS + 1];
+        for tag in 0..=kinds as u8 {
             for _ in 0..4000 {
                 let len = 1 + (rng.next() % 48) as usize;
                 let mut bytes = [0u8; 49];
@@ -153,7 +153,7 @@ mod tests {
         }
         // Every variant was exercised with records that decode, and none past the last.
         for (tag, &n) in decoded.iter().enumerate() {
-            assert_eq!(n > 0, tag <= 38, "variant {tag}: {n} records decoded");
+            assert_eq!(n > 0, tag < kinds, "variant {tag}: {n} records decoded");
         }
     }
 

@@ -108,12 +108,22 @@ pub struct AnyOut<'a> {
     pub dims: &'a [usize],
 }
 
+/// Whether `T` is a 1-byte, unaligned element type (int8, uint8, bool), whose views of any bytes
+/// succeed.
+const fn one_byte<T>() -> bool {
+    core::mem::size_of::<T>() == 1 && core::mem::align_of::<T>() == 1
+}
+
 impl<'a> AnyIn<'a> {
     /// The elements as `T`, or `None` if the bytes are not a whole, aligned number of `T`s. Callers
     /// match on `dtype` first; the type is not checked against it here, so booleans can be read as `u8`.
     pub fn typed<T: bytemuck::Pod>(self) -> Option<In<'a, T>> {
-        // An empty tensor's bytes may sit anywhere (even at a dangling address): no elements to align.
         let data = match self.bytes {
+            // Bytes are always a whole, aligned number of 1-byte elements (the compiler sees this
+            // arm cannot fail: int8 kernels' dispatch carries no check).
+            bytes if one_byte::<T>() => bytemuck::try_cast_slice(bytes).ok()?,
+            // An empty tensor's bytes may sit anywhere (even at a dangling address): no elements to
+            // align.
             [] => &[],
             bytes => bytemuck::try_cast_slice(bytes).ok()?,
         };
@@ -128,6 +138,7 @@ impl<'a> AnyOut<'a> {
     /// The elements as `T`, writable; see [`AnyIn::typed`].
     pub fn typed<T: bytemuck::Pod>(self) -> Option<Out<'a, T>> {
         let data = match self.bytes {
+            bytes if one_byte::<T>() => bytemuck::try_cast_slice_mut(bytes).ok()?,
             [] => &mut [],
             bytes => bytemuck::try_cast_slice_mut(bytes).ok()?,
         };

@@ -6,6 +6,7 @@
 
 pub mod array;
 pub mod element;
+pub mod entry;
 pub mod math;
 pub mod nn;
 pub mod pool;

@@ -1,34 +1,17 @@
 //! `KERNELS` replaces exactly the entries `ACCELERATED` names: every other entry is the reference kernel,
-//! compared as function pointers. The destructuring below names every field of `Kernels`, so a new op
-//! in the table fails to compile here until this list (and the decision for it) is updated.
+//! compared as function pointers over every field of `Kernels` (`Kernels::replaced`), so that a new op
+//! of the table is the reference kernel here until a decision to accelerate it updates `ACCELERATED`.
 
-use ember_core::kernels::{QuantConv2dFn, QuantFullyConnectedFn};
-use ember_core::{Kernels, REFERENCE};
+use ember_core::kernels::entry;
+use ember_core::ops::quant::conv::QuantConv2dFn;
+use ember_core::ops::quant::fully_connected::QuantFullyConnectedFn;
+use ember_core::REFERENCE;
 use ember_cortex_m::{ACCELERATED, DSP_KERNELS, KERNELS};
 
-/// Names of the fields of two tables whose function pointers differ.
-macro_rules! differing_entries {
-    ($a:expr, $b:expr; $($field:ident),* $(,)?) => {{
-        // Exhaustive: every field of `Kernels` must be listed.
-        let Kernels { name: _, entries: _, scratch: _, $($field: _),* } = $a;
-        let mut names: Vec<&'static str> = Vec::new();
-        $(
-            if $a.$field as usize != $b.$field as usize {
-                names.push(stringify!($field));
-            }
-        )*
-        names
-    }};
-}
-
+/// Names of the fields of `KERNELS` whose function pointers differ from the reference table's (every
+/// field of `Kernels`: `Kernels::replaced`).
 fn differing() -> Vec<&'static str> {
-    differing_entries!(KERNELS, REFERENCE;
-        movement8, movement16, movement32, movement64, conv2d, conv_transpose2d, fully_connected, matmul, binary, unary, softmax, max_pool,
-        avg_pool, global_avg_pool, concat, transpose, pad, reshape, log_softmax, reduce, layer_norm,
-        slice, gather, broadcast, resize, binary_any, unary_any, compare, logical, not, where_select,
-        cast, arg_reduce, quant_conv2d, quant_fully_connected, quant_add, quant_mul, quant_avg_pool,
-        quant_max_pool, quant_softmax, quantize, dequantize, requantize, fully_connected_w8, embedding,
-    )
+    entry::names(KERNELS.replaced(&REFERENCE)).collect()
 }
 
 #[test]

@@ -2,8 +2,7 @@
 //! transpose entries: the entries `accelerated` names are this crate's kernels (not the reference's),
 //! `variant` names them for profiles, and the ops they hand back to the reference kernel are named
 //! "reference". Also: every table differs from the reference in exactly the entries `accelerated` names
-//! (compared as function pointers; the destructuring in `differing_entries!` names every field of
-//! `Kernels`, so a new op fails to compile here until its decision is made), and the GEMM-based
+//! (compared as function pointers, every field of `Kernels`: `Kernels::replaced`), and the GEMM-based
 //! entries are named by level.
 
 use ember_core::kernels::entry;
@@ -129,38 +128,10 @@ fn variants_name_the_level_or_the_reference() {
     assert_eq!(variant(Isa::Scalar, &OpKind::GlobalAvgPool), "reference");
 }
 
-/// The entry bits of two tables whose function pointers differ.
-macro_rules! differing_entries {
-    ($a:expr, $b:expr; $($field:ident => $bit:ident),* $(,)?) => {{
-        // Exhaustive: every field of `Kernels` must be listed.
-        let Kernels { name: _, entries: _, scratch: _, $($field: _),* } = *$a;
-        let mut bits = 0u64;
-        $(
-            if $a.$field as usize != $b.$field as usize {
-                bits |= entry::$bit;
-            }
-        )*
-        bits
-    }};
-}
-
+/// The entry bits of `k` whose function pointers differ from the reference table's (every field of
+/// `Kernels`, generated with the table from the declaration of the op set).
 fn differing(k: &Kernels) -> u64 {
-    differing_entries!(k, REFERENCE;
-        movement8 => MOVEMENT8, movement16 => MOVEMENT16, movement32 => MOVEMENT32,
-        movement64 => MOVEMENT64, conv2d => CONV2D, conv_transpose2d => CONV_TRANSPOSE2D,
-        fully_connected => FULLY_CONNECTED, matmul => MATMUL, binary => BINARY, unary => UNARY,
-        softmax => SOFTMAX, max_pool => MAX_POOL, avg_pool => AVG_POOL,
-        global_avg_pool => GLOBAL_AVG_POOL, concat => CONCAT, transpose => TRANSPOSE, pad => PAD,
-        reshape => RESHAPE, log_softmax => LOG_SOFTMAX, reduce => REDUCE, layer_norm => LAYER_NORM,
-        slice => SLICE, gather => GATHER, broadcast => BROADCAST, resize => RESIZE,
-        binary_any => BINARY_ANY, unary_any => UNARY_ANY, compare => COMPARE, logical => LOGICAL,
-        not => NOT, where_select => WHERE_SELECT, cast => CAST, arg_reduce => ARG_REDUCE,
-        quant_conv2d => QUANT_CONV2D, quant_fully_connected => QUANT_FULLY_CONNECTED,
-        quant_add => QUANT_ADD, quant_mul => QUANT_MUL, quant_avg_pool => QUANT_AVG_POOL,
-        quant_max_pool => QUANT_MAX_POOL, quant_softmax => QUANT_SOFTMAX, quantize => QUANTIZE,
-        dequantize => DEQUANTIZE, requantize => REQUANTIZE,
-        fully_connected_w8 => FULLY_CONNECTED_W8, embedding => EMBEDDING,
-    )
+    k.replaced(&REFERENCE)
 }
 
 #[test]

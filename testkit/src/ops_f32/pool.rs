@@ -21,7 +21,7 @@ pub struct PoolCase {
 }
 
 impl PoolCase {
-    fn run(&self, kernel: ember_core::kernels::Pool2dFn) -> Vec<f32> {
+    fn run(&self, kernel: ember_core::ops::pool::Pool2dFn) -> Vec<f32> {
         let mut y = vec![f32::NAN; numel(&self.y_dims)];
         let x = In {
             data: &self.x,

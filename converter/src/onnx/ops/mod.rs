@@ -205,6 +205,94 @@ const OPS: &[(&str, ImportFn, &str)] = &[
     ("Xor", math::logical::import, "math/logical"),
 ];
 
+/// Every op kind of the blob (`ember_core::schema::KIND_NAMES`, from the runtime's declaration of
+/// its op set) with the ONNX ops whose nodes become it, after the graph passes and the quantizer: each
+/// an ONNX op of `OPS`, or an importer's file for every op it imports. A test holds this list and the
+/// runtime's together: an op declared in the runtime with no importer here fails it.
+const BLOB_OPS: &[(&str, &[&str])] = &[
+    ("Conv2d", &["Conv", "ConvInteger"]),
+    ("FullyConnected", &["Gemm", "MatMul"]),
+    ("MatMul", &["MatMul", "Gemm"]),
+    (
+        "Binary",
+        &[
+            "math/binary",
+            "Min",
+            "Max",
+            "Sum",
+            "Mean",
+            "BatchNormalization",
+        ],
+    ),
+    ("Unary", &["math/unary", "Clip"]),
+    ("Softmax", &["Softmax"]),
+    ("MaxPool2d", &["MaxPool"]),
+    ("AvgPool2d", &["AveragePool"]),
+    ("GlobalAvgPool", &["GlobalAveragePool"]),
+    ("Concat", &["Concat"]),
+    ("Transpose", &["Transpose", "DepthToSpace", "SpaceToDepth"]),
+    ("Pad", &["Pad"]),
+    (
+        "Reshape",
+        &[
+            "Reshape",
+            "Flatten",
+            "Squeeze",
+            "Unsqueeze",
+            "Identity",
+            "Dropout",
+        ],
+    ),
+    ("LogSoftmax", &["LogSoftmax"]),
+    ("Reduce", &["nn/reduce", "GlobalMaxPool"]),
+    (
+        "LayerNorm",
+        &["LayerNormalization", "InstanceNormalization"],
+    ),
+    ("Slice", &["Slice", "Split"]),
+    ("Gather", &["Gather"]),
+    ("Broadcast", &["Expand", "Tile"]),
+    ("Resize", &["Resize", "Upsample"]),
+    ("Compare", &["math/compare"]),
+    ("Logical", &["And", "Or", "Xor"]),
+    ("Not", &["Not"]),
+    ("Where", &["Where"]),
+    ("Cast", &["Cast", "CastLike"]),
+    ("ArgReduce", &["ArgMax", "ArgMin"]),
+    ("ConvTranspose2d", &["ConvTranspose"]),
+    ("QuantConv2d", &["Conv", "QLinearConv"]),
+    ("QuantFullyConnected", &["Gemm", "MatMul", "QLinearMatMul"]),
+    ("QuantAdd", &["Add"]),
+    ("QuantMul", &["Mul"]),
+    ("QuantAvgPool2d", &["AveragePool", "GlobalAveragePool"]),
+    ("QuantMaxPool2d", &["MaxPool"]),
+    ("QuantSoftmax", &["Softmax"]),
+    ("Quantize", &["QuantizeLinear"]),
+    ("Dequantize", &["DequantizeLinear"]),
+    ("Requantize", &["QuantizeLinear"]),
+    ("FullyConnectedW8", &["Gemm", "MatMul"]),
+    ("Embedding", &["Gather"]),
+];
+
+/// The blob's op kinds with the ONNX ops that lead to each ([`BLOB_OPS`], importer files expanded to
+/// their ops), in the order of the runtime's declaration.
+pub fn blob_op_sources() -> Vec<(&'static str, Vec<&'static str>)> {
+    BLOB_OPS
+        .iter()
+        .map(|&(kind, sources)| {
+            let mut ops: Vec<&str> = Vec::new();
+            for &source in sources {
+                for &(name, _, file) in OPS {
+                    if (name == source || file == source) && !ops.contains(&name) {
+                        ops.push(name);
+                    }
+                }
+            }
+            (kind, ops)
+        })
+        .collect()
+}
+
 /// Names of the supported ONNX ops (default domain), sorted.
 pub fn supported_ops() -> Vec<&'static str> {
     OPS.iter().map(|(name, _, _)| *name).collect()
@@ -227,6 +315,15 @@ pub fn supported_ops_markdown() -> String {
         ));
     }
     page.push_str(&format!("\n{} ops.\n", OPS.len()));
+    page.push_str(
+        "\n## The blob's ops\n\n\
+         Each op kind of the blob (`OpKind`, declared once in `core/src/op_set.rs`) and the ONNX ops whose \
+         importers lead to it, after the graph passes and the quantizer.\n\n\
+         | blob op | from ONNX ops |\n| --- | --- |\n",
+    );
+    for (kind, ops) in blob_op_sources() {
+        page.push_str(&format!("| {kind} | {} |\n", ops.join(", ")));
+    }
     page
 }
 
@@ -258,6 +355,26 @@ pub fn import_node(
                 opset: opsets.get(domain).copied().unwrap_or(0),
                 supported: supported_ops().join(", "),
             })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every ONNX op or importer file [`BLOB_OPS`] names is in the importer table.
+    #[test]
+    fn blob_ops_name_importers_of_the_table() {
+        for (kind, sources) in BLOB_OPS {
+            assert!(!sources.is_empty(), "{kind}: no importer");
+            for source in *sources {
+                assert!(
+                    OPS.iter()
+                        .any(|(name, _, file)| name == source || file == source),
+                    "{kind}: {source} is neither an op nor an importer file of OPS"
+                );
+            }
         }
     }
 }

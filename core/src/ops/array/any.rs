@@ -3,6 +3,7 @@
 //! instance), behind one kernel-table entry so that a firmware without such tensors links none of them.
 
 use crate::ops::element::{AnyIn, AnyOut};
+use crate::ops::entry::{KernelEntry, LEFT_OUT};
 use crate::ops::{array, In, Out};
 use crate::schema::{DType, OpKind, MAX_OP_INPUTS};
 use crate::Error;
@@ -102,4 +103,44 @@ fn fill_value<T: bytemuck::Pod + Default>(dtype: DType, value: f32) -> T {
     };
     let bytes = bits.to_le_bytes();
     bytemuck::try_pod_read_unaligned(&bytes[..core::mem::size_of::<T>()]).unwrap_or_default()
+}
+
+/// Signature of data movement on tensors other than f32 (`kind` is Concat, Transpose, Pad, Reshape,
+/// Slice, Gather or Broadcast).
+pub type MovementFn = fn(&OpKind, &[AnyIn<'_>], AnyOut<'_>) -> Result<(), Error>;
+
+/// The [`Kernels::movement8`](crate::Kernels::movement8) entry: [`movement8`].
+pub struct Movement8;
+
+impl KernelEntry for Movement8 {
+    type Kernel = MovementFn;
+    const REFERENCE: MovementFn = movement8;
+    const STUB: MovementFn = |_, _, _| Err(LEFT_OUT);
+}
+
+/// The [`Kernels::movement16`](crate::Kernels::movement16) entry: [`movement16`].
+pub struct Movement16;
+
+impl KernelEntry for Movement16 {
+    type Kernel = MovementFn;
+    const REFERENCE: MovementFn = movement16;
+    const STUB: MovementFn = |_, _, _| Err(LEFT_OUT);
+}
+
+/// The [`Kernels::movement32`](crate::Kernels::movement32) entry: [`movement32`].
+pub struct Movement32;
+
+impl KernelEntry for Movement32 {
+    type Kernel = MovementFn;
+    const REFERENCE: MovementFn = movement32;
+    const STUB: MovementFn = |_, _, _| Err(LEFT_OUT);
+}
+
+/// The [`Kernels::movement64`](crate::Kernels::movement64) entry: [`movement64`].
+pub struct Movement64;
+
+impl KernelEntry for Movement64 {
+    type Kernel = MovementFn;
+    const REFERENCE: MovementFn = movement64;
+    const STUB: MovementFn = |_, _, _| Err(LEFT_OUT);
 }

@@ -2,8 +2,10 @@
 
 pub use crate::schema::ConcatParams;
 
-use crate::ops::shape::{check_dims, ensure};
+use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::shape::{check_dims, ensure, Checked};
 use crate::ops::{In, Out};
+use crate::schema::MAX_OP_INPUTS;
 use crate::Error;
 
 /// Checks that every input has `y`'s rank and dims except along `axis`, and that the sizes along `axis`
@@ -52,5 +54,43 @@ pub fn concat<T: Copy>(p: &ConcatParams, xs: &[In<'_, T>], y: Out<'_, T>) {
             y.data[dst..][..run].copy_from_slice(&x.data[o * run..][..run]);
             dst += run;
         }
+    }
+}
+
+/// Signature of a concatenation kernel.
+pub type ConcatFn = fn(&ConcatParams, &[In<'_>], Out<'_>);
+
+/// The [`Kernels::concat`](crate::Kernels::concat) entry, which runs
+/// [`OpKind::Concat`](crate::OpKind::Concat).
+pub struct Concat;
+
+impl KernelEntry for Concat {
+    type Kernel = ConcatFn;
+    const REFERENCE: ConcatFn = concat;
+    const STUB: ConcatFn = |_, _, _| {};
+}
+
+impl OpEntry for Concat {
+    type Params = ConcatParams;
+    const DTYPES: DTypes = DTypes::Same;
+
+    fn validate(p: &ConcatParams, o: &impl Operands) -> Checked {
+        let mut xs: heapless::Vec<&[usize], MAX_OP_INPUTS> = heapless::Vec::new();
+        for k in 0..o.count().min(MAX_OP_INPUTS) {
+            let _ = xs.push(o.dims(k));
+        }
+        shape_reason(validate(p, &xs, o.out_dims()))
+    }
+
+    #[inline(always)]
+    fn run(kernel: ConcatFn, p: &ConcatParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
+        let mut xs: heapless::Vec<In<'_>, MAX_OP_INPUTS> = heapless::Vec::new();
+        for k in 0..a.n {
+            xs.push(a.x(k)?).map_err(|_| Error::Unsupported {
+                reason: "too many inputs",
+            })?;
+        }
+        kernel(p, &xs, out(a.y)?);
+        Ok(())
     }
 }

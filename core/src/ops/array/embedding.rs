@@ -20,6 +20,7 @@ use crate::Error;
 pub const OUT_OF_RANGE: Error = Error::Shape {
     reason: "an embedding id is outside its table's rows (a token id beyond the vocabulary?)",
 };
+use crate::ops::entry::{out, DTypes, KernelEntry, OpArgs, OpEntry, Operands, LEFT_OUT};
 
 /// Checks the shapes: `table` `[ROWS, ...]` with `ROWS > 0`, `scales` `[ROWS]` when present, and `y`
 /// the dims of `ids` followed by the table's dims after the first.
@@ -126,6 +127,45 @@ pub fn embedding(
         }
     }
     Ok(())
+}
+
+/// Signature of an embedding lookup (`table, ids, scales, y`); fails on an id outside the table.
+pub type EmbeddingFn = fn(AnyIn<'_>, AnyIn<'_>, Option<&[f32]>, Out<'_>) -> Result<(), Error>;
+
+/// The [`Kernels::embedding`](crate::Kernels::embedding) entry, which runs
+/// [`OpKind::Embedding`](crate::OpKind::Embedding).
+pub struct Embedding;
+
+impl KernelEntry for Embedding {
+    type Kernel = EmbeddingFn;
+    const REFERENCE: EmbeddingFn = embedding;
+    const STUB: EmbeddingFn = |_, _, _, _| Err(LEFT_OUT);
+}
+
+impl OpEntry for Embedding {
+    type Params = ();
+    const DTYPES: DTypes = DTypes::Own;
+
+    fn validate(p: &(), o: &impl Operands) -> Checked {
+        let () = p;
+        let table_ok = match (o.dtype(0), o.count()) {
+            (DType::F32, 2) => true,
+            (DType::I8, 3) => o.dtype(2) == DType::F32,
+            _ => false,
+        };
+        require(
+            o.out_dtype() == DType::F32 && table_ok && matches!(o.dtype(1), DType::I32 | DType::I64),
+            "embedding needs an f32 table (or int8 with f32 scales), int32 or int64 ids and an f32 output",
+        )?;
+        check(o.dims(0), o.dims(1), o.opt(2), o.out_dims())
+    }
+
+    #[inline(always)]
+    fn run(kernel: EmbeddingFn, p: &(), a: OpArgs<'_, '_>) -> Result<(), Error> {
+        let () = p;
+        let scales = a.opt(2)?;
+        kernel(a.any(0), a.any(1), scales, out(a.y)?)
+    }
 }
 
 #[cfg(test)]

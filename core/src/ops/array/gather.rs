@@ -7,8 +7,10 @@
 
 pub use crate::schema::GatherParams;
 
-use crate::ops::shape::{check_dims, ensure};
+use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::shape::{check_dims, ensure, require, Checked};
 use crate::ops::{In, Out};
+use crate::schema::DType;
 use crate::Error;
 
 /// Checks that `y` is `x` with dim `axis` replaced by the dims of `indices`.
@@ -67,5 +69,48 @@ pub fn gather<T: Copy + Default>(p: &GatherParams, x: In<'_, T>, indices: In<'_>
                 None => run.fill(T::default()),
             }
         }
+    }
+}
+
+/// Signature of a gather kernel (`x, indices`).
+pub type GatherFn = fn(&GatherParams, In<'_>, In<'_>, Out<'_>);
+
+/// The [`Kernels::gather`](crate::Kernels::gather) entry, which runs
+/// [`OpKind::Gather`](crate::OpKind::Gather).
+pub struct Gather;
+
+impl KernelEntry for Gather {
+    type Kernel = GatherFn;
+    const REFERENCE: GatherFn = gather;
+    const STUB: GatherFn = |_, _, _, _| {};
+}
+
+impl OpEntry for Gather {
+    type Params = GatherParams;
+    const DTYPES: DTypes = DTypes::Own;
+
+    fn validate(p: &GatherParams, o: &impl Operands) -> Checked {
+        require(
+            o.out_dtype() == o.dtype(0) && o.dtype(1) == DType::F32,
+            "gather needs data and output of one dtype and f32 indices",
+        )?;
+        shape_reason(validate(p, o.dims(0), o.dims(1), o.out_dims()))?;
+        // The indices: a weight tensor of whole numbers inside the axis (read here once, so that the kernel
+        // can trust them).
+        let indices: &[f32] = o.weight_values(
+            1,
+            [
+                "gather indices must be a weight tensor",
+                "gather indices run past the weights section",
+                "gather indices are not f32-aligned",
+            ],
+        )?;
+        shape_reason(validate_indices(p, o.dims(0), indices))
+    }
+
+    #[inline(always)]
+    fn run(kernel: GatherFn, p: &GatherParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
+        kernel(p, a.x(0)?, a.x(1)?, out(a.y)?);
+        Ok(())
     }
 }

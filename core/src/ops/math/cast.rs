@@ -5,7 +5,8 @@
 pub use crate::schema::CastParams;
 
 use crate::ops::element::{AnyIn, AnyOut, Element};
-use crate::ops::shape::{check_dims, ensure};
+use crate::ops::entry::{shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::shape::{check_dims, ensure, Checked};
 use crate::schema::DType;
 use crate::Error;
 
@@ -59,4 +60,32 @@ pub fn cast(_p: &CastParams, x: AnyIn<'_>, y: AnyOut<'_>) {
             }
         })
     })
+}
+
+/// Signature of a cast.
+pub type CastFn = fn(&CastParams, AnyIn<'_>, AnyOut<'_>);
+
+/// The [`Kernels::cast`](crate::Kernels::cast) entry, which runs
+/// [`OpKind::Cast`](crate::OpKind::Cast).
+pub struct Cast;
+
+impl KernelEntry for Cast {
+    type Kernel = CastFn;
+    const REFERENCE: CastFn = cast;
+    const STUB: CastFn = |_, _, _| {};
+}
+
+impl OpEntry for Cast {
+    type Params = CastParams;
+    const DTYPES: DTypes = DTypes::Own;
+
+    fn validate(p: &CastParams, o: &impl Operands) -> Checked {
+        shape_reason(validate(p, o.typed(0), o.out_typed()))
+    }
+
+    #[inline(always)]
+    fn run(kernel: CastFn, p: &CastParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
+        kernel(p, a.any(0), a.y);
+        Ok(())
+    }
 }

@@ -5,7 +5,8 @@
 pub use crate::schema::{CompareOp, CompareParams};
 
 use crate::ops::element::{AnyIn, AnyOut};
-use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure};
+use crate::ops::entry::{shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure, Checked};
 use crate::ops::{In, Out};
 use crate::schema::DType;
 use crate::Error;
@@ -42,5 +43,33 @@ fn compare_typed<T: PartialOrd + Copy>(op: CompareOp, a: In<'_, T>, b: In<'_, T>
         CompareOp::LessOrEqual => broadcast_zip(a, b, y, |u, v| u8::from(u <= v)),
         CompareOp::Greater => broadcast_zip(a, b, y, |u, v| u8::from(u > v)),
         CompareOp::GreaterOrEqual => broadcast_zip(a, b, y, |u, v| u8::from(u >= v)),
+    }
+}
+
+/// Signature of a comparison (any dtype in, Bool out).
+pub type CompareFn = fn(&CompareParams, AnyIn<'_>, AnyIn<'_>, AnyOut<'_>);
+
+/// The [`Kernels::compare`](crate::Kernels::compare) entry, which runs
+/// [`OpKind::Compare`](crate::OpKind::Compare).
+pub struct Compare;
+
+impl KernelEntry for Compare {
+    type Kernel = CompareFn;
+    const REFERENCE: CompareFn = compare;
+    const STUB: CompareFn = |_, _, _, _| {};
+}
+
+impl OpEntry for Compare {
+    type Params = CompareParams;
+    const DTYPES: DTypes = DTypes::Own;
+
+    fn validate(p: &CompareParams, o: &impl Operands) -> Checked {
+        shape_reason(validate(p, o.typed(0), o.typed(1), o.out_typed()))
+    }
+
+    #[inline(always)]
+    fn run(kernel: CompareFn, p: &CompareParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
+        kernel(p, a.any(0), a.any(1), a.y);
+        Ok(())
     }
 }

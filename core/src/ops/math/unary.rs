@@ -6,9 +6,11 @@
 
 pub use crate::schema::{UnaryOp, UnaryParams};
 
+use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
 use crate::ops::math::activation::{clip, relu};
-use crate::ops::shape::{check_dims, ensure};
+use crate::ops::shape::{check_dims, ensure, Checked};
 use crate::ops::{In, Out};
+use crate::workspace::split_rows;
 use crate::Error;
 
 /// Checks that `y` has the shape of `x`. Any parameter values are accepted: every function is defined
@@ -129,5 +131,34 @@ fn gelu_tanh(v: f32) -> f32 {
 fn map(x: &[f32], y: &mut [f32], f: impl Fn(f32) -> f32) {
     for (out, &v) in y.iter_mut().zip(x) {
         *out = f(v);
+    }
+}
+
+/// Signature of an element-wise unary kernel (`UnaryOp`: activations, rounding, elementary functions).
+pub type UnaryFn = fn(&UnaryParams, In<'_>, Out<'_>);
+
+/// The [`Kernels::unary`](crate::Kernels::unary) entry, which runs
+/// [`OpKind::Unary`](crate::OpKind::Unary).
+pub struct Unary;
+
+impl KernelEntry for Unary {
+    type Kernel = UnaryFn;
+    const REFERENCE: UnaryFn = unary;
+    const STUB: UnaryFn = |_, _, _| {};
+}
+
+impl OpEntry for Unary {
+    type Params = UnaryParams;
+    const DTYPES: DTypes = DTypes::F32;
+
+    fn validate(p: &UnaryParams, o: &impl Operands) -> Checked {
+        shape_reason(validate(p, o.dims(0), o.out_dims()))
+    }
+
+    #[inline(always)]
+    fn run(kernel: UnaryFn, p: &UnaryParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
+        // In parts over the workers when large (`split_rows`).
+        split_rows(a.parallel, [a.x(0)?], out(a.y)?, &|[x], y| kernel(p, x, y));
+        Ok(())
     }
 }

@@ -3,8 +3,10 @@
 
 pub use crate::schema::Conv2dParams;
 
+use crate::ops::entry::{out, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
 use crate::ops::shape::{dims_fit, dot, require, shape_error, sum3, Checked};
 use crate::ops::{In, Out};
+use crate::workspace::Workspace;
 use crate::Error;
 
 /// Checks the shapes: `x` `[N, H, W, IC]`, `w` `[OC, KH, KW, IC / groups]`, `b` `[OC]` if present,
@@ -174,5 +176,47 @@ pub fn conv2d(p: &Conv2dParams, x: In<'_>, w: In<'_>, b: Option<&[f32]>, y: Out<
                 }
             }
         }
+    }
+}
+
+/// Signature of a 2-D convolution kernel (`x, w, bias, y`, and its [`Workspace`]: `None` means no
+/// scratch and one thread).
+pub type Conv2dFn =
+    fn(&Conv2dParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>, Option<&mut Workspace<'_>>);
+
+/// [`conv2d`] in the table's signature: it needs no scratch and runs on one thread.
+fn reference(
+    p: &Conv2dParams,
+    x: In<'_>,
+    w: In<'_>,
+    b: Option<&[f32]>,
+    y: Out<'_>,
+    _: Option<&mut Workspace<'_>>,
+) {
+    conv2d(p, x, w, b, y)
+}
+
+/// The [`Kernels::conv2d`](crate::Kernels::conv2d) entry, which runs
+/// [`OpKind::Conv2d`](crate::OpKind::Conv2d).
+pub struct Conv2d;
+
+impl KernelEntry for Conv2d {
+    type Kernel = Conv2dFn;
+    const REFERENCE: Conv2dFn = reference;
+    const STUB: Conv2dFn = |_, _, _, _, _, _| {};
+}
+
+impl OpEntry for Conv2d {
+    type Params = Conv2dParams;
+    const DTYPES: DTypes = DTypes::F32;
+
+    fn validate(p: &Conv2dParams, o: &impl Operands) -> Checked {
+        check(p, o.dims(0), o.dims(1), o.opt(2), o.out_dims())
+    }
+
+    #[inline(always)]
+    fn run(kernel: Conv2dFn, p: &Conv2dParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
+        kernel(p, a.x(0)?, a.x(1)?, a.opt(2)?, out(a.y)?, a.ws);
+        Ok(())
     }
 }

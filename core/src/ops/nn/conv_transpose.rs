@@ -14,8 +14,10 @@
 
 pub use crate::schema::ConvTranspose2dParams;
 
-use crate::ops::shape::{check_dims, dot, ensure};
+use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::shape::{check_dims, dot, ensure, Checked};
 use crate::ops::{In, Out};
+use crate::workspace::Workspace;
 use crate::Error;
 
 /// Checks the shapes: `x` `[N, H, W, IC]` with `H, W >= 1`, `w` `[OC, KH, KW, IC / groups]` with
@@ -210,5 +212,50 @@ pub fn conv_transpose2d(
                 }
             }
         }
+    }
+}
+
+/// Signature of a 2-D transposed convolution kernel.
+pub type ConvTranspose2dFn =
+    fn(&ConvTranspose2dParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>, Option<&mut Workspace<'_>>);
+
+/// [`conv_transpose2d`] in the table's signature: it needs no scratch and runs on one thread.
+fn reference(
+    p: &ConvTranspose2dParams,
+    x: In<'_>,
+    w: In<'_>,
+    b: Option<&[f32]>,
+    y: Out<'_>,
+    _: Option<&mut Workspace<'_>>,
+) {
+    conv_transpose2d(p, x, w, b, y)
+}
+
+/// The [`Kernels::conv_transpose2d`](crate::Kernels::conv_transpose2d) entry, which runs
+/// [`OpKind::ConvTranspose2d`](crate::OpKind::ConvTranspose2d).
+pub struct ConvTranspose2d;
+
+impl KernelEntry for ConvTranspose2d {
+    type Kernel = ConvTranspose2dFn;
+    const REFERENCE: ConvTranspose2dFn = reference;
+    const STUB: ConvTranspose2dFn = |_, _, _, _, _, _| {};
+}
+
+impl OpEntry for ConvTranspose2d {
+    type Params = ConvTranspose2dParams;
+    const DTYPES: DTypes = DTypes::F32;
+
+    fn validate(p: &ConvTranspose2dParams, o: &impl Operands) -> Checked {
+        shape_reason(validate(p, o.dims(0), o.dims(1), o.opt(2), o.out_dims()))
+    }
+
+    #[inline(always)]
+    fn run(
+        kernel: ConvTranspose2dFn,
+        p: &ConvTranspose2dParams,
+        a: OpArgs<'_, '_>,
+    ) -> Result<(), Error> {
+        kernel(p, a.x(0)?, a.x(1)?, a.opt(2)?, out(a.y)?, a.ws);
+        Ok(())
     }
 }

@@ -2,8 +2,10 @@
 
 pub use crate::schema::FullyConnectedParams;
 
+use crate::ops::entry::{out, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
 use crate::ops::shape::{dims_fit, dot, require, same_dims, shape_error, Checked};
 use crate::ops::{In, Out};
+use crate::workspace::Workspace;
 use crate::Error;
 
 /// Checks the shapes: `x` `[..., IN]` (rank >= 1; leading dims are batch), `w` `[OUT, IN]`, `b` `[OUT]` if
@@ -77,5 +79,50 @@ pub fn fully_connected(
             let bias = b.map_or(0.0, |b| b[o]);
             *out = p.act.apply(dot(x_row, w_row) + bias);
         }
+    }
+}
+
+/// Signature of a fully connected kernel.
+pub type FullyConnectedFn =
+    fn(&FullyConnectedParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>, Option<&mut Workspace<'_>>);
+
+/// [`fully_connected`] in the table's signature: it needs no scratch and runs on one thread.
+fn reference(
+    p: &FullyConnectedParams,
+    x: In<'_>,
+    w: In<'_>,
+    b: Option<&[f32]>,
+    y: Out<'_>,
+    _: Option<&mut Workspace<'_>>,
+) {
+    fully_connected(p, x, w, b, y)
+}
+
+/// The [`Kernels::fully_connected`](crate::Kernels::fully_connected) entry, which runs
+/// [`OpKind::FullyConnected`](crate::OpKind::FullyConnected).
+pub struct FullyConnected;
+
+impl KernelEntry for FullyConnected {
+    type Kernel = FullyConnectedFn;
+    const REFERENCE: FullyConnectedFn = reference;
+    const STUB: FullyConnectedFn = |_, _, _, _, _, _| {};
+}
+
+impl OpEntry for FullyConnected {
+    type Params = FullyConnectedParams;
+    const DTYPES: DTypes = DTypes::F32;
+
+    fn validate(p: &FullyConnectedParams, o: &impl Operands) -> Checked {
+        check(p, o.dims(0), o.dims(1), o.opt(2), o.out_dims())
+    }
+
+    #[inline(always)]
+    fn run(
+        kernel: FullyConnectedFn,
+        p: &FullyConnectedParams,
+        a: OpArgs<'_, '_>,
+    ) -> Result<(), Error> {
+        kernel(p, a.x(0)?, a.x(1)?, a.opt(2)?, out(a.y)?, a.ws);
+        Ok(())
     }
 }

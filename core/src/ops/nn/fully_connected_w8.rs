@@ -6,10 +6,12 @@
 //! each row is read as int8 and converted as it is multiplied, and the row's scale is applied once to
 //! the dot product (exact algebra: `sum x * (s * w) = s * sum x * w`).
 
+use crate::ops::entry::{out, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
 use crate::ops::nn::fully_connected::check as check_f32;
 use crate::ops::shape::{require, shape_error, Checked};
 use crate::ops::{In, Out};
-use crate::schema::FullyConnectedParams;
+use crate::schema::{DType, FullyConnectedParams};
+use crate::workspace::Workspace;
 use crate::Error;
 
 /// Checks the shapes: as [`crate::ops::nn::fully_connected::validate`] (`x` `[..., IN]`, `w` `[OUT, IN]`,
@@ -71,6 +73,72 @@ pub fn fully_connected_w8(
             let bias = b.map_or(0.0, |b| b[o]);
             *out = p.act.apply(scales[o] * dot_i8(x_row, w_row) + bias);
         }
+    }
+}
+
+/// Signature of a weight-only int8 fully connected kernel (`x, w, scales, bias, y`, and its
+/// [`Workspace`]).
+pub type FullyConnectedW8Fn = fn(
+    &FullyConnectedParams,
+    In<'_>,
+    In<'_, i8>,
+    &[f32],
+    Option<&[f32]>,
+    Out<'_>,
+    Option<&mut Workspace<'_>>,
+);
+
+/// [`fully_connected_w8`] in the table's signature: it needs no scratch and runs on one thread.
+fn reference(
+    p: &FullyConnectedParams,
+    x: In<'_>,
+    w: In<'_, i8>,
+    scales: &[f32],
+    b: Option<&[f32]>,
+    y: Out<'_>,
+    _: Option<&mut Workspace<'_>>,
+) {
+    fully_connected_w8(p, x, w, scales, b, y)
+}
+
+/// The [`Kernels::fully_connected_w8`](crate::Kernels::fully_connected_w8) entry, which runs
+/// [`OpKind::FullyConnectedW8`](crate::OpKind::FullyConnectedW8).
+pub struct FullyConnectedW8;
+
+impl KernelEntry for FullyConnectedW8 {
+    type Kernel = FullyConnectedW8Fn;
+    const REFERENCE: FullyConnectedW8Fn = reference;
+    const STUB: FullyConnectedW8Fn = |_, _, _, _, _, _, _| {};
+}
+
+impl OpEntry for FullyConnectedW8 {
+    type Params = FullyConnectedParams;
+    const DTYPES: DTypes = DTypes::Own;
+
+    fn validate(p: &FullyConnectedParams, o: &impl Operands) -> Checked {
+        let n = o.count();
+        let f32_at = |k: usize| k >= n || o.dtype(k) == DType::F32;
+        require(
+            o.out_dtype() == DType::F32
+                && f32_at(0)
+                && o.dtype(1) == DType::I8
+                && f32_at(2)
+                && f32_at(3),
+            "weight-only int8 fully connected needs int8 weights and f32 input, scales, bias and output",
+        )?;
+        check(p, o.dims(0), o.dims(1), o.dims(2), o.opt(3), o.out_dims())
+    }
+
+    #[inline(always)]
+    fn run(
+        kernel: FullyConnectedW8Fn,
+        p: &FullyConnectedParams,
+        a: OpArgs<'_, '_>,
+    ) -> Result<(), Error> {
+        let bias = a.opt(3)?;
+        let scales = a.x::<f32>(2)?.data;
+        kernel(p, a.x(0)?, a.x(1)?, scales, bias, out(a.y)?, a.ws);
+        Ok(())
     }
 }
 

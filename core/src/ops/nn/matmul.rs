@@ -2,10 +2,13 @@
 
 pub use crate::schema::MatMulParams;
 
+use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::shape::Checked;
 use crate::ops::shape::{
     broadcast_strides, check_broadcast, check_dims, ensure, for_each_offset, right_align,
 };
 use crate::ops::{In, Out};
+use crate::workspace::Workspace;
 use crate::Error;
 
 /// Checks the shapes: `a` `[..., M, K]`, `b` `[..., K, N]` (both rank >= 2; the converter turns ONNX's
@@ -78,5 +81,38 @@ fn matmul_2d(a: &[f32], b: &[f32], y: &mut [f32], k: usize, n: usize) {
                 *out += a_ik * b_kj;
             }
         }
+    }
+}
+
+/// Signature of a matrix multiply kernel.
+pub type MatMulFn = fn(&MatMulParams, In<'_>, In<'_>, Out<'_>, Option<&mut Workspace<'_>>);
+
+/// [`matmul`] in the table's signature: it needs no scratch and runs on one thread.
+fn reference(p: &MatMulParams, a: In<'_>, b: In<'_>, y: Out<'_>, _: Option<&mut Workspace<'_>>) {
+    matmul(p, a, b, y)
+}
+
+/// The [`Kernels::matmul`](crate::Kernels::matmul) entry, which runs
+/// [`OpKind::MatMul`](crate::OpKind::MatMul).
+pub struct MatMul;
+
+impl KernelEntry for MatMul {
+    type Kernel = MatMulFn;
+    const REFERENCE: MatMulFn = reference;
+    const STUB: MatMulFn = |_, _, _, _, _| {};
+}
+
+impl OpEntry for MatMul {
+    type Params = MatMulParams;
+    const DTYPES: DTypes = DTypes::F32;
+
+    fn validate(p: &MatMulParams, o: &impl Operands) -> Checked {
+        shape_reason(validate(p, o.dims(0), o.dims(1), o.out_dims()))
+    }
+
+    #[inline(always)]
+    fn run(kernel: MatMulFn, p: &MatMulParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
+        kernel(p, a.x(0)?, a.x(1)?, out(a.y)?, a.ws);
+        Ok(())
     }
 }

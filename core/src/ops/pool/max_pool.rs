@@ -1,6 +1,7 @@
 //! 2-D max pooling, NHWC.
 
-use crate::ops::pool::{pool2d, validate_window};
+use crate::ops::entry::{out, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::pool::{pool2d, validate_window, Pool2dFn};
 use crate::ops::shape::{shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::schema::Pool2dParams;
@@ -20,4 +21,29 @@ pub(crate) fn check(p: &Pool2dParams, x: &[usize], y: &[usize]) -> Checked {
 /// `y` = maximum over each window (padding never wins).
 pub fn max_pool(p: &Pool2dParams, x: In<'_>, y: Out<'_>) {
     pool2d(p, x, y, f32::NEG_INFINITY, f32::max, |_, _| {});
+}
+
+/// The [`Kernels::max_pool`](crate::Kernels::max_pool) entry, which runs
+/// [`OpKind::MaxPool2d`](crate::OpKind::MaxPool2d).
+pub struct MaxPool;
+
+impl KernelEntry for MaxPool {
+    type Kernel = Pool2dFn;
+    const REFERENCE: Pool2dFn = max_pool;
+    const STUB: Pool2dFn = |_, _, _| {};
+}
+
+impl OpEntry for MaxPool {
+    type Params = Pool2dParams;
+    const DTYPES: DTypes = DTypes::F32;
+
+    fn validate(p: &Pool2dParams, o: &impl Operands) -> Checked {
+        check(p, o.dims(0), o.out_dims())
+    }
+
+    #[inline(always)]
+    fn run(kernel: Pool2dFn, p: &Pool2dParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
+        kernel(p, a.x(0)?, out(a.y)?);
+        Ok(())
+    }
 }

@@ -9,6 +9,9 @@ pub mod avg_pool;
 pub mod global_avg_pool;
 pub mod max_pool;
 
+/// Signature of a windowed pooling kernel (max and average).
+pub type Pool2dFn = fn(&Pool2dParams, In<'_>, Out<'_>);
+
 /// Checks the shape rules shared by max and average pooling (see [`max_pool::validate`]).
 fn validate_window(p: &Pool2dParams, x: &[usize], y: &[usize]) -> Checked {
     dims_fit(x)?;

@@ -4,11 +4,13 @@
 
 pub use crate::schema::QuantConv2dParams;
 
+use crate::ops::entry::{out, DTypes, Int8DTypes, KernelEntry, OpArgs, OpEntry, Operands};
 use crate::ops::nn::conv as float_conv;
-use crate::ops::quant::requant::{check_per_channel_dims, requantize_acc};
+use crate::ops::quant::requant::{check_per_channel_dims, check_requant_input, requantize_acc};
 use crate::ops::shape::{shape_error, Checked};
 use crate::ops::{In, Out};
-use crate::schema::{Activation, Conv2dParams};
+use crate::schema::{Activation, Conv2dParams, DType};
+use crate::workspace::Workspace;
 use crate::Error;
 
 impl QuantConv2dParams {
@@ -150,4 +152,59 @@ pub(crate) fn dot_offset(xs: &[i8], ws: &[i8], x_offset: i32) -> i32 {
     xs.iter().zip(ws).fold(0i32, |acc, (&xv, &wv)| {
         acc.wrapping_add(i32::from(wv) * (i32::from(xv) + x_offset))
     })
+}
+
+/// Signature of an int8 convolution (`x, w, bias, requant, y`, and its [`Workspace`]).
+pub type QuantConv2dFn = fn(
+    &QuantConv2dParams,
+    In<'_, i8>,
+    In<'_, i8>,
+    Option<&[i32]>,
+    &[i32],
+    Out<'_, i8>,
+    Option<&mut Workspace<'_>>,
+);
+
+/// [`conv2d`] in the table's signature: it needs no scratch and runs on one thread.
+fn reference(
+    p: &QuantConv2dParams,
+    x: In<'_, i8>,
+    w: In<'_, i8>,
+    b: Option<&[i32]>,
+    requant: &[i32],
+    y: Out<'_, i8>,
+    _: Option<&mut Workspace<'_>>,
+) {
+    conv2d(p, x, w, b, requant, y)
+}
+
+/// The [`Kernels::quant_conv2d`](crate::Kernels::quant_conv2d) entry, which runs
+/// [`OpKind::QuantConv2d`](crate::OpKind::QuantConv2d).
+pub struct QuantConv2d;
+
+impl KernelEntry for QuantConv2d {
+    type Kernel = QuantConv2dFn;
+    const REFERENCE: QuantConv2dFn = reference;
+    const STUB: QuantConv2dFn = |_, _, _, _, _, _, _| {};
+}
+
+impl OpEntry for QuantConv2d {
+    type Params = QuantConv2dParams;
+    const DTYPES: DTypes = DTypes::Int8(&Int8DTypes {
+        inputs: &[DType::I8, DType::I8, DType::I32, DType::I32],
+        output: DType::I8,
+    });
+
+    fn validate(p: &QuantConv2dParams, o: &impl Operands) -> Checked {
+        check(p, o.dims(0), o.dims(1), o.opt(3), o.dims(2), o.out_dims())?;
+        check_requant_input(o)
+    }
+
+    #[inline(always)]
+    fn run(kernel: QuantConv2dFn, p: &QuantConv2dParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
+        let bias = a.opt(3)?;
+        let requant = a.x::<i32>(2)?.data;
+        kernel(p, a.x(0)?, a.x(1)?, bias, requant, out(a.y)?, a.ws);
+        Ok(())
+    }
 }

@@ -2,8 +2,10 @@
 
 pub use crate::schema::DequantizeParams;
 
+use crate::ops::entry::{out, DTypes, Int8DTypes, KernelEntry, OpArgs, OpEntry, Operands};
 use crate::ops::shape::{dims_fit, require, same_dims, shape_error, Checked};
 use crate::ops::{In, Out};
+use crate::schema::DType;
 use crate::Error;
 
 /// Checks that `y` has the shape of `x` and that the scale is finite and positive.
@@ -31,6 +33,37 @@ pub fn dequantize(p: &DequantizeParams, x: In<'_, i8>, y: Out<'_>) {
     for (out, &v) in y.data.iter_mut().zip(x.data) {
         let centered = i32::from(v) - i32::from(p.zero_point);
         *out = p.scale * centered as f32;
+    }
+}
+
+/// Signature of a dequantize kernel.
+pub type DequantizeFn = fn(&DequantizeParams, In<'_, i8>, Out<'_>);
+
+/// The [`Kernels::dequantize`](crate::Kernels::dequantize) entry, which runs
+/// [`OpKind::Dequantize`](crate::OpKind::Dequantize).
+pub struct Dequantize;
+
+impl KernelEntry for Dequantize {
+    type Kernel = DequantizeFn;
+    const REFERENCE: DequantizeFn = dequantize;
+    const STUB: DequantizeFn = |_, _, _| {};
+}
+
+impl OpEntry for Dequantize {
+    type Params = DequantizeParams;
+    const DTYPES: DTypes = DTypes::Int8(&Int8DTypes {
+        inputs: &[DType::I8],
+        output: DType::F32,
+    });
+
+    fn validate(p: &DequantizeParams, o: &impl Operands) -> Checked {
+        check(p, o.dims(0), o.out_dims())
+    }
+
+    #[inline(always)]
+    fn run(kernel: DequantizeFn, p: &DequantizeParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
+        kernel(p, a.x(0)?, out(a.y)?);
+        Ok(())
     }
 }
 

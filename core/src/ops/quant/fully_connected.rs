@@ -3,13 +3,14 @@
 
 pub use crate::schema::QuantFullyConnectedParams;
 
+use crate::ops::entry::{out, DTypes, Int8DTypes, KernelEntry, OpArgs, OpEntry, Operands};
 use crate::ops::nn::fully_connected as float_fc;
 use crate::ops::quant::conv::{dot_offset, row};
-use crate::ops::quant::requant::check_per_channel_dims;
-use crate::ops::quant::requant::requantize_acc;
+use crate::ops::quant::requant::{check_per_channel_dims, check_requant_input, requantize_acc};
 use crate::ops::shape::{shape_error, Checked};
 use crate::ops::{In, Out};
-use crate::schema::{Activation, FullyConnectedParams};
+use crate::schema::{Activation, DType, FullyConnectedParams};
+use crate::workspace::Workspace;
 use crate::Error;
 
 /// Checks the shapes: the float layer's rules (see
@@ -75,5 +76,64 @@ pub fn fully_connected(
                 p.act_max,
             );
         }
+    }
+}
+
+/// Signature of an int8 fully connected kernel (`x, w, bias, requant, y`, and its [`Workspace`]).
+pub type QuantFullyConnectedFn = fn(
+    &QuantFullyConnectedParams,
+    In<'_, i8>,
+    In<'_, i8>,
+    Option<&[i32]>,
+    &[i32],
+    Out<'_, i8>,
+    Option<&mut Workspace<'_>>,
+);
+
+/// [`fully_connected`] in the table's signature: it needs no scratch and runs on one thread.
+fn reference(
+    p: &QuantFullyConnectedParams,
+    x: In<'_, i8>,
+    w: In<'_, i8>,
+    b: Option<&[i32]>,
+    requant: &[i32],
+    y: Out<'_, i8>,
+    _: Option<&mut Workspace<'_>>,
+) {
+    fully_connected(p, x, w, b, requant, y)
+}
+
+/// The [`Kernels::quant_fully_connected`](crate::Kernels::quant_fully_connected) entry, which runs
+/// [`OpKind::QuantFullyConnected`](crate::OpKind::QuantFullyConnected).
+pub struct QuantFullyConnected;
+
+impl KernelEntry for QuantFullyConnected {
+    type Kernel = QuantFullyConnectedFn;
+    const REFERENCE: QuantFullyConnectedFn = reference;
+    const STUB: QuantFullyConnectedFn = |_, _, _, _, _, _, _| {};
+}
+
+impl OpEntry for QuantFullyConnected {
+    type Params = QuantFullyConnectedParams;
+    const DTYPES: DTypes = DTypes::Int8(&Int8DTypes {
+        inputs: &[DType::I8, DType::I8, DType::I32, DType::I32],
+        output: DType::I8,
+    });
+
+    fn validate(p: &QuantFullyConnectedParams, o: &impl Operands) -> Checked {
+        check(p, o.dims(0), o.dims(1), o.opt(3), o.dims(2), o.out_dims())?;
+        check_requant_input(o)
+    }
+
+    #[inline(always)]
+    fn run(
+        kernel: QuantFullyConnectedFn,
+        p: &QuantFullyConnectedParams,
+        a: OpArgs<'_, '_>,
+    ) -> Result<(), Error> {
+        let bias = a.opt(3)?;
+        let requant = a.x::<i32>(2)?.data;
+        kernel(p, a.x(0)?, a.x(1)?, bias, requant, out(a.y)?, a.ws);
+        Ok(())
     }
 }

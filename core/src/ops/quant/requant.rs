@@ -10,6 +10,7 @@
 
 pub use crate::schema::RequantRounding;
 
+use crate::ops::entry::Operands;
 use crate::ops::shape::{ensure, require, shape_error, Checked};
 use crate::schema::Activation;
 use crate::Error;
@@ -234,6 +235,22 @@ pub(crate) fn check_rows(requant: &[i32]) -> Checked {
         )?;
     }
     Ok(())
+}
+
+/// The requantization input (input 2) of an int8 convolution or fully connected op: an I32 weight
+/// tensor whose `(multiplier, shift)` rows are checked here once (see [`check_per_channel`]), so that
+/// the kernels can trust them. Out of line: both ops share it.
+#[inline(never)]
+pub(crate) fn check_requant_input(o: &impl Operands) -> Checked {
+    let requant: &[i32] = o.weight_values(
+        2,
+        [
+            "requantization tensor must be a weight tensor",
+            "requantization tensor runs past the weights section",
+            "requantization tensor is not i32-aligned",
+        ],
+    )?;
+    check_rows(requant)
 }
 
 /// The `(multiplier, shift)` row of output channel `channel` in a validated `[OC, 2]` or `[1, 2]` tensor.

@@ -5,10 +5,12 @@
 
 pub use crate::schema::QuantSoftmaxParams;
 
+use crate::ops::entry::{out, DTypes, Int8DTypes, KernelEntry, OpArgs, OpEntry, Operands};
 use crate::ops::quant::requant::saturating_rounding_doubling_high_mul as q31_mul;
 use crate::ops::quant::requant::{quantize_multiplier, rounding_divide_by_pot as divide_by_pot};
 use crate::ops::shape::{dims_fit, require, same_dims, shape_error, Checked};
 use crate::ops::{In, Out};
+use crate::schema::DType;
 use crate::Error;
 
 /// Integer bits of the scaled input differences (Q5.26).
@@ -253,6 +255,37 @@ fn reciprocal(x: i32, integer_digits: i32) -> (i32, i32) {
     let normalized = (x as u32).checked_shl(headroom_plus_one).unwrap_or(0);
     let shifted_sum_minus_one = normalized.wrapping_sub(1 << 31) as i32;
     (one_over_one_plus_x(shifted_sum_minus_one), bits_over_unit)
+}
+
+/// Signature of an int8 softmax.
+pub type QuantSoftmaxFn = fn(&QuantSoftmaxParams, In<'_, i8>, Out<'_, i8>);
+
+/// The [`Kernels::quant_softmax`](crate::Kernels::quant_softmax) entry, which runs
+/// [`OpKind::QuantSoftmax`](crate::OpKind::QuantSoftmax).
+pub struct QuantSoftmax;
+
+impl KernelEntry for QuantSoftmax {
+    type Kernel = QuantSoftmaxFn;
+    const REFERENCE: QuantSoftmaxFn = softmax;
+    const STUB: QuantSoftmaxFn = |_, _, _| {};
+}
+
+impl OpEntry for QuantSoftmax {
+    type Params = QuantSoftmaxParams;
+    const DTYPES: DTypes = DTypes::Int8(&Int8DTypes {
+        inputs: &[DType::I8],
+        output: DType::I8,
+    });
+
+    fn validate(p: &QuantSoftmaxParams, o: &impl Operands) -> Checked {
+        check(p, o.dims(0), o.out_dims())
+    }
+
+    #[inline(always)]
+    fn run(kernel: QuantSoftmaxFn, p: &QuantSoftmaxParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
+        kernel(p, a.x(0)?, out(a.y)?);
+        Ok(())
+    }
 }
 
 #[cfg(test)]

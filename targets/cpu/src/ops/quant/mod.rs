@@ -39,7 +39,8 @@ pub(crate) mod arm;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86;
 
-use ember_core::kernels::{QuantConv2dFn, QuantFullyConnectedFn};
+use ember_core::ops::quant::conv::QuantConv2dFn;
+use ember_core::ops::quant::fully_connected::QuantFullyConnectedFn;
 use ember_core::workspace::ScratchFn;
 use ember_core::OpKind;
 

@@ -1,0 +1,226 @@
+//! What an op's file declares about it, besides its kernel: the entry of the kernel table that runs it
+//! ([`KernelEntry`]: the kernel's signature, the reference kernel, and the stub a table that leaves it
+//! out holds), and how the op is checked and run (`OpEntry`: its `validate` over any [`Operands`],
+//! and its `run`, which turns the tensors into the kernel's arguments).
+//!
+//! Each entry is a unit type in its op's file (`ops::nn::conv::Conv2d`). The declaration of the op set
+//! (`crate::op_set`) names it once, and everything that goes over every op (the kernel table, its entry
+//! bits, [`Kernels::only`](crate::Kernels::only), decoding, validation, dispatch) is generated from
+//! that declaration: adding an op adds no arm anywhere else.
+
+use crate::ops::element::{AnyIn, AnyOut};
+use crate::ops::shape::{require, Checked};
+use crate::ops::{In, Out};
+use crate::schema::{DType, MAX_OP_INPUTS};
+use crate::workspace::{Parallel, Workspace};
+use crate::Error;
+
+/// An entry of the kernel table (a field of [`Kernels`](crate::Kernels)), as its op's file declares it.
+pub trait KernelEntry {
+    /// The kernel's signature: a plain function pointer, the type of the table's field.
+    type Kernel: Copy;
+    /// The portable kernel, [`REFERENCE`](crate::REFERENCE)'s entry.
+    const REFERENCE: Self::Kernel;
+    /// What a table that leaves the entry out holds (see [`Kernels::only`](crate::Kernels::only)): a
+    /// function that does nothing, or reports [`LEFT_OUT`] where the signature returns a `Result`.
+    /// A session never calls it: it refuses a model that needs an entry its table leaves out.
+    const STUB: Self::Kernel;
+}
+
+/// What a stub that returns a `Result` gives (one value for all of them, so that the linker's
+/// identical-code folding keeps one copy of those stubs in a firmware).
+pub const LEFT_OUT: Error = Error::Unsupported {
+    reason: "this kernel table leaves this op out",
+};
+
+/// The entry of an op kind: how its tensors are checked and handed to its kernel.
+pub(crate) trait OpEntry: KernelEntry {
+    /// The kind's parameters (`()` for a kind without).
+    type Params;
+
+    /// The dtypes the entry takes, checked before [`OpEntry::validate`].
+    const DTYPES: DTypes;
+
+    /// Checks everything else the kernel relies on (its dtypes passed [`OpEntry::DTYPES`]): every shape
+    /// fact, and the weight values some kernels trust, such as Gather's indices. `Model::parse` runs it
+    /// on every op of a blob, and the converter on every op it writes.
+    fn validate(p: &Self::Params, o: &impl Operands) -> Checked;
+
+    /// Runs `kernel` on the op's tensors, which passed [`OpEntry::validate`]. Each entry marks it
+    /// `#[inline(always)]`: the dispatch then holds every entry's conversions in one function, whose
+    /// error paths they share (some 100 bytes of flash on the digits demo).
+    fn run(kernel: Self::Kernel, p: &Self::Params, a: OpArgs<'_, '_>) -> Result<(), Error>;
+}
+
+/// Why [`Operands::weight`] has no bytes for an input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotAWeight {
+    /// The input lives in the arena: its values are only known when the model runs.
+    InArena,
+    /// Its bytes run past the weights section.
+    OutOfBounds,
+}
+
+/// An op's tensors as validation sees them: dims and dtypes, and the bytes of its weight inputs. The
+/// model implements it over a parsed blob, the converter over the records it is about to write, so that
+/// both run the same checks ([`validate_op`](crate::model::validate_op)).
+pub trait Operands {
+    /// Number of inputs.
+    fn count(&self) -> usize;
+    /// Dims of input `k` (empty for `k` past the last input).
+    fn dims(&self, k: usize) -> &[usize];
+    /// Dtype of input `k` (`F32` for `k` past the last input).
+    fn dtype(&self, k: usize) -> DType;
+    /// Dims of the output.
+    fn out_dims(&self) -> &[usize];
+    /// Dtype of the output.
+    fn out_dtype(&self) -> DType;
+    /// Whether every input and the output are f32.
+    fn all_f32(&self) -> bool;
+    /// The bytes of input `k`, when it is a weight tensor.
+    fn weight(&self, k: usize) -> Result<&[u8], NotAWeight>;
+
+    /// Dims of input `k` if the op has it.
+    #[inline(always)]
+    fn opt(&self, k: usize) -> Option<&[usize]> {
+        (k < self.count()).then(|| self.dims(k))
+    }
+
+    /// Dims and dtype of input `k`.
+    #[inline(always)]
+    fn typed(&self, k: usize) -> (&[usize], DType) {
+        (self.dims(k), self.dtype(k))
+    }
+
+    /// Dims and dtype of the output.
+    #[inline(always)]
+    fn out_typed(&self) -> (&[usize], DType) {
+        (self.out_dims(), self.out_dtype())
+    }
+
+    /// The values of weight input `k`; `errors` say what is wrong if it lives in the arena, runs past
+    /// the weights section, or is not aligned for `T`.
+    #[inline(always)]
+    fn weight_values<T: bytemuck::Pod>(
+        &self,
+        k: usize,
+        errors: [&'static str; 3],
+    ) -> Result<&[T], &'static str> {
+        match self.weight(k) {
+            Err(NotAWeight::InArena) => Err(errors[0]),
+            Err(NotAWeight::OutOfBounds) => Err(errors[1]),
+            Ok(bytes) => bytemuck::try_cast_slice(bytes).map_err(|_| errors[2]),
+        }
+    }
+}
+
+/// The dtypes an entry takes ([`OpEntry::DTYPES`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum DTypes {
+    /// Every input and the output are f32.
+    F32,
+    /// Inputs and output of one dtype, any (data movement).
+    Same,
+    /// The int8 ops: the dtypes of the inputs the op has, in order, and of the output.
+    Int8(&'static Int8DTypes),
+    /// Checked by the entry's own `validate` (the ops on any dtype, and those with rules of their own).
+    Own,
+}
+
+/// Checks `o`'s dtypes against `rule` (a constant where it is called: this folds to the one check).
+#[inline(always)]
+pub(crate) fn check_dtypes(rule: DTypes, o: &impl Operands) -> Checked {
+    match rule {
+        DTypes::F32 => require(o.all_f32(), "this op runs on f32 tensors only"),
+        DTypes::Same => {
+            let (out, n) = (o.out_dtype(), o.count().min(MAX_OP_INPUTS));
+            require(
+                n > 0 && (0..n).all(|k| o.dtype(k) == out),
+                "data-movement op whose inputs and output differ in dtype",
+            )
+        }
+        DTypes::Int8(rule) => int8_dtypes(o, rule),
+        DTypes::Own => Ok(()),
+    }
+}
+
+/// The dtypes of an int8 op's tensors ([`DTypes::Int8`]).
+#[derive(Debug)]
+pub(crate) struct Int8DTypes {
+    /// Of the inputs the op has, in order.
+    pub(crate) inputs: &'static [DType],
+    /// Of the output.
+    pub(crate) output: DType,
+}
+
+/// [`DTypes::Int8`]'s check (out of line: one copy serves every int8 op).
+#[inline(never)]
+fn int8_dtypes(o: &impl Operands, rule: &Int8DTypes) -> Checked {
+    let n = o.count().min(MAX_OP_INPUTS);
+    require(
+        o.out_dtype() == rule.output
+            && (0..n).zip(rule.inputs).all(|(k, &need)| o.dtype(k) == need),
+        "int8 op with tensors of the wrong dtypes (x, w int8; requant, bias int32)",
+    )
+}
+
+/// The reason of a validator's shape error (the only error validators give).
+pub(crate) fn shape_reason(checked: Result<(), Error>) -> Checked {
+    checked.map_err(|e| match e {
+        Error::Shape { reason } => reason,
+        _ => "op shapes or parameters are invalid",
+    })
+}
+
+/// An op's tensors as a session hands them to [`OpEntry::run`]: the inputs (weights in place, arena
+/// tensors from either side of the output), the output, and the kernel's workspace.
+pub(crate) struct OpArgs<'a, 'w> {
+    /// The inputs; the first `n` are the op's.
+    pub(crate) ins: &'a [AnyIn<'a>; MAX_OP_INPUTS],
+    /// Number of inputs.
+    pub(crate) n: usize,
+    /// The output.
+    pub(crate) y: AnyOut<'a>,
+    /// The kernel's scratch and workers (`None` in a build without a workspace).
+    pub(crate) ws: Option<&'a mut Workspace<'w>>,
+    /// Workers for the ops the session splits itself (element-wise ops).
+    pub(crate) parallel: Option<&'a dyn Parallel>,
+}
+
+impl<'a> OpArgs<'a, '_> {
+    /// Input `k`, any dtype.
+    #[inline(always)]
+    pub(crate) fn any(&self, k: usize) -> AnyIn<'a> {
+        self.ins[k]
+    }
+
+    /// Input `k` as `T`s (the dtype was checked by `validate`; the alignment is checked here).
+    #[inline(always)]
+    pub(crate) fn x<T: bytemuck::Pod>(&self, k: usize) -> Result<In<'a, T>, Error> {
+        typed(self.ins[k])
+    }
+
+    /// The elements of input `k` as `T`s if the op has it (a bias, the scales of an embedding).
+    #[inline(always)]
+    pub(crate) fn opt<T: bytemuck::Pod>(&self, k: usize) -> Result<Option<&'a [T]>, Error> {
+        if k < self.n {
+            Ok(Some(self.x(k)?.data))
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+/// The typed view of an input (element type checked by `validate`; alignment by the cast).
+pub(crate) fn typed<T: bytemuck::Pod>(x: AnyIn<'_>) -> Result<In<'_, T>, Error> {
+    x.typed().ok_or(Error::Unsupported {
+        reason: "tensor bytes are not aligned for their dtype",
+    })
+}
+
+/// The typed view of the output.
+pub(crate) fn out<T: bytemuck::Pod>(y: AnyOut<'_>) -> Result<Out<'_, T>, Error> {
+    y.typed().ok_or(Error::Unsupported {
+        reason: "tensor bytes are not aligned for their dtype",
+    })
+}
