@@ -13,7 +13,7 @@ use crate::op_set::{for_each_op, has_alternative, params, params_binding, str_eq
 use crate::ops::entry::{check_dtypes, KernelEntry, OpArgs, OpEntry, Operands};
 use crate::ops::shape::Checked;
 use crate::schema::OpKind;
-use crate::workspace::{ScratchFn, Workspace};
+use crate::workspace::ScratchFn;
 use crate::Error;
 
 /// Whether the entry mask `E` has any of `bits`: a constant in each instance, so that the code it guards
@@ -453,11 +453,11 @@ pub fn with_scratch<R>(
     kind: &OpKind,
     inputs: &[&[usize]],
     output: &[usize],
-    f: impl FnOnce(Option<&mut Workspace<'_>>) -> R,
+    f: impl FnOnce(Option<&mut crate::Workspace<'_>>) -> R,
 ) -> R {
     let bytes = kernels.scratch.map_or(0, |f| f(kind, inputs, output, 1));
     let mut buf = crate::AlignedBuf::zeroed(bytes);
-    f(Some(&mut Workspace::new(buf.as_mut_bytes(), None)))
+    f(Some(&mut crate::Workspace::new(buf.as_mut_bytes(), None)))
 }
 
 #[cfg(all(test, feature = "alloc"))]
