@@ -7,7 +7,8 @@
 //! `ops/nn/conv.rs`), and where that module only re-exports the name (`pub use crate::schema::DType;`),
 //! on to the file that defines it: a file importing `crate::Error` depends on `error.rs`, not on
 //! `lib.rs`; the re-exporting file depends on nothing by it. Inline modules (`mod tests { .. }`)
-//! belong to their file. A circle is a set of files that reach each other through these edges
+//! belong to their file; items under `#[cfg(test)]` are left out (a test may drive its module through
+//! the ones above it). A circle is a set of files that reach each other through these edges
 //! (a strongly connected component of more than one file); the check fails on any, naming the edges
 //! and the names that make each one.
 
