@@ -218,10 +218,12 @@ fn layout(
         let claim = claims.get(key).ok_or_else(|| {
             format!("storage \"{key}\" is listed after the object, which never uses it")
         })?;
-        let Some(head) = bytes.get(at..at + 8) else {
+        let Some(head) = bytes
+            .get(at..at + 8)
+            .and_then(|h| <[u8; 8]>::try_from(h).ok())
+        else {
             return Err(past_end().into());
         };
-        let head: [u8; 8] = head.try_into().expect("8 bytes");
         let (le, be) = (u64::from_le_bytes(head), u64::from_be_bytes(head));
         let big = if le == claim.numel && be == claim.numel {
             !little_endian
@@ -323,7 +325,8 @@ pub(crate) fn parse<'a>(
             let wide: Vec<u8> = b[range]
                 .chunks_exact(4)
                 .flat_map(|c| {
-                    let c: [u8; 4] = c.try_into().expect("4 bytes");
+                    // `chunks_exact(4)`: every chunk holds 4 bytes.
+                    let c = [c[0], c[1], c[2], c[3]];
                     let v = if big {
                         i32::from_be_bytes(c)
                     } else {
