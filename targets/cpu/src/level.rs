@@ -10,6 +10,7 @@ use crate::gemm::dots::DotsFn;
 use crate::gemm::pack::PackFn;
 use crate::gemm::tile::{GemvFn, TileFn};
 use crate::ops::nn::depthwise::DepthwiseFn;
+use crate::ops::nn::narrow::NarrowFn;
 use crate::Isa;
 
 /// One register tile shape.
@@ -60,6 +61,8 @@ pub(crate) struct Level {
     pub dots_min_k: usize,
     /// Depthwise convolution of one output row.
     pub depthwise: DepthwiseFn,
+    /// Convolution with few output channels, one output row (vectors along the row).
+    pub narrow: NarrowFn,
 }
 
 impl Level {

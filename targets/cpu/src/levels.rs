@@ -22,6 +22,7 @@ macro_rules! kernels {
         use crate::gemm::tile::{GemvArgs, TileArgs};
         use crate::gemm::BMat;
         use crate::ops::nn::depthwise::DepthwiseArgs;
+        use crate::ops::nn::narrow::NarrowArgs;
 
         $(#[target_feature(enable = $feature)])?
         pub(super) unsafe fn pack(
@@ -58,6 +59,12 @@ macro_rules! kernels {
         pub(super) unsafe fn depthwise(d: &DepthwiseArgs) {
             // SAFETY: the caller upholds `depthwise_row`'s contract.
             unsafe { crate::ops::nn::depthwise::depthwise_row::<$simd, $tail>(d) }
+        }
+
+        $(#[target_feature(enable = $feature)])?
+        pub(super) unsafe fn narrow(d: &NarrowArgs) {
+            // SAFETY: the caller upholds `narrow_row`'s contract.
+            unsafe { crate::ops::nn::narrow::narrow_row::<$simd>(d) }
         }
     };
 }
@@ -121,6 +128,7 @@ pub(crate) static SCALAR: Level = Level {
     dots_max_m: usize::MAX,
     dots_min_k: 128,
     depthwise: scalar::depthwise,
+    narrow: scalar::narrow,
 };
 
 /// SSE2: 16 registers of 4 lanes; tiles of up to 12 accumulators.
@@ -152,6 +160,7 @@ pub(crate) static SSE2: Level = Level {
     dots_max_m: usize::MAX,
     dots_min_k: 128,
     depthwise: sse2::depthwise,
+    narrow: sse2::narrow,
 };
 
 /// AVX2 + FMA: 16 registers of 8 lanes; 12 accumulators in the wide tiles.
@@ -206,6 +215,7 @@ const fn avx2_level(isa: Isa) -> Level {
         dots_max_m: 32,
         dots_min_k: 256,
         depthwise: avx2::depthwise,
+        narrow: avx2::narrow,
     }
 }
 
@@ -246,6 +256,7 @@ pub(crate) static AVX512: Level = Level {
     dots_max_m: 32,
     dots_min_k: 256,
     depthwise: avx512::depthwise,
+    narrow: avx512::narrow,
 };
 
 /// NEON: 32 registers of 4 lanes.
@@ -283,4 +294,5 @@ pub(crate) static NEON: Level = Level {
     dots_max_m: 32,
     dots_min_k: 256,
     depthwise: neon::depthwise,
+    narrow: neon::narrow,
 };

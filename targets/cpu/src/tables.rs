@@ -253,35 +253,35 @@ pub fn variant(isa: Isa, kind: &OpKind) -> &'static str {
     // [im2col + GEMM, depthwise or grouped, GEMM + col2im, fully connected, matmul]
     let f32_names: [&'static str; 5] = match isa {
         Isa::Scalar => [
-            "scalar im2col+gemm",
+            "scalar im2col|narrow",
             "scalar depthwise",
             "scalar gemm+col2im",
             "scalar gemv/gemm",
             "scalar gemm",
         ],
         Isa::Sse2 => [
-            "sse2 im2col+gemm",
+            "sse2 im2col|narrow",
             "sse2 depthwise",
             "sse2 gemm+col2im",
             "sse2 gemv/gemm",
             "sse2 gemm",
         ],
         Isa::Avx2 => [
-            "avx2 im2col+gemm",
+            "avx2 im2col|narrow",
             "avx2 depthwise",
             "avx2 gemm+col2im",
             "avx2 gemv/gemm",
             "avx2 gemm",
         ],
         Isa::Avx512 => [
-            "avx512 im2col+gemm",
+            "avx512 im2col|narrow",
             "avx512 depthwise",
             "avx512 gemm+col2im",
             "avx512 gemv/gemm",
             "avx512 gemm",
         ],
         Isa::Neon | Isa::NeonDotprod => [
-            "neon im2col+gemm",
+            "neon im2col|narrow",
             "neon depthwise",
             "neon gemm+col2im",
             "neon gemv/gemm",

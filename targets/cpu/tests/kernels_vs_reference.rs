@@ -261,6 +261,38 @@ fn conv_case() -> impl Strategy<Value = Case> {
         .prop_flat_map(|(op, dims, y)| with_values(op, dims, y))
 }
 
+/// Convolutions with few output channels, strides and dilations 1 (`ember-cpu`'s row-vector path):
+/// rows of 1 to 70 pixels (whole vectors and one off), 1 to 8 output channels (one or two passes of
+/// four), bands of 1 to 4 rows at a time.
+fn narrow_conv_case() -> impl Strategy<Value = Case> {
+    (
+        1usize..=2,
+        (1usize..=6, 1usize..=8),
+        (1usize..=5, 1usize..=5),
+        prop::array::uniform4(0u16..=2),
+        (0usize..=12, 0usize..=70),
+        any::<bool>(),
+        activation(),
+    )
+        .prop_filter_map(
+            "the kernel fits",
+            |(n, (ic, oc), (kh, kw), pads, (eh, ew), bias, act)| {
+                let [pt, pl, pb, pr] = pads;
+                let h = fitting_len(kh, 1, pt + pb) + eh;
+                let w = fitting_len(kw, 1, pl + pr) + ew;
+                let oh = conv_output_len(h, kh, 1, 1, (pt, pb))?;
+                let ow = conv_output_len(w, kw, 1, 1, (pl, pr))?;
+                let p = conv2d_params((1, 1), (1, 1), pads, 1, act);
+                let mut dims = vec![vec![n, h, w, ic], vec![oc, kh, kw, ic]];
+                if bias {
+                    dims.push(vec![oc]);
+                }
+                Some((Op::Conv(p), dims, vec![n, oh, ow, oc]))
+            },
+        )
+        .prop_flat_map(|(op, dims, y)| with_values(op, dims, y))
+}
+
 fn fully_connected_case() -> impl Strategy<Value = Case> {
     let rows = prop_oneof![
         Just(vec![1usize]),
@@ -364,6 +396,10 @@ proptest! {
         check(&case)?;
     }
     #[test]
+    fn conv2d_with_few_output_channels_matches_reference(case in narrow_conv_case()) {
+        check(&case)?;
+    }
+    #[test]
     fn fully_connected_matches_reference(case in fully_connected_case()) {
         check(&case)?;
     }
@@ -434,6 +470,10 @@ fn model_layer_shapes_match_reference() {
             },
         ),
         conv_fixed([1, 1, 1, 384], [96, 1, 1, 384], same(1, 1, 1)),
+        // Few output channels (the row-vector path): several bands of rows (64 channels of 66
+        // values a row), split over the workers, and a second pass of channels.
+        conv_fixed([1, 48, 64, 64], [2, 3, 3, 64], same(3, 1, 1)),
+        conv_fixed([2, 30, 33, 5], [7, 3, 3, 5], same(3, 1, 1)),
     ];
     for case in &cases {
         check(case).unwrap();

@@ -6,6 +6,7 @@
 //! - Any other kernel: im2col rows built in scratch, a tile of rows at a time, each worker with its own
 //!   tile (so the scratch stays bounded), then the GEMM on the tile.
 //! - groups == IC > 1: the depthwise kernel ([`super::depthwise`]).
+//! - Few output channels, strides and dilations 1: vectors along the output row ([`super::narrow`]).
 //! - Other groups: one GEMM per group, on the group's channels.
 //!
 //! Bias and activation are the GEMM's epilogue. Without a workspace, or with less scratch than
@@ -18,6 +19,7 @@ use ember_core::ops::{In, Out};
 use ember_core::{Parallel, Workspace};
 
 use super::depthwise::Depthwise;
+use super::narrow::{self, Narrow};
 use crate::gemm::{AMat, BMat, COut, Epilogue, Gemm, MIN_WORK_PER_WORKER};
 use crate::level::Level;
 use crate::par::{self, Shared};
@@ -32,6 +34,7 @@ const TILE_ROWS_UNIT: usize = 24;
 /// How one convolution runs.
 enum Plan {
     Depthwise(Depthwise),
+    Narrow(Narrow),
     Gemm(GemmConv),
 }
 
@@ -68,6 +71,9 @@ impl Plan {
         if groups > 1 && groups == ic {
             return Plan::Depthwise(Depthwise::new(x, w, y, workers));
         }
+        if narrow::worth_it(p, w, y, level.lanes) {
+            return Plan::Narrow(Narrow::new(x, w, y, level.lanes, workers));
+        }
         let (icg, ocg) = (ic / groups, oc / groups);
         let (kh, kw) = (w[1], w[2]);
         let m = y[0] * y[1] * y[2];
@@ -100,6 +106,7 @@ impl Plan {
     fn scratch_bytes(&self) -> usize {
         match self {
             Plan::Depthwise(d) => bytes_for(&d.scratch_lens()),
+            Plan::Narrow(n) => bytes_for(&n.scratch_lens()),
             Plan::Gemm(g) => bytes_for(&g.scratch_lens()),
         }
     }
@@ -165,6 +172,7 @@ impl Plan {
     ) -> bool {
         match self {
             Plan::Depthwise(d) => d.run(level.depthwise, p, x, w, b, y, scratch, par),
+            Plan::Narrow(n) => n.run(level.narrow, p, x, w, b, y, scratch, par),
             Plan::Gemm(g) => g.run(p, x, w, b, y, scratch, par),
         }
     }

@@ -7,5 +7,6 @@ pub(crate) mod depthwise;
 pub(crate) mod fully_connected;
 pub(crate) mod layer_norm;
 pub(crate) mod matmul;
+pub(crate) mod narrow;
 pub(crate) mod reduce;
 pub(crate) mod softmax;
