@@ -193,10 +193,7 @@ fn variant_names_the_kernel_that_runs() {
             Isa::NeonDotprod => "neon",
             _ => isa.name(),
         };
-        assert_eq!(
-            variant(isa, &conv(1)),
-            format!("{level} im2col|narrow")
-        );
+        assert_eq!(variant(isa, &conv(1)), format!("{level} im2col|narrow"));
         assert_eq!(variant(isa, &conv(8)), format!("{level} depthwise"));
         assert_eq!(variant(isa, &fc), format!("{level} gemv/gemm"));
         assert_eq!(variant(isa, &OpKind::Where), "reference");
