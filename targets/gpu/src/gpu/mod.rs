@@ -17,7 +17,7 @@ use std::time::Instant;
 use cubecl::client::Client;
 use cubecl::server::Handle;
 use cubecl::MemoryScope;
-use ember_core::format::{DType, SectionKind, Storage, HEADER_LEN, SECTION_ENTRY_LEN};
+use ember_core::format::{DType, Storage};
 use ember_core::{plan, Model};
 
 use crate::profile::{OpTiming, Profile, TimingSource};
@@ -126,21 +126,6 @@ pub(crate) fn guarded<T>(device: &str, f: impl FnOnce() -> Result<T, Error>) -> 
     }
 }
 
-/// The weights section of a blob that `Model::parse` accepted (`Model` keeps its own copy private).
-fn weights_section(blob: &[u8]) -> Option<&[u8]> {
-    let u32_at = |at: usize| -> Option<u32> {
-        Some(u32::from_le_bytes(blob.get(at..at + 4)?.try_into().ok()?))
-    };
-    let count = u16::from_le_bytes(blob.get(20..22)?.try_into().ok()?) as usize;
-    (0..count).find_map(|i| {
-        let at = HEADER_LEN + i * SECTION_ENTRY_LEN;
-        let (kind, offset, len) = (u32_at(at)?, u32_at(at + 4)?, u32_at(at + 8)?);
-        (kind == SectionKind::Weights as u32)
-            .then(|| blob.get(offset as usize..offset as usize + len as usize))
-            .flatten()
-    })
-}
-
 /// Where the tensors the ops write live in the one activation buffer.
 struct ActivationPlan {
     /// `(tensor id, byte offset)` of every tensor a kernel writes (not reshapes, which alias).
@@ -224,16 +209,8 @@ fn f32_bytes(values: &[f32]) -> Vec<u8> {
 
 impl GpuSession {
     /// Lowers every op (failing on the first the GPU cannot run) and uploads weights and tables.
-    pub(crate) fn new(
-        model: &Model<'_>,
-        blob: &[u8],
-        client: Client,
-        device: String,
-    ) -> Result<Self, Error> {
-        let weights =
-            weights_section(blob).ok_or(Error::Model(ember_core::Error::BadMetadata {
-                reason: "weights section not found",
-            }))?;
+    pub(crate) fn new(model: &Model<'_>, client: Client, device: String) -> Result<Self, Error> {
+        let weights = model.weights();
         let count = model.tensor_count();
         let mut records = Vec::with_capacity(count);
         for id in 0..count {
