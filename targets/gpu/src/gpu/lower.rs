@@ -3,7 +3,7 @@
 //! of TFLM's `Prepare`. An op or case the GPU cannot run is reported here, by op index and name.
 
 use ember_core::format::DType;
-use ember_core::ops::array::resize::{CoordMode, ResizeMode, ResizeParams};
+use ember_core::ops::array::resize::{ResizeMode, ResizeParams};
 use ember_core::ops::array::{broadcast, concat, gather, pad, resize, slice, transpose};
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::BinaryOp;
@@ -724,39 +724,14 @@ fn movement_map(op: &OpView<'_>) -> Result<Vec<u32>, String> {
     map.ok_or_else(|| "input holds more than 2^32 elements".into())
 }
 
-/// Source coordinate of output index `o` along one axis (ONNX's coordinate transformations).
-fn source(coord: CoordMode, o: usize, len_in: usize, len_out: usize, scale: f32) -> f32 {
-    let o = o as f32;
-    let mut resized = len_in as f32 * scale;
-    if (resized - len_out as f32).abs() < 1e-3 {
-        resized = len_out as f32;
-    }
-    match coord {
-        CoordMode::HalfPixel => (o + 0.5) / scale - 0.5,
-        CoordMode::PytorchHalfPixel if resized > 1.0 => (o + 0.5) / scale - 0.5,
-        CoordMode::PytorchHalfPixel => 0.0,
-        CoordMode::AlignCorners if resized > 1.0 => o * (len_in as f32 - 1.0) / (resized - 1.0),
-        CoordMode::AlignCorners => 0.0,
-        CoordMode::Asymmetric => o / scale,
-    }
-}
-
-/// The two source indices around coordinate `c` and the weight of the second.
-fn neighbours(c: f32, len_in: usize) -> (usize, usize, f32) {
-    let c = c.max(0.0).min((len_in - 1) as f32);
-    let lo = c.floor();
-    let i0 = (lo as usize).min(len_in - 1);
-    (i0, (i0 + 1).min(len_in - 1), c - lo)
-}
-
 /// Source rows and columns of a bilinear resize: `([h_in, w_in, h_out, w_out, c, y0.., y1.., x0..,
-/// x1..], [fy.., fx..])`.
+/// x1..], [fy.., fx..])`, at the reference kernel's coordinates (`resize::source`, `neighbours`).
 fn resize_tables(
     p: &ResizeParams,
     xd: &[usize],
     yd: &[usize],
 ) -> Result<(Vec<u32>, Vec<f32>), String> {
-    let h = xd.len() - 2 - usize::from(p.channels_last);
+    let h = resize::h_axis(p, xd.len());
     let (h_in, w_in, h_out, w_out) = (xd[h], xd[h + 1], yd[h], yd[h + 1]);
     let c: usize = xd[h + 2..].iter().product();
     let mut rows = vec![h_in, w_in, h_out, w_out, c];
@@ -766,10 +741,10 @@ fn resize_tables(
         return Ok((u32s(rows)?, fracs));
     }
     let ys: Vec<_> = (0..h_out)
-        .map(|o| neighbours(source(p.coord, o, h_in, h_out, p.scale_h), h_in))
+        .map(|o| resize::neighbours(resize::source(p.coord, o, h_in, h_out, p.scale_h), h_in))
         .collect();
     let xs: Vec<_> = (0..w_out)
-        .map(|o| neighbours(source(p.coord, o, w_in, w_out, p.scale_w), w_in))
+        .map(|o| resize::neighbours(resize::source(p.coord, o, w_in, w_out, p.scale_w), w_in))
         .collect();
     rows.extend(ys.iter().map(|t| t.0));
     rows.extend(ys.iter().map(|t| t.1));
