@@ -243,6 +243,12 @@ fn broadcast_strides(dims: &[usize]) -> [usize; MAX_RANK] {
     strides
 }
 
+/// Adds `t` to an op's tables and returns its index (what a launch names it by).
+pub(super) fn add_table(tables: &mut Vec<Table>, t: Table) -> usize {
+    tables.push(t);
+    tables.len() - 1
+}
+
 pub(super) fn u32s(values: impl IntoIterator<Item = usize>) -> Result<Vec<u32>, String> {
     values
         .into_iter()
@@ -339,13 +345,8 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
             scratch,
         });
     }
-    let mut table = |t: Table| {
-        tables.push(t);
-        tables.len() - 1
-    };
-    let x = op.inputs[0];
-    let xd = op.input_dims[0];
-    let yd = op.output_dims;
+    let mut table = |t: Table| add_table(&mut tables, t);
+    let (x, xd, yd) = (op.inputs[0], op.input_dims[0], op.output_dims);
     let input = |k: usize| op.inputs.get(k).copied();
     let launch = |l: Launch| Work::Launches(vec![l]);
     let work = match op.kind {
@@ -446,12 +447,9 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
             })
         }
         OpKind::Softmax(p) | OpKind::LogSoftmax(p) => {
-            let axis = usize::from(p.axis);
-            let len = xd[axis];
-            let inner: usize = xd[axis + 1..].iter().product();
-            let total: usize = xd.iter().product();
-            let lanes = total.checked_div(len).unwrap_or(0);
-            let meta = table(Table::U32(u32s([len, inner, lanes])?));
+            let meta = softmax_meta(xd, p.axis);
+            let lanes = meta[2];
+            let meta = table(Table::U32(u32s(meta)?));
             launch(Launch::Softmax {
                 x,
                 meta,
@@ -678,6 +676,16 @@ pub(super) fn pool_meta(xd: &[usize], yd: &[usize], p: &Pool2dParams) -> Vec<usi
     meta[pm::PAD_LEFT] = p.pad_left.into();
     meta[pm::INCLUDE_PAD] = usize::from(p.count_include_pad);
     meta
+}
+
+/// A softmax kernel's `meta` (f32 or int8), softmax along `axis`: `[axis length, inner size (the
+/// elements after the axis), lanes]`.
+pub(super) fn softmax_meta(xd: &[usize], axis: u8) -> [usize; 3] {
+    let axis = usize::from(axis);
+    let len = xd[axis];
+    let inner: usize = xd[axis + 1..].iter().product();
+    let total: usize = xd.iter().product();
+    [len, inner, total.checked_div(len).unwrap_or(0)]
 }
 
 /// A broadcasting binary kernel's `meta`: rank, output dims, then both inputs' broadcast strides.
