@@ -33,6 +33,8 @@ pub mod op {
 }
 mod op_set;
 pub mod ops;
+#[cfg(feature = "alloc")]
+pub mod plan;
 pub mod schema;
 pub mod session;
 pub mod workspace;

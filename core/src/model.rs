@@ -393,8 +393,10 @@ impl<'b, const E: u64> Model<'b, E> {
         self.weights.len()
     }
 
-    /// The weights section (read in place by kernels).
-    pub(crate) fn weights(&self) -> &'b [u8] {
+    /// The weights section, in place in the blob: a tensor stored as `Storage::Weights { offset }`
+    /// holds the bytes from `offset` on (parsing checked that they lie inside). Kernels read weights
+    /// from it; a target that uploads weights elsewhere (a GPU) copies them from it.
+    pub fn weights(&self) -> &'b [u8] {
         self.weights
     }
 }

@@ -4,7 +4,8 @@
 //! it to the last step that reads it (an alias group of tensors counts as one buffer), and returns
 //! an offset for each such that buffers live at the same step never overlap. Every plan is reported
 //! against [`lower_bound`]: no planner can do better than the largest sum of sizes live at one step.
-//! The baseline is TFLM's greedy-by-size planner ([`greedy`]). [`best::plan_offsets`], which
+//! The baseline is TFLM's greedy-by-size planner ([`greedy`], on `ember_core::plan`, which the GPU
+//! target plans its activations with too). [`best::plan_offsets`], which
 //! `convert` uses, also tries several first-fit orders ([`orders`]) and, for small graphs, an exact
 //! search ([`exact`]), and keeps the smallest plan, so it is never worse than greedy. (In-place
 //! element-wise ops would need the runtime to allow an op's output to overlap its inputs; it does
@@ -16,43 +17,12 @@ pub mod greedy;
 pub mod orders;
 
 use ember_core::format::ALIGN;
-
-/// A block of bytes with a lifetime in op steps (inclusive at both ends).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Buffer {
-    /// Size in bytes (the planner rounds it up to [`ALIGN`]).
-    pub size: usize,
-    /// First step at which the bytes must hold data (the producing op; 0 for graph inputs).
-    pub first_use: usize,
-    /// Last step at which they are read (the last op; the op count for graph outputs).
-    pub last_use: usize,
-}
-
-impl Buffer {
-    /// True when the two lifetimes share a step.
-    pub fn lives_with(&self, other: &Buffer) -> bool {
-        self.first_use <= other.last_use && other.first_use <= self.last_use
-    }
-}
-
-/// Offsets of a plan.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Placement {
-    /// One offset per buffer, in the order given, each a multiple of [`ALIGN`].
-    pub offsets: Vec<usize>,
-    /// Bytes the plan needs: the end of the highest buffer, rounded up to [`ALIGN`].
-    pub total: usize,
-}
+pub use ember_core::plan::{align_up, Buffer, Placement};
 
 /// A memory planner.
 pub trait Planner {
     /// Places the buffers.
     fn plan(&self, buffers: &[Buffer]) -> Placement;
-}
-
-/// `n` rounded up to a multiple of [`ALIGN`] (saturating).
-pub fn align_up(n: usize) -> usize {
-    n.div_ceil(ALIGN).saturating_mul(ALIGN)
 }
 
 /// The largest sum of (aligned) sizes of buffers live at one step: no plan can use less.

@@ -7,48 +7,10 @@
 
 use std::cmp::Reverse;
 
+pub use ember_core::plan::first_fit;
+pub(crate) use ember_core::plan::lowest_gap;
+
 use super::{align_up, Buffer, Placement, Planner};
-
-/// Places the buffers one by one in `order` (indices into `buffers`, each once), each at the lowest
-/// aligned offset where it overlaps no already placed buffer that is live at the same time.
-pub fn first_fit(buffers: &[Buffer], order: &[usize]) -> Placement {
-    let mut offsets = vec![0usize; buffers.len()];
-    // (offset, end, index) of each placed buffer.
-    let mut placed: Vec<(usize, usize, usize)> = Vec::with_capacity(buffers.len());
-    let mut live: Vec<(usize, usize)> = Vec::with_capacity(buffers.len());
-    let mut total = 0usize;
-    for &i in order {
-        let size = align_up(buffers[i].size);
-        live.clear();
-        live.extend(
-            placed
-                .iter()
-                .filter(|&&(_, _, j)| buffers[j].lives_with(&buffers[i]))
-                .map(|&(o, e, _)| (o, e)),
-        );
-        live.sort_unstable();
-        let offset = lowest_gap(&live, 0, size);
-        let end = offset.saturating_add(size);
-        offsets[i] = offset;
-        placed.push((offset, end, i));
-        total = total.max(end);
-    }
-    Placement { offsets, total }
-}
-
-/// The lowest offset at or above `floor` where `size` bytes fit between the `(offset, end)` blocks
-/// of `taken`, which are sorted by offset. Offsets and sizes are multiples of the alignment, so the
-/// result is too.
-pub(crate) fn lowest_gap(taken: &[(usize, usize)], floor: usize, size: usize) -> usize {
-    let mut offset = floor;
-    for &(o, e) in taken {
-        if offset.saturating_add(size) <= o {
-            break;
-        }
-        offset = offset.max(e);
-    }
-    offset
-}
 
 /// The orders [`BestOfOrders`] tries, each as a sort key (ties go to the lower index).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,7 +50,7 @@ impl Order {
         let span = |i: usize| buffers[i].last_use.saturating_sub(buffers[i].first_use) + 1;
         let mut order: Vec<usize> = (0..buffers.len()).collect();
         match self {
-            Order::Size => order.sort_by_key(|&i| (Reverse(size(i)), buffers[i].first_use, i)),
+            Order::Size => return ember_core::plan::size_order(buffers),
             Order::FirstUse => order.sort_by_key(|&i| (buffers[i].first_use, Reverse(size(i)), i)),
             Order::LastUse => {
                 order.sort_by_key(|&i| (Reverse(buffers[i].last_use), Reverse(size(i)), i))

@@ -193,9 +193,7 @@ impl<'b> DeviceSession<'b> {
             Device::Cpu => Backend::Cpu(Box::new(CpuBackend::new(model)?)),
             _ => {
                 let (client, name) = open_gpu(device)?;
-                let gpu = guarded(&name, || {
-                    GpuSession::new(&model, blob, client, name.clone())
-                })?;
+                let gpu = guarded(&name, || GpuSession::new(&model, client, name.clone()))?;
                 Backend::Gpu(Box::new(gpu))
             }
         };

@@ -3,7 +3,7 @@
 use cubecl::prelude::*;
 use cubecl::server::CubeCountSelection;
 
-use super::lower::{Launch, Work};
+use super::lower::{Launch as L, Work};
 use super::{Buffer, GpuSession, Step};
 use crate::kernels::{array, math, nn, pool, quant};
 use crate::Error;
@@ -31,6 +31,7 @@ impl GpuSession {
     }
 
     /// Launches the kernels of one op (nothing for an empty output or an alias).
+    #[rustfmt::skip] // the table of launches below: one row per kernel
     pub(super) fn launch_step(&self, step: &Step) -> Result<(), Error> {
         let Work::Launches(launches) = &step.work else {
             return Ok(());
@@ -38,351 +39,50 @@ impl GpuSession {
         if step.out_len == 0 {
             return Ok(());
         }
-        let y = self.buffer(step, step.output)?;
-        let t = |k: usize| &step.tables[k];
-        let opt = |id: Option<usize>| -> Result<&Buffer, Error> {
-            match id {
-                Some(id) => self.buffer(step, id),
-                None => Ok(&self.dummy),
-            }
-        };
         let c = &self.client;
+        // Kernel arguments: an input tensor, an optional one (the dummy buffer where absent), the op's
+        // table `k`, and the output `y` (or, for a gather into scratch, the tensor `into` names).
+        let buf = |id: usize| self.buffer(step, id).map(arg);
+        let opt = |id: Option<usize>| id.map_or(Ok(&self.dummy), |id| self.buffer(step, id)).map(arg);
+        let t = |k: usize| arg(&step.tables[k]);
+        let y = self.buffer(step, step.output)?;
+        let target = |into: Option<usize>| into.map_or(Ok(y), |id| self.buffer(step, id));
+        let n = step.out_len;
+        // One launch of `kernel` over enough cubes for `units` units, the client and grid before the
+        // kernel's own arguments.
+        macro_rules! go {
+            ($($kernel:ident)::+, $units:expr; $($arg:expr),+) => {{
+                let (count, dim) = self.grid($units);
+                $($kernel)::+::launch(c, count, dim, $($arg),+)
+            }};
+        }
+        // One row per kernel: its launch's units (one per output value, but for the per-lane and per-row
+        // kernels) and arguments.
         for launch in launches {
             match *launch {
-                Launch::Unary { x, op, a, b } => {
-                    let (count, dim) = self.grid(step.out_len);
-                    math::unary::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(y),
-                        op,
-                        a,
-                        b,
-                    );
+                L::Unary { x, op, a, b } => go!(math::unary, n; buf(x)?, arg(y), op, a, b),
+                L::Binary { a, b, meta, op, act } => go!(math::binary, n; buf(a)?, buf(b)?, arg(y), t(meta), op, act.code, act.lo, act.hi),
+                L::Conv2d { x, w, b, meta, act } => go!(nn::conv2d, n; buf(x)?, buf(w)?, opt(b)?, arg(y), t(meta), act.code, act.lo, act.hi),
+                L::FullyConnected { x, w, b, meta, act } => go!(nn::fully_connected, n; buf(x)?, buf(w)?, opt(b)?, arg(y), t(meta), act.code, act.lo, act.hi),
+                L::MatMul { a, b, meta } => go!(nn::matmul, n; buf(a)?, buf(b)?, arg(y), t(meta)),
+                L::Softmax { x, meta, log, lanes } => go!(nn::softmax, lanes; buf(x)?, arg(y), t(meta), u32::from(log)),
+                L::LayerNorm { x, scale, bias, meta, epsilon, rows } => go!(nn::layer_norm, rows; buf(x)?, buf(scale)?, opt(bias)?, arg(y), t(meta), epsilon),
+                L::Reduce { x, meta, op } => go!(nn::reduce, n; buf(x)?, arg(y), t(meta), op),
+                L::Pool { x, meta, avg } => go!(pool::pool2d, n; buf(x)?, arg(y), t(meta), u32::from(avg)),
+                L::GlobalAvgPool { x, meta } => go!(pool::global_avg_pool, n; buf(x)?, arg(y), t(meta)),
+                L::GatherMap { x, map, lo, hi, fill, into } => {
+                    let to = target(into)?;
+                    go!(array::gather_map, to.len; buf(x)?, t(map), arg(to), lo, hi, u32::from(fill.is_some()), fill.unwrap_or(0.0))
                 }
-                Launch::Binary {
-                    a,
-                    b,
-                    meta,
-                    op,
-                    act,
-                } => {
-                    let (count, dim) = self.grid(step.out_len);
-                    math::binary::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, a)?),
-                        arg(self.buffer(step, b)?),
-                        arg(y),
-                        arg(t(meta)),
-                        op,
-                        act.code,
-                        act.lo,
-                        act.hi,
-                    );
-                }
-                Launch::Conv2d { x, w, b, meta, act } => {
-                    let (count, dim) = self.grid(step.out_len);
-                    nn::conv2d::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(self.buffer(step, w)?),
-                        arg(opt(b)?),
-                        arg(y),
-                        arg(t(meta)),
-                        act.code,
-                        act.lo,
-                        act.hi,
-                    );
-                }
-                Launch::FullyConnected { x, w, b, meta, act } => {
-                    let (count, dim) = self.grid(step.out_len);
-                    nn::fully_connected::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(self.buffer(step, w)?),
-                        arg(opt(b)?),
-                        arg(y),
-                        arg(t(meta)),
-                        act.code,
-                        act.lo,
-                        act.hi,
-                    );
-                }
-                Launch::MatMul { a, b, meta } => {
-                    let (count, dim) = self.grid(step.out_len);
-                    nn::matmul::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, a)?),
-                        arg(self.buffer(step, b)?),
-                        arg(y),
-                        arg(t(meta)),
-                    );
-                }
-                Launch::Softmax {
-                    x,
-                    meta,
-                    log,
-                    lanes,
-                } => {
-                    let (count, dim) = self.grid(lanes);
-                    nn::softmax::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(y),
-                        arg(t(meta)),
-                        u32::from(log),
-                    );
-                }
-                Launch::LayerNorm {
-                    x,
-                    scale,
-                    bias,
-                    meta,
-                    epsilon,
-                    rows,
-                } => {
-                    let (count, dim) = self.grid(rows);
-                    nn::layer_norm::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(self.buffer(step, scale)?),
-                        arg(opt(bias)?),
-                        arg(y),
-                        arg(t(meta)),
-                        epsilon,
-                    );
-                }
-                Launch::Reduce { x, meta, op } => {
-                    let (count, dim) = self.grid(step.out_len);
-                    nn::reduce::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(y),
-                        arg(t(meta)),
-                        op,
-                    );
-                }
-                Launch::Pool { x, meta, avg } => {
-                    let (count, dim) = self.grid(step.out_len);
-                    pool::pool2d::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(y),
-                        arg(t(meta)),
-                        u32::from(avg),
-                    );
-                }
-                Launch::GlobalAvgPool { x, meta } => {
-                    let (count, dim) = self.grid(step.out_len);
-                    pool::global_avg_pool::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(y),
-                        arg(t(meta)),
-                    );
-                }
-                Launch::GatherMap {
-                    x,
-                    map,
-                    lo,
-                    hi,
-                    fill,
-                    into,
-                } => {
-                    let target = match into {
-                        Some(id) => self.buffer(step, id)?,
-                        None => y,
-                    };
-                    let (count, dim) = self.grid(target.len);
-                    array::gather_map::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(t(map)),
-                        arg(target),
-                        lo,
-                        hi,
-                        u32::from(fill.is_some()),
-                        fill.unwrap_or(0.0),
-                    );
-                }
-                Launch::QuantConv2d {
-                    x,
-                    w,
-                    b,
-                    rows,
-                    meta,
-                    params,
-                } => {
-                    let (count, dim) = self.grid(step.out_len);
-                    quant::quant_conv2d::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(self.buffer(step, w)?),
-                        arg(opt(b)?),
-                        arg(self.buffer(step, rows)?),
-                        arg(y),
-                        arg(t(meta)),
-                        arg(t(params)),
-                    );
-                }
-                Launch::QuantFullyConnected {
-                    x,
-                    w,
-                    b,
-                    rows,
-                    meta,
-                    params,
-                } => {
-                    let (count, dim) = self.grid(step.out_len);
-                    quant::quant_fully_connected::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(self.buffer(step, w)?),
-                        arg(opt(b)?),
-                        arg(self.buffer(step, rows)?),
-                        arg(y),
-                        arg(t(meta)),
-                        arg(t(params)),
-                    );
-                }
-                Launch::QuantBinary {
-                    a,
-                    b,
-                    meta,
-                    params,
-                    op,
-                } => {
-                    let (count, dim) = self.grid(step.out_len);
-                    quant::quant_binary::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, a)?),
-                        arg(self.buffer(step, b)?),
-                        arg(y),
-                        arg(t(meta)),
-                        arg(t(params)),
-                        op,
-                    );
-                }
-                Launch::QuantPool {
-                    x,
-                    meta,
-                    params,
-                    avg,
-                } => {
-                    let (count, dim) = self.grid(step.out_len);
-                    quant::quant_pool2d::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(y),
-                        arg(t(meta)),
-                        arg(t(params)),
-                        u32::from(avg),
-                    );
-                }
-                Launch::Quantize {
-                    x,
-                    scale,
-                    zero_point,
-                    even,
-                } => {
-                    let (count, dim) = self.grid(step.out_len);
-                    quant::quantize::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(y),
-                        scale,
-                        zero_point,
-                        u32::from(even),
-                    );
-                }
-                Launch::Dequantize {
-                    x,
-                    scale,
-                    zero_point,
-                } => {
-                    let (count, dim) = self.grid(step.out_len);
-                    quant::dequantize::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(y),
-                        scale,
-                        zero_point,
-                    );
-                }
-                Launch::Requantize { x, params } => {
-                    let (count, dim) = self.grid(step.out_len);
-                    quant::requantize::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(y),
-                        arg(t(params)),
-                    );
-                }
-                Launch::QuantSoftmax {
-                    x,
-                    exps,
-                    meta,
-                    lanes,
-                } => {
-                    let (count, dim) = self.grid(lanes);
-                    quant::quant_softmax::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(y),
-                        arg(t(exps)),
-                        arg(t(meta)),
-                    );
-                }
-                Launch::ResizeLinear { x, rows, fracs } => {
-                    let (count, dim) = self.grid(step.out_len);
-                    array::resize_linear::launch(
-                        c,
-                        count,
-                        dim,
-                        arg(self.buffer(step, x)?),
-                        arg(y),
-                        arg(t(rows)),
-                        arg(t(fracs)),
-                    );
-                }
+                L::ResizeLinear { x, rows, fracs } => go!(array::resize_linear, n; buf(x)?, arg(y), t(rows), t(fracs)),
+                L::QuantConv2d { x, w, b, rows, meta, params } => go!(quant::quant_conv2d, n; buf(x)?, buf(w)?, opt(b)?, buf(rows)?, arg(y), t(meta), t(params)),
+                L::QuantFullyConnected { x, w, b, rows, meta, params } => go!(quant::quant_fully_connected, n; buf(x)?, buf(w)?, opt(b)?, buf(rows)?, arg(y), t(meta), t(params)),
+                L::QuantBinary { a, b, meta, params, op } => go!(quant::quant_binary, n; buf(a)?, buf(b)?, arg(y), t(meta), t(params), op),
+                L::QuantPool { x, meta, params, avg } => go!(quant::quant_pool2d, n; buf(x)?, arg(y), t(meta), t(params), u32::from(avg)),
+                L::Quantize { x, scale, zero_point, even } => go!(quant::quantize, n; buf(x)?, arg(y), scale, zero_point, u32::from(even)),
+                L::Dequantize { x, scale, zero_point } => go!(quant::dequantize, n; buf(x)?, arg(y), scale, zero_point),
+                L::Requantize { x, params } => go!(quant::requantize, n; buf(x)?, arg(y), t(params)),
+                L::QuantSoftmax { x, exps, meta, lanes } => go!(quant::quant_softmax, lanes; buf(x)?, arg(y), t(exps), t(meta)),
             }
         }
         Ok(())

@@ -3,7 +3,7 @@
 //! of TFLM's `Prepare`. An op or case the GPU cannot run is reported here, by op index and name.
 
 use ember_core::format::DType;
-use ember_core::ops::array::resize::{CoordMode, ResizeMode, ResizeParams};
+use ember_core::ops::array::resize::{ResizeMode, ResizeParams};
 use ember_core::ops::array::{broadcast, concat, gather, pad, resize, slice, transpose};
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::BinaryOp;
@@ -243,6 +243,12 @@ fn broadcast_strides(dims: &[usize]) -> [usize; MAX_RANK] {
     strides
 }
 
+/// Adds `t` to an op's tables and returns its index (what a launch names it by).
+pub(super) fn add_table(tables: &mut Vec<Table>, t: Table) -> usize {
+    tables.push(t);
+    tables.len() - 1
+}
+
 pub(super) fn u32s(values: impl IntoIterator<Item = usize>) -> Result<Vec<u32>, String> {
     values
         .into_iter()
@@ -339,13 +345,8 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
             scratch,
         });
     }
-    let mut table = |t: Table| {
-        tables.push(t);
-        tables.len() - 1
-    };
-    let x = op.inputs[0];
-    let xd = op.input_dims[0];
-    let yd = op.output_dims;
+    let mut table = |t: Table| add_table(&mut tables, t);
+    let (x, xd, yd) = (op.inputs[0], op.input_dims[0], op.output_dims);
     let input = |k: usize| op.inputs.get(k).copied();
     let launch = |l: Launch| Work::Launches(vec![l]);
     let work = match op.kind {
@@ -446,12 +447,9 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
             })
         }
         OpKind::Softmax(p) | OpKind::LogSoftmax(p) => {
-            let axis = usize::from(p.axis);
-            let len = xd[axis];
-            let inner: usize = xd[axis + 1..].iter().product();
-            let total: usize = xd.iter().product();
-            let lanes = total.checked_div(len).unwrap_or(0);
-            let meta = table(Table::U32(u32s([len, inner, lanes])?));
+            let meta = softmax_meta(xd, p.axis);
+            let lanes = meta[2];
+            let meta = table(Table::U32(u32s(meta)?));
             launch(Launch::Softmax {
                 x,
                 meta,
@@ -680,6 +678,16 @@ pub(super) fn pool_meta(xd: &[usize], yd: &[usize], p: &Pool2dParams) -> Vec<usi
     meta
 }
 
+/// A softmax kernel's `meta` (f32 or int8), softmax along `axis`: `[axis length, inner size (the
+/// elements after the axis), lanes]`.
+pub(super) fn softmax_meta(xd: &[usize], axis: u8) -> [usize; 3] {
+    let axis = usize::from(axis);
+    let len = xd[axis];
+    let inner: usize = xd[axis + 1..].iter().product();
+    let total: usize = xd.iter().product();
+    [len, inner, total.checked_div(len).unwrap_or(0)]
+}
+
 /// A broadcasting binary kernel's `meta`: rank, output dims, then both inputs' broadcast strides.
 pub(super) fn binary_meta(ad: &[usize], bd: &[usize], yd: &[usize]) -> Vec<usize> {
     let rank = yd.len().max(1);
@@ -724,39 +732,14 @@ fn movement_map(op: &OpView<'_>) -> Result<Vec<u32>, String> {
     map.ok_or_else(|| "input holds more than 2^32 elements".into())
 }
 
-/// Source coordinate of output index `o` along one axis (ONNX's coordinate transformations).
-fn source(coord: CoordMode, o: usize, len_in: usize, len_out: usize, scale: f32) -> f32 {
-    let o = o as f32;
-    let mut resized = len_in as f32 * scale;
-    if (resized - len_out as f32).abs() < 1e-3 {
-        resized = len_out as f32;
-    }
-    match coord {
-        CoordMode::HalfPixel => (o + 0.5) / scale - 0.5,
-        CoordMode::PytorchHalfPixel if resized > 1.0 => (o + 0.5) / scale - 0.5,
-        CoordMode::PytorchHalfPixel => 0.0,
-        CoordMode::AlignCorners if resized > 1.0 => o * (len_in as f32 - 1.0) / (resized - 1.0),
-        CoordMode::AlignCorners => 0.0,
-        CoordMode::Asymmetric => o / scale,
-    }
-}
-
-/// The two source indices around coordinate `c` and the weight of the second.
-fn neighbours(c: f32, len_in: usize) -> (usize, usize, f32) {
-    let c = c.max(0.0).min((len_in - 1) as f32);
-    let lo = c.floor();
-    let i0 = (lo as usize).min(len_in - 1);
-    (i0, (i0 + 1).min(len_in - 1), c - lo)
-}
-
 /// Source rows and columns of a bilinear resize: `([h_in, w_in, h_out, w_out, c, y0.., y1.., x0..,
-/// x1..], [fy.., fx..])`.
+/// x1..], [fy.., fx..])`, at the reference kernel's coordinates (`resize::source`, `neighbours`).
 fn resize_tables(
     p: &ResizeParams,
     xd: &[usize],
     yd: &[usize],
 ) -> Result<(Vec<u32>, Vec<f32>), String> {
-    let h = xd.len() - 2 - usize::from(p.channels_last);
+    let h = resize::h_axis(p, xd.len());
     let (h_in, w_in, h_out, w_out) = (xd[h], xd[h + 1], yd[h], yd[h + 1]);
     let c: usize = xd[h + 2..].iter().product();
     let mut rows = vec![h_in, w_in, h_out, w_out, c];
@@ -766,10 +749,10 @@ fn resize_tables(
         return Ok((u32s(rows)?, fracs));
     }
     let ys: Vec<_> = (0..h_out)
-        .map(|o| neighbours(source(p.coord, o, h_in, h_out, p.scale_h), h_in))
+        .map(|o| resize::neighbours(resize::source(p.coord, o, h_in, h_out, p.scale_h), h_in))
         .collect();
     let xs: Vec<_> = (0..w_out)
-        .map(|o| neighbours(source(p.coord, o, w_in, w_out, p.scale_w), w_in))
+        .map(|o| resize::neighbours(resize::source(p.coord, o, w_in, w_out, p.scale_w), w_in))
         .collect();
     rows.extend(ys.iter().map(|t| t.0));
     rows.extend(ys.iter().map(|t| t.1));

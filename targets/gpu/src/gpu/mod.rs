@@ -17,8 +17,8 @@ use std::time::Instant;
 use cubecl::client::Client;
 use cubecl::server::Handle;
 use cubecl::MemoryScope;
-use ember_core::format::{DType, SectionKind, Storage, HEADER_LEN, SECTION_ENTRY_LEN};
-use ember_core::Model;
+use ember_core::format::{DType, Storage};
+use ember_core::{plan, Model};
 
 use crate::profile::{OpTiming, Profile, TimingSource};
 use crate::Error;
@@ -126,21 +126,6 @@ pub(crate) fn guarded<T>(device: &str, f: impl FnOnce() -> Result<T, Error>) -> 
     }
 }
 
-/// The weights section of a blob that `Model::parse` accepted (`Model` keeps its own copy private).
-fn weights_section(blob: &[u8]) -> Option<&[u8]> {
-    let u32_at = |at: usize| -> Option<u32> {
-        Some(u32::from_le_bytes(blob.get(at..at + 4)?.try_into().ok()?))
-    };
-    let count = u16::from_le_bytes(blob.get(20..22)?.try_into().ok()?) as usize;
-    (0..count).find_map(|i| {
-        let at = HEADER_LEN + i * SECTION_ENTRY_LEN;
-        let (kind, offset, len) = (u32_at(at)?, u32_at(at + 4)?, u32_at(at + 8)?);
-        (kind == SectionKind::Weights as u32)
-            .then(|| blob.get(offset as usize..offset as usize + len as usize))
-            .flatten()
-    })
-}
-
 /// Where the tensors the ops write live in the one activation buffer.
 struct ActivationPlan {
     /// `(tensor id, byte offset)` of every tensor a kernel writes (not reshapes, which alias).
@@ -155,11 +140,11 @@ struct ActivationPlan {
 /// `minStorageBufferOffsetAlignment`; 256 bytes is the largest any Vulkan device asks (and wgpu's default).
 const OFFSET_ALIGN: u64 = 256;
 
-/// Places the output of every non-alias step in one buffer, greedily by size (largest first, each at
-/// the lowest offset free for its whole lifetime), as TFLM's greedy planner does for the CPU arena. A
-/// tensor lives from the step that writes it to the last step that reads it or any reshape of it;
-/// graph outputs live to the end, so they can be read after the run; an op's scratch tensors (`(id,
-/// step)`) live during their step only.
+/// Places the output of every non-alias step in one buffer with core's greedy-by-size planner
+/// (`ember_core::plan`, the converter's too): largest first, each at the lowest offset free for its
+/// whole lifetime, as TFLM's greedy planner does for the CPU arena. A tensor lives from the step that
+/// writes it to the last step that reads it or any reshape of it; graph outputs live to the end, so
+/// they can be read after the run; an op's scratch tensors (`(id, step)`) live during their step only.
 fn plan_activations(
     steps: &[Step],
     reads: &[Vec<usize>],
@@ -195,35 +180,25 @@ fn plan_activations(
             l.1 = usize::MAX;
         }
     }
-    let size = |id: usize| (lens[id] as u64 * 4).div_ceil(OFFSET_ALIGN) * OFFSET_ALIGN;
-    let mut order: Vec<usize> = life.keys().copied().collect();
-    order.sort_by_key(|&id| (std::cmp::Reverse(size(id)), id));
-    let mut placed: Vec<(u64, u64, usize, usize)> = Vec::new(); // (offset, end, first, last)
-    let mut offsets = Vec::new();
-    let mut total = 0u64;
-    for id in order {
-        let (first, last) = life[&id];
-        let need = size(id);
-        let mut busy: Vec<(u64, u64)> = placed
-            .iter()
-            .filter(|p| p.2 <= last && first <= p.3)
-            .map(|p| (p.0, p.1))
-            .collect();
-        busy.sort_unstable();
-        let mut offset = 0u64;
-        for (start, end) in busy {
-            if offset + need <= start {
-                break;
-            }
-            offset = offset.max(end);
-        }
-        placed.push((offset, offset + need, first, last));
-        offsets.push((id, offset));
-        total = total.max(offset + need);
-    }
+    // Sizes rounded up to `OFFSET_ALIGN` (a multiple of the planner's alignment), so every offset is a
+    // multiple of it too.
+    let align = OFFSET_ALIGN as usize;
+    let buffers: Vec<plan::Buffer> = life
+        .iter()
+        .map(|(&id, &(first_use, last_use))| plan::Buffer {
+            size: (lens[id] * 4).div_ceil(align) * align,
+            first_use,
+            last_use,
+        })
+        .collect();
+    let placement = plan::greedy_by_size(&buffers);
     ActivationPlan {
-        offsets,
-        total_bytes: total,
+        offsets: life
+            .keys()
+            .zip(&placement.offsets)
+            .map(|(&id, &offset)| (id, offset as u64))
+            .collect(),
+        total_bytes: placement.total as u64,
         tensor_bytes: life.keys().map(|&id| lens[id] as u64 * 4).sum(),
     }
 }
@@ -234,16 +209,8 @@ fn f32_bytes(values: &[f32]) -> Vec<u8> {
 
 impl GpuSession {
     /// Lowers every op (failing on the first the GPU cannot run) and uploads weights and tables.
-    pub(crate) fn new(
-        model: &Model<'_>,
-        blob: &[u8],
-        client: Client,
-        device: String,
-    ) -> Result<Self, Error> {
-        let weights =
-            weights_section(blob).ok_or(Error::Model(ember_core::Error::BadMetadata {
-                reason: "weights section not found",
-            }))?;
+    pub(crate) fn new(model: &Model<'_>, client: Client, device: String) -> Result<Self, Error> {
+        let weights = model.weights();
         let count = model.tensor_count();
         let mut records = Vec::with_capacity(count);
         for id in 0..count {

@@ -323,6 +323,30 @@ fn binary_value(u: f32, v: f32, op: u32) -> f32 {
     r
 }
 
+/// Where element `index` of a broadcast over `rank` dims reads its two operands: `meta[at..]` holds the
+/// dims (`MAX_RANK` of them), then the first operand's strides, then the second's, right-aligned, a
+/// stride 0 on a broadcast axis. Returns the two offsets.
+#[cube]
+pub(crate) fn broadcast_offsets(
+    meta: &[u32],
+    at: usize,
+    rank: usize,
+    index: usize,
+) -> (usize, usize) {
+    let mut rem = index;
+    let mut a_at = 0usize;
+    let mut b_at = 0usize;
+    for i in 0..rank {
+        let d = rank - 1 - i;
+        let dim = meta[at + d] as usize;
+        let idx = rem % dim;
+        rem /= dim;
+        a_at += idx * meta[at + MAX_RANK + d] as usize;
+        b_at += idx * meta[at + 2 * MAX_RANK + d] as usize;
+    }
+    (a_at, b_at)
+}
+
 /// `y = act(a op b)` with numpy broadcasting. `meta` is `[rank, y dims (6), a strides (6), b strides
 /// (6)]`, right-aligned, a stride 0 on a broadcast axis.
 #[cube(launch)]
@@ -339,18 +363,7 @@ pub(crate) fn binary(
 ) {
     let pos = ABSOLUTE_POS;
     if pos < y.len() {
-        let rank = meta[0] as usize;
-        let mut rem = pos;
-        let mut a_at = 0usize;
-        let mut b_at = 0usize;
-        for i in 0..rank {
-            let d = rank - 1 - i;
-            let dim = meta[1 + d] as usize;
-            let idx = rem % dim;
-            rem /= dim;
-            a_at += idx * meta[1 + MAX_RANK + d] as usize;
-            b_at += idx * meta[1 + 2 * MAX_RANK + d] as usize;
-        }
+        let (a_at, b_at) = broadcast_offsets(meta, 1usize, meta[0] as usize, pos);
         y[pos] = activate(binary_value(a[a_at], b[b_at], op), act, lo, hi);
     }
 }

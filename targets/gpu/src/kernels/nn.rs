@@ -7,7 +7,7 @@
 use cubecl::prelude::*;
 
 use super::MAX_RANK;
-use crate::kernels::math::activate;
+use crate::kernels::math::{activate, broadcast_offsets};
 
 /// Layout of a conv's `meta`.
 pub(crate) mod conv_meta {
@@ -142,17 +142,7 @@ pub(crate) fn matmul(a: &[f32], b: &[f32], y: &mut [f32], meta: &[u32]) {
         let n = meta[3] as usize;
         let j = pos % n;
         let i = (pos / n) % m;
-        let mut rem = pos / (m * n);
-        let mut a_at = 0usize;
-        let mut b_at = 0usize;
-        for t in 0..rank {
-            let d = rank - 1 - t;
-            let dim = meta[4 + d] as usize;
-            let idx = rem % dim;
-            rem /= dim;
-            a_at += idx * meta[4 + MAX_RANK + d] as usize;
-            b_at += idx * meta[4 + 2 * MAX_RANK + d] as usize;
-        }
+        let (a_at, b_at) = broadcast_offsets(meta, 4usize, rank, pos / (m * n));
         let mut acc = 0.0f32;
         for t in 0..k {
             acc += a[a_at + i * k + t] * b[b_at + t * n + j];
@@ -249,20 +239,28 @@ pub(crate) mod reduce_code {
     pub const LOG_SUM: u32 = 9;
 }
 
-/// Folds one output's lane. `meta` is `[rank, lane count, kept dims (6), lane dims (6), x strides (6)]`
-/// (a kept dim is 1 on a reduced axis, a lane dim 1 on a kept one).
+/// Offset in `x` of element `index` of the `rank` dims at `meta[dims..]`, with the strides at
+/// `meta[strides..]`. A reduction's `meta` is `[rank, lane count, kept dims (6), lane dims (6), x
+/// strides (6)]` (a kept dim is 1 on a reduced axis, a lane dim 1 on a kept one): an output's first
+/// element is its index over the kept dims, an element of its lane that plus its index over the lane's.
 #[cube]
-fn lane_offset(meta: &[u32], j: usize, rank: usize) -> usize {
-    let mut rem = j;
+fn strided_offset(meta: &[u32], dims: usize, strides: usize, rank: usize, index: usize) -> usize {
+    let mut rem = index;
     let mut at = 0usize;
     for t in 0..rank {
         let d = rank - 1 - t;
-        let dim = meta[2 + MAX_RANK + d] as usize;
+        let dim = meta[dims + d] as usize;
         let idx = rem % dim;
         rem /= dim;
-        at += idx * meta[2 + 2 * MAX_RANK + d] as usize;
+        at += idx * meta[strides + d] as usize;
     }
     at
+}
+
+/// Offset of element `j` of an output's lane from the output's first element.
+#[cube]
+fn lane_offset(meta: &[u32], j: usize, rank: usize) -> usize {
+    strided_offset(meta, 2 + MAX_RANK, 2 + 2 * MAX_RANK, rank, j)
 }
 
 /// One reduction per unit (one output value).
@@ -272,15 +270,7 @@ pub(crate) fn reduce(x: &[f32], y: &mut [f32], meta: &[u32], op: u32) {
     if pos < y.len() {
         let rank = meta[0] as usize;
         let count = meta[1] as usize;
-        let mut rem = pos;
-        let mut start = 0usize;
-        for t in 0..rank {
-            let d = rank - 1 - t;
-            let dim = meta[2 + d] as usize;
-            let idx = rem % dim;
-            rem /= dim;
-            start += idx * meta[2 + 2 * MAX_RANK + d] as usize;
-        }
+        let start = strided_offset(meta, 2usize, 2 + 2 * MAX_RANK, rank, pos);
         let mut acc = 0.0f32;
         if op == 2 || op == 7 {
             acc = f32::new(f32::NEG_INFINITY);

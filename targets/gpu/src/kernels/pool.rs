@@ -19,56 +19,66 @@ pub(crate) mod pool_meta {
     pub const LEN: usize = 12;
 }
 
+/// The window of output value `pos` of a pooling kernel (`meta` is [`pool_meta`]'s), clipped to the
+/// input as in the reference kernel: `(at, y0, y1, x0, x1)`, where the window covers rows `y0..y1` and
+/// columns `x0..x1` and input cell `(iy, ix)` of its channel is `x[at + (iy * W + ix) * C]`.
+#[cube]
+pub(crate) fn pool_window(meta: &[u32], pos: usize) -> (usize, usize, usize, usize, usize) {
+    let in_h = meta[0] as usize;
+    let in_w = meta[1] as usize;
+    let c_len = meta[2] as usize;
+    let out_h = meta[3] as usize;
+    let out_w = meta[4] as usize;
+    let k_h = meta[5] as usize;
+    let k_w = meta[6] as usize;
+    let pad_top = meta[9] as usize;
+    let pad_left = meta[10] as usize;
+
+    let c = pos % c_len;
+    let pixel = pos / c_len;
+    let ox = pixel % out_w;
+    let rest = pixel / out_w;
+    let oy = rest % out_h;
+    let n = rest / out_h;
+
+    let sy = oy * (meta[7] as usize);
+    let sx = ox * (meta[8] as usize);
+    // The window clipped to the input: `[max(s, pad), min(s + k, pad + size)) - pad`.
+    let mut y0 = 0usize;
+    if sy > pad_top {
+        y0 = sy - pad_top;
+    }
+    let mut y1 = in_h;
+    if sy + k_h < pad_top + in_h {
+        y1 = sy + k_h - pad_top;
+    }
+    let mut x0 = 0usize;
+    if sx > pad_left {
+        x0 = sx - pad_left;
+    }
+    let mut x1 = in_w;
+    if sx + k_w < pad_left + in_w {
+        x1 = sx + k_w - pad_left;
+    }
+    (n * in_h * in_w * c_len + c, y0, y1, x0, x1)
+}
+
 /// Max (`avg == 0`) or average pooling; one unit per output value. Windows are clipped to the input,
 /// as in the reference kernel; the average divides by the full window when padding counts.
 #[cube(launch)]
 pub(crate) fn pool2d(x: &[f32], y: &mut [f32], meta: &[u32], avg: u32) {
     let pos = ABSOLUTE_POS;
     if pos < y.len() {
-        let in_h = meta[0] as usize;
-        let in_w = meta[1] as usize;
+        let (at, y0, y1, x0, x1) = pool_window(meta, pos);
         let c_len = meta[2] as usize;
-        let out_h = meta[3] as usize;
-        let out_w = meta[4] as usize;
-        let k_h = meta[5] as usize;
-        let k_w = meta[6] as usize;
-        let pad_top = meta[9] as usize;
-        let pad_left = meta[10] as usize;
-
-        let c = pos % c_len;
-        let pixel = pos / c_len;
-        let ox = pixel % out_w;
-        let rest = pixel / out_w;
-        let oy = rest % out_h;
-        let n = rest / out_h;
-
-        let sy = oy * (meta[7] as usize);
-        let sx = ox * (meta[8] as usize);
-        // The window clipped to the input: `[max(s, pad), min(s + k, pad + size)) - pad`.
-        let mut y0 = 0usize;
-        if sy > pad_top {
-            y0 = sy - pad_top;
-        }
-        let mut y1 = in_h;
-        if sy + k_h < pad_top + in_h {
-            y1 = sy + k_h - pad_top;
-        }
-        let mut x0 = 0usize;
-        if sx > pad_left {
-            x0 = sx - pad_left;
-        }
-        let mut x1 = in_w;
-        if sx + k_w < pad_left + in_w {
-            x1 = sx + k_w - pad_left;
-        }
-
+        let row = meta[1] as usize * c_len;
         let mut acc = 0.0f32;
         if avg == 0 {
             acc = f32::new(f32::NEG_INFINITY);
         }
         for iy in y0..y1 {
             for ix in x0..x1 {
-                let v = x[((n * in_h + iy) * in_w + ix) * c_len + c];
+                let v = x[at + iy * row + ix * c_len];
                 if avg == 0 {
                     acc = max(acc, v);
                 } else {
@@ -79,7 +89,7 @@ pub(crate) fn pool2d(x: &[f32], y: &mut [f32], meta: &[u32], avg: u32) {
         if avg != 0 {
             let mut count = (y1 - y0) * (x1 - x0);
             if meta[11] != 0 {
-                count = k_h * k_w;
+                count = (meta[5] * meta[6]) as usize;
             }
             acc *= 1.0 / f32::cast_from(count as u32);
         }

@@ -9,7 +9,8 @@
 
 use cubecl::prelude::*;
 
-use super::MAX_RANK;
+use crate::kernels::math::broadcast_offsets;
+use crate::kernels::pool::pool_window;
 
 /// Layout of the `params` table (i32) of the int8 kernels.
 pub(crate) mod params {
@@ -159,6 +160,23 @@ fn int(v: f32) -> i32 {
     i32::cast_from(v)
 }
 
+/// The int8 output of output channel `o` from its i32 accumulator: plus the bias (when `has_bias != 0`),
+/// scaled by the channel's row of `rows` (`[OC, 2]` multiplier and shift pairs, or one pair for all),
+/// then offset by the output zero point and clamped (`p` is the `params` table).
+#[cube]
+fn requantized(acc: i32, has_bias: u32, bias: &[i32], rows: &[i32], p: &[i32], o: usize) -> f32 {
+    let mut total = acc;
+    if has_bias != 0 {
+        total += bias[o];
+    }
+    let mut row = o * 2;
+    if rows.len() == 2 {
+        row = 0;
+    }
+    let scaled = scale(total, rows[row], rows[row + 1], p[4]);
+    output(scaled, p[1], p[2], p[3])
+}
+
 /// int8 convolution (groups, depthwise), NHWC input and output, OHWI weights; one unit per output.
 /// `meta` is the f32 convolution's (`nn::conv_meta`); `rows` the `[OC, 2]` or `[1, 2]` requantization.
 #[cube(launch)]
@@ -218,15 +236,7 @@ pub(crate) fn quant_conv2d(
                 }
             }
         }
-        if meta[17] != 0 {
-            acc += bias[oc];
-        }
-        let mut row = oc * 2;
-        if rows.len() == 2 {
-            row = 0;
-        }
-        let scaled = scale(acc, rows[row], rows[row + 1], p[4]);
-        y[pos] = output(scaled, p[1], p[2], p[3]);
+        y[pos] = requantized(acc, meta[17], bias, rows, p, oc);
     }
 }
 
@@ -253,15 +263,7 @@ pub(crate) fn quant_fully_connected(
         for i in 0..in_f {
             acc += w[o * in_f + i] * (int(x[r * in_f + i]) + x_offset);
         }
-        if meta[2] != 0 {
-            acc += bias[o];
-        }
-        let mut row = o * 2;
-        if rows.len() == 2 {
-            row = 0;
-        }
-        let scaled = scale(acc, rows[row], rows[row + 1], p[4]);
-        y[pos] = output(scaled, p[1], p[2], p[3]);
+        y[pos] = requantized(acc, meta[2], bias, rows, p, o);
     }
 }
 
@@ -270,18 +272,7 @@ pub(crate) fn quant_fully_connected(
 pub(crate) fn quant_binary(a: &[f32], b: &[f32], y: &mut [f32], meta: &[u32], p: &[i32], op: u32) {
     let pos = ABSOLUTE_POS;
     if pos < y.len() {
-        let rank = meta[0] as usize;
-        let mut rem = pos;
-        let mut a_at = 0usize;
-        let mut b_at = 0usize;
-        for i in 0..rank {
-            let d = rank - 1 - i;
-            let dim = meta[1 + d] as usize;
-            let idx = rem % dim;
-            rem /= dim;
-            a_at += idx * meta[1 + MAX_RANK + d] as usize;
-            b_at += idx * meta[1 + 2 * MAX_RANK + d] as usize;
-        }
+        let (a_at, b_at) = broadcast_offsets(meta, 1usize, meta[0] as usize, pos);
         let u = int(a[a_at]) - p[0];
         let v = int(b[b_at]) - p[5];
         let rounding = p[4];
@@ -313,49 +304,16 @@ pub(crate) fn quant_binary(a: &[f32], b: &[f32], y: &mut [f32], meta: &[u32], p:
 pub(crate) fn quant_pool2d(x: &[f32], y: &mut [f32], meta: &[u32], p: &[i32], avg: u32) {
     let pos = ABSOLUTE_POS;
     if pos < y.len() {
-        let in_h = meta[0] as usize;
-        let in_w = meta[1] as usize;
+        let (at, y0, y1, x0, x1) = pool_window(meta, pos);
         let c_len = meta[2] as usize;
-        let out_h = meta[3] as usize;
-        let out_w = meta[4] as usize;
-        let k_h = meta[5] as usize;
-        let k_w = meta[6] as usize;
-        let pad_top = meta[9] as usize;
-        let pad_left = meta[10] as usize;
-
-        let c = pos % c_len;
-        let pixel = pos / c_len;
-        let ox = pixel % out_w;
-        let rest = pixel / out_w;
-        let oy = rest % out_h;
-        let n = rest / out_h;
-
-        let sy = oy * (meta[7] as usize);
-        let sx = ox * (meta[8] as usize);
-        let mut y0 = 0usize;
-        if sy > pad_top {
-            y0 = sy - pad_top;
-        }
-        let mut y1 = in_h;
-        if sy + k_h < pad_top + in_h {
-            y1 = sy + k_h - pad_top;
-        }
-        let mut x0 = 0usize;
-        if sx > pad_left {
-            x0 = sx - pad_left;
-        }
-        let mut x1 = in_w;
-        if sx + k_w < pad_left + in_w {
-            x1 = sx + k_w - pad_left;
-        }
-
+        let row = meta[1] as usize * c_len;
         let mut acc = 0i32;
         if avg == 0 {
             acc = -128i32;
         }
         for iy in y0..y1 {
             for ix in x0..x1 {
-                let v = int(x[((n * in_h + iy) * in_w + ix) * c_len + c]);
+                let v = int(x[at + iy * row + ix * c_len]);
                 if avg == 0 {
                     if v > acc {
                         acc = v;
@@ -369,7 +327,7 @@ pub(crate) fn quant_pool2d(x: &[f32], y: &mut [f32], meta: &[u32], p: &[i32], av
             let cells = i32::cast_from((y1 - y0) * (x1 - x0));
             let mut count = cells;
             if meta[11] != 0 {
-                count = i32::cast_from(k_h * k_w);
+                count = i32::cast_from(meta[5] * meta[6]);
                 acc += (count - cells) * p[0];
             }
             if acc > 0 {

@@ -6,18 +6,16 @@ use ember_core::ops::quant::requant::RequantRounding;
 use ember_core::ops::quant::softmax;
 use ember_core::OpKind;
 
-use super::{binary_meta, conv_meta, pool_meta, u32s, ConvWindow, Launch, OpView, Table, Work};
+use super::{
+    add_table, binary_meta, conv_meta, pool_meta, softmax_meta, u32s, ConvWindow, Launch, OpView,
+    Table, Work,
+};
 use crate::kernels::quant::params as qp;
 
 /// The launches of an int8 op, or `None` for any other op.
 pub(super) fn lower(op: &OpView<'_>, tables: &mut Vec<Table>) -> Result<Option<Work>, String> {
-    let mut table = |t: Table| {
-        tables.push(t);
-        tables.len() - 1
-    };
-    let x = op.inputs[0];
-    let xd = op.input_dims[0];
-    let yd = op.output_dims;
+    let mut table = |t: Table| add_table(tables, t);
+    let (x, xd, yd) = (op.inputs[0], op.input_dims[0], op.output_dims);
     let input = |k: usize| op.inputs.get(k).copied();
     let launch = |l: Launch| Work::Launches(vec![l]);
     let work = match op.kind {
@@ -30,12 +28,12 @@ pub(super) fn lower(op: &OpView<'_>, tables: &mut Vec<Table>) -> Result<Option<W
             };
             let meta = conv_meta(xd, op.input_dims[1], yd, &window, input(3).is_some());
             let meta = table(Table::U32(u32s(meta)?));
-            let mut params = vec![0i32; qp::LEN];
-            params[qp::X_ZP] = p.x_zero_point.into();
-            params[qp::Y_ZP] = p.y_zero_point.into();
-            params[qp::ACT_MIN] = p.act_min.into();
-            params[qp::ACT_MAX] = p.act_max.into();
-            params[qp::ROUNDING] = rounding_code(p.rounding);
+            let params = params(
+                p.x_zero_point,
+                p.y_zero_point,
+                [p.act_min, p.act_max],
+                p.rounding,
+            );
             let params = table(Table::I32(params));
             launch(Launch::QuantConv2d {
                 x,
@@ -53,12 +51,12 @@ pub(super) fn lower(op: &OpView<'_>, tables: &mut Vec<Table>) -> Result<Option<W
                 wd[0],
                 usize::from(input(3).is_some()),
             ])?));
-            let mut params = vec![0i32; qp::LEN];
-            params[qp::X_ZP] = p.x_zero_point.into();
-            params[qp::Y_ZP] = p.y_zero_point.into();
-            params[qp::ACT_MIN] = p.act_min.into();
-            params[qp::ACT_MAX] = p.act_max.into();
-            params[qp::ROUNDING] = rounding_code(p.rounding);
+            let params = params(
+                p.x_zero_point,
+                p.y_zero_point,
+                [p.act_min, p.act_max],
+                p.rounding,
+            );
             let params = table(Table::I32(params));
             launch(Launch::QuantFullyConnected {
                 x,
@@ -71,15 +69,15 @@ pub(super) fn lower(op: &OpView<'_>, tables: &mut Vec<Table>) -> Result<Option<W
         }
         OpKind::QuantAdd(_) | OpKind::QuantMul(_) => {
             let meta = table(Table::U32(u32s(binary_meta(xd, op.input_dims[1], yd))?));
-            let mut params = vec![0i32; qp::LEN];
-            let op_code = match op.kind {
+            let (params, op_code) = match op.kind {
                 OpKind::QuantAdd(p) => {
-                    params[qp::X_ZP] = p.a_zero_point.into();
+                    let mut params = params(
+                        p.a_zero_point,
+                        p.y_zero_point,
+                        [p.act_min, p.act_max],
+                        p.rounding,
+                    );
                     params[qp::B_ZP] = p.b_zero_point.into();
-                    params[qp::Y_ZP] = p.y_zero_point.into();
-                    params[qp::ACT_MIN] = p.act_min.into();
-                    params[qp::ACT_MAX] = p.act_max.into();
-                    params[qp::ROUNDING] = rounding_code(p.rounding);
                     params[qp::M0] = p.a_multiplier;
                     params[qp::S0] = p.a_shift;
                     params[qp::M1] = p.b_multiplier;
@@ -87,18 +85,19 @@ pub(super) fn lower(op: &OpView<'_>, tables: &mut Vec<Table>) -> Result<Option<W
                     params[qp::M2] = p.y_multiplier;
                     params[qp::S2] = p.y_shift;
                     params[qp::LEFT_SHIFT] = p.left_shift.clamp(0, 31);
-                    0
+                    (params, 0)
                 }
                 OpKind::QuantMul(p) => {
-                    params[qp::X_ZP] = p.a_zero_point.into();
+                    let mut params = params(
+                        p.a_zero_point,
+                        p.y_zero_point,
+                        [p.act_min, p.act_max],
+                        p.rounding,
+                    );
                     params[qp::B_ZP] = p.b_zero_point.into();
-                    params[qp::Y_ZP] = p.y_zero_point.into();
-                    params[qp::ACT_MIN] = p.act_min.into();
-                    params[qp::ACT_MAX] = p.act_max.into();
-                    params[qp::ROUNDING] = rounding_code(p.rounding);
                     params[qp::M0] = p.multiplier;
                     params[qp::S0] = p.shift;
-                    1
+                    (params, 1)
                 }
                 _ => unreachable!("matched above"),
             };
@@ -111,12 +110,11 @@ pub(super) fn lower(op: &OpView<'_>, tables: &mut Vec<Table>) -> Result<Option<W
                 op: op_code,
             })
         }
+        // Max pooling reads the clamp only; average pooling the zero point too (padding cells).
         OpKind::QuantMaxPool2d(p) => {
+            let act = [p.act_min, p.act_max];
+            let params = table(Table::I32(params(0, 0, act, RequantRounding::Double)));
             let meta = table(Table::U32(u32s(pool_meta(xd, yd, &p.window))?));
-            let mut params = vec![0i32; qp::LEN];
-            params[qp::ACT_MIN] = p.act_min.into();
-            params[qp::ACT_MAX] = p.act_max.into();
-            let params = table(Table::I32(params));
             launch(Launch::QuantPool {
                 x,
                 meta,
@@ -125,12 +123,10 @@ pub(super) fn lower(op: &OpView<'_>, tables: &mut Vec<Table>) -> Result<Option<W
             })
         }
         OpKind::QuantAvgPool2d(p) => {
-            let meta = table(Table::U32(u32s(pool_meta(xd, yd, &p.window))?));
-            let mut params = vec![0i32; qp::LEN];
-            params[qp::X_ZP] = p.zero_point.into();
-            params[qp::ACT_MIN] = p.act_min.into();
-            params[qp::ACT_MAX] = p.act_max.into();
+            let act = [p.act_min, p.act_max];
+            let params = params(p.zero_point, 0, act, RequantRounding::Double);
             let params = table(Table::I32(params));
+            let meta = table(Table::U32(u32s(pool_meta(xd, yd, &p.window))?));
             launch(Launch::QuantPool {
                 x,
                 meta,
@@ -150,22 +146,17 @@ pub(super) fn lower(op: &OpView<'_>, tables: &mut Vec<Table>) -> Result<Option<W
             zero_point: f32::from(p.zero_point),
         }),
         OpKind::Requantize(p) => {
-            let mut params = vec![0i32; qp::LEN];
-            params[qp::X_ZP] = p.x_zero_point.into();
-            params[qp::Y_ZP] = p.y_zero_point.into();
-            params[qp::ROUNDING] = rounding_code(p.rounding);
+            // The clamp is int8's whole range, which the kernel applies itself.
+            let mut params = params(p.x_zero_point, p.y_zero_point, [0, 0], p.rounding);
             params[qp::M0] = p.multiplier;
             params[qp::S0] = p.shift;
             let params = table(Table::I32(params));
             launch(Launch::Requantize { x, params })
         }
         OpKind::QuantSoftmax(p) => {
-            let axis = usize::from(p.axis);
-            let len = xd[axis];
-            let inner: usize = xd[axis + 1..].iter().product();
-            let total: usize = xd.iter().product();
-            let lanes = total.checked_div(len).unwrap_or(0);
-            let meta = table(Table::U32(u32s([len, inner, lanes])?));
+            let meta = softmax_meta(xd, p.axis);
+            let lanes = meta[2];
+            let meta = table(Table::U32(u32s(meta)?));
             let exps = table(Table::I32(softmax::exp_table(&p).to_vec()));
             launch(Launch::QuantSoftmax {
                 x,
@@ -179,10 +170,17 @@ pub(super) fn lower(op: &OpView<'_>, tables: &mut Vec<Table>) -> Result<Option<W
     Ok(Some(work))
 }
 
-/// The `rounding` value of the int8 kernels' `params`.
-fn rounding_code(r: RequantRounding) -> i32 {
-    match r {
+/// A `params` table (`kernels::quant::params`) with the fields every int8 kernel reads: the input and
+/// output zero points, the output clamp and the rounding; an op sets its own fields on top.
+fn params(x_zero_point: i8, y_zero_point: i8, act: [i8; 2], rounding: RequantRounding) -> Vec<i32> {
+    let mut params = vec![0i32; qp::LEN];
+    params[qp::X_ZP] = x_zero_point.into();
+    params[qp::Y_ZP] = y_zero_point.into();
+    params[qp::ACT_MIN] = act[0].into();
+    params[qp::ACT_MAX] = act[1].into();
+    params[qp::ROUNDING] = match rounding {
         RequantRounding::Double => 0,
         RequantRounding::Single => 1,
-    }
+    };
+    params
 }
