@@ -67,16 +67,25 @@ impl Default for ConvertOptions {
 }
 
 impl ConvertOptions {
-    /// Parses a `--shape` argument, `NAME=d0,d1,...` (e.g. `input=360,1,8,8`).
+    /// Parses a `--shape` argument, `NAME=d0,d1,...` (e.g. `input=360,1,8,8`): the one parser of
+    /// `--shape` (the CLI and the examples call it). The dims follow the last `=`, so a name may hold
+    /// one; `0` is an empty dim.
     pub fn parse_shape(arg: &str) -> Result<(String, Vec<usize>), String> {
-        let (name, dims) = arg
-            .rsplit_once('=')
-            .ok_or_else(|| format!("--shape {arg}: expected NAME=d0,d1,..."))?;
+        let Some((name, dims)) = arg.rsplit_once('=').filter(|(name, _)| !name.is_empty()) else {
+            return Err(format!(
+                "--shape {arg:?}: expected NAME=DIMS, for example --shape input=1,3,224,224"
+            ));
+        };
         let dims = dims
             .split(',')
             .map(|d| d.trim().parse::<usize>())
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|_| format!("--shape {arg}: dims must be non-negative integers"))?;
+            .map_err(|_| {
+                format!(
+                    "--shape {arg:?}: dimensions must be whole numbers separated by commas (0 for \
+                     an empty dim)"
+                )
+            })?;
         Ok((name.to_string(), dims))
     }
 }

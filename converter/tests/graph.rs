@@ -271,8 +271,16 @@ fn parse_shape_argument() {
         ConvertOptions::parse_shape("input=360,1,8,8"),
         Ok(("input".into(), vec![360, 1, 8, 8]))
     );
+    // A name may hold `=`: the dims follow the last one.
+    assert_eq!(
+        ConvertOptions::parse_shape("a=b=1,2"),
+        Ok(("a=b".into(), vec![1, 2]))
+    );
+    let no_name = ConvertOptions::parse_shape("=1,2").unwrap_err();
+    assert!(no_name.contains("expected NAME=DIMS"), "{no_name}");
     assert!(ConvertOptions::parse_shape("input").is_err());
-    assert!(ConvertOptions::parse_shape("input=1,x").is_err());
+    let bad = ConvertOptions::parse_shape("input=1,x").unwrap_err();
+    assert!(bad.contains("whole numbers"), "{bad}");
 }
 
 #[test]

@@ -75,22 +75,10 @@ pub fn split_named(arg: &str) -> (Option<&str>, &str) {
     }
 }
 
-/// Parses a `--shape NAME=DIMS` argument (`input=1,3,224,224`) into the name and its dims.
+/// Parses a `--shape NAME=DIMS` argument (`input=1,3,224,224`) into the name and its dims, with the
+/// converter's parser.
 pub fn parse_shape(arg: &str) -> Result<(String, Vec<usize>)> {
-    let Some((name, dims)) = arg.split_once('=') else {
-        bail!("--shape {arg:?}: expected NAME=DIMS, for example --shape input=1,3,224,224");
-    };
-    let dims = dims
-        .split(',')
-        .map(|d| d.trim().parse::<usize>())
-        .collect::<Result<Vec<_>, _>>()
-        .with_context(|| {
-            format!(
-                "--shape {arg:?}: dimensions must be whole numbers separated by commas (0 for an \
-                 empty dim)"
-            )
-        })?;
-    Ok((name.to_string(), dims))
+    ember_convert::ConvertOptions::parse_shape(arg).map_err(anyhow::Error::msg)
 }
 
 // The arguments of `ember run` and `ember profile`, on the CPU (`run`) or a GPU (`device`). A plain
