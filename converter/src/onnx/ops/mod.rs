@@ -19,16 +19,16 @@ mod window;
 use std::collections::HashMap;
 use std::fmt;
 
-use crate::onnx::is_default_domain;
 use crate::onnx::node::NodeCtx;
+use crate::onnx::{is_default_domain, MIN_OPSET};
 use crate::ConvertError;
 
 /// Signature of an op importer.
 type ImportFn = fn(&mut NodeCtx<'_>) -> Result<(), ConvertError>;
 
 /// The default-domain opsets an importer supports: from `since` (the ONNX version of the op whose
-/// semantics it implements, never below [`MIN_OPSET`](crate::onnx::MIN_OPSET)) on, up to `until` where a later version of
-/// the op changed something the importer does not follow.
+/// semantics it implements, never below [`MIN_OPSET`]) on, up to `until`
+/// where a later version of the op changed something the importer does not follow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Opsets {
     /// The first supported opset.
@@ -96,9 +96,9 @@ pub struct OpSpec {
     pub file: &'static str,
 }
 
-/// The rows of `OPS`, one line per op: the ONNX op type, `[opsets]` (`[7..]`, or `[10..=17]` where a
-/// later version is not supported), `[inputs]` and `[outputs]` (`[2]`, `[1..=3]`, or `[1..]` for any
-/// number), and the importer as `family::file::function` (which also names its file).
+/// The rows of `OPS`, one line per op: the ONNX op type, `[opsets]` (`[7..]`, or `[7..=9]` where
+/// later versions are not supported), `[inputs]` and `[outputs]` (`[2]`, `[1..=3]`, or `[1..]` for
+/// any number), and the importer as `family::file::function` (which also names its file).
 macro_rules! op_table {
     ($($name:ident $opsets:tt $inputs:tt $outputs:tt $family:ident::$file:ident::$import:ident;)*) => {
         &[$(OpSpec {
@@ -111,14 +111,16 @@ macro_rules! op_table {
         },)*]
     };
     (@opsets [$since:literal ..]) => { Opsets { since: $since, until: None } };
-    (@opsets [$since:literal ..= $until:literal]) => { Opsets { since: $since, until: Some($until) } };
+    (@opsets [$since:literal ..= $until:literal]) => {
+        Opsets { since: $since, until: Some($until) }
+    };
     (@arity [$n:literal]) => { Arity { min: $n, max: Some($n) } };
     (@arity [$min:literal ..= $max:literal]) => { Arity { min: $min, max: Some($max) } };
     (@arity [$min:literal ..]) => { Arity { min: $min, max: None } };
 }
 
-/// Every supported op of the default domain, sorted by name. The opsets start at the op's first ONNX
-/// version (or [`MIN_OPSET`](crate::onnx::MIN_OPSET)); an importer that reads an attribute which later became an input
+/// Every supported op of the default domain, sorted by name. The opsets start at the op's first
+/// ONNX version (or [`MIN_OPSET`]); an importer that reads an attribute which later became an input
 /// branches on the opset itself. The input counts cover every supported version (e.g. Clip's bounds
 /// are attributes before opset 11 and inputs after).
 #[rustfmt::skip]
@@ -388,20 +390,20 @@ pub fn supported_ops() -> Vec<&'static str> {
     OPS.iter().map(|op| op.name).collect()
 }
 
-/// The supported-ops page (`docs/supported-ops.md`), generated from `OPS` so it cannot drift from the code;
-/// a test compares the committed page with this.
+/// The supported-ops page (`docs/supported-ops.md`), generated from `OPS` so it cannot drift from
+/// the code; a test compares the committed page with this.
 pub fn supported_ops_markdown() -> String {
-    let mut page = String::from(
+    let mut page = format!(
         "# Supported ONNX ops\n\n\
-         Generated from `converter/src/onnx/ops/mod.rs` by `EMBER_BLESS=1 cargo test -p ember-convert --test \
-         supported_ops_doc`; do not edit by hand. Default domain only; quantized models: \
+         Generated from `converter/src/onnx/ops/mod.rs` by `EMBER_BLESS=1 cargo test -p ember-convert \
+         --test supported_ops_doc`; do not edit by hand. Default domain only; quantized models: \
          docs/quantization.md.\n\n\
-         Each op is imported from the model opsets listed (the first is the op's ONNX version whose \
-         semantics the importer implements, or 7, the oldest opset Ember reads), with the number of inputs \
-         and outputs listed (an omitted optional input or output, an empty name, counts only before a \
-         named one). A node outside them is an error naming the node, the op, the opset and the range. \
-         Each importer documents the attributes it reads; any other attribute of a node is an error \
-         naming it, except the few below that are safe to ignore.\n\n\
+         Each op is imported at the model opsets listed (from the op's ONNX version whose semantics \
+         the importer implements, or {MIN_OPSET}, the oldest opset Ember reads), with the number of \
+         inputs and outputs listed (an omitted optional one, an empty name, counts only before a \
+         named one). A node outside them is an error naming the node, the op, the opset and the \
+         range. Each importer documents the attributes it reads; any other attribute of a node is an \
+         error naming it, except the few below that are safe to ignore.\n\n\
          | ONNX op | opsets | inputs | outputs | importer |\n| --- | --- | --- | --- | --- |\n",
     );
     for op in OPS {
@@ -477,8 +479,8 @@ fn check_opset(ctx: &NodeCtx<'_>, spec: &OpSpec) -> Result<(), ConvertError> {
         opsets.until.unwrap_or(opsets.since)
     };
     Err(ctx.err(format!(
-        "opset {} is not supported by Ember's importer of {op}, which reads {op} at opsets {opsets}; \
-         re-export the model at opset {target}, or convert it with \
+        "opset {} is not supported by Ember's importer of {op}, which reads {op} at opsets \
+         {opsets}; re-export the model at opset {target}, or convert it with \
          onnx.version_converter.convert_version(model, {target})",
         ctx.opset
     )))
@@ -530,7 +532,8 @@ fn check_attributes_read(ctx: &NodeCtx<'_>, op: &str) -> Result<(), ConvertError
         read.join(", ")
     };
     Err(ctx.err(format!(
-        "attribute(s) {} are not supported by Ember's importer (the attributes it reads here: {read})",
+        "attribute(s) {} are not supported by Ember's importer (the attributes it reads here: \
+         {read})",
         unread.join(", ")
     )))
 }
@@ -538,7 +541,6 @@ fn check_attributes_read(ctx: &NodeCtx<'_>, op: &str) -> Result<(), ConvertError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::onnx::MIN_OPSET;
 
     /// Every ONNX op or importer file [`BLOB_OPS`] names is in the importer table.
     #[test]
