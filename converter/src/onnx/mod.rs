@@ -196,12 +196,7 @@ pub fn import_summarized(
             node.name.clone()
         };
         let nodes_before = imp.graph.nodes.len();
-        let mut ctx = NodeCtx {
-            imp: &mut imp,
-            node,
-            name,
-            opset,
-        };
+        let mut ctx = NodeCtx::new(&mut imp, node, name, opset);
         ops::import_node(&mut ctx, &opsets)?;
         let name = ctx.name;
         if imp.graph.nodes.len() == nodes_before {

@@ -1,8 +1,11 @@
 //! The importer's state, and [`NodeCtx`]: what an op importer sees of the node it converts. It reads
 //! attributes and constant inputs with checked types, emits IR nodes (inferring their shapes), and
-//! turns every problem into a [`ConvertError::Node`] naming the node, op type and opset.
+//! turns every problem into a [`ConvertError::Node`] naming the node, op type and opset. Every
+//! attribute accessor records the name it was asked for, so that the dispatcher can reject the
+//! attributes no importer read ([`NodeCtx::unread_attributes`]).
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
 
 use crate::ir::{ConstData, Graph, Op, TensorId};
 use crate::onnx::proto::{attribute_type, AttributeProto, NodeProto};
@@ -31,6 +34,21 @@ pub struct NodeCtx<'a> {
     pub name: String,
     /// Default-domain opset of the model.
     pub opset: i64,
+    /// Names of the attributes the importer asked for, present or not.
+    asked: RefCell<BTreeSet<String>>,
+}
+
+impl<'a> NodeCtx<'a> {
+    /// The context of `node`, named `name`, in a model of default-domain opset `opset`.
+    pub fn new(imp: &'a mut Importer, node: &'a NodeProto, name: String, opset: i64) -> Self {
+        NodeCtx {
+            imp,
+            node,
+            name,
+            opset,
+            asked: RefCell::new(BTreeSet::new()),
+        }
+    }
 }
 
 impl NodeCtx<'_> {
@@ -208,6 +226,7 @@ impl NodeCtx<'_> {
     }
 
     fn attr(&self, name: &str) -> Result<Option<&AttributeProto>, ConvertError> {
+        self.asked.borrow_mut().insert(name.to_string());
         let Some(a) = self.node.attribute.iter().find(|a| a.name == name) else {
             return Ok(None);
         };
@@ -301,9 +320,21 @@ impl NodeCtx<'_> {
         read_tensor_typed(t, &format!("{}.{name}", self.name)).map(Some)
     }
 
-    /// True if the attribute is present at all.
-    pub fn has_attr(&self, name: &str) -> bool {
-        self.node.attribute.iter().any(|a| a.name == name)
+    /// The node's attributes that no accessor was asked for, in the node's order (repeats once).
+    pub fn unread_attributes(&self) -> Vec<&str> {
+        let asked = self.asked.borrow();
+        let mut unread: Vec<&str> = Vec::new();
+        for a in &self.node.attribute {
+            if !asked.contains(&a.name) && !unread.contains(&a.name.as_str()) {
+                unread.push(&a.name);
+            }
+        }
+        unread
+    }
+
+    /// The attribute names the importer asked for (present or not), sorted.
+    pub fn asked_attributes(&self) -> Vec<String> {
+        self.asked.borrow().iter().cloned().collect()
     }
 
     /// An INTS attribute converted to sizes (each must be >= `min`).

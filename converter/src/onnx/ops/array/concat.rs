@@ -11,10 +11,8 @@ use super::shape::bind_constant;
 
 /// Imports `Concat`.
 pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
+    // The op table admits one input or more.
     let n = ctx.node.input.len();
-    if n == 0 {
-        return Err(ctx.err("Concat needs at least one input"));
-    }
     let inputs = (0..n)
         .map(|i| ctx.input(i, "inputs"))
         .collect::<Result<Vec<_>, _>>()?;

@@ -107,6 +107,20 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     } else {
         CoordMode::Asymmetric
     };
+    // Read (and checked) whatever the mode: exporters write it for linear resizes too.
+    let nearest = if ctx.opset >= 11 {
+        match string("nearest_mode", "round_prefer_floor")?.as_str() {
+            "round_prefer_floor" => NearestMode::RoundPreferFloor,
+            "round_prefer_ceil" => NearestMode::RoundPreferCeil,
+            "floor" => NearestMode::Floor,
+            "ceil" => NearestMode::Ceil,
+            other => {
+                return Err(ctx.err(format!("attribute nearest_mode={other} is not supported")))
+            }
+        }
+    } else {
+        NearestMode::Floor
+    };
     let mode = match string("mode", "nearest")?.as_str() {
         "nearest" if ctx.opset < 11 => {
             // Opset 10 rounds down when upsampling (onnxruntime's "simple" mode).
@@ -115,17 +129,7 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
             }
             ResizeMode::Nearest(NearestMode::Floor)
         }
-        "nearest" => ResizeMode::Nearest(
-            match string("nearest_mode", "round_prefer_floor")?.as_str() {
-                "round_prefer_floor" => NearestMode::RoundPreferFloor,
-                "round_prefer_ceil" => NearestMode::RoundPreferCeil,
-                "floor" => NearestMode::Floor,
-                "ceil" => NearestMode::Ceil,
-                other => {
-                    return Err(ctx.err(format!("attribute nearest_mode={other} is not supported")))
-                }
-            },
-        ),
+        "nearest" => ResizeMode::Nearest(nearest),
         "linear" => ResizeMode::Linear,
         other => {
             return Err(ctx.err(format!(

@@ -18,10 +18,8 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         "Sum" | "Mean" => BinaryOp::Add,
         other => return Err(ctx.err(format!("{other} is not a variadic op"))),
     };
+    // The op table admits one input or more.
     let n = ctx.node.input.len();
-    if n == 0 {
-        return Err(ctx.err("needs at least one input"));
-    }
     let inputs = (0..n)
         .map(|i| ctx.input(i, "data_0..N"))
         .collect::<Result<Vec<_>, _>>()?;

@@ -23,7 +23,7 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     if ctx.attr_int("spatial")?.unwrap_or(1) == 0 {
         return Err(ctx.err("spatial=0 (statistics per element, not per channel) is not supported"));
     }
-    if ctx.has_attr("is_test") && ctx.attr_int("is_test")? == Some(0) {
+    if ctx.attr_int("is_test")? == Some(0) {
         return Err(ctx.err("is_test=0 (training) is not supported; export for inference"));
     }
     let mut inputs = vec![x];

@@ -34,12 +34,6 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
              (stash_type=1)"
         )));
     }
-    if ctx.node.output.len() > 3 {
-        return Err(ctx.err(format!(
-            "the node has {} outputs; LayerNormalization has at most 3 (Y, Mean, InvStdDev)",
-            ctx.node.output.len()
-        )));
-    }
     let inner = xs[axis..].to_vec();
     let mut inputs = vec![x, expand_to(ctx, scale, &inner, "scale")?];
     if let Some(b) = bias {

@@ -5,7 +5,6 @@
 //! optional constant INT64 input `axes` after that, where `noop_with_empty_axes=1` with no axes makes
 //! the node an identity (otherwise no axes means every axis). Negative axes count from the end;
 //! repeated axes are an error. `keepdims` (default 1) keeps reduced axes as dims of 1.
-//! `ArgMax`/`ArgMin` are not imported: they produce INT64, and Ember computes in FLOAT only.
 
 use ember_core::ops::nn::reduce::ReduceOp;
 
@@ -35,28 +34,20 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         ReduceOp::Sum => ctx.opset >= 13,
         _ => ctx.opset >= 18,
     };
-    let axes = if axes_from_input {
-        if ctx.has_attr("axes") {
-            return Err(ctx.err(
-                "attribute axes is not part of this opset; the axes are input 1 from opset 13 \
-                 (ReduceSum) or 18 (the other reductions)",
-            ));
-        }
-        match ctx.opt_input(1)? {
+    // Each form's other attribute is not part of its opsets, so it is left unread (and rejected).
+    let (axes, noop) = if axes_from_input {
+        let axes = match ctx.opt_input(1)? {
             Some(t) => Some(ctx.const_ints(t, "input axes")?),
             None => None,
-        }
+        };
+        (
+            axes,
+            ctx.attr_int("noop_with_empty_axes")?.unwrap_or(0) != 0,
+        )
     } else {
-        if ctx.has_attr("noop_with_empty_axes") {
-            return Err(ctx.err(
-                "attribute noop_with_empty_axes is not part of this opset (it came with the axes \
-                 input)",
-            ));
-        }
-        ctx.attr_ints("axes")?
+        (ctx.attr_ints("axes")?, false)
     };
     let axes = axes.unwrap_or_default();
-    let noop = ctx.attr_int("noop_with_empty_axes")?.unwrap_or(0) != 0;
     let keepdims = ctx.attr_int("keepdims")?.unwrap_or(1) != 0;
     if axes.is_empty() && noop {
         let shape = ctx.shape(x);
