@@ -6,7 +6,8 @@
 //! Each entry is a unit type in its op's file (`ops::nn::conv::Conv2d`). The declaration of the op set
 //! (`crate::op_set`) names it once, and everything that goes over every op (the kernel table, its entry
 //! bits, [`Kernels::only`](crate::Kernels::only), decoding, validation, dispatch) is generated from
-//! that declaration: adding an op adds no arm anywhere else.
+//! that declaration: adding an op adds no arm anywhere else. Most entries only call their kernel:
+//! [`op_entry!`] writes their unit type and both impls from a few lines.
 
 use crate::ops::element::{AnyIn, AnyOut};
 use crate::ops::shape::{require, Checked};
@@ -26,6 +27,83 @@ pub trait KernelEntry {
     /// A session never calls it: it refuses a model that needs an entry its table leaves out.
     const STUB: Self::Kernel;
 }
+
+/// Declares an entry whose kernel returns nothing: its unit type and both impls, from what is
+/// particular to it, one line each:
+///
+/// ```text
+/// op_entry! {
+///     /// The [`Kernels::softmax`](crate::Kernels::softmax) entry, which runs ...
+///     Softmax: SoftmaxFn = softmax, SoftmaxParams, F32;
+///     validate |p, o| shape_reason(validate(p, o.dims(0), o.out_dims()));
+///     run |kernel, p, a| kernel(p, a.x(0)?, out(a.y)?);
+/// }
+/// ```
+///
+/// The first line names the unit type, the kernel's signature ([`KernelEntry::Kernel`]), the reference
+/// kernel, the kind's parameters (`()` for none) and the [`DTypes`] variant: `F32`, `Same`, `Own`, or
+/// `Int8[I8, I8, I32] -> I8` with the dtypes of the inputs and of the output. `validate` is the body of
+/// [`OpEntry::validate`] over the parameters and the [`Operands`]; `run` is the kernel's call in
+/// [`OpEntry::run`] (`#[inline(always)]`, as every entry's), its arguments taken from the parameters
+/// and the [`OpArgs`], after the `let`s before it if any; the stub ignores as many arguments. Entries
+/// whose `run` does more (splits the work, gathers inputs, returns the kernel's `Result`) write both
+/// impls out.
+macro_rules! op_entry {
+    (
+        $(#[$doc:meta])*
+        $name:ident: $kernel_fn:ty = $reference:path, $params:ty,
+            $dtypes:ident $([$($input:ident),*] -> $output:ident)?;
+        validate |$p:pat_param, $o:ident| $validate:expr;
+        run |$kernel:ident, $run_p:pat_param, $a:ident| $(let $v:ident = $e:expr;)*
+            $call:ident($($arg:expr),* $(,)?);
+    ) => {
+        $(#[$doc])*
+        pub struct $name;
+
+        impl $crate::ops::entry::KernelEntry for $name {
+            type Kernel = $kernel_fn;
+            const REFERENCE: $kernel_fn = $reference;
+            const STUB: $kernel_fn = |$($crate::ops::entry::ignored!($arg)),*| {};
+        }
+
+        impl $crate::ops::entry::OpEntry for $name {
+            type Params = $params;
+            const DTYPES: $crate::ops::entry::DTypes = $crate::ops::entry::DTypes::$dtypes$((
+                &$crate::ops::entry::Int8DTypes {
+                    inputs: &[$($crate::schema::DType::$input),*],
+                    output: $crate::schema::DType::$output,
+                }
+            ))?;
+
+            fn validate(
+                $p: &$params,
+                $o: &impl $crate::ops::entry::Operands,
+            ) -> $crate::ops::shape::Checked {
+                $validate
+            }
+
+            #[inline(always)]
+            fn run(
+                $kernel: $kernel_fn,
+                $run_p: &$params,
+                $a: $crate::ops::entry::OpArgs<'_, '_>,
+            ) -> Result<(), $crate::Error> {
+                $(let $v = $e;)*
+                $call($($arg),*);
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use op_entry;
+
+/// `_`, once per argument of the kernel's call: the parameters of [`op_entry!`]'s stub.
+macro_rules! ignored {
+    ($arg:expr) => {
+        _
+    };
+}
+pub(crate) use ignored;
 
 /// What a stub that returns a `Result` gives (one value for all of them, so that the linker's
 /// identical-code folding keeps one copy of those stubs in a firmware).

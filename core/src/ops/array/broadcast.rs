@@ -1,10 +1,8 @@
 //! Broadcast copy: `x` repeated along the axes where it has size 1 (or is missing on the left) to fill
 //! `y`. ONNX `Expand` lowers to it, and `Tile` too (as Reshape, Broadcast, Reshape).
 
-use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::{
-    broadcast_strides, check_dims, ensure, for_each_offset, right_align, Checked,
-};
+use crate::ops::entry::{op_entry, out, shape_reason};
+use crate::ops::shape::{broadcast_strides, check_dims, ensure, for_each_offset, right_align};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -52,29 +50,10 @@ pub fn broadcast<T: Copy>(x: In<'_, T>, y: Out<'_, T>) {
 /// Signature of a broadcast copy.
 pub type BroadcastFn = fn(In<'_>, Out<'_>);
 
-/// The [`Kernels::broadcast`](crate::Kernels::broadcast) entry, which runs
-/// [`OpKind::Broadcast`](crate::OpKind::Broadcast).
-pub struct Broadcast;
-
-impl KernelEntry for Broadcast {
-    type Kernel = BroadcastFn;
-    const REFERENCE: BroadcastFn = broadcast;
-    const STUB: BroadcastFn = |_, _| {};
-}
-
-impl OpEntry for Broadcast {
-    type Params = ();
-    const DTYPES: DTypes = DTypes::Same;
-
-    fn validate(p: &(), o: &impl Operands) -> Checked {
-        let () = p;
-        shape_reason(validate(o.dims(0), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: BroadcastFn, p: &(), a: OpArgs<'_, '_>) -> Result<(), Error> {
-        let () = p;
-        kernel(a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::broadcast`](crate::Kernels::broadcast) entry, which runs
+    /// [`OpKind::Broadcast`](crate::OpKind::Broadcast).
+    Broadcast: BroadcastFn = broadcast, (), Same;
+    validate |_, o| shape_reason(validate(o.dims(0), o.out_dims()));
+    run |kernel, _, a| kernel(a.x(0)?, out(a.y)?);
 }

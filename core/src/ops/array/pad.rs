@@ -2,10 +2,8 @@
 
 pub use crate::schema::PadParams;
 
-use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::{
-    check_dims, checked_sum3, ensure, for_each_offset, row_major_strides, Checked,
-};
+use crate::ops::entry::{op_entry, out, shape_reason};
+use crate::ops::shape::{check_dims, checked_sum3, ensure, for_each_offset, row_major_strides};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -53,27 +51,10 @@ pub fn pad_with<T: Copy>(p: &PadParams, value: T, x: In<'_, T>, y: Out<'_, T>) {
 /// Signature of a pad kernel.
 pub type PadFn = fn(&PadParams, In<'_>, Out<'_>);
 
-/// The [`Kernels::pad`](crate::Kernels::pad) entry, which runs
-/// [`OpKind::Pad`](crate::OpKind::Pad).
-pub struct Pad;
-
-impl KernelEntry for Pad {
-    type Kernel = PadFn;
-    const REFERENCE: PadFn = pad;
-    const STUB: PadFn = |_, _, _| {};
-}
-
-impl OpEntry for Pad {
-    type Params = PadParams;
-    const DTYPES: DTypes = DTypes::Same;
-
-    fn validate(p: &PadParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.dims(0), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: PadFn, p: &PadParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::pad`](crate::Kernels::pad) entry, which runs
+    /// [`OpKind::Pad`](crate::OpKind::Pad).
+    Pad: PadFn = pad, PadParams, Same;
+    validate |p, o| shape_reason(validate(p, o.dims(0), o.out_dims()));
+    run |kernel, p, a| kernel(p, a.x(0)?, out(a.y)?);
 }

@@ -1,7 +1,7 @@
 //! Reshape (and Flatten): the bytes stay, the dims change. Normally an alias planned by the converter
 //! (the output shares the input's arena bytes) and then free; a copy when the input lives elsewhere.
 
-use crate::ops::entry::{out, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::entry::{op_entry, out};
 use crate::ops::shape::{dims_fit, shape_error, Checked};
 use crate::ops::{numel, In, Out};
 use crate::Error;
@@ -31,29 +31,10 @@ pub fn reshape<T: Copy>(x: In<'_, T>, y: Out<'_, T>) {
 /// Signature of a reshape copy (a Reshape that is not planned as an alias of its input).
 pub type ReshapeFn = fn(In<'_>, Out<'_>);
 
-/// The [`Kernels::reshape`](crate::Kernels::reshape) entry, which runs
-/// [`OpKind::Reshape`](crate::OpKind::Reshape).
-pub struct Reshape;
-
-impl KernelEntry for Reshape {
-    type Kernel = ReshapeFn;
-    const REFERENCE: ReshapeFn = reshape;
-    const STUB: ReshapeFn = |_, _| {};
-}
-
-impl OpEntry for Reshape {
-    type Params = ();
-    const DTYPES: DTypes = DTypes::Same;
-
-    fn validate(p: &(), o: &impl Operands) -> Checked {
-        let () = p;
-        check(o.dims(0), o.out_dims())
-    }
-
-    #[inline(always)]
-    fn run(kernel: ReshapeFn, p: &(), a: OpArgs<'_, '_>) -> Result<(), Error> {
-        let () = p;
-        kernel(a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::reshape`](crate::Kernels::reshape) entry, which runs
+    /// [`OpKind::Reshape`](crate::OpKind::Reshape).
+    Reshape: ReshapeFn = reshape, (), Same;
+    validate |_, o| check(o.dims(0), o.out_dims());
+    run |kernel, _, a| kernel(a.x(0)?, out(a.y)?);
 }

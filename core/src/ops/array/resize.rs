@@ -4,8 +4,8 @@
 
 pub use crate::schema::{CoordMode, NearestMode, ResizeMode, ResizeParams};
 
-use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::{check_dims, ensure, Checked};
+use crate::ops::entry::{op_entry, out, shape_reason};
+use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -146,27 +146,10 @@ pub fn resize(p: &ResizeParams, x: In<'_>, y: Out<'_>) {
 /// Signature of a resize kernel.
 pub type ResizeFn = fn(&ResizeParams, In<'_>, Out<'_>);
 
-/// The [`Kernels::resize`](crate::Kernels::resize) entry, which runs
-/// [`OpKind::Resize`](crate::OpKind::Resize).
-pub struct Resize;
-
-impl KernelEntry for Resize {
-    type Kernel = ResizeFn;
-    const REFERENCE: ResizeFn = resize;
-    const STUB: ResizeFn = |_, _, _| {};
-}
-
-impl OpEntry for Resize {
-    type Params = ResizeParams;
-    const DTYPES: DTypes = DTypes::F32;
-
-    fn validate(p: &ResizeParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.dims(0), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: ResizeFn, p: &ResizeParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::resize`](crate::Kernels::resize) entry, which runs
+    /// [`OpKind::Resize`](crate::OpKind::Resize).
+    Resize: ResizeFn = resize, ResizeParams, F32;
+    validate |p, o| shape_reason(validate(p, o.dims(0), o.out_dims()));
+    run |kernel, p, a| kernel(p, a.x(0)?, out(a.y)?);
 }

@@ -4,8 +4,8 @@
 
 pub use crate::schema::SliceParams;
 
-use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::{check_dims, ensure, row_major_strides, Checked};
+use crate::ops::entry::{op_entry, out, shape_reason};
+use crate::ops::shape::{check_dims, ensure, row_major_strides};
 use crate::ops::{In, Out};
 use crate::schema::MAX_RANK;
 use crate::Error;
@@ -78,27 +78,10 @@ pub fn slice<T: Copy>(p: &SliceParams, x: In<'_, T>, y: Out<'_, T>) {
 /// Signature of a strided slice kernel.
 pub type SliceFn = fn(&SliceParams, In<'_>, Out<'_>);
 
-/// The [`Kernels::slice`](crate::Kernels::slice) entry, which runs
-/// [`OpKind::Slice`](crate::OpKind::Slice).
-pub struct Slice;
-
-impl KernelEntry for Slice {
-    type Kernel = SliceFn;
-    const REFERENCE: SliceFn = slice;
-    const STUB: SliceFn = |_, _, _| {};
-}
-
-impl OpEntry for Slice {
-    type Params = SliceParams;
-    const DTYPES: DTypes = DTypes::Same;
-
-    fn validate(p: &SliceParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.dims(0), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: SliceFn, p: &SliceParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::slice`](crate::Kernels::slice) entry, which runs
+    /// [`OpKind::Slice`](crate::OpKind::Slice).
+    Slice: SliceFn = slice, SliceParams, Same;
+    validate |p, o| shape_reason(validate(p, o.dims(0), o.out_dims()));
+    run |kernel, p, a| kernel(p, a.x(0)?, out(a.y)?);
 }

@@ -2,8 +2,8 @@
 
 pub use crate::schema::TransposeParams;
 
-use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::{check_dims, ensure, for_each_offset, row_major_strides, Checked};
+use crate::ops::entry::{op_entry, out, shape_reason};
+use crate::ops::shape::{check_dims, ensure, for_each_offset, row_major_strides};
 use crate::ops::{In, Out};
 use crate::schema::MAX_RANK;
 use crate::Error;
@@ -68,27 +68,10 @@ pub fn transpose<T: Copy>(p: &TransposeParams, x: In<'_, T>, y: Out<'_, T>) {
 /// Signature of a transpose kernel.
 pub type TransposeFn = fn(&TransposeParams, In<'_>, Out<'_>);
 
-/// The [`Kernels::transpose`](crate::Kernels::transpose) entry, which runs
-/// [`OpKind::Transpose`](crate::OpKind::Transpose).
-pub struct Transpose;
-
-impl KernelEntry for Transpose {
-    type Kernel = TransposeFn;
-    const REFERENCE: TransposeFn = transpose;
-    const STUB: TransposeFn = |_, _, _| {};
-}
-
-impl OpEntry for Transpose {
-    type Params = TransposeParams;
-    const DTYPES: DTypes = DTypes::Same;
-
-    fn validate(p: &TransposeParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.dims(0), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: TransposeFn, p: &TransposeParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::transpose`](crate::Kernels::transpose) entry, which runs
+    /// [`OpKind::Transpose`](crate::OpKind::Transpose).
+    Transpose: TransposeFn = transpose, TransposeParams, Same;
+    validate |p, o| shape_reason(validate(p, o.dims(0), o.out_dims()));
+    run |kernel, p, a| kernel(p, a.x(0)?, out(a.y)?);
 }

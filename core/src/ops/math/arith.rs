@@ -6,8 +6,8 @@
 //! the dividend's sign and `FloorMod` the divisor's (Python's `%`, ONNX `Mod` with `fmod=0`).
 
 use crate::ops::element::{AnyIn, AnyOut, Element};
-use crate::ops::entry::{shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure, Checked};
+use crate::ops::entry::{op_entry, shape_reason};
+use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure};
 use crate::ops::{In, Out};
 use crate::schema::{Activation, BinaryOp, BinaryParams, DType, UnaryOp, UnaryParams};
 use crate::Error;
@@ -293,57 +293,23 @@ pub fn unary(p: &UnaryParams, x: AnyIn<'_>, y: AnyOut<'_>) {
 /// Signature of a binary op on integer or f64 tensors.
 pub type AnyBinaryFn = fn(&BinaryParams, AnyIn<'_>, AnyIn<'_>, AnyOut<'_>);
 
-/// The [`Kernels::binary_any`](crate::Kernels::binary_any) entry, which runs
-/// [`OpKind::Binary`](crate::OpKind::Binary).
-pub struct BinaryAny;
-
-impl KernelEntry for BinaryAny {
-    type Kernel = AnyBinaryFn;
-    const REFERENCE: AnyBinaryFn = binary;
-    const STUB: AnyBinaryFn = |_, _, _, _| {};
-}
-
-impl OpEntry for BinaryAny {
-    type Params = BinaryParams;
-    const DTYPES: DTypes = DTypes::Own;
-
-    fn validate(p: &BinaryParams, o: &impl Operands) -> Checked {
-        // (Checks the dtypes too.)
-        shape_reason(validate_binary(p, o.typed(0), o.typed(1), o.out_typed()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: AnyBinaryFn, p: &BinaryParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.any(0), a.any(1), a.y);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::binary_any`](crate::Kernels::binary_any) entry, which runs
+    /// [`OpKind::Binary`](crate::OpKind::Binary).
+    BinaryAny: AnyBinaryFn = binary, BinaryParams, Own;
+    // (Checks the dtypes too.)
+    validate |p, o| shape_reason(validate_binary(p, o.typed(0), o.typed(1), o.out_typed()));
+    run |kernel, p, a| kernel(p, a.any(0), a.any(1), a.y);
 }
 
 /// Signature of a unary op on integer or f64 tensors.
 pub type AnyUnaryFn = fn(&UnaryParams, AnyIn<'_>, AnyOut<'_>);
 
-/// The [`Kernels::unary_any`](crate::Kernels::unary_any) entry, which runs
-/// [`OpKind::Unary`](crate::OpKind::Unary).
-pub struct UnaryAny;
-
-impl KernelEntry for UnaryAny {
-    type Kernel = AnyUnaryFn;
-    const REFERENCE: AnyUnaryFn = unary;
-    const STUB: AnyUnaryFn = |_, _, _| {};
-}
-
-impl OpEntry for UnaryAny {
-    type Params = UnaryParams;
-    const DTYPES: DTypes = DTypes::Own;
-
-    fn validate(p: &UnaryParams, o: &impl Operands) -> Checked {
-        // (Checks the dtypes too.)
-        shape_reason(validate_unary(p, o.typed(0), o.out_typed()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: AnyUnaryFn, p: &UnaryParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.any(0), a.y);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::unary_any`](crate::Kernels::unary_any) entry, which runs
+    /// [`OpKind::Unary`](crate::OpKind::Unary).
+    UnaryAny: AnyUnaryFn = unary, UnaryParams, Own;
+    // (Checks the dtypes too.)
+    validate |p, o| shape_reason(validate_unary(p, o.typed(0), o.out_typed()));
+    run |kernel, p, a| kernel(p, a.any(0), a.y);
 }

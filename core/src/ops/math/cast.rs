@@ -5,8 +5,8 @@
 pub use crate::schema::CastParams;
 
 use crate::ops::element::{AnyIn, AnyOut, Element};
-use crate::ops::entry::{shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::{check_dims, ensure, Checked};
+use crate::ops::entry::{op_entry, shape_reason};
+use crate::ops::shape::{check_dims, ensure};
 use crate::schema::DType;
 use crate::Error;
 
@@ -65,27 +65,10 @@ pub fn cast(_p: &CastParams, x: AnyIn<'_>, y: AnyOut<'_>) {
 /// Signature of a cast.
 pub type CastFn = fn(&CastParams, AnyIn<'_>, AnyOut<'_>);
 
-/// The [`Kernels::cast`](crate::Kernels::cast) entry, which runs
-/// [`OpKind::Cast`](crate::OpKind::Cast).
-pub struct Cast;
-
-impl KernelEntry for Cast {
-    type Kernel = CastFn;
-    const REFERENCE: CastFn = cast;
-    const STUB: CastFn = |_, _, _| {};
-}
-
-impl OpEntry for Cast {
-    type Params = CastParams;
-    const DTYPES: DTypes = DTypes::Own;
-
-    fn validate(p: &CastParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.typed(0), o.out_typed()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: CastFn, p: &CastParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.any(0), a.y);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::cast`](crate::Kernels::cast) entry, which runs
+    /// [`OpKind::Cast`](crate::OpKind::Cast).
+    Cast: CastFn = cast, CastParams, Own;
+    validate |p, o| shape_reason(validate(p, o.typed(0), o.out_typed()));
+    run |kernel, p, a| kernel(p, a.any(0), a.y);
 }

@@ -5,8 +5,8 @@
 pub use crate::schema::{CompareOp, CompareParams};
 
 use crate::ops::element::{AnyIn, AnyOut};
-use crate::ops::entry::{shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure, Checked};
+use crate::ops::entry::{op_entry, shape_reason};
+use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure};
 use crate::ops::{In, Out};
 use crate::schema::DType;
 use crate::Error;
@@ -49,27 +49,10 @@ fn compare_typed<T: PartialOrd + Copy>(op: CompareOp, a: In<'_, T>, b: In<'_, T>
 /// Signature of a comparison (any dtype in, Bool out).
 pub type CompareFn = fn(&CompareParams, AnyIn<'_>, AnyIn<'_>, AnyOut<'_>);
 
-/// The [`Kernels::compare`](crate::Kernels::compare) entry, which runs
-/// [`OpKind::Compare`](crate::OpKind::Compare).
-pub struct Compare;
-
-impl KernelEntry for Compare {
-    type Kernel = CompareFn;
-    const REFERENCE: CompareFn = compare;
-    const STUB: CompareFn = |_, _, _, _| {};
-}
-
-impl OpEntry for Compare {
-    type Params = CompareParams;
-    const DTYPES: DTypes = DTypes::Own;
-
-    fn validate(p: &CompareParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.typed(0), o.typed(1), o.out_typed()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: CompareFn, p: &CompareParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.any(0), a.any(1), a.y);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::compare`](crate::Kernels::compare) entry, which runs
+    /// [`OpKind::Compare`](crate::OpKind::Compare).
+    Compare: CompareFn = compare, CompareParams, Own;
+    validate |p, o| shape_reason(validate(p, o.typed(0), o.typed(1), o.out_typed()));
+    run |kernel, p, a| kernel(p, a.any(0), a.any(1), a.y);
 }

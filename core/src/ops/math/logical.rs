@@ -3,8 +3,8 @@
 
 pub use crate::schema::{LogicalOp, LogicalParams};
 
-use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure, Checked};
+use crate::ops::entry::{op_entry, out, shape_reason};
+use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure};
 use crate::ops::{In, Out};
 use crate::schema::DType;
 use crate::Error;
@@ -55,57 +55,21 @@ pub fn not(x: In<'_, u8>, y: Out<'_, u8>) {
 /// Signature of a binary logical op on Bool tensors (And, Or, Xor).
 pub type LogicalFn = fn(&LogicalParams, In<'_, u8>, In<'_, u8>, Out<'_, u8>);
 
-/// The [`Kernels::logical`](crate::Kernels::logical) entry, which runs
-/// [`OpKind::Logical`](crate::OpKind::Logical).
-pub struct Logical;
-
-impl KernelEntry for Logical {
-    type Kernel = LogicalFn;
-    const REFERENCE: LogicalFn = logical;
-    const STUB: LogicalFn = |_, _, _, _| {};
-}
-
-impl OpEntry for Logical {
-    type Params = LogicalParams;
-    const DTYPES: DTypes = DTypes::Own;
-
-    fn validate(p: &LogicalParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.typed(0), o.typed(1), o.out_typed()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: LogicalFn, p: &LogicalParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, a.x(1)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::logical`](crate::Kernels::logical) entry, which runs
+    /// [`OpKind::Logical`](crate::OpKind::Logical).
+    Logical: LogicalFn = logical, LogicalParams, Own;
+    validate |p, o| shape_reason(validate(p, o.typed(0), o.typed(1), o.out_typed()));
+    run |kernel, p, a| kernel(p, a.x(0)?, a.x(1)?, out(a.y)?);
 }
 
 /// Signature of logical Not.
 pub type NotFn = fn(In<'_, u8>, Out<'_, u8>);
 
-/// The [`Kernels::not`](crate::Kernels::not) entry, which runs
-/// [`OpKind::Not`](crate::OpKind::Not).
-pub struct Not;
-
-impl KernelEntry for Not {
-    type Kernel = NotFn;
-    const REFERENCE: NotFn = not;
-    const STUB: NotFn = |_, _| {};
-}
-
-impl OpEntry for Not {
-    type Params = ();
-    const DTYPES: DTypes = DTypes::Own;
-
-    fn validate(p: &(), o: &impl Operands) -> Checked {
-        let () = p;
-        shape_reason(validate_not(o.typed(0), o.out_typed()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: NotFn, p: &(), a: OpArgs<'_, '_>) -> Result<(), Error> {
-        let () = p;
-        kernel(a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::not`](crate::Kernels::not) entry, which runs
+    /// [`OpKind::Not`](crate::OpKind::Not).
+    Not: NotFn = not, (), Own;
+    validate |_, o| shape_reason(validate_not(o.typed(0), o.out_typed()));
+    run |kernel, _, a| kernel(a.x(0)?, out(a.y)?);
 }

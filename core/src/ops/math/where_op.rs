@@ -2,8 +2,8 @@
 //! and `y` share one dtype (any).
 
 use crate::ops::element::{AnyIn, AnyOut};
-use crate::ops::entry::{shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::{broadcast_zip3, check_broadcast, check_dims, ensure, Checked};
+use crate::ops::entry::{op_entry, shape_reason};
+use crate::ops::shape::{broadcast_zip3, check_broadcast, check_dims, ensure};
 use crate::schema::{DType, MAX_RANK};
 use crate::Error;
 
@@ -58,29 +58,10 @@ pub fn where_select(cond: AnyIn<'_>, a: AnyIn<'_>, b: AnyIn<'_>, y: AnyOut<'_>) 
 /// Signature of `Where` (`cond, a, b`).
 pub type WhereFn = fn(AnyIn<'_>, AnyIn<'_>, AnyIn<'_>, AnyOut<'_>);
 
-/// The [`Kernels::where_select`](crate::Kernels::where_select) entry, which runs
-/// [`OpKind::Where`](crate::OpKind::Where).
-pub struct WhereSelect;
-
-impl KernelEntry for WhereSelect {
-    type Kernel = WhereFn;
-    const REFERENCE: WhereFn = where_select;
-    const STUB: WhereFn = |_, _, _, _| {};
-}
-
-impl OpEntry for WhereSelect {
-    type Params = ();
-    const DTYPES: DTypes = DTypes::Own;
-
-    fn validate(p: &(), o: &impl Operands) -> Checked {
-        let () = p;
-        shape_reason(validate(o.typed(0), o.typed(1), o.typed(2), o.out_typed()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: WhereFn, p: &(), a: OpArgs<'_, '_>) -> Result<(), Error> {
-        let () = p;
-        kernel(a.any(0), a.any(1), a.any(2), a.y);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::where_select`](crate::Kernels::where_select) entry, which runs
+    /// [`OpKind::Where`](crate::OpKind::Where).
+    WhereSelect: WhereFn = where_select, (), Own;
+    validate |_, o| shape_reason(validate(o.typed(0), o.typed(1), o.typed(2), o.out_typed()));
+    run |kernel, _, a| kernel(a.any(0), a.any(1), a.any(2), a.y);
 }

@@ -5,8 +5,8 @@
 pub use crate::schema::ArgReduceParams;
 
 use crate::ops::element::{AnyIn, Element};
-use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::{check_dims, ensure, Checked};
+use crate::ops::entry::{op_entry, out, shape_reason};
+use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{In, Out};
 use crate::schema::DType;
 use crate::Error;
@@ -95,27 +95,10 @@ fn arg_reduce_typed<T: Element>(p: &ArgReduceParams, x: In<'_, T>, y: Out<'_, i6
 /// Signature of ArgMax / ArgMin.
 pub type ArgReduceFn = fn(&ArgReduceParams, AnyIn<'_>, Out<'_, i64>);
 
-/// The [`Kernels::arg_reduce`](crate::Kernels::arg_reduce) entry, which runs
-/// [`OpKind::ArgReduce`](crate::OpKind::ArgReduce).
-pub struct ArgReduce;
-
-impl KernelEntry for ArgReduce {
-    type Kernel = ArgReduceFn;
-    const REFERENCE: ArgReduceFn = arg_reduce;
-    const STUB: ArgReduceFn = |_, _, _| {};
-}
-
-impl OpEntry for ArgReduce {
-    type Params = ArgReduceParams;
-    const DTYPES: DTypes = DTypes::Own;
-
-    fn validate(p: &ArgReduceParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.typed(0), o.out_typed()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: ArgReduceFn, p: &ArgReduceParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.any(0), out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::arg_reduce`](crate::Kernels::arg_reduce) entry, which runs
+    /// [`OpKind::ArgReduce`](crate::OpKind::ArgReduce).
+    ArgReduce: ArgReduceFn = arg_reduce, ArgReduceParams, Own;
+    validate |p, o| shape_reason(validate(p, o.typed(0), o.out_typed()));
+    run |kernel, p, a| kernel(p, a.any(0), out(a.y)?);
 }

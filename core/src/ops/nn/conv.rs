@@ -3,7 +3,7 @@
 
 pub use crate::schema::Conv2dParams;
 
-use crate::ops::entry::{out, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::entry::{op_entry, out};
 use crate::ops::shape::{dims_fit, dot, require, shape_error, sum3, Checked};
 use crate::ops::{In, Out};
 use crate::workspace::Workspace;
@@ -196,27 +196,10 @@ fn reference(
     conv2d(p, x, w, b, y)
 }
 
-/// The [`Kernels::conv2d`](crate::Kernels::conv2d) entry, which runs
-/// [`OpKind::Conv2d`](crate::OpKind::Conv2d).
-pub struct Conv2d;
-
-impl KernelEntry for Conv2d {
-    type Kernel = Conv2dFn;
-    const REFERENCE: Conv2dFn = reference;
-    const STUB: Conv2dFn = |_, _, _, _, _, _| {};
-}
-
-impl OpEntry for Conv2d {
-    type Params = Conv2dParams;
-    const DTYPES: DTypes = DTypes::F32;
-
-    fn validate(p: &Conv2dParams, o: &impl Operands) -> Checked {
-        check(p, o.dims(0), o.dims(1), o.opt(2), o.out_dims())
-    }
-
-    #[inline(always)]
-    fn run(kernel: Conv2dFn, p: &Conv2dParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, a.x(1)?, a.opt(2)?, out(a.y)?, a.ws);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::conv2d`](crate::Kernels::conv2d) entry, which runs
+    /// [`OpKind::Conv2d`](crate::OpKind::Conv2d).
+    Conv2d: Conv2dFn = reference, Conv2dParams, F32;
+    validate |p, o| check(p, o.dims(0), o.dims(1), o.opt(2), o.out_dims());
+    run |kernel, p, a| kernel(p, a.x(0)?, a.x(1)?, a.opt(2)?, out(a.y)?, a.ws);
 }

@@ -14,8 +14,8 @@
 
 pub use crate::schema::ConvTranspose2dParams;
 
-use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::{check_dims, dot, ensure, Checked};
+use crate::ops::entry::{op_entry, out, shape_reason};
+use crate::ops::shape::{check_dims, dot, ensure};
 use crate::ops::{In, Out};
 use crate::workspace::Workspace;
 use crate::Error;
@@ -231,31 +231,10 @@ fn reference(
     conv_transpose2d(p, x, w, b, y)
 }
 
-/// The [`Kernels::conv_transpose2d`](crate::Kernels::conv_transpose2d) entry, which runs
-/// [`OpKind::ConvTranspose2d`](crate::OpKind::ConvTranspose2d).
-pub struct ConvTranspose2d;
-
-impl KernelEntry for ConvTranspose2d {
-    type Kernel = ConvTranspose2dFn;
-    const REFERENCE: ConvTranspose2dFn = reference;
-    const STUB: ConvTranspose2dFn = |_, _, _, _, _, _| {};
-}
-
-impl OpEntry for ConvTranspose2d {
-    type Params = ConvTranspose2dParams;
-    const DTYPES: DTypes = DTypes::F32;
-
-    fn validate(p: &ConvTranspose2dParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.dims(0), o.dims(1), o.opt(2), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(
-        kernel: ConvTranspose2dFn,
-        p: &ConvTranspose2dParams,
-        a: OpArgs<'_, '_>,
-    ) -> Result<(), Error> {
-        kernel(p, a.x(0)?, a.x(1)?, a.opt(2)?, out(a.y)?, a.ws);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::conv_transpose2d`](crate::Kernels::conv_transpose2d) entry, which runs
+    /// [`OpKind::ConvTranspose2d`](crate::OpKind::ConvTranspose2d).
+    ConvTranspose2d: ConvTranspose2dFn = reference, ConvTranspose2dParams, F32;
+    validate |p, o| shape_reason(validate(p, o.dims(0), o.dims(1), o.opt(2), o.out_dims()));
+    run |kernel, p, a| kernel(p, a.x(0)?, a.x(1)?, a.opt(2)?, out(a.y)?, a.ws);
 }

@@ -2,7 +2,7 @@
 
 pub use crate::schema::FullyConnectedParams;
 
-use crate::ops::entry::{out, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::entry::{op_entry, out};
 use crate::ops::shape::{dims_fit, dot, require, same_dims, shape_error, Checked};
 use crate::ops::{In, Out};
 use crate::workspace::Workspace;
@@ -98,31 +98,10 @@ fn reference(
     fully_connected(p, x, w, b, y)
 }
 
-/// The [`Kernels::fully_connected`](crate::Kernels::fully_connected) entry, which runs
-/// [`OpKind::FullyConnected`](crate::OpKind::FullyConnected).
-pub struct FullyConnected;
-
-impl KernelEntry for FullyConnected {
-    type Kernel = FullyConnectedFn;
-    const REFERENCE: FullyConnectedFn = reference;
-    const STUB: FullyConnectedFn = |_, _, _, _, _, _| {};
-}
-
-impl OpEntry for FullyConnected {
-    type Params = FullyConnectedParams;
-    const DTYPES: DTypes = DTypes::F32;
-
-    fn validate(p: &FullyConnectedParams, o: &impl Operands) -> Checked {
-        check(p, o.dims(0), o.dims(1), o.opt(2), o.out_dims())
-    }
-
-    #[inline(always)]
-    fn run(
-        kernel: FullyConnectedFn,
-        p: &FullyConnectedParams,
-        a: OpArgs<'_, '_>,
-    ) -> Result<(), Error> {
-        kernel(p, a.x(0)?, a.x(1)?, a.opt(2)?, out(a.y)?, a.ws);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::fully_connected`](crate::Kernels::fully_connected) entry, which runs
+    /// [`OpKind::FullyConnected`](crate::OpKind::FullyConnected).
+    FullyConnected: FullyConnectedFn = reference, FullyConnectedParams, F32;
+    validate |p, o| check(p, o.dims(0), o.dims(1), o.opt(2), o.out_dims());
+    run |kernel, p, a| kernel(p, a.x(0)?, a.x(1)?, a.opt(2)?, out(a.y)?, a.ws);
 }

@@ -4,8 +4,8 @@
 
 pub use crate::schema::LayerNormParams;
 
-use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::{check_dims, ensure, Checked};
+use crate::ops::entry::{op_entry, out, shape_reason};
+use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{numel, In, Out};
 use crate::Error;
 
@@ -53,27 +53,10 @@ pub fn layer_norm(p: &LayerNormParams, x: In<'_>, scale: In<'_>, bias: Option<&[
 /// Signature of a layer normalization kernel (`x, scale, bias`).
 pub type LayerNormFn = fn(&LayerNormParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>);
 
-/// The [`Kernels::layer_norm`](crate::Kernels::layer_norm) entry, which runs
-/// [`OpKind::LayerNorm`](crate::OpKind::LayerNorm).
-pub struct LayerNorm;
-
-impl KernelEntry for LayerNorm {
-    type Kernel = LayerNormFn;
-    const REFERENCE: LayerNormFn = layer_norm;
-    const STUB: LayerNormFn = |_, _, _, _, _| {};
-}
-
-impl OpEntry for LayerNorm {
-    type Params = LayerNormParams;
-    const DTYPES: DTypes = DTypes::F32;
-
-    fn validate(p: &LayerNormParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.dims(0), o.dims(1), o.opt(2), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: LayerNormFn, p: &LayerNormParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, a.x(1)?, a.opt(2)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::layer_norm`](crate::Kernels::layer_norm) entry, which runs
+    /// [`OpKind::LayerNorm`](crate::OpKind::LayerNorm).
+    LayerNorm: LayerNormFn = layer_norm, LayerNormParams, F32;
+    validate |p, o| shape_reason(validate(p, o.dims(0), o.dims(1), o.opt(2), o.out_dims()));
+    run |kernel, p, a| kernel(p, a.x(0)?, a.x(1)?, a.opt(2)?, out(a.y)?);
 }

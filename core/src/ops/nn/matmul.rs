@@ -2,8 +2,7 @@
 
 pub use crate::schema::MatMulParams;
 
-use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::Checked;
+use crate::ops::entry::{op_entry, out, shape_reason};
 use crate::ops::shape::{
     broadcast_strides, check_broadcast, check_dims, ensure, for_each_offset, right_align,
 };
@@ -92,27 +91,10 @@ fn reference(p: &MatMulParams, a: In<'_>, b: In<'_>, y: Out<'_>, _: Option<&mut 
     matmul(p, a, b, y)
 }
 
-/// The [`Kernels::matmul`](crate::Kernels::matmul) entry, which runs
-/// [`OpKind::MatMul`](crate::OpKind::MatMul).
-pub struct MatMul;
-
-impl KernelEntry for MatMul {
-    type Kernel = MatMulFn;
-    const REFERENCE: MatMulFn = reference;
-    const STUB: MatMulFn = |_, _, _, _, _| {};
-}
-
-impl OpEntry for MatMul {
-    type Params = MatMulParams;
-    const DTYPES: DTypes = DTypes::F32;
-
-    fn validate(p: &MatMulParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.dims(0), o.dims(1), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: MatMulFn, p: &MatMulParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, a.x(1)?, out(a.y)?, a.ws);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::matmul`](crate::Kernels::matmul) entry, which runs
+    /// [`OpKind::MatMul`](crate::OpKind::MatMul).
+    MatMul: MatMulFn = reference, MatMulParams, F32;
+    validate |p, o| shape_reason(validate(p, o.dims(0), o.dims(1), o.out_dims()));
+    run |kernel, p, a| kernel(p, a.x(0)?, a.x(1)?, out(a.y)?, a.ws);
 }

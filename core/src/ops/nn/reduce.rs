@@ -4,8 +4,8 @@
 
 pub use crate::schema::{ReduceOp, ReduceParams};
 
-use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::{check_dims, ensure, for_each_offset, row_major_strides, Checked};
+use crate::ops::entry::{op_entry, out, shape_reason};
+use crate::ops::shape::{check_dims, ensure, for_each_offset, row_major_strides};
 use crate::ops::{In, Out};
 use crate::schema::MAX_RANK;
 use crate::Error;
@@ -108,27 +108,10 @@ pub fn reduce(p: &ReduceParams, x: In<'_>, y: Out<'_>) {
 /// Signature of a reduction kernel.
 pub type ReduceFn = fn(&ReduceParams, In<'_>, Out<'_>);
 
-/// The [`Kernels::reduce`](crate::Kernels::reduce) entry, which runs
-/// [`OpKind::Reduce`](crate::OpKind::Reduce).
-pub struct Reduce;
-
-impl KernelEntry for Reduce {
-    type Kernel = ReduceFn;
-    const REFERENCE: ReduceFn = reduce;
-    const STUB: ReduceFn = |_, _, _| {};
-}
-
-impl OpEntry for Reduce {
-    type Params = ReduceParams;
-    const DTYPES: DTypes = DTypes::F32;
-
-    fn validate(p: &ReduceParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.dims(0), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: ReduceFn, p: &ReduceParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::reduce`](crate::Kernels::reduce) entry, which runs
+    /// [`OpKind::Reduce`](crate::OpKind::Reduce).
+    Reduce: ReduceFn = reduce, ReduceParams, F32;
+    validate |p, o| shape_reason(validate(p, o.dims(0), o.out_dims()));
+    run |kernel, p, a| kernel(p, a.x(0)?, out(a.y)?);
 }

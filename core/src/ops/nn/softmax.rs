@@ -2,8 +2,8 @@
 
 pub use crate::schema::SoftmaxParams;
 
-use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::{check_dims, ensure, Checked};
+use crate::ops::entry::{op_entry, out, shape_reason};
+use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -82,52 +82,18 @@ pub fn log_softmax(p: &SoftmaxParams, x: In<'_>, y: Out<'_>) {
 /// Signature of a softmax kernel (and of log-softmax).
 pub type SoftmaxFn = fn(&SoftmaxParams, In<'_>, Out<'_>);
 
-/// The [`Kernels::softmax`](crate::Kernels::softmax) entry, which runs
-/// [`OpKind::Softmax`](crate::OpKind::Softmax).
-pub struct Softmax;
-
-impl KernelEntry for Softmax {
-    type Kernel = SoftmaxFn;
-    const REFERENCE: SoftmaxFn = softmax;
-    const STUB: SoftmaxFn = |_, _, _| {};
+op_entry! {
+    /// The [`Kernels::softmax`](crate::Kernels::softmax) entry, which runs
+    /// [`OpKind::Softmax`](crate::OpKind::Softmax).
+    Softmax: SoftmaxFn = softmax, SoftmaxParams, F32;
+    validate |p, o| shape_reason(validate(p, o.dims(0), o.out_dims()));
+    run |kernel, p, a| kernel(p, a.x(0)?, out(a.y)?);
 }
 
-impl OpEntry for Softmax {
-    type Params = SoftmaxParams;
-    const DTYPES: DTypes = DTypes::F32;
-
-    fn validate(p: &SoftmaxParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.dims(0), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: SoftmaxFn, p: &SoftmaxParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, out(a.y)?);
-        Ok(())
-    }
-}
-
-/// The [`Kernels::log_softmax`](crate::Kernels::log_softmax) entry, which runs
-/// [`OpKind::LogSoftmax`](crate::OpKind::LogSoftmax).
-pub struct LogSoftmax;
-
-impl KernelEntry for LogSoftmax {
-    type Kernel = SoftmaxFn;
-    const REFERENCE: SoftmaxFn = log_softmax;
-    const STUB: SoftmaxFn = |_, _, _| {};
-}
-
-impl OpEntry for LogSoftmax {
-    type Params = SoftmaxParams;
-    const DTYPES: DTypes = DTypes::F32;
-
-    fn validate(p: &SoftmaxParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.dims(0), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: SoftmaxFn, p: &SoftmaxParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::log_softmax`](crate::Kernels::log_softmax) entry, which runs
+    /// [`OpKind::LogSoftmax`](crate::OpKind::LogSoftmax).
+    LogSoftmax: SoftmaxFn = log_softmax, SoftmaxParams, F32;
+    validate |p, o| shape_reason(validate(p, o.dims(0), o.out_dims()));
+    run |kernel, p, a| kernel(p, a.x(0)?, out(a.y)?);
 }

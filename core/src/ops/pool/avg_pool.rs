@@ -1,8 +1,8 @@
 //! 2-D average pooling, NHWC.
 
-use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::entry::{op_entry, out, shape_reason};
 use crate::ops::pool::{pool2d, validate_window, Pool2dFn};
-use crate::ops::shape::{shape_error, Checked};
+use crate::ops::shape::shape_error;
 use crate::ops::{In, Out};
 use crate::schema::Pool2dParams;
 use crate::Error;
@@ -40,27 +40,10 @@ pub fn avg_pool(p: &Pool2dParams, x: In<'_>, y: Out<'_>) {
     );
 }
 
-/// The [`Kernels::avg_pool`](crate::Kernels::avg_pool) entry, which runs
-/// [`OpKind::AvgPool2d`](crate::OpKind::AvgPool2d).
-pub struct AvgPool;
-
-impl KernelEntry for AvgPool {
-    type Kernel = Pool2dFn;
-    const REFERENCE: Pool2dFn = avg_pool;
-    const STUB: Pool2dFn = |_, _, _| {};
-}
-
-impl OpEntry for AvgPool {
-    type Params = Pool2dParams;
-    const DTYPES: DTypes = DTypes::F32;
-
-    fn validate(p: &Pool2dParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.dims(0), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: Pool2dFn, p: &Pool2dParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::avg_pool`](crate::Kernels::avg_pool) entry, which runs
+    /// [`OpKind::AvgPool2d`](crate::OpKind::AvgPool2d).
+    AvgPool: Pool2dFn = avg_pool, Pool2dParams, F32;
+    validate |p, o| shape_reason(validate(p, o.dims(0), o.out_dims()));
+    run |kernel, p, a| kernel(p, a.x(0)?, out(a.y)?);
 }

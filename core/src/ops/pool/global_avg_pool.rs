@@ -1,7 +1,7 @@
 //! Global average pooling, NHWC: `[N, H, W, C]` to `[N, 1, 1, C]`.
 
-use crate::ops::entry::{out, shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
-use crate::ops::shape::{check_dims, ensure, Checked};
+use crate::ops::entry::{op_entry, out, shape_reason};
+use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -40,29 +40,10 @@ pub fn global_avg_pool(x: In<'_>, y: Out<'_>) {
 /// Signature of a global pooling kernel.
 pub type GlobalPoolFn = fn(In<'_>, Out<'_>);
 
-/// The [`Kernels::global_avg_pool`](crate::Kernels::global_avg_pool) entry, which runs
-/// [`OpKind::GlobalAvgPool`](crate::OpKind::GlobalAvgPool).
-pub struct GlobalAvgPool;
-
-impl KernelEntry for GlobalAvgPool {
-    type Kernel = GlobalPoolFn;
-    const REFERENCE: GlobalPoolFn = global_avg_pool;
-    const STUB: GlobalPoolFn = |_, _| {};
-}
-
-impl OpEntry for GlobalAvgPool {
-    type Params = ();
-    const DTYPES: DTypes = DTypes::F32;
-
-    fn validate(p: &(), o: &impl Operands) -> Checked {
-        let () = p;
-        shape_reason(validate(o.dims(0), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: GlobalPoolFn, p: &(), a: OpArgs<'_, '_>) -> Result<(), Error> {
-        let () = p;
-        kernel(a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::global_avg_pool`](crate::Kernels::global_avg_pool) entry, which runs
+    /// [`OpKind::GlobalAvgPool`](crate::OpKind::GlobalAvgPool).
+    GlobalAvgPool: GlobalPoolFn = global_avg_pool, (), F32;
+    validate |_, o| shape_reason(validate(o.dims(0), o.out_dims()));
+    run |kernel, _, a| kernel(a.x(0)?, out(a.y)?);
 }

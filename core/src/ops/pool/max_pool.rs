@@ -1,6 +1,6 @@
 //! 2-D max pooling, NHWC.
 
-use crate::ops::entry::{out, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::entry::{op_entry, out};
 use crate::ops::pool::{pool2d, validate_window, Pool2dFn};
 use crate::ops::shape::{shape_error, Checked};
 use crate::ops::{In, Out};
@@ -23,27 +23,10 @@ pub fn max_pool(p: &Pool2dParams, x: In<'_>, y: Out<'_>) {
     pool2d(p, x, y, f32::NEG_INFINITY, f32::max, |_, _| {});
 }
 
-/// The [`Kernels::max_pool`](crate::Kernels::max_pool) entry, which runs
-/// [`OpKind::MaxPool2d`](crate::OpKind::MaxPool2d).
-pub struct MaxPool;
-
-impl KernelEntry for MaxPool {
-    type Kernel = Pool2dFn;
-    const REFERENCE: Pool2dFn = max_pool;
-    const STUB: Pool2dFn = |_, _, _| {};
-}
-
-impl OpEntry for MaxPool {
-    type Params = Pool2dParams;
-    const DTYPES: DTypes = DTypes::F32;
-
-    fn validate(p: &Pool2dParams, o: &impl Operands) -> Checked {
-        check(p, o.dims(0), o.out_dims())
-    }
-
-    #[inline(always)]
-    fn run(kernel: Pool2dFn, p: &Pool2dParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::max_pool`](crate::Kernels::max_pool) entry, which runs
+    /// [`OpKind::MaxPool2d`](crate::OpKind::MaxPool2d).
+    MaxPool: Pool2dFn = max_pool, Pool2dParams, F32;
+    validate |p, o| check(p, o.dims(0), o.out_dims());
+    run |kernel, p, a| kernel(p, a.x(0)?, out(a.y)?);
 }

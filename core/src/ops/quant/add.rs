@@ -3,13 +3,11 @@
 
 pub use crate::schema::QuantAddParams;
 
-use crate::ops::entry::{
-    out, shape_reason, DTypes, Int8DTypes, KernelEntry, OpArgs, OpEntry, Operands,
-};
+use crate::ops::entry::{op_entry, out, shape_reason};
 use crate::ops::quant::requant::{check_multiplier, clamp_to_i8, quantize_multiplier, MIN_SHIFT};
-use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure, Checked};
+use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure};
 use crate::ops::{In, Out};
-use crate::schema::{DType, RequantRounding};
+use crate::schema::RequantRounding;
 use crate::Error;
 
 /// The `left_shift` TFLite uses for int8 Add.
@@ -91,30 +89,10 @@ pub fn add(p: &QuantAddParams, a: In<'_, i8>, b: In<'_, i8>, y: Out<'_, i8>) {
 /// Signature of an int8 add.
 pub type QuantAddFn = fn(&QuantAddParams, In<'_, i8>, In<'_, i8>, Out<'_, i8>);
 
-/// The [`Kernels::quant_add`](crate::Kernels::quant_add) entry, which runs
-/// [`OpKind::QuantAdd`](crate::OpKind::QuantAdd).
-pub struct QuantAdd;
-
-impl KernelEntry for QuantAdd {
-    type Kernel = QuantAddFn;
-    const REFERENCE: QuantAddFn = add;
-    const STUB: QuantAddFn = |_, _, _, _| {};
-}
-
-impl OpEntry for QuantAdd {
-    type Params = QuantAddParams;
-    const DTYPES: DTypes = DTypes::Int8(&Int8DTypes {
-        inputs: &[DType::I8, DType::I8],
-        output: DType::I8,
-    });
-
-    fn validate(p: &QuantAddParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.dims(0), o.dims(1), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: QuantAddFn, p: &QuantAddParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, a.x(1)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::quant_add`](crate::Kernels::quant_add) entry, which runs
+    /// [`OpKind::QuantAdd`](crate::OpKind::QuantAdd).
+    QuantAdd: QuantAddFn = add, QuantAddParams, Int8[I8, I8] -> I8;
+    validate |p, o| shape_reason(validate(p, o.dims(0), o.dims(1), o.out_dims()));
+    run |kernel, p, a| kernel(p, a.x(0)?, a.x(1)?, out(a.y)?);
 }

@@ -3,15 +3,12 @@
 
 pub use crate::schema::QuantAvgPoolParams;
 
-use crate::ops::entry::{
-    out, shape_reason, DTypes, Int8DTypes, KernelEntry, OpArgs, OpEntry, Operands,
-};
+use crate::ops::entry::{op_entry, out, shape_reason};
 use crate::ops::pool::avg_pool as float_avg_pool;
 use crate::ops::quant::pool::pool2d;
 use crate::ops::quant::requant::clamp_to_i8;
-use crate::ops::shape::{ensure, Checked};
+use crate::ops::shape::ensure;
 use crate::ops::{In, Out};
-use crate::schema::DType;
 use crate::Error;
 
 /// Largest window area (`kernel_h * kernel_w`) whose int32 sum of int8 values cannot overflow.
@@ -61,30 +58,10 @@ pub fn avg_pool(p: &QuantAvgPoolParams, x: In<'_, i8>, y: Out<'_, i8>) {
 /// Signature of an int8 average pool.
 pub type QuantAvgPoolFn = fn(&QuantAvgPoolParams, In<'_, i8>, Out<'_, i8>);
 
-/// The [`Kernels::quant_avg_pool`](crate::Kernels::quant_avg_pool) entry, which runs
-/// [`OpKind::QuantAvgPool2d`](crate::OpKind::QuantAvgPool2d).
-pub struct QuantAvgPool;
-
-impl KernelEntry for QuantAvgPool {
-    type Kernel = QuantAvgPoolFn;
-    const REFERENCE: QuantAvgPoolFn = avg_pool;
-    const STUB: QuantAvgPoolFn = |_, _, _| {};
-}
-
-impl OpEntry for QuantAvgPool {
-    type Params = QuantAvgPoolParams;
-    const DTYPES: DTypes = DTypes::Int8(&Int8DTypes {
-        inputs: &[DType::I8],
-        output: DType::I8,
-    });
-
-    fn validate(p: &QuantAvgPoolParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.dims(0), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: QuantAvgPoolFn, p: &QuantAvgPoolParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::quant_avg_pool`](crate::Kernels::quant_avg_pool) entry, which runs
+    /// [`OpKind::QuantAvgPool2d`](crate::OpKind::QuantAvgPool2d).
+    QuantAvgPool: QuantAvgPoolFn = avg_pool, QuantAvgPoolParams, Int8[I8] -> I8;
+    validate |p, o| shape_reason(validate(p, o.dims(0), o.out_dims()));
+    run |kernel, p, a| kernel(p, a.x(0)?, out(a.y)?);
 }

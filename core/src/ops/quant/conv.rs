@@ -75,6 +75,21 @@ pub fn conv2d(
     requant: &[i32],
     y: Out<'_, i8>,
 ) {
+    conv2d_with::<ScalarDot>(p, x, w, b, requant, y)
+}
+
+/// [`conv2d`]'s loop nest with the inner product `D`: one `D::dot` per output channel and kernel tap
+/// that lands inside the input, over the channels of the output channel's group. A target runs it
+/// with its own inner product (ember-cortex-m's SMLAD one) and gets the reference's results.
+#[inline(always)]
+pub fn conv2d_with<D: DotOffset>(
+    p: &QuantConv2dParams,
+    x: In<'_, i8>,
+    w: In<'_, i8>,
+    b: Option<&[i32]>,
+    requant: &[i32],
+    y: Out<'_, i8>,
+) {
     let (batch, in_h, in_w, in_c) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
     let (out_c, k_h, k_w, group_in_c) = (w.dims[0], w.dims[1], w.dims[2], w.dims[3]);
     let (out_h, out_w) = (y.dims[1], y.dims[2]);
@@ -116,7 +131,7 @@ pub fn conv2d(
                             // `group_in_c` weights.
                             let xs = x.data.get(pixel + group_start..).unwrap_or(&[]);
                             let ws = row(w.data, (oc * k_h + ky) * k_w + kx, group_in_c);
-                            acc = acc.wrapping_add(dot_offset(xs, ws, x_offset));
+                            acc = acc.wrapping_add(D::dot(xs, ws, x_offset));
                         }
                     }
                     if let Some(&b) = b.and_then(|b| b.get(oc)) {
@@ -143,6 +158,35 @@ pub fn conv2d(
 pub(crate) fn row<T>(data: &[T], i: usize, len: usize) -> &[T] {
     let start = i.wrapping_mul(len);
     data.get(start..start.wrapping_add(len)).unwrap_or(&[])
+}
+
+/// The inner product of the int8 convolution and fully connected loop nests ([`conv2d_with`],
+/// [`fully_connected_with`](super::fully_connected::fully_connected_with)): `sum(w[i] * (x[i] +
+/// x_offset))` over the common length of `xs` and `ws`, in int32, wrapping. Every implementation gives
+/// the same sums; a target's is faster on its hardware.
+pub trait DotOffset {
+    /// Whether [`DotOffset::dot2`] beats two [`DotOffset::dot`]s: the fully connected loop then takes
+    /// its outputs two at a time.
+    const PAIRS: bool = false;
+
+    /// `sum(ws[i] * (xs[i] + x_offset))`.
+    fn dot(xs: &[i8], ws: &[i8], x_offset: i32) -> i32;
+
+    /// The dots of one `xs` with two weight runs (two outputs).
+    #[inline(always)]
+    fn dot2(xs: &[i8], wa: &[i8], wb: &[i8], x_offset: i32) -> (i32, i32) {
+        (Self::dot(xs, wa, x_offset), Self::dot(xs, wb, x_offset))
+    }
+}
+
+/// The reference inner product, one product at a time ([`dot_offset`]).
+pub struct ScalarDot;
+
+impl DotOffset for ScalarDot {
+    #[inline(always)]
+    fn dot(xs: &[i8], ws: &[i8], x_offset: i32) -> i32 {
+        dot_offset(xs, ws, x_offset)
+    }
 }
 
 /// `sum(w[i] * (x[i] + x_offset))` in int32, wrapping. Each term fits easily (`|w| <= 128`,

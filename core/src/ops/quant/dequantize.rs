@@ -2,10 +2,9 @@
 
 pub use crate::schema::DequantizeParams;
 
-use crate::ops::entry::{out, DTypes, Int8DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::entry::{op_entry, out};
 use crate::ops::shape::{dims_fit, require, same_dims, shape_error, Checked};
 use crate::ops::{In, Out};
-use crate::schema::DType;
 use crate::Error;
 
 /// Checks that `y` has the shape of `x` and that the scale is finite and positive.
@@ -39,32 +38,12 @@ pub fn dequantize(p: &DequantizeParams, x: In<'_, i8>, y: Out<'_>) {
 /// Signature of a dequantize kernel.
 pub type DequantizeFn = fn(&DequantizeParams, In<'_, i8>, Out<'_>);
 
-/// The [`Kernels::dequantize`](crate::Kernels::dequantize) entry, which runs
-/// [`OpKind::Dequantize`](crate::OpKind::Dequantize).
-pub struct Dequantize;
-
-impl KernelEntry for Dequantize {
-    type Kernel = DequantizeFn;
-    const REFERENCE: DequantizeFn = dequantize;
-    const STUB: DequantizeFn = |_, _, _| {};
-}
-
-impl OpEntry for Dequantize {
-    type Params = DequantizeParams;
-    const DTYPES: DTypes = DTypes::Int8(&Int8DTypes {
-        inputs: &[DType::I8],
-        output: DType::F32,
-    });
-
-    fn validate(p: &DequantizeParams, o: &impl Operands) -> Checked {
-        check(p, o.dims(0), o.out_dims())
-    }
-
-    #[inline(always)]
-    fn run(kernel: DequantizeFn, p: &DequantizeParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::dequantize`](crate::Kernels::dequantize) entry, which runs
+    /// [`OpKind::Dequantize`](crate::OpKind::Dequantize).
+    Dequantize: DequantizeFn = dequantize, DequantizeParams, Int8[I8] -> F32;
+    validate |p, o| check(p, o.dims(0), o.out_dims());
+    run |kernel, p, a| kernel(p, a.x(0)?, out(a.y)?);
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ pub use crate::schema::QuantFullyConnectedParams;
 
 use crate::ops::entry::{out, DTypes, Int8DTypes, KernelEntry, OpArgs, OpEntry, Operands};
 use crate::ops::nn::fully_connected as float_fc;
-use crate::ops::quant::conv::{dot_offset, row};
+use crate::ops::quant::conv::{row, DotOffset, ScalarDot};
 use crate::ops::quant::requant::{check_per_channel_dims, check_requant_input, requantize_acc};
 use crate::ops::shape::{shape_error, Checked};
 use crate::ops::{In, Out};
@@ -53,28 +53,60 @@ pub fn fully_connected(
     requant: &[i32],
     y: Out<'_, i8>,
 ) {
+    fully_connected_with::<ScalarDot>(p, x, w, b, requant, y)
+}
+
+/// [`fully_connected`]'s loop nest with the inner product `D`: one `D::dot` per row and output, or,
+/// where [`DotOffset::PAIRS`], one `D::dot2` per row and two outputs. A target runs it with its own
+/// inner product (ember-cortex-m's SMLAD one) and gets the reference's results.
+#[inline(always)]
+pub fn fully_connected_with<D: DotOffset>(
+    p: &QuantFullyConnectedParams,
+    x: In<'_, i8>,
+    w: In<'_, i8>,
+    b: Option<&[i32]>,
+    requant: &[i32],
+    y: Out<'_, i8>,
+) {
     let (out_features, in_features) = (w.dims[0], w.dims[1]);
     if y.data.is_empty() {
         return;
     }
     let x_offset = -i32::from(p.x_zero_point);
+    let finish = |mut acc: i32, o: usize| {
+        if let Some(&b) = b.and_then(|b| b.get(o)) {
+            acc = acc.wrapping_add(b);
+        }
+        requantize_acc(
+            acc,
+            requant,
+            o,
+            p.rounding,
+            p.y_zero_point,
+            p.act_min,
+            p.act_max,
+        )
+    };
+    // Rows by `get` (validated shapes keep them in bounds): no panic path in the binary.
+    let w_row = |o: usize| row(w.data, o, in_features);
     for (r, y_row) in y.data.chunks_exact_mut(out_features).enumerate() {
-        // Rows by `get` (validated shapes keep them in bounds): no panic path in the binary.
         let x_row = row(x.data, r, in_features);
-        for (o, out) in y_row.iter_mut().enumerate() {
-            let mut acc = dot_offset(x_row, row(w.data, o, in_features), x_offset);
-            if let Some(&b) = b.and_then(|b| b.get(o)) {
-                acc = acc.wrapping_add(b);
+        if !D::PAIRS {
+            for (o, out) in y_row.iter_mut().enumerate() {
+                *out = finish(D::dot(x_row, w_row(o), x_offset), o);
             }
-            *out = requantize_acc(
-                acc,
-                requant,
-                o,
-                p.rounding,
-                p.y_zero_point,
-                p.act_min,
-                p.act_max,
-            );
+            continue;
+        }
+        let mut pairs = y_row.chunks_exact_mut(2);
+        for (pair, outs) in (&mut pairs).enumerate() {
+            let o = 2 * pair;
+            let (da, db) = D::dot2(x_row, w_row(o), w_row(o + 1), x_offset);
+            outs[0] = finish(da, o);
+            outs[1] = finish(db, o + 1);
+        }
+        if let [last] = pairs.into_remainder() {
+            let o = out_features - 1;
+            *last = finish(D::dot(x_row, w_row(o), x_offset), o);
         }
     }
 }

@@ -2,13 +2,12 @@
 
 pub use crate::schema::QuantMaxPoolParams;
 
-use crate::ops::entry::{out, DTypes, Int8DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::entry::{op_entry, out};
 use crate::ops::pool::max_pool as float_max_pool;
 use crate::ops::quant::pool::pool2d;
 use crate::ops::quant::requant::clamp_to_i8;
 use crate::ops::shape::{shape_error, Checked};
 use crate::ops::{In, Out};
-use crate::schema::DType;
 use crate::Error;
 
 /// The float max pooling's shape rules (see [`pool::max_pool::validate`](float_max_pool::validate)).
@@ -37,30 +36,10 @@ pub fn max_pool(p: &QuantMaxPoolParams, x: In<'_, i8>, y: Out<'_, i8>) {
 /// Signature of an int8 max pool.
 pub type QuantMaxPoolFn = fn(&QuantMaxPoolParams, In<'_, i8>, Out<'_, i8>);
 
-/// The [`Kernels::quant_max_pool`](crate::Kernels::quant_max_pool) entry, which runs
-/// [`OpKind::QuantMaxPool2d`](crate::OpKind::QuantMaxPool2d).
-pub struct QuantMaxPool;
-
-impl KernelEntry for QuantMaxPool {
-    type Kernel = QuantMaxPoolFn;
-    const REFERENCE: QuantMaxPoolFn = max_pool;
-    const STUB: QuantMaxPoolFn = |_, _, _| {};
-}
-
-impl OpEntry for QuantMaxPool {
-    type Params = QuantMaxPoolParams;
-    const DTYPES: DTypes = DTypes::Int8(&Int8DTypes {
-        inputs: &[DType::I8],
-        output: DType::I8,
-    });
-
-    fn validate(p: &QuantMaxPoolParams, o: &impl Operands) -> Checked {
-        check(p, o.dims(0), o.out_dims())
-    }
-
-    #[inline(always)]
-    fn run(kernel: QuantMaxPoolFn, p: &QuantMaxPoolParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::quant_max_pool`](crate::Kernels::quant_max_pool) entry, which runs
+    /// [`OpKind::QuantMaxPool2d`](crate::OpKind::QuantMaxPool2d).
+    QuantMaxPool: QuantMaxPoolFn = max_pool, QuantMaxPoolParams, Int8[I8] -> I8;
+    validate |p, o| check(p, o.dims(0), o.out_dims());
+    run |kernel, p, a| kernel(p, a.x(0)?, out(a.y)?);
 }

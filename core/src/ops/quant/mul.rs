@@ -3,15 +3,13 @@
 
 pub use crate::schema::QuantMulParams;
 
-use crate::ops::entry::{
-    out, shape_reason, DTypes, Int8DTypes, KernelEntry, OpArgs, OpEntry, Operands,
-};
+use crate::ops::entry::{op_entry, out, shape_reason};
 use crate::ops::quant::requant::{
     check_multiplier, clamp_to_i8, quantize_multiplier, MAX_SHIFT, MIN_SHIFT,
 };
-use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, Checked};
+use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims};
 use crate::ops::{In, Out};
-use crate::schema::{DType, RequantRounding};
+use crate::schema::RequantRounding;
 use crate::Error;
 
 impl QuantMulParams {
@@ -67,30 +65,10 @@ pub fn mul(p: &QuantMulParams, a: In<'_, i8>, b: In<'_, i8>, y: Out<'_, i8>) {
 /// Signature of an int8 multiply.
 pub type QuantMulFn = fn(&QuantMulParams, In<'_, i8>, In<'_, i8>, Out<'_, i8>);
 
-/// The [`Kernels::quant_mul`](crate::Kernels::quant_mul) entry, which runs
-/// [`OpKind::QuantMul`](crate::OpKind::QuantMul).
-pub struct QuantMul;
-
-impl KernelEntry for QuantMul {
-    type Kernel = QuantMulFn;
-    const REFERENCE: QuantMulFn = mul;
-    const STUB: QuantMulFn = |_, _, _, _| {};
-}
-
-impl OpEntry for QuantMul {
-    type Params = QuantMulParams;
-    const DTYPES: DTypes = DTypes::Int8(&Int8DTypes {
-        inputs: &[DType::I8, DType::I8],
-        output: DType::I8,
-    });
-
-    fn validate(p: &QuantMulParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.dims(0), o.dims(1), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: QuantMulFn, p: &QuantMulParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, a.x(1)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::quant_mul`](crate::Kernels::quant_mul) entry, which runs
+    /// [`OpKind::QuantMul`](crate::OpKind::QuantMul).
+    QuantMul: QuantMulFn = mul, QuantMulParams, Int8[I8, I8] -> I8;
+    validate |p, o| shape_reason(validate(p, o.dims(0), o.dims(1), o.out_dims()));
+    run |kernel, p, a| kernel(p, a.x(0)?, a.x(1)?, out(a.y)?);
 }

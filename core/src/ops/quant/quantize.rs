@@ -2,10 +2,9 @@
 
 pub use crate::schema::{QuantizeParams, Rounding};
 
-use crate::ops::entry::{out, DTypes, Int8DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::entry::{op_entry, out};
 use crate::ops::shape::{dims_fit, require, same_dims, shape_error, Checked};
 use crate::ops::{In, Out};
-use crate::schema::DType;
 use crate::Error;
 
 /// Checks that `y` has the shape of `x` and that the scale is finite and positive.
@@ -41,30 +40,10 @@ pub fn quantize(p: &QuantizeParams, x: In<'_>, y: Out<'_, i8>) {
 /// Signature of a quantize kernel.
 pub type QuantizeFn = fn(&QuantizeParams, In<'_>, Out<'_, i8>);
 
-/// The [`Kernels::quantize`](crate::Kernels::quantize) entry, which runs
-/// [`OpKind::Quantize`](crate::OpKind::Quantize).
-pub struct Quantize;
-
-impl KernelEntry for Quantize {
-    type Kernel = QuantizeFn;
-    const REFERENCE: QuantizeFn = quantize;
-    const STUB: QuantizeFn = |_, _, _| {};
-}
-
-impl OpEntry for Quantize {
-    type Params = QuantizeParams;
-    const DTYPES: DTypes = DTypes::Int8(&Int8DTypes {
-        inputs: &[DType::F32],
-        output: DType::I8,
-    });
-
-    fn validate(p: &QuantizeParams, o: &impl Operands) -> Checked {
-        check(p, o.dims(0), o.out_dims())
-    }
-
-    #[inline(always)]
-    fn run(kernel: QuantizeFn, p: &QuantizeParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::quantize`](crate::Kernels::quantize) entry, which runs
+    /// [`OpKind::Quantize`](crate::OpKind::Quantize).
+    Quantize: QuantizeFn = quantize, QuantizeParams, Int8[F32] -> I8;
+    validate |p, o| check(p, o.dims(0), o.out_dims());
+    run |kernel, p, a| kernel(p, a.x(0)?, out(a.y)?);
 }

@@ -3,15 +3,13 @@
 
 pub use crate::schema::RequantizeParams;
 
-use crate::ops::entry::{
-    out, shape_reason, DTypes, Int8DTypes, KernelEntry, OpArgs, OpEntry, Operands,
-};
+use crate::ops::entry::{op_entry, out, shape_reason};
 use crate::ops::quant::requant::{
     check_multiplier, clamp_to_i8, quantize_multiplier, MAX_SHIFT, MIN_SHIFT,
 };
-use crate::ops::shape::{check_dims, ensure, Checked};
+use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{In, Out};
-use crate::schema::{DType, RequantRounding};
+use crate::schema::RequantRounding;
 use crate::Error;
 
 impl RequantizeParams {
@@ -58,30 +56,10 @@ pub fn requantize(p: &RequantizeParams, x: In<'_, i8>, y: Out<'_, i8>) {
 /// Signature of a requantize kernel.
 pub type RequantizeFn = fn(&RequantizeParams, In<'_, i8>, Out<'_, i8>);
 
-/// The [`Kernels::requantize`](crate::Kernels::requantize) entry, which runs
-/// [`OpKind::Requantize`](crate::OpKind::Requantize).
-pub struct Requantize;
-
-impl KernelEntry for Requantize {
-    type Kernel = RequantizeFn;
-    const REFERENCE: RequantizeFn = requantize;
-    const STUB: RequantizeFn = |_, _, _| {};
-}
-
-impl OpEntry for Requantize {
-    type Params = RequantizeParams;
-    const DTYPES: DTypes = DTypes::Int8(&Int8DTypes {
-        inputs: &[DType::I8],
-        output: DType::I8,
-    });
-
-    fn validate(p: &RequantizeParams, o: &impl Operands) -> Checked {
-        shape_reason(validate(p, o.dims(0), o.out_dims()))
-    }
-
-    #[inline(always)]
-    fn run(kernel: RequantizeFn, p: &RequantizeParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::requantize`](crate::Kernels::requantize) entry, which runs
+    /// [`OpKind::Requantize`](crate::OpKind::Requantize).
+    Requantize: RequantizeFn = requantize, RequantizeParams, Int8[I8] -> I8;
+    validate |p, o| shape_reason(validate(p, o.dims(0), o.out_dims()));
+    run |kernel, p, a| kernel(p, a.x(0)?, out(a.y)?);
 }

@@ -5,12 +5,11 @@
 
 pub use crate::schema::QuantSoftmaxParams;
 
-use crate::ops::entry::{out, DTypes, Int8DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::entry::{op_entry, out};
 use crate::ops::quant::requant::saturating_rounding_doubling_high_mul as q31_mul;
 use crate::ops::quant::requant::{quantize_multiplier, rounding_divide_by_pot as divide_by_pot};
 use crate::ops::shape::{dims_fit, require, same_dims, shape_error, Checked};
 use crate::ops::{In, Out};
-use crate::schema::DType;
 use crate::Error;
 
 /// Integer bits of the scaled input differences (Q5.26).
@@ -260,32 +259,12 @@ fn reciprocal(x: i32, integer_digits: i32) -> (i32, i32) {
 /// Signature of an int8 softmax.
 pub type QuantSoftmaxFn = fn(&QuantSoftmaxParams, In<'_, i8>, Out<'_, i8>);
 
-/// The [`Kernels::quant_softmax`](crate::Kernels::quant_softmax) entry, which runs
-/// [`OpKind::QuantSoftmax`](crate::OpKind::QuantSoftmax).
-pub struct QuantSoftmax;
-
-impl KernelEntry for QuantSoftmax {
-    type Kernel = QuantSoftmaxFn;
-    const REFERENCE: QuantSoftmaxFn = softmax;
-    const STUB: QuantSoftmaxFn = |_, _, _| {};
-}
-
-impl OpEntry for QuantSoftmax {
-    type Params = QuantSoftmaxParams;
-    const DTYPES: DTypes = DTypes::Int8(&Int8DTypes {
-        inputs: &[DType::I8],
-        output: DType::I8,
-    });
-
-    fn validate(p: &QuantSoftmaxParams, o: &impl Operands) -> Checked {
-        check(p, o.dims(0), o.out_dims())
-    }
-
-    #[inline(always)]
-    fn run(kernel: QuantSoftmaxFn, p: &QuantSoftmaxParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        kernel(p, a.x(0)?, out(a.y)?);
-        Ok(())
-    }
+op_entry! {
+    /// The [`Kernels::quant_softmax`](crate::Kernels::quant_softmax) entry, which runs
+    /// [`OpKind::QuantSoftmax`](crate::OpKind::QuantSoftmax).
+    QuantSoftmax: QuantSoftmaxFn = softmax, QuantSoftmaxParams, Int8[I8] -> I8;
+    validate |p, o| check(p, o.dims(0), o.out_dims());
+    run |kernel, p, a| kernel(p, a.x(0)?, out(a.y)?);
 }
 
 #[cfg(test)]

@@ -7,8 +7,9 @@
 //!   contiguous `KH * KW * IC` run) are dotted with it in one go, two output channels at a time
 //!   ([`dot_offset2`]). Fields over 1 KiB take one dot product per kernel row. This holds for one input
 //!   channel too (a first layer on a grey image).
-//! - other grouped or dilated convolutions with at least four input channels per group: one dot product
-//!   per tap over the group's channels ([`dot_offset`]).
+//! - other grouped or dilated convolutions with at least four input channels per group: core's loop nest
+//!   ([`conv2d_with`](reference::conv2d_with)) with the SMLAD inner product ([`Smlad`]), one dot
+//!   product per tap over the group's channels.
 //! - depthwise (one input channel per group, any channel multiplier), kernels of up to 64 taps: a
 //!   channel's taps are strided in `x` (NHWC) but contiguous in `w` (`[OC, KH, KW, 1]`), so for each
 //!   output pixel the tap positions are worked out once, each channel's taps are gathered (padding as
@@ -19,7 +20,7 @@
 use ember_core::ops::quant::conv::{self as reference, QuantConv2dParams};
 use ember_core::ops::{In, Out};
 
-use super::dot::{dot_offset, dot_offset2, STEP};
+use super::dot::{dot_offset, dot_offset2, Smlad, STEP};
 use ember_core::ops::quant::requant::requantize_acc;
 
 /// `y = clamp(requant(conv(x - x_zero_point, w) + b) + y_zero_point, act_min, act_max)`: the
@@ -37,7 +38,8 @@ pub fn conv2d(
     if p.groups == 1 && p.dilation_w == 1 {
         conv2d_rows(p, x, w, b, requant, y);
     } else if group_in_c >= STEP {
-        conv2d_taps(p, x, w, b, requant, y);
+        // Grouped or dilated, at least `STEP` input channels per group: one dot product per tap.
+        reference::conv2d_with::<Smlad>(p, x, w, b, requant, y);
     } else if group_in_c == 1 && w.dims[1] * w.dims[2] <= DEPTHWISE_TAPS {
         depthwise_conv2d(p, x, w, b, requant, y);
     } else {
@@ -263,76 +265,6 @@ fn depthwise_conv2d(
                             p.act_max,
                         );
                     }
-                }
-            }
-        }
-    }
-}
-
-/// Grouped or dilated, at least [`STEP`] input channels per group: one dot product per tap, as the
-/// reference loops.
-fn conv2d_taps(
-    p: &QuantConv2dParams,
-    x: In<'_, i8>,
-    w: In<'_, i8>,
-    b: Option<&[i32]>,
-    requant: &[i32],
-    y: Out<'_, i8>,
-) {
-    let (batch, in_h, in_w, in_c) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
-    let (out_c, k_h, k_w, group_in_c) = (w.dims[0], w.dims[1], w.dims[2], w.dims[3]);
-    let (out_h, out_w) = (y.dims[1], y.dims[2]);
-    if y.data.is_empty() {
-        return;
-    }
-    let group_out_c = out_c / usize::from(p.groups);
-    let (stride_h, stride_w) = (usize::from(p.stride_h), usize::from(p.stride_w));
-    let (dil_h, dil_w) = (usize::from(p.dilation_h), usize::from(p.dilation_w));
-    let (pad_top, pad_left) = (usize::from(p.pad_top), usize::from(p.pad_left));
-    let x_offset = -i32::from(p.x_zero_point);
-
-    let mut pixels = y.data.chunks_exact_mut(out_c);
-    for n in 0..batch {
-        for oy in 0..out_h {
-            for ox in 0..out_w {
-                let Some(out) = pixels.next() else { return };
-                for (oc, out) in out.iter_mut().enumerate() {
-                    let group_start = (oc / group_out_c) * group_in_c;
-                    let mut acc: i32 = 0;
-                    for ky in 0..k_h {
-                        let Some(iy) = (oy * stride_h + ky * dil_h).checked_sub(pad_top) else {
-                            continue;
-                        };
-                        if iy >= in_h {
-                            continue;
-                        }
-                        for kx in 0..k_w {
-                            let Some(ix) = (ox * stride_w + kx * dil_w).checked_sub(pad_left)
-                            else {
-                                continue;
-                            };
-                            if ix >= in_w {
-                                continue;
-                            }
-                            let pixel = ((n * in_h + iy) * in_w + ix) * in_c;
-                            let xs = &x.data[pixel + group_start..][..group_in_c];
-                            let w_row = ((oc * k_h + ky) * k_w + kx) * group_in_c;
-                            let ws = &w.data[w_row..][..group_in_c];
-                            acc = acc.wrapping_add(dot_offset(xs, ws, x_offset));
-                        }
-                    }
-                    if let Some(b) = b {
-                        acc = acc.wrapping_add(b[oc]);
-                    }
-                    *out = requantize_acc(
-                        acc,
-                        requant,
-                        oc,
-                        p.rounding,
-                        p.y_zero_point,
-                        p.act_min,
-                        p.act_max,
-                    );
                 }
             }
         }

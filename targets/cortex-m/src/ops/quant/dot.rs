@@ -5,6 +5,8 @@
 //! add is exact), `SXTB16` sign-extends the same bytes of the `w` word, and two `SMLAD`s add the four
 //! products to the int32 accumulator, wrapping as the reference's `wrapping_add` does.
 
+use ember_core::ops::quant::conv::DotOffset;
+
 use crate::dsp::{smlad, sxtab16, sxtab16_ror8, sxtb16, sxtb16_ror8};
 
 /// Elements per step: one word of int8.
@@ -71,6 +73,26 @@ pub fn dot_offset2(xs: &[i8], wa: &[i8], wb: &[i8], x_offset: i32) -> (i32, i32)
         tail(acc_a, rest, a4.remainder(), x_offset),
         tail(acc_b, rest, b4.remainder(), x_offset),
     )
+}
+
+/// The SMLAD inner product, which core's int8 loop nests
+/// ([`conv2d_with`](ember_core::ops::quant::conv::conv2d_with),
+/// [`fully_connected_with`](ember_core::ops::quant::fully_connected::fully_connected_with)) run with:
+/// [`dot_offset`], and [`dot_offset2`] for two outputs at a time.
+pub struct Smlad;
+
+impl DotOffset for Smlad {
+    const PAIRS: bool = true;
+
+    #[inline(always)]
+    fn dot(xs: &[i8], ws: &[i8], x_offset: i32) -> i32 {
+        dot_offset(xs, ws, x_offset)
+    }
+
+    #[inline(always)]
+    fn dot2(xs: &[i8], wa: &[i8], wb: &[i8], x_offset: i32) -> (i32, i32) {
+        dot_offset2(xs, wa, wb, x_offset)
+    }
 }
 
 #[cfg(test)]
