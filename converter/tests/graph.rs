@@ -34,11 +34,10 @@ fn ops_of(c: &Converted) -> Vec<&'static str> {
 #[test]
 fn graph_output_never_aliases_a_graph_input() {
     for op in ["Identity", "Flatten"] {
-        let m = model(
+        let m = one_node_model(
             13,
-            vec![node(op, "n", &["x"], &["y"], vec![])],
+            node(op, "n", &["x"], &["y"], vec![]),
             vec![fixed("x", &[2, 3])],
-            vec![unshaped("y")],
             vec![],
         );
         let c = conv(&m);
@@ -144,11 +143,10 @@ fn activation_is_not_fused_into_a_shared_producer() {
 
 #[test]
 fn mixed_float_and_integer_operands_are_an_error() {
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Add", "add_int", &["x", "k"], &["y"], vec![])],
+        node("Add", "add_int", &["x", "k"], &["y"], vec![]),
         vec![fixed("x", &[2])],
-        vec![unshaped("y")],
         vec![ints("k", &[1, 2])],
     );
     let msg = convert(&m, &ConvertOptions::default())
@@ -164,11 +162,10 @@ fn mixed_float_and_integer_operands_are_an_error() {
 /// op, under the output's name, so a caller reads it like any other output.
 #[test]
 fn constant_graph_output_is_copied_by_an_op() {
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Identity", "id", &["k"], &["y"], vec![])],
+        node("Identity", "id", &["k"], &["y"], vec![]),
         vec![fixed("x", &[2])],
-        vec![unshaped("y")],
         vec![floats("k", &[2], &[1.0, 2.0])],
     );
     let c = conv(&m);
@@ -197,11 +194,10 @@ fn secondary_outputs_cannot_be_used() {
         "{msg}"
     );
     // Unused, it is fine.
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Dropout", "drop", &["x"], &["y", "mask"], vec![])],
+        node("Dropout", "drop", &["x"], &["y", "mask"], vec![]),
         vec![fixed("x", &[2])],
-        vec![unshaped("y")],
         vec![],
     );
     assert!(convert(&m, &ConvertOptions::default()).is_ok());
@@ -209,11 +205,10 @@ fn secondary_outputs_cannot_be_used() {
 
 #[test]
 fn shape_errors_name_the_node() {
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Conv", "conv3d", &["x", "w"], &["y"], vec![])],
+        node("Conv", "conv3d", &["x", "w"], &["y"], vec![]),
         vec![fixed("x", &[1, 2, 4, 4, 4])],
-        vec![unshaped("y")],
         vec![floats("w", &[3, 2, 3, 3, 3], &[0.5; 162])],
     );
     let msg = convert(&m, &ConvertOptions::default())
@@ -224,11 +219,10 @@ fn shape_errors_name_the_node() {
             && msg.contains("only 1-D and 2-D convolution"),
         "{msg}"
     );
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Gemm", "g", &["x", "w"], &["y"], vec![])],
+        node("Gemm", "g", &["x", "w"], &["y"], vec![]),
         vec![fixed("x", &[1, 2, 3])],
-        vec![unshaped("y")],
         vec![floats("w", &[3, 2], &[0.5; 6])],
     );
     let msg = convert(&m, &ConvertOptions::default())
@@ -238,11 +232,10 @@ fn shape_errors_name_the_node() {
         msg.contains("node \"g\" (op Gemm, opset 13): A [1, 2, 3] and B [3, 2] must both be 2-D"),
         "{msg}"
     );
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Add", "add", &["x", "k"], &["y"], vec![])],
+        node("Add", "add", &["x", "k"], &["y"], vec![]),
         vec![fixed("x", &[2, 3])],
-        vec![unshaped("y")],
         vec![floats("k", &[2], &[1.0, 2.0])],
     );
     let msg = convert(&m, &ConvertOptions::default())
@@ -253,11 +246,10 @@ fn shape_errors_name_the_node() {
 
 #[test]
 fn unused_input_still_gets_a_buffer() {
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Relu", "r", &["x"], &["y"], vec![])],
+        node("Relu", "r", &["x"], &["y"], vec![]),
         vec![fixed("x", &[2]), fixed("unused", &[3])],
-        vec![unshaped("y")],
         vec![],
     );
     let c = conv(&m);

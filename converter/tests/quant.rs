@@ -157,17 +157,16 @@ fn qdq_add_becomes_quant_add_within_one_step() {
 
 #[test]
 fn blocked_quantization_is_rejected_with_the_node_named() {
-    let onnx = model(
+    let onnx = one_node_model(
         21,
-        vec![node(
+        node(
             "DequantizeLinear",
             "blocked",
             &["x8", "s"],
             &["y"],
             vec![attr_i("axis", 1), attr_i("block_size", 2)],
-        )],
+        ),
         vec![fixed("x", &[1, 4])],
-        vec![unshaped("y")],
         vec![
             typed("x8", &[1, 4], data_type::INT8, &[1, 2, 3, 4]),
             floats("s", &[1, 2], &[0.5, 0.25]),
@@ -186,11 +185,10 @@ fn blocked_quantization_is_rejected_with_the_node_named() {
 fn conv_integer_beyond_exact_float_range_is_rejected() {
     // 3 x 3 x 300 taps of weights up to 127 with uint8 inputs can sum past 2^24.
     let w = vec![127; 9 * 300];
-    let onnx = model(
+    let onnx = one_node_model(
         10,
-        vec![node("ConvInteger", "ci", &["x", "w"], &["y"], vec![])],
+        node("ConvInteger", "ci", &["x", "w"], &["y"], vec![]),
         vec![uint8_input("x", &[1, 300, 3, 3])],
-        vec![unshaped("y")],
         vec![typed("w", &[1, 300, 3, 3], data_type::INT8, &w)],
     );
     let e = convert(&onnx, &ConvertOptions::default())

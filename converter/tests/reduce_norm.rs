@@ -7,7 +7,7 @@
 mod common;
 
 use common::golden::*;
-use common::{attr_i, fixed, floats, ints, model, node, unshaped};
+use common::{attr_i, fixed, floats, ints, model, node, one_node_model, unshaped};
 use ember_convert::{convert, ConvertOptions, Converted};
 
 const TOLERANCE: f32 = 1e-5;
@@ -60,7 +60,7 @@ fn conv_batch_norm_folds_into_one_conv() {
         op_names(&c),
         ["Transpose", "Conv2d", "Conv2d(grouped)", "Transpose"]
     );
-    let names: Vec<&str> = c.report.ops.iter().map(|(n, _)| n.as_str()).collect();
+    let names = node_names(&c);
     assert_eq!(names[1..3], ["conv+bn+relu6", "dw+bn_dw+relu"]);
 }
 
@@ -109,11 +109,10 @@ fn layer_norm_stash_type_other_than_float_is_rejected() {
 fn reduce_errors_name_the_problem() {
     // Repeated axes.
     let r = node("ReduceSum", "sum", &["x", "axes"], &["y"], vec![]);
-    let bytes = model(
+    let bytes = one_node_model(
         13,
-        vec![r],
+        r,
         vec![fixed("x", &[2, 3])],
-        vec![unshaped("y")],
         vec![ints("axes", &[1, -1])],
     );
     let msg = convert_err(&bytes);
@@ -126,13 +125,7 @@ fn reduce_errors_name_the_problem() {
         &["y"],
         vec![common::attr_ints("axes", &[1])],
     );
-    let bytes = model(
-        18,
-        vec![r],
-        vec![fixed("x", &[2, 3])],
-        vec![unshaped("y")],
-        vec![],
-    );
+    let bytes = one_node_model(18, r, vec![fixed("x", &[2, 3])], vec![]);
     let msg = convert_err(&bytes);
     assert!(msg.contains("mean") && msg.contains("axes"), "{msg}");
     // Axes past the rank.
@@ -143,13 +136,7 @@ fn reduce_errors_name_the_problem() {
         &["y"],
         vec![common::attr_ints("axes", &[2])],
     );
-    let bytes = model(
-        13,
-        vec![r],
-        vec![fixed("x", &[2, 3])],
-        vec![unshaped("y")],
-        vec![],
-    );
+    let bytes = one_node_model(13, r, vec![fixed("x", &[2, 3])], vec![]);
     let msg = convert_err(&bytes);
     assert!(msg.contains("max") && msg.contains("out of range"), "{msg}");
 }
@@ -164,11 +151,10 @@ fn batch_norm_training_mode_is_rejected() {
         vec![attr_i("training_mode", 1)],
     );
     let c = |n: &str| floats(n, &[2], &[1.0, 1.0]);
-    let bytes = model(
+    let bytes = one_node_model(
         15,
-        vec![bn],
+        bn,
         vec![fixed("x", &[1, 2, 3, 3])],
-        vec![unshaped("y")],
         vec![c("s"), c("b"), c("m"), c("v")],
     );
     let msg = convert_err(&bytes);

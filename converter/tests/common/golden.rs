@@ -71,3 +71,13 @@ pub fn check_case_within(case: &str, rtol: f32) -> Converted {
 pub fn op_names(c: &Converted) -> Vec<&'static str> {
     c.report.ops.iter().map(|(_, op)| *op).collect()
 }
+
+/// The name of every lowered node (fused nodes read `conv+relu`), in order.
+pub fn node_names(c: &Converted) -> Vec<&str> {
+    c.report.ops.iter().map(|(n, _)| n.as_str()).collect()
+}
+
+/// Asserts the Ember ops of `c`, in order; a failure lists every node with its op.
+pub fn assert_ops(c: &Converted, want: &[&str]) {
+    assert_eq!(op_names(c), want, "{:?}", c.report.ops);
+}
