@@ -7,7 +7,8 @@
 mod common;
 
 use common::{
-    attr_i, attr_ints, attr_s, fixed, floats, model, node, one_node_model, pseudo_random, unshaped,
+    attr_i, attr_ints, attr_s, fixed, floats, model, node, node1, one_node_model, pseudo_random,
+    unshaped,
 };
 use ember_convert::onnx::proto::AttributeProto;
 use ember_convert::{convert, ConvertError, ConvertOptions};
@@ -119,7 +120,7 @@ fn model_of(
         attrs,
     )];
     if relu {
-        nodes.push(node("Relu", "relu", &["t"], &["y"], vec![]));
+        nodes.push(node1("Relu", "relu", &["t"], "y"));
     }
     model(
         17,
@@ -332,7 +333,7 @@ fn unsupported_attributes_are_clear_errors() {
 fn computed_weights_are_rejected() {
     let bytes = one_node_model(
         17,
-        node("ConvTranspose", "deconv", &["x", "w"], &["y"], vec![]),
+        node1("ConvTranspose", "deconv", &["x", "w"], "y"),
         vec![fixed("x", &[1, 2, 3, 3]), fixed("w", &[2, 1, 2, 2])],
         vec![],
     );
@@ -345,7 +346,7 @@ fn three_d_is_rejected() {
     let w = vec![1.0; 8];
     let bytes = one_node_model(
         17,
-        node("ConvTranspose", "deconv", &["x", "w"], &["y"], vec![]),
+        node1("ConvTranspose", "deconv", &["x", "w"], "y"),
         vec![fixed("x", &[1, 1, 2, 2, 2])],
         vec![floats("w", &[1, 1, 2, 2, 2], &w)],
     );

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{attr_i, attr_ints, fixed, node, one_node_model, value, D};
+use common::{attr_i, attr_ints, fixed, node, node1, one_node_model, value, D};
 use ember_convert::onnx::proto::{AttributeProto, ValueInfoProto};
 use ember_convert::{convert, ConvertOptions};
 use ember_testkit::model::run_with_dims;
@@ -74,7 +74,7 @@ fn a_zero_override_is_a_real_dim() {
 fn a_negative_dim_is_an_error() {
     let bytes = one_node_model(
         11,
-        node("Relu", "r", &["x"], &["y"], vec![]),
+        node1("Relu", "r", &["x"], "y"),
         vec![fixed("x", &[2, -3])],
         vec![],
     );
@@ -88,7 +88,7 @@ fn a_minus_one_dim_is_dynamic() {
     let graph = |dims: &[i64]| {
         one_node_model(
             11,
-            node("Relu", "r", &["x"], &["y"], vec![]),
+            node1("Relu", "r", &["x"], "y"),
             vec![fixed("x", dims)],
             vec![],
         )

@@ -38,7 +38,7 @@ fn err_of(bytes: &[u8], o: &ConvertOptions) -> (ConvertError, String) {
 fn unsupported_op_names_node_op_and_opset() {
     let m = one_node_model(
         13,
-        node("Einsum", "mystery", &["x"], &["y"], vec![]),
+        node1("Einsum", "mystery", &["x"], "y"),
         vec![fixed("x", &[1, 4])],
         vec![],
     );
@@ -59,7 +59,7 @@ fn unsupported_op_names_node_op_and_opset() {
 
 #[test]
 fn op_of_another_domain_is_unsupported() {
-    let mut n = node("FusedConv", "fc", &["x"], &["y"], vec![]);
+    let mut n = node1("FusedConv", "fc", &["x"], "y");
     n.domain = "com.microsoft".into();
     let m = one_node_model(13, n, vec![fixed("x", &[1, 4])], vec![]);
     let (e, msg) = err_of(&m, &opts());
@@ -151,7 +151,7 @@ fn truncated_model_is_an_error() {
 fn dynamic_non_batch_dim_names_the_input_and_dim() {
     let m = one_node_model(
         13,
-        node("Relu", "r", &["image"], &["y"], vec![]),
+        node1("Relu", "r", &["image"], "y"),
         vec![value(
             "image",
             &[D::P("batch"), D::N(3), D::P("height"), D::N(8)],
@@ -181,7 +181,7 @@ fn dynamic_non_batch_dim_names_the_input_and_dim() {
 fn dynamic_batch_defaults_to_one_with_a_notice() {
     let m = one_node_model(
         13,
-        node("Relu", "r", &["input"], &["y"], vec![]),
+        node1("Relu", "r", &["input"], "y"),
         vec![value("input", &[D::P("N"), D::N(4)])],
         vec![],
     );
@@ -200,7 +200,7 @@ fn dynamic_batch_defaults_to_one_with_a_notice() {
 fn shape_override_with_wrong_rank_is_an_error() {
     let m = one_node_model(
         13,
-        node("Relu", "r", &["input"], &["y"], vec![]),
+        node1("Relu", "r", &["input"], "y"),
         vec![value("input", &[D::P("N"), D::N(4)])],
         vec![],
     );
@@ -245,7 +245,7 @@ fn external_data_is_rejected_with_advice() {
     }];
     let m = one_node_model(
         13,
-        node("Conv", "c", &["x", "w"], &["y"], vec![]),
+        node1("Conv", "c", &["x", "w"], "y"),
         vec![fixed("x", &[1, 2, 5, 5])],
         vec![w],
     );
@@ -261,7 +261,7 @@ fn external_data_is_rejected_with_advice() {
 fn initializer_with_wrong_element_count_is_an_error() {
     let m = one_node_model(
         13,
-        node("Conv", "c", &["x", "w"], &["y"], vec![]),
+        node1("Conv", "c", &["x", "w"], "y"),
         vec![fixed("x", &[1, 2, 5, 5])],
         vec![floats("w", &[4, 2, 3, 3], &[1.0; 10])],
     );
@@ -353,7 +353,7 @@ fn unsupported_modes_are_errors() {
 fn non_constant_shape_input_is_an_error() {
     let m = one_node_model(
         13,
-        node("Reshape", "rs", &["x", "s"], &["y"], vec![]),
+        node1("Reshape", "rs", &["x", "s"], "y"),
         vec![fixed("x", &[2, 6]), fixed("s", &[2])],
         vec![],
     );
@@ -516,7 +516,7 @@ fn one_d_window_errors_name_node_op_and_opset() {
     // A 1-D Conv with weights of the 2-D rank says what it expects.
     let m = one_node_model(
         13,
-        node("Conv", "seq1", &["x", "w"], &["y"], vec![]),
+        node1("Conv", "seq1", &["x", "w"], "y"),
         vec![fixed("x", &[1, 2, 9])],
         vec![floats("w", &[4, 2, 3, 3], &pseudo_random(72, 3))],
     );

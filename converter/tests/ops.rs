@@ -52,8 +52,7 @@ fn conv1d() {
 fn gemm_variants() {
     let c = check_case("gemm_variants");
     // Transpose followed by Gemm(transA=1) cancels; [0, 2, 1] of [2, 1, 2] is a reshape.
-    let transposes = op_names(&c).iter().filter(|&&o| o == "Transpose").count();
-    assert_eq!(transposes, 1, "{:?}", c.report.ops);
+    assert_op_count(&c, "Transpose", 1);
 }
 
 #[test]

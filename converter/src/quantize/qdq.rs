@@ -262,30 +262,18 @@ fn dequantize(base: &str, output: &str, axis: Option<i64>) -> NodeProto {
 }
 
 fn tensor_f32(name: &str, dims: &[i64], v: &[f32]) -> TensorProto {
-    TensorProto::from_raw(
-        name,
-        dims,
-        data_type::FLOAT,
-        v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-    )
+    let raw = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+    TensorProto::from_raw(name, dims, data_type::FLOAT, raw)
 }
 
 fn tensor_i8(name: &str, dims: &[i64], v: &[i8]) -> TensorProto {
-    TensorProto::from_raw(
-        name,
-        dims,
-        data_type::INT8,
-        v.iter().map(|&x| x as u8).collect(),
-    )
+    let raw = v.iter().map(|&x| x as u8).collect();
+    TensorProto::from_raw(name, dims, data_type::INT8, raw)
 }
 
 fn tensor_i32(name: &str, dims: &[i64], v: &[i32]) -> TensorProto {
-    TensorProto::from_raw(
-        name,
-        dims,
-        data_type::INT32,
-        v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-    )
+    let raw = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+    TensorProto::from_raw(name, dims, data_type::INT32, raw)
 }
 
 /// The values of a FLOAT initializer.

@@ -104,6 +104,11 @@ pub fn node(
     }
 }
 
+/// A node without attributes and with the one output `output`.
+pub fn node1(op: &str, name: &str, inputs: &[&str], output: &str) -> NodeProto {
+    node(op, name, inputs, &[output], vec![])
+}
+
 /// An INT attribute.
 pub fn attr_i(name: &str, v: i64) -> AttributeProto {
     AttributeProto {
