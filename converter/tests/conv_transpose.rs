@@ -6,7 +6,10 @@
 
 mod common;
 
-use common::{attr_i, attr_ints, attr_s, fixed, floats, model, node, pseudo_random, unshaped};
+use common::{
+    attr_i, attr_ints, attr_s, fixed, floats, model, node, node1, one_node_model, pseudo_random,
+    unshaped,
+};
 use ember_convert::onnx::proto::AttributeProto;
 use ember_convert::{convert, ConvertError, ConvertOptions};
 use ember_testkit::model::run_with_dims;
@@ -117,7 +120,7 @@ fn model_of(
         attrs,
     )];
     if relu {
-        nodes.push(node("Relu", "relu", &["t"], &["y"], vec![]));
+        nodes.push(node1("Relu", "relu", &["t"], "y"));
     }
     model(
         17,
@@ -328,11 +331,10 @@ fn unsupported_attributes_are_clear_errors() {
 
 #[test]
 fn computed_weights_are_rejected() {
-    let bytes = model(
+    let bytes = one_node_model(
         17,
-        vec![node("ConvTranspose", "deconv", &["x", "w"], &["y"], vec![])],
+        node1("ConvTranspose", "deconv", &["x", "w"], "y"),
         vec![fixed("x", &[1, 2, 3, 3]), fixed("w", &[2, 1, 2, 2])],
-        vec![unshaped("y")],
         vec![],
     );
     let e = convert(&bytes, &ConvertOptions::default()).expect_err("conversion must fail");
@@ -342,11 +344,10 @@ fn computed_weights_are_rejected() {
 #[test]
 fn three_d_is_rejected() {
     let w = vec![1.0; 8];
-    let bytes = model(
+    let bytes = one_node_model(
         17,
-        vec![node("ConvTranspose", "deconv", &["x", "w"], &["y"], vec![])],
+        node1("ConvTranspose", "deconv", &["x", "w"], "y"),
         vec![fixed("x", &[1, 1, 2, 2, 2])],
-        vec![unshaped("y")],
         vec![floats("w", &[1, 1, 2, 2, 2], &w)],
     );
     let e = convert(&bytes, &ConvertOptions::default()).expect_err("conversion must fail");

@@ -4,7 +4,8 @@
 
 mod common;
 
-use common::{attr_i, attr_ints, fixed, model, node, unshaped, value, D};
+use common::{attr_i, attr_ints, fixed, node, node1, one_node_model, value, D};
+use ember_convert::onnx::proto::{AttributeProto, ValueInfoProto};
 use ember_convert::{convert, ConvertOptions};
 use ember_testkit::model::run_with_dims;
 
@@ -16,19 +17,13 @@ fn run(bytes: &[u8], opts: &ConvertOptions, x: &[f32]) -> (Vec<f32>, Vec<usize>)
 
 /// `op` over axis 1 of `x [2, 0, 3]`, dims kept (opset 11: axes as an attribute).
 fn reduction(op: &str) -> Vec<u8> {
-    model(
-        11,
-        vec![node(
-            op,
-            "r",
-            &["x"],
-            &["y"],
-            vec![attr_ints("axes", &[1]), attr_i("keepdims", 1)],
-        )],
-        vec![fixed("x", &[2, 0, 3])],
-        vec![unshaped("y")],
-        vec![],
-    )
+    let attrs = vec![attr_ints("axes", &[1]), attr_i("keepdims", 1)];
+    reduce_model(op, attrs, fixed("x", &[2, 0, 3]))
+}
+
+/// `op` with attributes `attrs` over the input `x` (opset 11).
+fn reduce_model(op: &str, attrs: Vec<AttributeProto>, x: ValueInfoProto) -> Vec<u8> {
+    one_node_model(11, node(op, "r", &["x"], &["y"], attrs), vec![x], vec![])
 }
 
 #[test]
@@ -54,19 +49,8 @@ fn reductions_over_an_empty_axis_give_their_identity() {
 #[test]
 fn an_empty_output_runs() {
     // Reducing axis 2 of [2, 0, 3] keeps the empty axis: [2, 0, 1].
-    let bytes = model(
-        11,
-        vec![node(
-            "ReduceSum",
-            "r",
-            &["x"],
-            &["y"],
-            vec![attr_ints("axes", &[2])],
-        )],
-        vec![fixed("x", &[2, 0, 3])],
-        vec![unshaped("y")],
-        vec![],
-    );
+    let attrs = vec![attr_ints("axes", &[2])];
+    let bytes = reduce_model("ReduceSum", attrs, fixed("x", &[2, 0, 3]));
     let (y, dims) = run(&bytes, &ConvertOptions::default(), &[]);
     assert_eq!(dims, [2, 0, 1]);
     assert!(y.is_empty());
@@ -75,19 +59,8 @@ fn an_empty_output_runs() {
 #[test]
 fn a_zero_override_is_a_real_dim() {
     // The second dim is symbolic; the override makes it 0.
-    let bytes = model(
-        11,
-        vec![node(
-            "ReduceSum",
-            "r",
-            &["x"],
-            &["y"],
-            vec![attr_ints("axes", &[1]), attr_i("keepdims", 0)],
-        )],
-        vec![value("x", &[D::N(2), D::P("len")])],
-        vec![unshaped("y")],
-        vec![],
-    );
+    let attrs = vec![attr_ints("axes", &[1]), attr_i("keepdims", 0)];
+    let bytes = reduce_model("ReduceSum", attrs, value("x", &[D::N(2), D::P("len")]));
     let opts = ConvertOptions {
         shapes: vec![("x".into(), vec![2, 0])],
         ..ConvertOptions::default()
@@ -99,11 +72,10 @@ fn a_zero_override_is_a_real_dim() {
 
 #[test]
 fn a_negative_dim_is_an_error() {
-    let bytes = model(
+    let bytes = one_node_model(
         11,
-        vec![node("Relu", "r", &["x"], &["y"], vec![])],
+        node1("Relu", "r", &["x"], "y"),
         vec![fixed("x", &[2, -3])],
-        vec![unshaped("y")],
         vec![],
     );
     let e = convert(&bytes, &ConvertOptions::default()).expect_err("conversion must fail");
@@ -114,11 +86,10 @@ fn a_negative_dim_is_an_error() {
 fn a_minus_one_dim_is_dynamic() {
     // paddle2onnx writes dynamic dims as -1: a leading one defaults to 1, another needs --shape.
     let graph = |dims: &[i64]| {
-        model(
+        one_node_model(
             11,
-            vec![node("Relu", "r", &["x"], &["y"], vec![])],
+            node1("Relu", "r", &["x"], "y"),
             vec![fixed("x", dims)],
-            vec![unshaped("y")],
             vec![],
         )
     };

@@ -20,11 +20,10 @@ fn conv_model(
     } else {
         vec![]
     };
-    model(
+    one_node_model(
         13,
-        vec![node("Conv", "conv7", &["x", "w"], &["y"], attrs)],
+        node("Conv", "conv7", &["x", "w"], &["y"], attrs),
         vec![fixed("x", &[1, 2, 5, 5])],
-        vec![unshaped("y")],
         inits,
     )
 }
@@ -37,11 +36,10 @@ fn err_of(bytes: &[u8], o: &ConvertOptions) -> (ConvertError, String) {
 
 #[test]
 fn unsupported_op_names_node_op_and_opset() {
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Einsum", "mystery", &["x"], &["y"], vec![])],
+        node1("Einsum", "mystery", &["x"], "y"),
         vec![fixed("x", &[1, 4])],
-        vec![unshaped("y")],
         vec![],
     );
     let (e, msg) = err_of(&m, &opts());
@@ -61,15 +59,9 @@ fn unsupported_op_names_node_op_and_opset() {
 
 #[test]
 fn op_of_another_domain_is_unsupported() {
-    let mut n = node("FusedConv", "fc", &["x"], &["y"], vec![]);
+    let mut n = node1("FusedConv", "fc", &["x"], "y");
     n.domain = "com.microsoft".into();
-    let m = model(
-        13,
-        vec![n],
-        vec![fixed("x", &[1, 4])],
-        vec![unshaped("y")],
-        vec![],
-    );
+    let m = one_node_model(13, n, vec![fixed("x", &[1, 4])], vec![]);
     let (e, msg) = err_of(&m, &opts());
     assert!(matches!(&e, ConvertError::UnsupportedOp { domain, .. } if domain == "com.microsoft"));
     assert!(msg.contains("com.microsoft"), "{msg}");
@@ -157,14 +149,13 @@ fn truncated_model_is_an_error() {
 
 #[test]
 fn dynamic_non_batch_dim_names_the_input_and_dim() {
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Relu", "r", &["image"], &["y"], vec![])],
+        node1("Relu", "r", &["image"], "y"),
         vec![value(
             "image",
             &[D::P("batch"), D::N(3), D::P("height"), D::N(8)],
         )],
-        vec![unshaped("y")],
         vec![],
     );
     let (e, msg) = err_of(&m, &opts());
@@ -188,11 +179,10 @@ fn dynamic_non_batch_dim_names_the_input_and_dim() {
 
 #[test]
 fn dynamic_batch_defaults_to_one_with_a_notice() {
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Relu", "r", &["input"], &["y"], vec![])],
+        node1("Relu", "r", &["input"], "y"),
         vec![value("input", &[D::P("N"), D::N(4)])],
-        vec![unshaped("y")],
         vec![],
     );
     let c = convert(&m, &opts()).unwrap();
@@ -208,11 +198,10 @@ fn dynamic_batch_defaults_to_one_with_a_notice() {
 
 #[test]
 fn shape_override_with_wrong_rank_is_an_error() {
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Relu", "r", &["input"], &["y"], vec![])],
+        node1("Relu", "r", &["input"], "y"),
         vec![value("input", &[D::P("N"), D::N(4)])],
-        vec![unshaped("y")],
         vec![],
     );
     let o = ConvertOptions {
@@ -254,11 +243,10 @@ fn external_data_is_rejected_with_advice() {
         key: "location".into(),
         value: "weights.bin".into(),
     }];
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Conv", "c", &["x", "w"], &["y"], vec![])],
+        node1("Conv", "c", &["x", "w"], "y"),
         vec![fixed("x", &[1, 2, 5, 5])],
-        vec![unshaped("y")],
         vec![w],
     );
     let (e, msg) = err_of(&m, &opts());
@@ -271,11 +259,10 @@ fn external_data_is_rejected_with_advice() {
 
 #[test]
 fn initializer_with_wrong_element_count_is_an_error() {
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Conv", "c", &["x", "w"], &["y"], vec![])],
+        node1("Conv", "c", &["x", "w"], "y"),
         vec![fixed("x", &[1, 2, 5, 5])],
-        vec![unshaped("y")],
         vec![floats("w", &[4, 2, 3, 3], &[1.0; 10])],
     );
     let (_, msg) = err_of(&m, &opts());
@@ -296,17 +283,16 @@ fn old_opset_and_missing_graph_are_errors() {
 #[test]
 fn unsupported_modes_are_errors() {
     let pad = |mode: &str| {
-        model(
+        one_node_model(
             13,
-            vec![node(
+            node(
                 "Pad",
                 "pad3",
                 &["x", "p"],
                 &["y"],
                 vec![attr_s("mode", mode)],
-            )],
+            ),
             vec![fixed("x", &[1, 4])],
-            vec![unshaped("y")],
             vec![ints("p", &[0, 1, 0, 1])],
         )
     };
@@ -316,11 +302,10 @@ fn unsupported_modes_are_errors() {
     assert!(convert(&pad("constant"), &opts()).is_ok());
 
     let pool = |attrs| {
-        model(
+        one_node_model(
             13,
-            vec![node("MaxPool", "mp", &["x"], &["y"], attrs)],
+            node("MaxPool", "mp", &["x"], &["y"], attrs),
             vec![fixed("x", &[1, 2, 5, 5])],
-            vec![unshaped("y")],
             vec![],
         )
     };
@@ -346,17 +331,16 @@ fn unsupported_modes_are_errors() {
     .1;
     assert!(ceil.contains("ceil_mode=1 gives output size 3"), "{ceil}");
     // 6x6 with 2x2 windows, stride 2: ceil and floor agree.
-    let even = model(
+    let even = one_node_model(
         13,
-        vec![node(
+        node(
             "MaxPool",
             "mp",
             &["x"],
             &["y"],
             vec![k(), attr_ints("strides", &[2, 2]), attr_i("ceil_mode", 1)],
-        )],
+        ),
         vec![fixed("x", &[1, 2, 6, 6])],
-        vec![unshaped("y")],
         vec![],
     );
     assert!(convert(&even, &opts()).is_ok());
@@ -367,11 +351,10 @@ fn unsupported_modes_are_errors() {
 
 #[test]
 fn non_constant_shape_input_is_an_error() {
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Reshape", "rs", &["x", "s"], &["y"], vec![])],
+        node1("Reshape", "rs", &["x", "s"], "y"),
         vec![fixed("x", &[2, 6]), fixed("s", &[2])],
-        vec![unshaped("y")],
         vec![],
     );
     let (_, msg) = err_of(&m, &opts());
@@ -413,11 +396,10 @@ fn math_model(
         }
         None => (vec!["x"], vec![]),
     };
-    model(
+    one_node_model(
         20,
-        vec![node(op, "m0", &inputs, &["y"], attrs)],
+        node(op, "m0", &inputs, &["y"], attrs),
         vec![fixed("x", &[2, 3])],
-        vec![unshaped("y")],
         inits,
     )
 }
@@ -484,11 +466,10 @@ fn one_d_model(op: &str, attrs: Vec<ember_convert::onnx::proto::AttributeProto>)
     } else {
         (vec!["x"], vec![])
     };
-    model(
+    one_node_model(
         13,
-        vec![node(op, "seq1", &inputs, &["y"], attrs)],
+        node(op, "seq1", &inputs, &["y"], attrs),
         vec![fixed("x", &[1, 2, 9])],
-        vec![unshaped("y")],
         inits,
     )
 }
@@ -533,11 +514,10 @@ fn one_d_window_errors_name_node_op_and_opset() {
         );
     }
     // A 1-D Conv with weights of the 2-D rank says what it expects.
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Conv", "seq1", &["x", "w"], &["y"], vec![])],
+        node1("Conv", "seq1", &["x", "w"], "y"),
         vec![fixed("x", &[1, 2, 9])],
-        vec![unshaped("y")],
         vec![floats("w", &[4, 2, 3, 3], &pseudo_random(72, 3))],
     );
     let (_, msg) = err_of(&m, &opts());

@@ -34,11 +34,10 @@ fn ops_of(c: &Converted) -> Vec<&'static str> {
 #[test]
 fn graph_output_never_aliases_a_graph_input() {
     for op in ["Identity", "Flatten"] {
-        let m = model(
+        let m = one_node_model(
             13,
-            vec![node(op, "n", &["x"], &["y"], vec![])],
+            node1(op, "n", &["x"], "y"),
             vec![fixed("x", &[2, 3])],
-            vec![unshaped("y")],
             vec![],
         );
         let c = conv(&m);
@@ -55,11 +54,11 @@ fn reshape_chains_collapse_into_one_alias() {
     let m = model(
         13,
         vec![
-            node("Relu", "r1", &["x"], &["r"], vec![]),
-            node("Reshape", "rs1", &["r", "s1"], &["a"], vec![]),
+            node1("Relu", "r1", &["x"], "r"),
+            node1("Reshape", "rs1", &["r", "s1"], "a"),
             node("Flatten", "fl", &["a"], &["b"], vec![attr_i("axis", 2)]),
-            node("Identity", "id", &["b"], &["c"], vec![]),
-            node("Sigmoid", "sg", &["c"], &["y"], vec![]),
+            node1("Identity", "id", &["b"], "c"),
+            node1("Sigmoid", "sg", &["c"], "y"),
         ],
         vec![fixed("x", &[2, 3, 4])],
         vec![unshaped("y")],
@@ -98,8 +97,8 @@ fn constant_nodes_feed_shapes_and_operands() {
                 vec![attr_ints("value_ints", &[3, -1])],
             ),
             node("Constant", "k", &[], &["k"], vec![tensor]),
-            node("Reshape", "rs", &["x", "s"], &["r"], vec![]),
-            node("Mul", "mul", &["r", "k"], &["y"], vec![]),
+            node1("Reshape", "rs", &["x", "s"], "r"),
+            node1("Mul", "mul", &["r", "k"], "y"),
         ],
         vec![fixed("x", &[6])],
         vec![unshaped("y")],
@@ -117,9 +116,9 @@ fn activation_is_not_fused_into_a_shared_producer() {
     let m = model(
         13,
         vec![
-            node("Add", "add", &["x", "x"], &["a"], vec![]),
-            node("Relu", "relu", &["a"], &["r"], vec![]),
-            node("Mul", "mul", &["a", "r"], &["y"], vec![]),
+            node1("Add", "add", &["x", "x"], "a"),
+            node1("Relu", "relu", &["a"], "r"),
+            node1("Mul", "mul", &["a", "r"], "y"),
         ],
         vec![fixed("x", &[4])],
         vec![unshaped("y")],
@@ -130,8 +129,8 @@ fn activation_is_not_fused_into_a_shared_producer() {
     let single = model(
         13,
         vec![
-            node("Add", "add", &["x", "x"], &["a"], vec![]),
-            node("Relu", "relu", &["a"], &["y"], vec![]),
+            node1("Add", "add", &["x", "x"], "a"),
+            node1("Relu", "relu", &["a"], "y"),
         ],
         vec![fixed("x", &[4])],
         vec![unshaped("y")],
@@ -144,11 +143,10 @@ fn activation_is_not_fused_into_a_shared_producer() {
 
 #[test]
 fn mixed_float_and_integer_operands_are_an_error() {
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Add", "add_int", &["x", "k"], &["y"], vec![])],
+        node1("Add", "add_int", &["x", "k"], "y"),
         vec![fixed("x", &[2])],
-        vec![unshaped("y")],
         vec![ints("k", &[1, 2])],
     );
     let msg = convert(&m, &ConvertOptions::default())
@@ -164,11 +162,10 @@ fn mixed_float_and_integer_operands_are_an_error() {
 /// op, under the output's name, so a caller reads it like any other output.
 #[test]
 fn constant_graph_output_is_copied_by_an_op() {
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Identity", "id", &["k"], &["y"], vec![])],
+        node1("Identity", "id", &["k"], "y"),
         vec![fixed("x", &[2])],
-        vec![unshaped("y")],
         vec![floats("k", &[2], &[1.0, 2.0])],
     );
     let c = conv(&m);
@@ -183,7 +180,7 @@ fn secondary_outputs_cannot_be_used() {
         13,
         vec![
             node("Dropout", "drop", &["x"], &["d", "mask"], vec![]),
-            node("Add", "add", &["d", "mask"], &["y"], vec![]),
+            node1("Add", "add", &["d", "mask"], "y"),
         ],
         vec![fixed("x", &[2])],
         vec![unshaped("y")],
@@ -197,11 +194,10 @@ fn secondary_outputs_cannot_be_used() {
         "{msg}"
     );
     // Unused, it is fine.
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Dropout", "drop", &["x"], &["y", "mask"], vec![])],
+        node("Dropout", "drop", &["x"], &["y", "mask"], vec![]),
         vec![fixed("x", &[2])],
-        vec![unshaped("y")],
         vec![],
     );
     assert!(convert(&m, &ConvertOptions::default()).is_ok());
@@ -209,11 +205,10 @@ fn secondary_outputs_cannot_be_used() {
 
 #[test]
 fn shape_errors_name_the_node() {
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Conv", "conv3d", &["x", "w"], &["y"], vec![])],
+        node1("Conv", "conv3d", &["x", "w"], "y"),
         vec![fixed("x", &[1, 2, 4, 4, 4])],
-        vec![unshaped("y")],
         vec![floats("w", &[3, 2, 3, 3, 3], &[0.5; 162])],
     );
     let msg = convert(&m, &ConvertOptions::default())
@@ -224,11 +219,10 @@ fn shape_errors_name_the_node() {
             && msg.contains("only 1-D and 2-D convolution"),
         "{msg}"
     );
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Gemm", "g", &["x", "w"], &["y"], vec![])],
+        node1("Gemm", "g", &["x", "w"], "y"),
         vec![fixed("x", &[1, 2, 3])],
-        vec![unshaped("y")],
         vec![floats("w", &[3, 2], &[0.5; 6])],
     );
     let msg = convert(&m, &ConvertOptions::default())
@@ -238,11 +232,10 @@ fn shape_errors_name_the_node() {
         msg.contains("node \"g\" (op Gemm, opset 13): A [1, 2, 3] and B [3, 2] must both be 2-D"),
         "{msg}"
     );
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Add", "add", &["x", "k"], &["y"], vec![])],
+        node1("Add", "add", &["x", "k"], "y"),
         vec![fixed("x", &[2, 3])],
-        vec![unshaped("y")],
         vec![floats("k", &[2], &[1.0, 2.0])],
     );
     let msg = convert(&m, &ConvertOptions::default())
@@ -253,11 +246,10 @@ fn shape_errors_name_the_node() {
 
 #[test]
 fn unused_input_still_gets_a_buffer() {
-    let m = model(
+    let m = one_node_model(
         13,
-        vec![node("Relu", "r", &["x"], &["y"], vec![])],
+        node1("Relu", "r", &["x"], "y"),
         vec![fixed("x", &[2]), fixed("unused", &[3])],
-        vec![unshaped("y")],
         vec![],
     );
     let c = conv(&m);
@@ -295,9 +287,9 @@ fn cnn_tail_after_global_pool_needs_no_transpose() {
                 &["c"],
                 vec![attr_ints("pads", &[1, 1, 1, 1])],
             ),
-            node("Relu", "relu", &["c"], &["r"], vec![]),
-            node("GlobalAveragePool", "gap", &["r"], &["g"], vec![]),
-            node("Flatten", "flat", &["g"], &["f"], vec![]),
+            node1("Relu", "relu", &["c"], "r"),
+            node1("GlobalAveragePool", "gap", &["r"], "g"),
+            node1("Flatten", "flat", &["g"], "f"),
             node(
                 "Gemm",
                 "fc",
@@ -343,8 +335,8 @@ fn conv_flatten_gemm(second_reader: bool) -> (Vec<u8>, Vec<f32>, Vec<f32>, Vec<f
     let cw: Vec<f32> = (0..c * c).map(|i| ((i * 3) % 4) as f32 - 1.0).collect();
     let gw: Vec<f32> = (0..out * k).map(|i| ((i * 5) % 7) as f32 - 3.0).collect();
     let mut nodes = vec![
-        node("Conv", "conv", &["x", "cw"], &["c"], vec![]),
-        node("Flatten", "flatten", &["c"], &["f"], vec![]),
+        node1("Conv", "conv", &["x", "cw"], "c"),
+        node1("Flatten", "flatten", &["c"], "f"),
         node(
             "Gemm",
             "fc",
@@ -355,7 +347,7 @@ fn conv_flatten_gemm(second_reader: bool) -> (Vec<u8>, Vec<f32>, Vec<f32>, Vec<f
     ];
     let mut outputs = vec![unshaped("y")];
     if second_reader {
-        nodes.push(node("Relu", "relu", &["f"], &["r"], vec![]));
+        nodes.push(node1("Relu", "relu", &["f"], "r"));
         outputs.push(unshaped("r"));
     }
     let m = model(

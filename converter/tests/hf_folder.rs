@@ -115,14 +115,18 @@ fn config(model_type: &str) -> serde_json::Value {
 
 /// A sentence-transformers folder: the encoder, a pooling module with these modes on, and Normalize.
 fn folder(name: &str, pooling: &[&str], normalize: bool) -> PathBuf {
+    folder_of(name, &weights(""), pooling, normalize)
+}
+
+/// [`folder`] with these weights.
+fn folder_of(
+    name: &str,
+    w: &[(String, Vec<usize>, Vec<f32>)],
+    pooling: &[&str],
+    normalize: bool,
+) -> PathBuf {
     let d = scratch(name);
-    write_folder(
-        &d,
-        &config("bert"),
-        &safetensors(&weights("")),
-        pooling,
-        normalize,
-    );
+    write_folder(&d, &config("bert"), &safetensors(w), pooling, normalize);
     d
 }
 
@@ -315,14 +319,7 @@ fn prefixed_and_gamma_beta_checkpoints_read_the_same() {
             (n.replace("LayerNorm.bias", "LayerNorm.beta"), s, v)
         })
         .collect();
-    let d = scratch("names_bert");
-    write_folder(
-        &d,
-        &config("bert"),
-        &safetensors(&renamed),
-        &["mean_tokens"],
-        true,
-    );
+    let d = folder_of("names_bert", &renamed, &["mean_tokens"], true);
     let done = convert(&d, WeightStorage::Float).unwrap();
     assert_eq!(
         run(&done.converted.blob, &IDS, &MASK),
@@ -367,14 +364,7 @@ fn errors_name_the_family_the_layer_the_tensor_and_the_input() {
     // A weight missing.
     let mut w = weights("");
     w.retain(|(n, _, _)| n != "encoder.layer.1.output.dense.weight");
-    let d = scratch("missing");
-    write_folder(
-        &d,
-        &config("bert"),
-        &safetensors(&w),
-        &["mean_tokens"],
-        false,
-    );
+    let d = folder_of("missing", &w, &["mean_tokens"], false);
     let e = convert(&d, WeightStorage::Float).err().unwrap();
     assert!(
         e.starts_with(
@@ -390,14 +380,7 @@ fn errors_name_the_family_the_layer_the_tensor_and_the_input() {
         vec![VOCAB, HIDDEN + 1],
         vec![0.0; VOCAB * (HIDDEN + 1)],
     );
-    let d = scratch("shape");
-    write_folder(
-        &d,
-        &config("bert"),
-        &safetensors(&w),
-        &["mean_tokens"],
-        false,
-    );
+    let d = folder_of("shape", &w, &["mean_tokens"], false);
     let e = convert(&d, WeightStorage::Float).err().unwrap();
     assert_eq!(
         e,

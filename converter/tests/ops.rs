@@ -42,7 +42,7 @@ fn pools() {
 fn conv1d() {
     let c = check_case("conv1d");
     // 1-D convolutions run as 2-D ones over [N, C, 1, L], their Relus fused through the reshapes.
-    let names: Vec<&str> = c.report.ops.iter().map(|(n, _)| n.as_str()).collect();
+    let names = node_names(&c);
     assert!(names.contains(&"c3+relu3"), "{names:?}");
     assert!(names.contains(&"c4+relu4"), "{names:?}");
     assert!(!op_names(&c).contains(&"Relu"), "{:?}", c.report.ops);
@@ -52,8 +52,7 @@ fn conv1d() {
 fn gemm_variants() {
     let c = check_case("gemm_variants");
     // Transpose followed by Gemm(transA=1) cancels; [0, 2, 1] of [2, 1, 2] is a reshape.
-    let transposes = op_names(&c).iter().filter(|&&o| o == "Transpose").count();
-    assert_eq!(transposes, 1, "{:?}", c.report.ops);
+    assert_op_count(&c, "Transpose", 1);
 }
 
 #[test]
@@ -115,9 +114,9 @@ fn fold_affine() {
     // The scales and shifts fold into the convolutions around them, the written-out HardSwishes become
     // one op each; the scale before the padded depthwise convolution and the Mul whose input is also
     // read by the residual Add stay.
-    assert_eq!(
-        op_names(&c),
-        [
+    assert_ops(
+        &c,
+        &[
             "Transpose",
             "Conv2d",
             "HardSwish",
@@ -128,12 +127,10 @@ fn fold_affine() {
             "Conv2d",
             "Mul",
             "Add",
-            "Transpose"
+            "Transpose",
         ],
-        "{:?}",
-        c.report.ops
     );
-    let names: Vec<&str> = c.report.ops.iter().map(|(n, _)| n.as_str()).collect();
+    let names = node_names(&c);
     assert!(names.contains(&"c1+scale1+shift1"), "{names:?}");
     assert!(
         names.contains(&"scale2+shift2+c2+sub3+div3+relu3"),
@@ -146,9 +143,9 @@ fn scaled_hard_swish() {
     let c = check_case("scaled_hard_swish");
     // The scale and shift after each HardSwish before a padded convolution become part of it; the
     // HardSwish whose output the residual Add also reads keeps its Mul.
-    assert_eq!(
-        op_names(&c),
-        [
+    assert_ops(
+        &c,
+        &[
             "Transpose",
             "Conv2d",
             "ScaledHardSwish",
@@ -158,11 +155,9 @@ fn scaled_hard_swish() {
             "HardSwish",
             "Mul",
             "Add",
-            "Transpose"
+            "Transpose",
         ],
-        "{:?}",
-        c.report.ops
     );
-    let names: Vec<&str> = c.report.ops.iter().map(|(n, _)| n.as_str()).collect();
+    let names = node_names(&c);
     assert!(names.contains(&"hswish1+scale1+shift1"), "{names:?}");
 }

@@ -121,16 +121,15 @@ fn batch_norm_folding_constants_and_cancelled_transposes_are_logged() {
     let m = model(
         13,
         vec![
-            node("Reshape", "scale_of", &["s0", "s_shape"], &["s"], vec![]),
-            node("Conv", "conv", &["x", "w"], &["c"], vec![]),
-            node(
+            node1("Reshape", "scale_of", &["s0", "s_shape"], "s"),
+            node1("Conv", "conv", &["x", "w"], "c"),
+            node1(
                 "BatchNormalization",
                 "bn",
                 &["c", "s", "b", "mean", "var"],
-                &["n"],
-                vec![],
+                "n",
             ),
-            node("Relu", "relu", &["n"], &["r"], vec![]),
+            node1("Relu", "relu", &["n"], "r"),
             node(
                 "Transpose",
                 "to_nhwc",

@@ -50,20 +50,18 @@ proptest! {
     }
 }
 
+/// A buffer of `size` bytes live from step `first_use` to `last_use`.
+fn buf(size: usize, first_use: usize, last_use: usize) -> Buffer {
+    Buffer {
+        size,
+        first_use,
+        last_use,
+    }
+}
+
 #[test]
 fn disjoint_lifetimes_share_bytes() {
-    let bufs = [
-        Buffer {
-            size: 100,
-            first_use: 0,
-            last_use: 1,
-        },
-        Buffer {
-            size: 100,
-            first_use: 2,
-            last_use: 3,
-        },
-    ];
+    let bufs = [buf(100, 0, 1), buf(100, 2, 3)];
     let p = GreedyBySize.plan(&bufs);
     assert_eq!(p.offsets, vec![0, 0]);
     assert_eq!(p.total, 112);
@@ -91,18 +89,7 @@ fn chain_reaches_the_lower_bound() {
 
 #[test]
 fn largest_goes_first_at_offset_zero() {
-    let bufs = [
-        Buffer {
-            size: 16,
-            first_use: 0,
-            last_use: 5,
-        },
-        Buffer {
-            size: 4096,
-            first_use: 0,
-            last_use: 5,
-        },
-    ];
+    let bufs = [buf(16, 0, 5), buf(4096, 0, 5)];
     let p = GreedyBySize.plan(&bufs);
     assert_eq!(p.offsets, vec![4096, 0]);
 }
@@ -224,28 +211,7 @@ fn exact_search_beats_greedy_on_a_chain() {
     // Greedy: a at 0, b at 0 (a and b never meet), c above a at 64, d must clear c [64,112) and
     // b [0,64), so d at 112: 160 bytes. Optimum: a at 0, c at 64, d at 0, b at 48 (above d):
     // 112 bytes, the lower bound (a + c at step 2, d + b at step 4).
-    let bufs = [
-        Buffer {
-            size: 64,
-            first_use: 1,
-            last_use: 2,
-        },
-        Buffer {
-            size: 64,
-            first_use: 4,
-            last_use: 5,
-        },
-        Buffer {
-            size: 48,
-            first_use: 2,
-            last_use: 3,
-        },
-        Buffer {
-            size: 48,
-            first_use: 3,
-            last_use: 4,
-        },
-    ];
+    let bufs = [buf(64, 1, 2), buf(64, 4, 5), buf(48, 2, 3), buf(48, 3, 4)];
     assert_eq!(GreedyBySize.plan(&bufs).total, 160);
     assert_eq!(lower_bound(&bufs), 112);
     let chosen = plan_offsets(&bufs);
@@ -263,28 +229,7 @@ fn exact_search_beats_greedy_when_ties_go_the_wrong_way() {
     // Greedy: p at 0, s at 0 (they never meet), r above p at 48, q must clear s [0,48) and
     // r [48,80), so q at 80: 112 bytes. Optimum: p at 0, r at 48, q at 0, s at 32 (above q):
     // 80 bytes, the lower bound (p + r at step 0, q + s at step 4).
-    let bufs = [
-        Buffer {
-            size: 48,
-            first_use: 0,
-            last_use: 0,
-        },
-        Buffer {
-            size: 32,
-            first_use: 2,
-            last_use: 4,
-        },
-        Buffer {
-            size: 32,
-            first_use: 0,
-            last_use: 2,
-        },
-        Buffer {
-            size: 48,
-            first_use: 4,
-            last_use: 5,
-        },
-    ];
+    let bufs = [buf(48, 0, 0), buf(32, 2, 4), buf(32, 0, 2), buf(48, 4, 5)];
     assert_eq!(GreedyBySize.plan(&bufs).total, 112);
     assert_eq!(lower_bound(&bufs), 80);
     let chosen = plan_offsets(&bufs);

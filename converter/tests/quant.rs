@@ -60,8 +60,8 @@ fn uint8_quantize_dequantize_run_as_int8_and_match_onnx() {
     let onnx = model(
         13,
         vec![
-            node("QuantizeLinear", "q", &["x", "s", "z"], &["y"], vec![]),
-            node("DequantizeLinear", "dq", &["y", "s", "z"], &["r"], vec![]),
+            node1("QuantizeLinear", "q", &["x", "s", "z"], "y"),
+            node1("DequantizeLinear", "dq", &["y", "s", "z"], "r"),
         ],
         vec![fixed("x", &[1, 8])],
         vec![of_type(unshaped("y"), data_type::UINT8), unshaped("r")],
@@ -101,24 +101,12 @@ fn qdq_add_becomes_quant_add_within_one_step() {
     let onnx = model(
         13,
         vec![
-            node("QuantizeLinear", "qa", &["x", "sa", "za"], &["a8"], vec![]),
-            node(
-                "DequantizeLinear",
-                "dqa",
-                &["a8", "sa", "za"],
-                &["a"],
-                vec![],
-            ),
-            node("QuantizeLinear", "qb", &["x", "sb", "zb"], &["b8"], vec![]),
-            node(
-                "DequantizeLinear",
-                "dqb",
-                &["b8", "sb", "zb"],
-                &["b"],
-                vec![],
-            ),
-            node("Add", "add", &["a", "b"], &["sum"], vec![]),
-            node("QuantizeLinear", "qy", &["sum", "sy", "zy"], &["y"], vec![]),
+            node1("QuantizeLinear", "qa", &["x", "sa", "za"], "a8"),
+            node1("DequantizeLinear", "dqa", &["a8", "sa", "za"], "a"),
+            node1("QuantizeLinear", "qb", &["x", "sb", "zb"], "b8"),
+            node1("DequantizeLinear", "dqb", &["b8", "sb", "zb"], "b"),
+            node1("Add", "add", &["a", "b"], "sum"),
+            node1("QuantizeLinear", "qy", &["sum", "sy", "zy"], "y"),
         ],
         vec![fixed("x", &[1, 16])],
         vec![of_type(unshaped("y"), data_type::INT8)],
@@ -157,17 +145,16 @@ fn qdq_add_becomes_quant_add_within_one_step() {
 
 #[test]
 fn blocked_quantization_is_rejected_with_the_node_named() {
-    let onnx = model(
+    let onnx = one_node_model(
         21,
-        vec![node(
+        node(
             "DequantizeLinear",
             "blocked",
             &["x8", "s"],
             &["y"],
             vec![attr_i("axis", 1), attr_i("block_size", 2)],
-        )],
+        ),
         vec![fixed("x", &[1, 4])],
-        vec![unshaped("y")],
         vec![
             typed("x8", &[1, 4], data_type::INT8, &[1, 2, 3, 4]),
             floats("s", &[1, 2], &[0.5, 0.25]),
@@ -186,11 +173,10 @@ fn blocked_quantization_is_rejected_with_the_node_named() {
 fn conv_integer_beyond_exact_float_range_is_rejected() {
     // 3 x 3 x 300 taps of weights up to 127 with uint8 inputs can sum past 2^24.
     let w = vec![127; 9 * 300];
-    let onnx = model(
+    let onnx = one_node_model(
         10,
-        vec![node("ConvInteger", "ci", &["x", "w"], &["y"], vec![])],
+        node1("ConvInteger", "ci", &["x", "w"], "y"),
         vec![uint8_input("x", &[1, 300, 3, 3])],
-        vec![unshaped("y")],
         vec![typed("w", &[1, 300, 3, 3], data_type::INT8, &w)],
     );
     let e = convert(&onnx, &ConvertOptions::default())
@@ -303,16 +289,10 @@ fn qdq_global_average_pool_becomes_int8_pool_and_requantize() {
     let onnx = model(
         13,
         vec![
-            node("QuantizeLinear", "qx", &["x", "sx", "zx"], &["x8"], vec![]),
-            node(
-                "DequantizeLinear",
-                "dqx",
-                &["x8", "sx", "zx"],
-                &["xd"],
-                vec![],
-            ),
-            node("GlobalAveragePool", "gap", &["xd"], &["m"], vec![]),
-            node("QuantizeLinear", "qy", &["m", "sy", "zy"], &["y"], vec![]),
+            node1("QuantizeLinear", "qx", &["x", "sx", "zx"], "x8"),
+            node1("DequantizeLinear", "dqx", &["x8", "sx", "zx"], "xd"),
+            node1("GlobalAveragePool", "gap", &["xd"], "m"),
+            node1("QuantizeLinear", "qy", &["m", "sy", "zy"], "y"),
         ],
         vec![fixed("x", &[1, 2, 3, 3])],
         vec![of_type(unshaped("y"), data_type::INT8)],
@@ -348,14 +328,8 @@ fn uint8_qdq_chain_runs_in_int8_without_conversions_between_ops() {
     let onnx = model(
         13,
         vec![
-            node("QuantizeLinear", "qx", &["x", "s", "z"], &["x8"], vec![]),
-            node(
-                "DequantizeLinear",
-                "dqx",
-                &["x8", "s", "z"],
-                &["xd"],
-                vec![],
-            ),
+            node1("QuantizeLinear", "qx", &["x", "s", "z"], "x8"),
+            node1("DequantizeLinear", "dqx", &["x8", "s", "z"], "xd"),
             node(
                 "MaxPool",
                 "pool",
@@ -366,8 +340,8 @@ fn uint8_qdq_chain_runs_in_int8_without_conversions_between_ops() {
                     attr_ints("strides", &[2, 2]),
                 ],
             ),
-            node("QuantizeLinear", "qp", &["p", "s", "z"], &["p8"], vec![]),
-            node("DequantizeLinear", "dqp", &["p8", "s", "z"], &["y"], vec![]),
+            node1("QuantizeLinear", "qp", &["p", "s", "z"], "p8"),
+            node1("DequantizeLinear", "dqp", &["p8", "s", "z"], "y"),
         ],
         vec![fixed("x", &[1, 1, 4, 4])],
         vec![unshaped("y")],

@@ -7,15 +7,9 @@
 mod common;
 
 use common::golden::*;
-use common::{attr_i, fixed, floats, ints, model, node, unshaped};
-use ember_convert::{convert, ConvertOptions, Converted};
-
-const TOLERANCE: f32 = 1e-5;
-
-/// Converts a case, runs it on its golden input, and checks its golden output within `TOLERANCE`.
-fn check_case(case: &str) -> Converted {
-    check_case_within(case, TOLERANCE)
-}
+use common::{attr_i, fixed, floats, ints, model, node, node1, one_node_model, unshaped};
+use ember_convert::onnx::proto::{NodeProto, TensorProto};
+use ember_convert::{convert, ConvertOptions};
 
 #[test]
 fn reductions_opset_13() {
@@ -25,8 +19,7 @@ fn reductions_opset_13() {
     // [N, H, W], the same in both layouts). So does the GlobalMaxPool of the input, whose NHWC copy
     // exists for the Conv: that copy is the only transpose (the reduced [N, 1, 1, C] outputs go back
     // to NCHW by a free reshape).
-    let transposes = op_names(&c).iter().filter(|&&o| o == "Transpose").count();
-    assert_eq!(transposes, 1, "{:?}", c.report.ops);
+    assert_op_count(&c, "Transpose", 1);
 }
 
 #[test]
@@ -60,7 +53,7 @@ fn conv_batch_norm_folds_into_one_conv() {
         op_names(&c),
         ["Transpose", "Conv2d", "Conv2d(grouped)", "Transpose"]
     );
-    let names: Vec<&str> = c.report.ops.iter().map(|(n, _)| n.as_str()).collect();
+    let names = node_names(&c);
     assert_eq!(names[1..3], ["conv+bn+relu6", "dw+bn_dw+relu"]);
 }
 
@@ -93,7 +86,7 @@ fn layer_norm_stash_type_other_than_float_is_rejected() {
         &["y", "mean"],
         vec![attr_i("axis", -1), attr_i("stash_type", 11)],
     );
-    let add = node("Add", "add", &["y", "mean"], &["z"], vec![]);
+    let add = node1("Add", "add", &["y", "mean"], "z");
     let bytes = model(
         17,
         vec![ln, add],
@@ -105,18 +98,21 @@ fn layer_norm_stash_type_other_than_float_is_rejected() {
     assert!(msg.contains("ln") && msg.contains("stash_type=11"), "{msg}");
 }
 
+/// The conversion error of reduction `r` over `x [2, 3]` at `opset`, with `initializers`.
+fn reduce_err(opset: i64, r: NodeProto, initializers: Vec<TensorProto>) -> String {
+    convert_err(&one_node_model(
+        opset,
+        r,
+        vec![fixed("x", &[2, 3])],
+        initializers,
+    ))
+}
+
 #[test]
 fn reduce_errors_name_the_problem() {
     // Repeated axes.
-    let r = node("ReduceSum", "sum", &["x", "axes"], &["y"], vec![]);
-    let bytes = model(
-        13,
-        vec![r],
-        vec![fixed("x", &[2, 3])],
-        vec![unshaped("y")],
-        vec![ints("axes", &[1, -1])],
-    );
-    let msg = convert_err(&bytes);
+    let r = node1("ReduceSum", "sum", &["x", "axes"], "y");
+    let msg = reduce_err(13, r, vec![ints("axes", &[1, -1])]);
     assert!(msg.contains("sum") && msg.contains("twice"), "{msg}");
     // The axes attribute where the opset wants an input.
     let r = node(
@@ -126,14 +122,7 @@ fn reduce_errors_name_the_problem() {
         &["y"],
         vec![common::attr_ints("axes", &[1])],
     );
-    let bytes = model(
-        18,
-        vec![r],
-        vec![fixed("x", &[2, 3])],
-        vec![unshaped("y")],
-        vec![],
-    );
-    let msg = convert_err(&bytes);
+    let msg = reduce_err(18, r, vec![]);
     assert!(msg.contains("mean") && msg.contains("axes"), "{msg}");
     // Axes past the rank.
     let r = node(
@@ -143,14 +132,7 @@ fn reduce_errors_name_the_problem() {
         &["y"],
         vec![common::attr_ints("axes", &[2])],
     );
-    let bytes = model(
-        13,
-        vec![r],
-        vec![fixed("x", &[2, 3])],
-        vec![unshaped("y")],
-        vec![],
-    );
-    let msg = convert_err(&bytes);
+    let msg = reduce_err(13, r, vec![]);
     assert!(msg.contains("max") && msg.contains("out of range"), "{msg}");
 }
 
@@ -164,11 +146,10 @@ fn batch_norm_training_mode_is_rejected() {
         vec![attr_i("training_mode", 1)],
     );
     let c = |n: &str| floats(n, &[2], &[1.0, 1.0]);
-    let bytes = model(
+    let bytes = one_node_model(
         15,
-        vec![bn],
+        bn,
         vec![fixed("x", &[1, 2, 3, 3])],
-        vec![unshaped("y")],
         vec![c("s"), c("b"), c("m"), c("v")],
     );
     let msg = convert_err(&bytes);

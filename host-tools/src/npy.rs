@@ -14,15 +14,7 @@ pub struct Array {
 /// Reads a float32 `.npy` file (C order).
 pub fn read_f32(path: &Path) -> Result<Array> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let npy = NpyFile::new(&bytes[..])
-        .with_context(|| format!("{} is not a valid .npy file", path.display()))?;
-    let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
-    if npy.order() != npyz::Order::C {
-        bail!(
-            "{} is stored in Fortran order; save it in C order (np.ascontiguousarray)",
-            path.display()
-        );
-    }
+    let (npy, shape) = open_c_order(path, &bytes)?;
     match npy.dtype() {
         DType::Plain(t) if t.type_char() == TypeChar::Float && t.size_field() == 4 => {}
         other => bail!(
@@ -54,6 +46,20 @@ pub fn parse_i64(bytes: &[u8], what: &str) -> Result<Vec<i64>> {
         .with_context(|| format!("{what} does not hold int64 values"))
 }
 
+/// The `.npy` file `bytes` read from `path`, with its shape, checked to be in C order.
+fn open_c_order<'a>(path: &Path, bytes: &'a [u8]) -> Result<(NpyFile<&'a [u8]>, Vec<usize>)> {
+    let npy = NpyFile::new(bytes)
+        .with_context(|| format!("{} is not a valid .npy file", path.display()))?;
+    let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
+    if npy.order() != npyz::Order::C {
+        bail!(
+            "{} is stored in Fortran order; save it in C order (np.ascontiguousarray)",
+            path.display()
+        );
+    }
+    Ok((npy, shape))
+}
+
 fn describe(d: &DType) -> String {
     match d {
         DType::Plain(t) => format!("{t}"),
@@ -72,15 +78,7 @@ pub struct Typed {
 pub fn read_typed(path: &Path) -> Result<Typed> {
     use ember_core::DType as E;
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let npy = NpyFile::new(&bytes[..])
-        .with_context(|| format!("{} is not a valid .npy file", path.display()))?;
-    let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
-    if npy.order() != npyz::Order::C {
-        bail!(
-            "{} is stored in Fortran order; save it in C order (np.ascontiguousarray)",
-            path.display()
-        );
-    }
+    let (npy, shape) = open_c_order(path, &bytes)?;
     let dtype = npy.dtype();
     let kind = match &dtype {
         DType::Plain(t) => (t.type_char(), t.size_field()),

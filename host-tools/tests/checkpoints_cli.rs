@@ -9,7 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{ember_in, model, text};
+use common::{ember_in, model, ok_text, on_digit, text};
 
 use ember_convert::weights::{Checkpoint, ElementType, Tensor};
 
@@ -96,7 +96,7 @@ fn every_layout_binds_and_reproduces_the_digits_goldens() {
     // Without weights the random graph misses the goldens by far.
     let dir = scratch_dir("random");
     let (o, blob) = convert(&dir, &[]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&o);
     let o = run_expect(&dir, &blob, &model("digits/y.npy"), "1e-4");
     assert!(!o.status.success(), "{}", text(&o));
 }
@@ -259,7 +259,7 @@ fn binding_errors_name_every_tensor_concerned() {
     let dir = scratch_dir("extra");
     let weights = edited(&dir, add_extra);
     let (o, blob) = convert(&dir, &["--weights", &weights]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&o);
     assert!(
         text(&o).contains("notice: 1 checkpoint tensor bound to no initializer: \"head.weight\""),
         "{}",
@@ -276,7 +276,7 @@ fn binding_errors_name_every_tensor_concerned() {
             "re:^head\\..*$=",
         ],
     );
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&o);
 }
 
 #[test]
@@ -287,8 +287,7 @@ fn verbose_and_inspect_print_what_bound_to_what() {
         &dir,
         &["--weights", &weights, "--rename", "backbone.=", "--verbose"],
     );
-    let t = text(&o);
-    assert!(o.status.success(), "{t}");
+    let t = ok_text(&o);
     assert!(t.contains("bound 8 initializers:"), "{t}");
     assert!(
         t.contains("conv2.bias [16] FLOAT <- backbone.conv2.bias F32 [16, 1, 1] (equal up to size-1 dims) (rename)"),
@@ -303,8 +302,7 @@ fn verbose_and_inspect_print_what_bound_to_what() {
             &ckpt("digits_legacy.pt"),
         ],
     );
-    let t = text(&o);
-    assert!(o.status.success(), "{t}");
+    let t = ok_text(&o);
     assert!(
         t.contains("fc1.weight [32, 64] FLOAT <- module.fc1.weight F32 (prefix)"),
         "{t}"
@@ -341,11 +339,10 @@ fn lora_merges_before_conversion_and_matches_numpy() {
                 scale,
             ],
         );
-        let t = text(&o);
-        assert!(o.status.success(), "{t}");
+        let t = ok_text(&o);
         assert!(t.contains("LoRA: merged 1 layer: fc1 -> fc1.weight"), "{t}");
         let o = run_expect(&dir, &blob, &ckpt(golden), "1e-5");
-        assert!(o.status.success(), "{}", text(&o));
+        ok_text(&o);
     }
     // The adapter's folder works too, on the MatMul graph without --weights.
     let dir = scratch_dir("lora_matmul");
@@ -364,11 +361,10 @@ fn lora_merges_before_conversion_and_matches_numpy() {
             "--verbose",
         ],
     );
-    let t = text(&o);
-    assert!(o.status.success(), "{t}");
+    let t = ok_text(&o);
     assert!(t.contains("(B @ A)^T"), "{t}");
     let o = run_expect(&dir, &out, &ckpt("y_lora.npy"), "1e-5");
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&o);
 }
 
 #[test]
@@ -393,7 +389,7 @@ fn binding_works_with_int8_quantization_and_emit_rust() {
             bound.to_str().unwrap(),
         ],
     );
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&o);
     assert!(
         text(&o).contains("float vs int8 on the calibration set"),
         "{}",
@@ -413,41 +409,22 @@ fn binding_works_with_int8_quantization_and_emit_rust() {
             original.to_str().unwrap(),
         ],
     );
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&o);
     let y = dir.join("y_original.npy");
-    let o = ember_in(
-        &dir,
-        &[
-            "run",
-            original.to_str().unwrap(),
-            "--input",
-            &model("digits/x1.npy"),
-            "--output",
-            y.to_str().unwrap(),
-        ],
-    );
-    assert!(o.status.success(), "{}", text(&o));
-    let o = ember_in(
-        &dir,
-        &[
-            "run",
-            bound.to_str().unwrap(),
-            "--input",
-            &model("digits/x1.npy"),
-            "--expect",
-            y.to_str().unwrap(),
-            "--atol",
-            "0",
-        ],
-    );
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&on_digit(
+        "run",
+        &original,
+        &["--output", y.to_str().unwrap()],
+    ));
+    let expect = ["--expect", y.to_str().unwrap(), "--atol", "0"];
+    ok_text(&on_digit("run", &bound, &expect));
 
     // --emit rust writes the module and the blob beside it, with the bound weights.
     let dir = scratch_dir("emit");
     let rs = dir.join("model.rs");
     let weights = ckpt("digits_legacy.pt");
     let o = convert_into(&dir, &rs, &["--weights", &weights, "--emit", "rust"]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&o);
     assert!(rs.exists());
     let o = run_expect(
         &dir,
@@ -455,12 +432,12 @@ fn binding_works_with_int8_quantization_and_emit_rust() {
         &model("digits/y.npy"),
         "1e-4",
     );
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&o);
     // --emit object embeds the same bound blob.
     let obj = dir.join("model.o");
     let weights = ckpt("digits_legacy.pt");
     let o = convert_into(&dir, &obj, &["--weights", &weights, "--emit", "object"]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&o);
     let blob = std::fs::read(dir.join("model.ember")).unwrap();
     let object = std::fs::read(&obj).unwrap();
     assert!(

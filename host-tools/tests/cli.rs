@@ -6,14 +6,14 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::{convert, digits_blob, ember, model, on_digit, scratch_dir, text};
+use common::{convert, digits_blob, ember, err_text, model, ok_text, on_digit, scratch_dir, text};
 
 #[test]
 fn convert_then_run_matches_onnxruntime_batch_1() {
     let dir = scratch_dir("batch1");
     let blob = dir.join("digits.ember");
     let out = convert(&model("digits/model.onnx"), &blob, &[]);
-    assert!(out.status.success(), "{}", text(&out));
+    ok_text(&out);
     // The symbolic batch dimension is fixed to 1 with a notice.
     assert!(text(&out).contains("notice"), "{}", text(&out));
     let y = dir.join("y.npy");
@@ -29,7 +29,7 @@ fn convert_then_run_matches_onnxruntime_batch_1() {
             y.to_str().unwrap(),
         ],
     );
-    assert!(out.status.success(), "{}", text(&out));
+    ok_text(&out);
     assert!(text(&out).contains("ok"), "{}", text(&out));
     assert!(y.exists());
 }
@@ -38,7 +38,7 @@ fn convert_then_run_matches_onnxruntime_batch_1() {
 fn profile_prints_every_op() {
     let blob = digits_blob(&scratch_dir("profile"), "digits.ember");
     let out = on_digit("profile", &blob, &[]);
-    assert!(out.status.success(), "{}", text(&out));
+    ok_text(&out);
     let t = text(&out);
     assert!(t.contains("profile (median per op"), "{t}");
     for op in ["Conv2d", "MaxPool2d", "FullyConnected", "Softmax"] {
@@ -54,7 +54,7 @@ fn convert_with_shape_runs_the_whole_test_set_by_name() {
         &blob,
         &["--shape", "input=360,1,8,8"],
     );
-    assert!(out.status.success(), "{}", text(&out));
+    ok_text(&out);
     let out = ember(&[
         "run",
         blob.to_str().unwrap(),
@@ -63,9 +63,9 @@ fn convert_with_shape_runs_the_whole_test_set_by_name() {
         "--expect",
         &format!("probs={}", model("digits/y.npy")),
     ]);
-    assert!(out.status.success(), "{}", text(&out));
+    ok_text(&out);
     let out = ember(&["inspect", blob.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out));
+    ok_text(&out);
     let t = text(&out);
     for needle in [
         "Conv2d",
@@ -106,8 +106,7 @@ fn a_wrong_input_shape_names_the_input_and_both_shapes() {
         "--input",
         &model("digits/x.npy"),
     ]);
-    assert!(!out.status.success());
-    let t = text(&out);
+    let t = err_text(&out);
     assert!(
         t.contains("\"input\"") && t.contains("[1, 1, 8, 8]") && t.contains("[360, 1, 8, 8]"),
         "{t}"
@@ -131,8 +130,7 @@ fn an_unsupported_op_names_node_and_op_and_writes_nothing() {
     let dir = scratch_dir("unsupported");
     let blob = dir.join("u.ember");
     let out = convert(&model("invalid/unsupported_op.onnx"), &blob, &[]);
-    assert!(!out.status.success());
-    let t = text(&out);
+    let t = err_text(&out);
     assert!(
         t.contains("the_hardmax") && t.contains("Hardmax") && t.contains("13"),
         "{t}"
@@ -157,7 +155,7 @@ fn a_dynamic_inner_dimension_is_an_error_unless_fixed() {
         &blob,
         &["--shape", "x=1,7"],
     );
-    assert!(out.status.success(), "{}", text(&out));
+    ok_text(&out);
     // `ember bench model.onnx --input x.npy` takes the dims from the file, dynamic ones included.
     let x = dir.join("x.npy");
     write_npy_f32(&x, &[1, 7], &[-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0]);
@@ -172,7 +170,7 @@ fn a_dynamic_inner_dimension_is_an_error_unless_fixed() {
         "--warmup",
         "0",
     ]);
-    assert!(out.status.success(), "{}", text(&out));
+    ok_text(&out);
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("\"ops\":1"),
         "{}",
@@ -239,7 +237,7 @@ fn repeated_runs_and_the_profile_keep_the_outputs_right() {
             "--profile",
         ],
     );
-    assert!(out.status.success(), "{}", text(&out));
+    ok_text(&out);
     let t = text(&out);
     for needle in ["profile", "conv1+relu1", "Conv2d", "softmax", "%"] {
         assert!(t.contains(needle), "profile lacks {needle:?}:\n{t}");
@@ -255,7 +253,7 @@ fn inspect_passes_shows_what_each_pass_changed_then_the_blob() {
         "--shape",
         "input=4,1,8,8",
     ]);
-    assert!(out.status.success(), "{}", text(&out));
+    ok_text(&out);
     let t = String::from_utf8_lossy(&out.stdout);
     for needle in [
         "pass applications",
@@ -287,8 +285,7 @@ fn inspect_passes_shows_what_each_pass_changed_then_the_blob() {
 fn inspect_passes_of_a_blob_says_to_pass_the_onnx_model() {
     let blob = digits_blob(&scratch_dir("inspect_passes_blob"), "d.ember");
     let out = ember(&["inspect", blob.to_str().unwrap(), "--passes"]);
-    assert!(!out.status.success(), "{}", text(&out));
-    let t = text(&out);
+    let t = err_text(&out);
     assert!(
         t.contains("only known when converting from ONNX") && t.contains(".onnx"),
         "{t}"
@@ -303,9 +300,9 @@ fn inspect_of_an_onnx_model_shows_the_blob_it_converts_to() {
     let dir = scratch_dir("inspect_onnx");
     let blob = digits_blob(&dir, "d.ember");
     let from_onnx = ember(&["inspect", &model("digits/model.onnx")]);
-    assert!(from_onnx.status.success(), "{}", text(&from_onnx));
+    ok_text(&from_onnx);
     let from_blob = ember(&["inspect", blob.to_str().unwrap()]);
-    assert!(from_blob.status.success(), "{}", text(&from_blob));
+    ok_text(&from_blob);
     // The same lines after the first (which names the file).
     let body = |o: &Output| {
         String::from_utf8_lossy(&o.stdout)
@@ -320,8 +317,7 @@ fn inspect_of_an_onnx_model_shows_the_blob_it_converts_to() {
     let junk = dir.join("junk.bin");
     std::fs::write(&junk, b"neither a blob nor a model").unwrap();
     let out = ember(&["inspect", junk.to_str().unwrap()]);
-    assert!(!out.status.success(), "{}", text(&out));
-    let t = text(&out);
+    let t = err_text(&out);
     assert!(
         t.contains("not an .ember blob") && t.contains("ONNX"),
         "{t}"
@@ -367,7 +363,7 @@ fn inspect_plots_the_arena_with_one_rectangle_per_arena_tensor() {
         "--plot",
         svg.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", text(&out));
+    ok_text(&out);
     let listing = text(&out);
     assert!(listing.contains("wrote"), "{listing}");
     let arena_tensors = listing.matches("arena @").count();
@@ -416,7 +412,7 @@ fn bench_json_reports_greedy_bytes_for_onnx_and_null_for_a_blob() {
     let dir = scratch_dir("bench_json");
     let blob = dir.join("c.ember");
     let out = convert(&onnx, &blob, &[]);
-    assert!(out.status.success(), "{}", text(&out));
+    ok_text(&out);
     let v = json(&ember(
         &[&["bench", blob.to_str().unwrap()][..], &quick].concat(),
     ));

@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{ember, model, scratch_dir, text};
+use common::{convert, ember, model, ok_text, scratch_dir, text};
 
 use object::{Object, ObjectSection, ObjectSymbol};
 
@@ -64,15 +64,8 @@ fn emit_rust_enforces_the_arena_size_at_compile_time() {
         let dir = scratch_dir(name);
         std::fs::create_dir_all(dir.join("src")).unwrap();
         let module = dir.join("src/model.rs");
-        let out = ember(&[
-            "convert",
-            &digits(),
-            "-o",
-            module.to_str().unwrap(),
-            "--emit",
-            "rust",
-        ]);
-        assert!(out.status.success(), "{}", text(&out));
+        let out = convert(&digits(), &module, &["--emit", "rust"]);
+        ok_text(&out);
         let generated = std::fs::read_to_string(&module).unwrap();
         assert!(
             generated.contains("pub const ARENA_BYTES: usize = 2560;"),
@@ -106,17 +99,12 @@ fn emit_rust_enforces_the_arena_size_at_compile_time() {
 fn emit_object_writes_an_arm_hard_float_relocatable_with_the_blob() {
     let dir = scratch_dir("emit-object");
     let obj_path = dir.join("digits.o");
-    let out = ember(&[
-        "convert",
+    let out = convert(
         &digits(),
-        "-o",
-        obj_path.to_str().unwrap(),
-        "--emit",
-        "object",
-        "--target-arch",
-        "thumbv7em",
-    ]);
-    assert!(out.status.success(), "{}", text(&out));
+        &obj_path,
+        &["--emit", "object", "--target-arch", "thumbv7em"],
+    );
+    ok_text(&out);
     let blob_out = dir.join("digits.ember");
     assert!(
         ember(&["convert", &digits(), "-o", blob_out.to_str().unwrap()])

@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{ember, text};
+use common::{ember, err_text, ok_text, text};
 
 /// A little-endian ELF32 ARM executable with one PT_LOAD segment of `len` bytes loaded at `paddr`.
 fn arm_elf(paddr: u32, len: u32) -> Vec<u8> {
@@ -48,12 +48,16 @@ fn dry_run(chip: &str, elf: &Path) -> Output {
     ember(&["flash", "--dry-run", "--chip", chip, elf.to_str().unwrap()])
 }
 
+/// [`dry_run`] on the STM32F411RE (512 KiB of flash at `0x0800_0000`) of an ELF `name` with one
+/// segment of `len` bytes at `paddr`.
+fn dry_run_stm32f411(name: &str, paddr: u32, len: u32) -> Output {
+    dry_run("STM32F411RETx", &write(name, &arm_elf(paddr, len)))
+}
+
 #[test]
 fn an_elf_in_stm32_flash_is_accepted_with_an_erase_plan() {
-    let elf = write("stm32.elf", &arm_elf(0x0800_0000, 40_000));
-    let out = dry_run("STM32F411RETx", &elf);
-    assert!(out.status.success(), "{}", text(&out));
-    let t = text(&out);
+    let out = dry_run_stm32f411("stm32.elf", 0x0800_0000, 40_000);
+    let t = ok_text(&out);
     // 40,000 bytes from the start of flash: the first three 16 KiB sectors, 40 pages of 1 KiB.
     assert!(t.contains("erase  3 sectors, 49152 bytes"), "{t}");
     assert!(
@@ -65,10 +69,8 @@ fn an_elf_in_stm32_flash_is_accepted_with_an_erase_plan() {
 
 #[test]
 fn an_elf_linked_for_another_memory_map_is_rejected_with_the_range() {
-    let elf = write("mps2.elf", &arm_elf(0x0000_0000, 1024));
-    let out = dry_run("STM32F411RETx", &elf);
-    assert!(!out.status.success());
-    let t = text(&out);
+    let out = dry_run_stm32f411("mps2.elf", 0x0000_0000, 1024);
+    let t = err_text(&out);
     assert!(
         t.contains("0x00000000..0x00000400") && t.contains("0x08000000..0x08080000"),
         "{t}"
@@ -79,22 +81,16 @@ fn an_elf_linked_for_another_memory_map_is_rejected_with_the_range() {
 #[test]
 fn an_elf_overrunning_flash_is_rejected() {
     // 512 KiB of flash: a segment starting 1 KiB before the end and 2 KiB long runs past it.
-    let elf = write("overrun.elf", &arm_elf(0x0807_FC00, 2048));
-    let out = dry_run("STM32F411RETx", &elf);
-    assert!(!out.status.success());
-    assert!(
-        text(&out).contains("0x0807fc00..0x08080400"),
-        "{}",
-        text(&out)
-    );
+    let out = dry_run_stm32f411("overrun.elf", 0x0807_FC00, 2048);
+    let t = err_text(&out);
+    assert!(t.contains("0x0807fc00..0x08080400"), "{t}");
 }
 
 #[test]
 fn an_unknown_chip_suggests_names() {
     let elf = write("any.elf", &arm_elf(0x0800_0000, 16));
     let out = dry_run("STM32F411XYZ", &elf);
-    assert!(!out.status.success());
-    let t = text(&out);
+    let t = err_text(&out);
     assert!(t.contains("unknown chip") && t.contains("STM32F411"), "{t}");
 }
 

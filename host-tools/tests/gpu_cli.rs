@@ -6,9 +6,9 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use common::{ember, models, text};
+use common::{ember, models, ok_text, on_input, text};
 
 /// Whether a Vulkan device is here (or the test must fail: `EMBER_REQUIRE_GPU=1`).
 fn have_vulkan() -> bool {
@@ -28,33 +28,38 @@ fn have_vulkan() -> bool {
 fn convert(onnx: &Path, out: &Path) {
     let shape = ["--shape", "input=360,1,8,8"];
     let o = common::convert(onnx.to_str().unwrap(), out, &shape);
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&o);
+}
+
+/// `tests/models/<onnx>` converted into `<tmp>/<folder>/<file>`, as `(folder, blob)`; `None` (the test
+/// skips) without a Vulkan device.
+fn vulkan_blob(folder: &str, onnx: &str, file: &str) -> Option<(PathBuf, PathBuf)> {
+    if !have_vulkan() {
+        return None;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(folder);
+    std::fs::create_dir_all(&dir).unwrap();
+    let blob = dir.join(file);
+    convert(&models().join(onnx), &blob);
+    Some((dir, blob))
 }
 
 #[test]
 fn run_on_vulkan_profiles_and_reports_memory() {
-    if !have_vulkan() {
+    let Some((_, blob)) = vulkan_blob("gpu_cli", "digits/model.onnx", "digits.ember") else {
         return;
-    }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpu_cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    let blob = dir.join("digits.ember");
-    convert(&models().join("digits/model.onnx"), &blob);
+    };
     let x = models().join("digits/x.npy");
     let y = models().join("digits/y.npy");
-    let o = ember(&[
-        "run",
-        blob.to_str().unwrap(),
-        "--input",
-        x.to_str().unwrap(),
+    let expect = [
         "--expect",
         y.to_str().unwrap(),
         "--device",
         "vulkan",
         "--profile",
-    ]);
-    let out = text(&o);
-    assert!(o.status.success(), "{out}");
+    ];
+    let o = on_input("run", &blob, x.to_str().unwrap(), &expect);
+    let out = ok_text(&o);
     assert!(out.contains("profile (last run"), "{out}");
     assert!(out.contains("Conv2d") && out.contains("total"), "{out}");
     assert!(
@@ -66,29 +71,22 @@ fn run_on_vulkan_profiles_and_reports_memory() {
 
 #[test]
 fn int8_outputs_on_vulkan_equal_the_cpus() {
-    if !have_vulkan() {
+    let Some((dir, blob)) = vulkan_blob("gpu_cli_int8", "digits_qdq/model.onnx", "qdq.ember")
+    else {
         return;
-    }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpu_cli_int8");
-    std::fs::create_dir_all(&dir).unwrap();
-    let blob = dir.join("qdq.ember");
-    convert(&models().join("digits_qdq/model.onnx"), &blob);
+    };
     let x = models().join("digits/x.npy");
     let logits = "logits_QuantizeLinear_Output";
     let mut written = Vec::new();
     for device in ["cpu", "vulkan"] {
         let file = dir.join(format!("logits_{device}.npy"));
         let output = format!("{logits}={}", file.display());
-        let o = ember(&[
+        let o = on_input(
             "run",
-            blob.to_str().unwrap(),
-            "--input",
+            &blob,
             x.to_str().unwrap(),
-            "--output",
-            &output,
-            "--device",
-            device,
-        ]);
+            &["--output", &output, "--device", device],
+        );
         assert!(o.status.success(), "{device}: {}", text(&o));
         written.push(std::fs::read(&file).unwrap());
     }
@@ -108,7 +106,7 @@ fn cuda_without_cuda_fails_naming_the_available_devices() {
         "-o",
         blob.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&o);
     let x1 = models().join("digits/x1.npy");
     let o = ember(&[
         "run",

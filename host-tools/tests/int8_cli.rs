@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{convert, ember, model, scratch_dir, text};
+use common::{convert, ember, model, ok_text, scratch_dir, text};
 
 #[test]
 fn int8_outputs_compare_in_lsb_and_write_as_int8() {
@@ -16,7 +16,7 @@ fn int8_outputs_compare_in_lsb_and_write_as_int8() {
         &blob,
         &["--shape", "input=360,1,8,8"],
     );
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&o);
     let logits = "logits_QuantizeLinear_Output";
     let expect = format!("{logits}={}", model("digits_qdq/q.npy"));
     let out_npy = dir.join("logits.npy");
@@ -26,7 +26,7 @@ fn int8_outputs_compare_in_lsb_and_write_as_int8() {
     let o = ember(&[
         "run", b, "--input", &x, "--expect", &expect, "--output", &output,
     ]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&o);
     assert!(
         text(&o).contains("0 of 3600 values outside"),
         "{}",
@@ -41,9 +41,9 @@ fn int8_outputs_compare_in_lsb_and_write_as_int8() {
         &double,
         &["--shape", "input=360,1,8,8", "--rounding", "double"],
     );
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&o);
     let o = ember(&["run", d, "--input", &x, "--expect", &expect, "--atol", "1"]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&o);
     let o = ember(&["run", d, "--input", &x, "--expect", &expect]);
     assert!(!o.status.success());
     assert!(text(&o).contains("MISMATCH"), "{}", text(&o));
@@ -53,7 +53,7 @@ fn int8_outputs_compare_in_lsb_and_write_as_int8() {
     assert!(header.contains("'|i1'"), "{header}");
     // inspect shows the int8 tensors' quantization.
     let o = ember(&["inspect", b]);
-    assert!(o.status.success(), "{}", text(&o));
+    ok_text(&o);
     assert!(text(&o).contains("zero point -128"), "{}", text(&o));
 }
 
@@ -71,8 +71,7 @@ fn quantize_int8_reports_agreement_with_float() {
             &model("digits/calib.npy"),
         ],
     );
-    let t = text(&o);
-    assert!(o.status.success(), "{t}");
+    let t = ok_text(&o);
     assert!(
         t.contains("float vs int8 on the calibration set: top-1"),
         "{t}"

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{ember, text};
+use common::{ember, ok_text, text};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -75,8 +75,7 @@ fn a_defmt_firmware_runs_and_its_log_is_decoded() {
         "--timeout",
         "60",
     ]);
-    let out = text(&o);
-    assert!(o.status.success(), "{out}");
+    let out = ok_text(&o);
     assert!(out.contains("log defmt, decoded"), "{out}");
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     let lines: Vec<&str> = stdout.lines().collect();

@@ -115,6 +115,25 @@ fn dims(shape: &[usize]) -> String {
 }
 
 impl BindReport {
+    /// The bindings read up to size-1 dims, as `"tensor" [checkpoint dims] -> [bound dims]` joined
+    /// by commas, or `None` where every shape matched as it was.
+    pub(crate) fn reshaped(&self) -> Option<String> {
+        let reshaped: Vec<String> = self
+            .bound
+            .iter()
+            .filter(|b| b.shape != b.tensor_shape)
+            .map(|b| {
+                format!(
+                    "\"{}\" {} -> {}",
+                    b.tensor,
+                    dims(&b.tensor_shape),
+                    dims(&b.shape)
+                )
+            })
+            .collect();
+        (!reshaped.is_empty()).then(|| reshaped.join(", "))
+    }
+
     /// The report as lines of text (`ember convert --verbose`, `ember inspect --weights`).
     pub fn lines(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -462,23 +481,10 @@ fn bind_initializers(
             listed(&report.unused, 50)
         ));
     }
-    let reshaped: Vec<String> = report
-        .bound
-        .iter()
-        .filter(|b| b.shape != b.tensor_shape)
-        .map(|b| {
-            format!(
-                "\"{}\" {} -> {}",
-                b.tensor,
-                dims(&b.tensor_shape),
-                dims(&b.shape)
-            )
-        })
-        .collect();
-    if !reshaped.is_empty() {
+    if let Some(reshaped) = report.reshaped() {
         report
             .notices
-            .push(format!("bound up to size-1 dims: {}", reshaped.join(", ")));
+            .push(format!("bound up to size-1 dims: {reshaped}"));
     }
     Ok(())
 }
@@ -538,12 +544,7 @@ fn orientation(nodes: &[NodeProto], name: &str) -> Option<(String, bool)> {
             continue;
         };
         let what = format!("{} ({})", n.name, n.op_type);
-        let trans_b = n
-            .attribute
-            .iter()
-            .find(|a| a.name == "transB")
-            .and_then(|a| a.i)
-            .unwrap_or(0);
+        let trans_b = n.attr_i("transB").unwrap_or(0);
         return match (n.op_type.as_str(), slot) {
             ("Gemm", 1) => Some((what, trans_b == 0)),
             ("MatMul", 1) => Some((what, true)),

@@ -725,22 +725,8 @@ impl<'c, 'a> Builder<'c, 'a> {
             }
             notices.push(what);
         }
-        let reshaped: Vec<String> = self
-            .report
-            .bound
-            .iter()
-            .filter(|b| b.shape != b.tensor_shape)
-            .map(|b| {
-                format!(
-                    "\"{}\" {} -> {}",
-                    b.tensor,
-                    dims(&b.tensor_shape),
-                    dims(&b.shape)
-                )
-            })
-            .collect();
-        if !reshaped.is_empty() {
-            notices.push(format!("read up to size-1 dims: {}", reshaped.join(", ")));
+        if let Some(reshaped) = self.report.reshaped() {
+            notices.push(format!("read up to size-1 dims: {reshaped}"));
         }
         let renamed = self
             .report

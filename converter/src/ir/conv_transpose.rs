@@ -8,6 +8,7 @@
 
 use ember_core::ops::math::activation::Activation;
 
+use super::op::nn::conv_output;
 use super::SpatialLayout;
 
 /// A 2-D transposed convolution, every attribute resolved.
@@ -64,47 +65,9 @@ pub fn infer(
     w: &[usize],
     b: Option<&[usize]>,
 ) -> Result<Vec<usize>, String> {
-    let (n, ch, h, wd) = match (x, c.layout) {
-        ([n, ch, h, wd], SpatialLayout::Nchw) => (*n, *ch, *h, *wd),
-        ([n, h, wd, ch], SpatialLayout::Nhwc) => (*n, *ch, *h, *wd),
-        _ => return Err(format!("input {x:?} must have rank 4")),
-    };
-    let (m, wc, kh, kw) = match (w, c.layout) {
-        ([m, wc, kh, kw], SpatialLayout::Nchw) => (*m, *wc, *kh, *kw),
-        ([m, kh, kw, wc], SpatialLayout::Nhwc) => (*m, *wc, *kh, *kw),
-        _ => return Err(format!("weights {w:?} must have rank 4")),
-    };
-    let g = c.groups;
-    if g == 0 || ch % g != 0 || m % g != 0 || ch / g != wc {
-        return Err(format!(
-            "input channels {ch}, output channels {m}, weight channels {wc} and group {g} do not fit \
-             (need channels = weight channels x group, both channel counts multiples of group)"
-        ));
-    }
-    if let Some(b) = b {
-        if b != [m] {
-            return Err(format!("bias {b:?} must be [{m}]"));
-        }
-    }
-    let [pt, pl, pb, pr] = c.pads;
-    let oh = output_len(
-        h,
-        kh,
-        c.strides[0],
-        c.dilations[0],
-        [pt, pb],
-        c.output_padding[0],
-    )?;
-    let ow = output_len(
-        wd,
-        kw,
-        c.strides[1],
-        c.dilations[1],
-        [pl, pr],
-        c.output_padding[1],
-    )?;
-    Ok(match c.layout {
-        SpatialLayout::Nchw => vec![n, m, oh, ow],
-        SpatialLayout::Nhwc => vec![n, oh, ow, m],
+    conv_output(c.layout, c.groups, x, w, b, |axis, len, kernel| {
+        let pads = [c.pads[axis], c.pads[axis + 2]];
+        let (stride, dilation) = (c.strides[axis], c.dilations[axis]);
+        output_len(len, kernel, stride, dilation, pads, c.output_padding[axis])
     })
 }

@@ -356,13 +356,7 @@ impl Op {
 
     /// The output dims for these input dims, or why they do not fit the op.
     pub fn infer(&self, x: &[&[usize]]) -> Result<Vec<usize>, String> {
-        let arity = |lo: usize, hi: usize| {
-            if x.len() < lo || x.len() > hi {
-                Err(format!("expects {lo} to {hi} inputs, got {}", x.len()))
-            } else {
-                Ok(())
-            }
-        };
+        let arity = |lo: usize, hi: usize| super::shape::arity(x.len(), lo, hi);
         match self {
             Op::Conv2d(c) => {
                 arity(2, 3)?;

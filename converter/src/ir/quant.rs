@@ -153,13 +153,7 @@ impl QuantOp {
 
     /// The output dims for these input dims, or why they do not fit.
     pub fn infer(&self, x: &[&[usize]]) -> Result<Vec<usize>, String> {
-        let arity = |lo: usize, hi: usize| {
-            if x.len() < lo || x.len() > hi {
-                Err(format!("expects {lo} to {hi} inputs, got {}", x.len()))
-            } else {
-                Ok(())
-            }
-        };
+        let arity = |lo: usize, hi: usize| super::shape::arity(x.len(), lo, hi);
         let requant = |rows: &[usize], channels: usize| {
             if rows.len() == 2 && rows[1] == 2 && (rows[0] == channels || rows[0] == 1) {
                 Ok(())

@@ -1,6 +1,15 @@
 //! Shape arithmetic shared by shape inference, the importers and the passes. Every function checks
 //! its inputs and returns a reason instead of overflowing or panicking.
 
+/// Checks that an op given `n` inputs takes that many: from `lo` to `hi`.
+pub fn arity(n: usize, lo: usize, hi: usize) -> Result<(), String> {
+    if n < lo || n > hi {
+        Err(format!("expects {lo} to {hi} inputs, got {n}"))
+    } else {
+        Ok(())
+    }
+}
+
 /// Number of elements, or an error when the product overflows `usize`.
 pub fn numel(dims: &[usize]) -> Result<usize, String> {
     dims.iter()

@@ -167,29 +167,33 @@ pub fn concat(xs: &[(&[usize], &ConstData)], axis: usize) -> Result<ConstData, S
     let outer: usize = xs[0].0[..axis].iter().product();
     let run = |dims: &[usize]| dims[axis..].iter().product::<usize>();
     match xs[0].1 {
-        ConstData::F32(_) => {
-            let mut out = Vec::new();
-            for o in 0..outer {
-                for (dims, data) in xs {
-                    let ConstData::F32(v) = data else {
-                        return Err("inputs mix FLOAT and integer constants".into());
-                    };
-                    out.extend_from_slice(&v[o * run(dims)..][..run(dims)]);
-                }
-            }
-            Ok(ConstData::F32(out))
-        }
-        ConstData::I64(_) => {
-            let mut out = Vec::new();
-            for o in 0..outer {
-                for (dims, data) in xs {
-                    let ConstData::I64(v) = data else {
-                        return Err("inputs mix FLOAT and integer constants".into());
-                    };
-                    out.extend_from_slice(&v[o * run(dims)..][..run(dims)]);
-                }
-            }
-            Ok(ConstData::I64(out))
+        ConstData::F32(_) => concat_as(xs, outer, run, |d| match d {
+            ConstData::F32(v) => Some(v),
+            ConstData::I64(_) => None,
+        })
+        .map(ConstData::F32),
+        ConstData::I64(_) => concat_as(xs, outer, run, |d| match d {
+            ConstData::I64(v) => Some(v),
+            ConstData::F32(_) => None,
+        })
+        .map(ConstData::I64),
+    }
+}
+
+/// [`concat`] of constants whose elements `values` gives (`None`: another element type), `outer`
+/// blocks of `run(dims)` elements from each.
+fn concat_as<T: Copy>(
+    xs: &[(&[usize], &ConstData)],
+    outer: usize,
+    run: impl Fn(&[usize]) -> usize,
+    values: impl Fn(&ConstData) -> Option<&Vec<T>>,
+) -> Result<Vec<T>, String> {
+    let mut out = Vec::new();
+    for o in 0..outer {
+        for (dims, data) in xs {
+            let v = values(data).ok_or("inputs mix FLOAT and integer constants")?;
+            out.extend_from_slice(&v[o * run(dims)..][..run(dims)]);
         }
     }
+    Ok(out)
 }

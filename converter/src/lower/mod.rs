@@ -4,6 +4,7 @@
 
 mod check;
 pub mod memory;
+mod narrow;
 pub(crate) mod ops;
 mod quant;
 

@@ -11,82 +11,27 @@ use ember_core::ops::nn::{
     softmax::SoftmaxParams,
 };
 use ember_core::ops::nn::{layer_norm::LayerNormParams, reduce::ReduceParams};
-use ember_core::ops::pool::Pool2dParams;
 
 use ember_core::ops::MAX_RANK;
 use ember_core::OpKind;
 
-use crate::ir::{Node, Op, Pool2d, SpatialLayout};
+use crate::ir::{Node, Op};
+use crate::lower::narrow::{self, conv_params};
 use crate::ConvertError;
 
 /// The blob op for an IR node (which must be in Ember's layout).
 pub fn lower_op(n: &Node) -> Result<OpKind, ConvertError> {
-    let too_big = |what: &str, v: usize, max: usize| {
-        ConvertError::limit(format!(
-            "node \"{}\": {what} {v} exceeds Ember's maximum {max}",
-            n.name
-        ))
-    };
-    let u16_of =
-        |what: &str, v: usize| u16::try_from(v).map_err(|_| too_big(what, v, u16::MAX.into()));
+    let too_big = |what: &str, v: usize, max: usize| narrow::too_big(n, what, v, max);
     let u8_of =
         |what: &str, v: usize| u8::try_from(v).map_err(|_| too_big(what, v, u8::MAX.into()));
-    let nhwc = |layout: SpatialLayout| {
-        if layout == SpatialLayout::Nhwc {
-            Ok(())
-        } else {
-            Err(ConvertError::internal(format!(
-                "node \"{}\" reached lowering in NCHW layout",
-                n.name
-            )))
-        }
-    };
-    let pool = |p: &Pool2d| -> Result<Pool2dParams, ConvertError> {
-        nhwc(p.layout)?;
-        Ok(Pool2dParams {
-            kernel_h: u16_of("kernel height", p.kernel[0])?,
-            kernel_w: u16_of("kernel width", p.kernel[1])?,
-            stride_h: u16_of("stride", p.strides[0])?,
-            stride_w: u16_of("stride", p.strides[1])?,
-            pad_top: u16_of("padding", p.pads[0])?,
-            pad_left: u16_of("padding", p.pads[1])?,
-            pad_bottom: u16_of("padding", p.pads[2])?,
-            pad_right: u16_of("padding", p.pads[3])?,
-            count_include_pad: p.count_include_pad,
-        })
-    };
     Ok(match &n.op {
-        Op::Conv2d(c) => {
-            nhwc(c.layout)?;
-            OpKind::Conv2d(Conv2dParams {
-                stride_h: u16_of("stride", c.strides[0])?,
-                stride_w: u16_of("stride", c.strides[1])?,
-                dilation_h: u16_of("dilation", c.dilations[0])?,
-                dilation_w: u16_of("dilation", c.dilations[1])?,
-                pad_top: u16_of("padding", c.pads[0])?,
-                pad_left: u16_of("padding", c.pads[1])?,
-                pad_bottom: u16_of("padding", c.pads[2])?,
-                pad_right: u16_of("padding", c.pads[3])?,
-                groups: u16_of("group", c.groups)?,
-                act: c.act,
-            })
-        }
+        Op::Conv2d(c) => OpKind::Conv2d(conv_params!(Conv2dParams, n, c, { act: c.act })),
         Op::ConvTranspose2d(c) => {
-            nhwc(c.layout)?;
-            OpKind::ConvTranspose2d(ConvTranspose2dParams {
-                stride_h: u16_of("stride", c.strides[0])?,
-                stride_w: u16_of("stride", c.strides[1])?,
-                dilation_h: u16_of("dilation", c.dilations[0])?,
-                dilation_w: u16_of("dilation", c.dilations[1])?,
-                pad_top: u16_of("padding", c.pads[0])?,
-                pad_left: u16_of("padding", c.pads[1])?,
-                pad_bottom: u16_of("padding", c.pads[2])?,
-                pad_right: u16_of("padding", c.pads[3])?,
-                output_pad_h: u16_of("output padding", c.output_padding[0])?,
-                output_pad_w: u16_of("output padding", c.output_padding[1])?,
-                groups: u16_of("group", c.groups)?,
+            OpKind::ConvTranspose2d(conv_params!(ConvTranspose2dParams, n, c, {
+                output_pad_h: narrow::u16_of(n, "output padding", c.output_padding[0])?,
+                output_pad_w: narrow::u16_of(n, "output padding", c.output_padding[1])?,
                 act: c.act,
-            })
+            }))
         }
         Op::FullyConnected { act } => OpKind::FullyConnected(FullyConnectedParams { act: *act }),
         Op::MatMul => OpKind::MatMul(MatMulParams {}),
@@ -95,10 +40,10 @@ pub fn lower_op(n: &Node) -> Result<OpKind, ConvertError> {
         Op::Softmax { axis } => OpKind::Softmax(SoftmaxParams {
             axis: u8_of("axis", *axis)?,
         }),
-        Op::MaxPool(p) => OpKind::MaxPool2d(pool(p)?),
-        Op::AvgPool(p) => OpKind::AvgPool2d(pool(p)?),
+        Op::MaxPool(p) => OpKind::MaxPool2d(narrow::pool(n, p)?),
+        Op::AvgPool(p) => OpKind::AvgPool2d(narrow::pool(n, p)?),
         Op::GlobalAvgPool { layout } => {
-            nhwc(*layout)?;
+            narrow::nhwc(n, *layout)?;
             OpKind::GlobalAvgPool
         }
         Op::Concat { axis } => OpKind::Concat(ConcatParams {

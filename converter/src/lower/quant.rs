@@ -1,7 +1,6 @@
 //! Lowering of the IR's int8 ops ([`QuantOp`]) to the blob's `Quant*` op kinds: the window fields
 //! narrowed to the blob's widths; every other parameter was computed by the QDQ pass or the importers.
 
-use ember_core::ops::pool::Pool2dParams;
 use ember_core::ops::quant::{
     avg_pool::QuantAvgPoolParams, conv::QuantConv2dParams, max_pool::QuantMaxPoolParams,
     requant::RequantRounding,
@@ -12,44 +11,12 @@ use ember_core::format::QuantParams;
 use ember_core::{DType, OpKind};
 
 use crate::ir::quant::QuantOp;
-use crate::ir::{Graph, Node, Op, Pool2d, SpatialLayout, TensorId};
+use crate::ir::{Graph, Node, Op, TensorId};
+use crate::lower::narrow::{self, conv_params};
 use crate::ConvertError;
 
 /// The blob op of int8 node `n` (in Ember's layout).
 pub fn lower(n: &Node, q: &QuantOp) -> Result<OpKind, ConvertError> {
-    let u16_of = |what: &str, v: usize| {
-        u16::try_from(v).map_err(|_| {
-            ConvertError::limit(format!(
-                "node \"{}\": {what} {v} exceeds Ember's maximum {}",
-                n.name,
-                u16::MAX
-            ))
-        })
-    };
-    let nhwc = |layout: SpatialLayout| {
-        if layout == SpatialLayout::Nhwc {
-            Ok(())
-        } else {
-            Err(ConvertError::internal(format!(
-                "node \"{}\" reached lowering in NCHW layout",
-                n.name
-            )))
-        }
-    };
-    let window = |p: &Pool2d| -> Result<Pool2dParams, ConvertError> {
-        nhwc(p.layout)?;
-        Ok(Pool2dParams {
-            kernel_h: u16_of("kernel height", p.kernel[0])?,
-            kernel_w: u16_of("kernel width", p.kernel[1])?,
-            stride_h: u16_of("stride", p.strides[0])?,
-            stride_w: u16_of("stride", p.strides[1])?,
-            pad_top: u16_of("padding", p.pads[0])?,
-            pad_left: u16_of("padding", p.pads[1])?,
-            pad_bottom: u16_of("padding", p.pads[2])?,
-            pad_right: u16_of("padding", p.pads[3])?,
-            count_include_pad: p.count_include_pad,
-        })
-    };
     Ok(match q {
         QuantOp::Quantize(p) => OpKind::Quantize(*p),
         QuantOp::Dequantize(p) => OpKind::Dequantize(*p),
@@ -60,25 +27,13 @@ pub fn lower(n: &Node, q: &QuantOp) -> Result<OpKind, ConvertError> {
             y_zero_point,
             act_min,
             act_max,
-        } => {
-            nhwc(c.layout)?;
-            OpKind::QuantConv2d(QuantConv2dParams {
-                stride_h: u16_of("stride", c.strides[0])?,
-                stride_w: u16_of("stride", c.strides[1])?,
-                dilation_h: u16_of("dilation", c.dilations[0])?,
-                dilation_w: u16_of("dilation", c.dilations[1])?,
-                pad_top: u16_of("padding", c.pads[0])?,
-                pad_left: u16_of("padding", c.pads[1])?,
-                pad_bottom: u16_of("padding", c.pads[2])?,
-                pad_right: u16_of("padding", c.pads[3])?,
-                groups: u16_of("group", c.groups)?,
-                x_zero_point: *x_zero_point,
-                y_zero_point: *y_zero_point,
-                act_min: *act_min,
-                act_max: *act_max,
-                rounding: RequantRounding::Double,
-            })
-        }
+        } => OpKind::QuantConv2d(conv_params!(QuantConv2dParams, n, c, {
+            x_zero_point: *x_zero_point,
+            y_zero_point: *y_zero_point,
+            act_min: *act_min,
+            act_max: *act_max,
+            rounding: RequantRounding::Double,
+        })),
         QuantOp::FullyConnected(p) => OpKind::QuantFullyConnected(*p),
         QuantOp::Add(p) => OpKind::QuantAdd(*p),
         QuantOp::Mul(p) => OpKind::QuantMul(*p),
@@ -87,7 +42,7 @@ pub fn lower(n: &Node, q: &QuantOp) -> Result<OpKind, ConvertError> {
             act_min,
             act_max,
         } => OpKind::QuantMaxPool2d(QuantMaxPoolParams {
-            window: window(pool)?,
+            window: narrow::pool(n, pool)?,
             act_min: *act_min,
             act_max: *act_max,
         }),
@@ -97,7 +52,7 @@ pub fn lower(n: &Node, q: &QuantOp) -> Result<OpKind, ConvertError> {
             act_min,
             act_max,
         } => OpKind::QuantAvgPool2d(QuantAvgPoolParams {
-            window: window(pool)?,
+            window: narrow::pool(n, pool)?,
             zero_point: *zero_point,
             act_min: *act_min,
             act_max: *act_max,

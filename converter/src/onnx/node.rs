@@ -117,6 +117,12 @@ impl NodeCtx<'_> {
         }
     }
 
+    /// Data of a constant integer input of sizes (a shape, repeats), none negative.
+    pub fn const_sizes(&self, id: TensorId, what: &str) -> Result<Vec<usize>, ConvertError> {
+        let v = self.const_ints(id, what)?;
+        crate::ir::shape::dims_from_i64(&v).map_err(|e| self.err(e))
+    }
+
     /// A constant scalar f32 input (one element of any rank).
     pub fn const_scalar(&self, id: TensorId, what: &str) -> Result<f32, ConvertError> {
         let t = self.imp.graph.tensor(id);

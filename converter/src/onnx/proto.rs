@@ -292,6 +292,47 @@ pub struct ValueInfoProto {
     pub doc_string: String,
 }
 
+impl TensorProto {
+    /// A tensor `name` of `dims` and element type `data_type` (see [`data_type`]), its data in
+    /// `raw_data` (little-endian).
+    pub fn from_raw(name: &str, dims: &[i64], data_type: i32, raw_data: Vec<u8>) -> Self {
+        Self {
+            name: name.into(),
+            dims: dims.to_vec(),
+            data_type,
+            raw_data,
+            ..Self::default()
+        }
+    }
+}
+
+impl NodeProto {
+    /// The value of INT attribute `name`, if the node has it.
+    pub fn attr_i(&self, name: &str) -> Option<i64> {
+        self.attribute
+            .iter()
+            .find(|a| a.name == name)
+            .and_then(|a| a.i)
+    }
+}
+
+impl ValueInfoProto {
+    /// A FLOAT tensor `name` without a shape (an output listed for its values only).
+    pub fn float_unshaped(name: &str) -> Self {
+        Self {
+            name: name.into(),
+            r#type: Some(TypeProto {
+                value: Some(TypeValue::TensorType(TypeProtoTensor {
+                    elem_type: data_type::FLOAT,
+                    shape: None,
+                })),
+                denotation: String::new(),
+            }),
+            doc_string: String::new(),
+        }
+    }
+}
+
 /// A value's type. Only the tensor variant is declared: sequences, maps, optionals and sparse
 /// tensors decode as `value: None`, which the importer reports as unsupported.
 #[derive(Clone, PartialEq, prost::Message)]

@@ -183,6 +183,12 @@ fn fold_into_readers(g: &mut Graph) -> Result<bool, ConvertError> {
     }
 }
 
+/// True if node `n` has constant weights (input 1) and, if it has one, a constant bias (input 2).
+fn const_params(g: &Graph, n: &Node) -> bool {
+    let is_const = |i: usize| n.inputs.get(i).is_some_and(|&t| g.const_f32(t).is_some());
+    is_const(1) && (n.inputs.len() < 3 || is_const(2))
+}
+
 /// The input channel count of node `r` if it is an unpadded Conv2d or a FullyConnected (2-D input)
 /// with constant weights (and bias), which can absorb an affine op on its input.
 fn reader_channels(g: &Graph, r: usize) -> Option<usize> {
@@ -192,12 +198,8 @@ fn reader_channels(g: &Graph, r: usize) -> Option<usize> {
         Op::FullyConnected { .. } => g.tensor(n.inputs[0]).shape.len() == 2,
         _ => false,
     };
-    let w = *n.inputs.get(1)?;
-    if !ok || g.const_f32(w).is_none() {
+    if !ok || !const_params(g, n) {
         return None;
-    }
-    if let Some(&b) = n.inputs.get(2) {
-        g.const_f32(b)?;
     }
     g.tensor(n.inputs[0])
         .shape
@@ -275,12 +277,8 @@ fn producer_channels(g: &Graph, p: usize) -> Option<usize> {
         }
         _ => false,
     };
-    let w = *n.inputs.get(1)?;
-    if !ok || g.const_f32(w).is_none() {
+    if !ok || !const_params(g, n) {
         return None;
-    }
-    if let Some(&b) = n.inputs.get(2) {
-        g.const_f32(b)?;
     }
     g.tensor(n.output).shape.get(1).copied().filter(|&c| c > 0)
 }

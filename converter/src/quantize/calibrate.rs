@@ -6,9 +6,7 @@ use std::collections::{HashMap, HashSet};
 use prost::Message;
 
 use super::{model_err, FUSED_CONSUMERS, QUANTIZED_OUTPUTS};
-use crate::onnx::proto::{
-    data_type, ModelProto, TypeProto, TypeProtoTensor, TypeValue, ValueInfoProto,
-};
+use crate::onnx::proto::{data_type, ModelProto, TypeValue, ValueInfoProto};
 use crate::{convert, ConvertError, ConvertOptions};
 
 /// How a tensor's range is taken from its calibration values.
@@ -117,17 +115,7 @@ pub fn calibrate(
         .cloned()
         .collect();
     for name in &exposed {
-        graph.output.push(ValueInfoProto {
-            name: name.clone(),
-            r#type: Some(TypeProto {
-                value: Some(TypeValue::TensorType(TypeProtoTensor {
-                    elem_type: data_type::FLOAT,
-                    shape: None,
-                })),
-                denotation: String::new(),
-            }),
-            doc_string: String::new(),
-        });
+        graph.output.push(ValueInfoProto::float_unshaped(name));
     }
     let converted = convert(&model.encode_to_vec(), opts)?;
     let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);

@@ -80,12 +80,7 @@ pub fn quantize_qdq(onnx: &[u8], ranges: &Ranges) -> Result<(Vec<u8>, QdqSummary
         let (w_name, axis) = match n.op_type.as_str() {
             "Conv" => (n.input.get(1), 0usize),
             "Gemm" => {
-                let trans_b = n
-                    .attribute
-                    .iter()
-                    .find(|a| a.name == "transB")
-                    .and_then(|a| a.i)
-                    .unwrap_or(0);
+                let trans_b = n.attr_i("transB").unwrap_or(0);
                 (n.input.get(1), if trans_b != 0 { 0 } else { 1 })
             }
             "MatMul" => (n.input.get(1), 1),
@@ -267,33 +262,18 @@ fn dequantize(base: &str, output: &str, axis: Option<i64>) -> NodeProto {
 }
 
 fn tensor_f32(name: &str, dims: &[i64], v: &[f32]) -> TensorProto {
-    TensorProto {
-        name: name.into(),
-        dims: dims.to_vec(),
-        data_type: data_type::FLOAT,
-        raw_data: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        ..TensorProto::default()
-    }
+    let raw = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+    TensorProto::from_raw(name, dims, data_type::FLOAT, raw)
 }
 
 fn tensor_i8(name: &str, dims: &[i64], v: &[i8]) -> TensorProto {
-    TensorProto {
-        name: name.into(),
-        dims: dims.to_vec(),
-        data_type: data_type::INT8,
-        raw_data: v.iter().map(|&x| x as u8).collect(),
-        ..TensorProto::default()
-    }
+    let raw = v.iter().map(|&x| x as u8).collect();
+    TensorProto::from_raw(name, dims, data_type::INT8, raw)
 }
 
 fn tensor_i32(name: &str, dims: &[i64], v: &[i32]) -> TensorProto {
-    TensorProto {
-        name: name.into(),
-        dims: dims.to_vec(),
-        data_type: data_type::INT32,
-        raw_data: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        ..TensorProto::default()
-    }
+    let raw = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+    TensorProto::from_raw(name, dims, data_type::INT32, raw)
 }
 
 /// The values of a FLOAT initializer.

@@ -30,6 +30,17 @@ pub fn run(converted: &Converted, x: &[f32]) -> Vec<f32> {
     model::run(&converted.blob, x)
 }
 
+/// [`check_case_within`] with `rtol` 1e-5, the tolerance of the array, reduction and normalization cases.
+pub fn check_case(case: &str) -> Converted {
+    check_case_within(case, 1e-5)
+}
+
+/// Asserts that `c` runs `op` exactly `n` times; a failure lists every node with its op.
+pub fn assert_op_count(c: &Converted, op: &str, n: usize) {
+    let count = op_names(c).iter().filter(|&&o| o == op).count();
+    assert_eq!(count, n, "{op}: {:?}", c.report.ops);
+}
+
 /// Converts a case, runs it on its golden input, and checks its golden output: shapes equal, non-finite
 /// values (NaN, infinities) at the same places and equal, finite ones within `rtol` of the output's
 /// scale: `|ember - golden| <= rtol * max(1, max |golden|)`, the rule `tests/models/check_goldens.py`
@@ -70,4 +81,14 @@ pub fn check_case_within(case: &str, rtol: f32) -> Converted {
 /// The Ember op of every lowered node, in order.
 pub fn op_names(c: &Converted) -> Vec<&'static str> {
     c.report.ops.iter().map(|(_, op)| *op).collect()
+}
+
+/// The name of every lowered node (fused nodes read `conv+relu`), in order.
+pub fn node_names(c: &Converted) -> Vec<&str> {
+    c.report.ops.iter().map(|(n, _)| n.as_str()).collect()
+}
+
+/// Asserts the Ember ops of `c`, in order; a failure lists every node with its op.
+pub fn assert_ops(c: &Converted, want: &[&str]) {
+    assert_eq!(op_names(c), want, "{:?}", c.report.ops);
 }

@@ -51,28 +51,13 @@ pub fn fixed(name: &str, dims: &[i64]) -> ValueInfoProto {
 
 /// A FLOAT value-info without a shape (for outputs).
 pub fn unshaped(name: &str) -> ValueInfoProto {
-    ValueInfoProto {
-        name: name.into(),
-        r#type: Some(TypeProto {
-            value: Some(TypeValue::TensorType(TypeProtoTensor {
-                elem_type: data_type::FLOAT,
-                shape: None,
-            })),
-            denotation: String::new(),
-        }),
-        doc_string: String::new(),
-    }
+    ValueInfoProto::float_unshaped(name)
 }
 
 /// A FLOAT initializer (raw little-endian data).
 pub fn floats(name: &str, dims: &[i64], data: &[f32]) -> TensorProto {
-    TensorProto {
-        name: name.into(),
-        dims: dims.to_vec(),
-        data_type: data_type::FLOAT,
-        raw_data: data.iter().flat_map(|v| v.to_le_bytes()).collect(),
-        ..TensorProto::default()
-    }
+    let raw = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    TensorProto::from_raw(name, dims, data_type::FLOAT, raw)
 }
 
 /// An INT64 initializer (typed field).
@@ -119,6 +104,11 @@ pub fn node(
     }
 }
 
+/// A node without attributes and with the one output `output`.
+pub fn node1(op: &str, name: &str, inputs: &[&str], output: &str) -> NodeProto {
+    node(op, name, inputs, &[output], vec![])
+}
+
 /// An INT attribute.
 pub fn attr_i(name: &str, v: i64) -> AttributeProto {
     AttributeProto {
@@ -157,6 +147,16 @@ pub fn attr_s(name: &str, v: &str) -> AttributeProto {
         s: Some(v.as_bytes().to_vec()),
         ..AttributeProto::default()
     }
+}
+
+/// A [`model`] of one node, whose output `y` is the graph's (unshaped).
+pub fn one_node_model(
+    opset: i64,
+    node: NodeProto,
+    inputs: Vec<ValueInfoProto>,
+    initializers: Vec<TensorProto>,
+) -> Vec<u8> {
+    model(opset, vec![node], inputs, vec![unshaped("y")], initializers)
 }
 
 /// A model of the default domain at `opset` around one graph.

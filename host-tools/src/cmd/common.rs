@@ -4,6 +4,7 @@
 //! `[NAME=]FILE` arguments.
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context, Result};
 use ember_core::{AlignedBuf, Model};
@@ -185,6 +186,34 @@ pub struct Comparison {
     pub max_diff: f32,
     pub max_at: usize,
     pub mismatches: usize,
+}
+
+impl Comparison {
+    /// Prints the `--expect` line of output `name` (`n` values) checked within `atol` + `rtol`, and
+    /// returns whether every value matched.
+    pub fn report(&self, name: &str, n: usize, atol: f32, rtol: f32) -> bool {
+        println!(
+            "expect {name:?}: max |diff| {:.3e} at index {}, {} of {} values outside atol {:e} + rtol {:e}: {}",
+            self.max_diff,
+            self.max_at,
+            self.mismatches,
+            n,
+            atol,
+            rtol,
+            if self.mismatches == 0 { "ok" } else { "MISMATCH" }
+        );
+        self.mismatches == 0
+    }
+}
+
+/// The exit of a command checked with `--expect`: success, or a failure said on stderr when an
+/// output differed beyond the tolerance.
+pub fn expect_exit(ok: bool) -> ExitCode {
+    if ok {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("error: outputs differ from the expected values beyond the tolerance");
+    ExitCode::FAILURE
 }
 
 /// Compares element-wise: a value matches if `|got - want| <= atol + rtol * |want|`, or both are NaN, or

@@ -16,7 +16,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     use anyhow::Context;
     use ember_gpu::{Device, DeviceSession};
 
-    use super::common::{bind, compare, io_name, parse, print_values, read_blob, shape_str};
+    use super::common::{
+        bind, compare, expect_exit, io_name, parse, print_values, read_blob, shape_str,
+    };
     use crate::npy;
 
     let device: Device = args.device.parse()?;
@@ -141,23 +143,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             );
         }
         let cmp = compare(got, &want.data, args.atol, args.rtol);
-        println!(
-            "expect {name:?}: max |diff| {:.3e} at index {}, {} of {} values outside atol {:e} + rtol {:e}: {}",
-            cmp.max_diff,
-            cmp.max_at,
-            cmp.mismatches,
-            got.len(),
-            args.atol,
-            args.rtol,
-            if cmp.mismatches == 0 { "ok" } else { "MISMATCH" }
-        );
-        ok &= cmp.mismatches == 0;
+        ok &= cmp.report(&name, got.len(), args.atol, args.rtol);
     }
-    if !ok {
-        eprintln!("error: outputs differ from the expected values beyond the tolerance");
-        return Ok(ExitCode::FAILURE);
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(expect_exit(ok))
 }
 
 /// Without the `gpu` feature only the CPU exists.

@@ -8,8 +8,8 @@ use anyhow::{bail, Context, Result};
 use ember_core::Model;
 
 use super::common::{
-    bind, compare_f64, cpu_label, host_arena, host_cpu, io_name, parse, print_values, read_blob,
-    shape_str, RunArgs,
+    bind, compare_f64, cpu_label, expect_exit, host_arena, host_cpu, io_name, parse, print_values,
+    read_blob, shape_str, RunArgs,
 };
 use crate::npy;
 
@@ -163,23 +163,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             );
         }
         let cmp = compare_f64(&got, &want_values, args.atol, args.rtol);
-        println!(
-            "expect {name:?}: max |diff| {:.3e} at index {}, {} of {} values outside atol {:e} + rtol {:e}: {}",
-            cmp.max_diff,
-            cmp.max_at,
-            cmp.mismatches,
-            got.len(),
-            args.atol,
-            args.rtol,
-            if cmp.mismatches == 0 { "ok" } else { "MISMATCH" }
-        );
-        ok &= cmp.mismatches == 0;
+        ok &= cmp.report(&name, got.len(), args.atol, args.rtol);
     }
-    if !ok {
-        eprintln!("error: outputs differ from the expected values beyond the tolerance");
-        return Ok(ExitCode::FAILURE);
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(expect_exit(ok))
 }
 
 /// Prints one line per op: its median time over the runs (nanosecond ticks) and its share of the sum.

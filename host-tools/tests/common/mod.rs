@@ -31,6 +31,20 @@ pub fn text(o: &Output) -> String {
     )
 }
 
+/// What a successful `ember` printed ([`text`]); fails the test with it if `ember` failed.
+pub fn ok_text(o: &Output) -> String {
+    let t = text(o);
+    assert!(o.status.success(), "{t}");
+    t
+}
+
+/// What a failed `ember` printed ([`text`]); fails the test if `ember` succeeded.
+pub fn err_text(o: &Output) -> String {
+    let t = text(o);
+    assert!(!o.status.success(), "{t}");
+    t
+}
+
 /// The repository's `tests/models` folder.
 pub fn models() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/models")
@@ -67,8 +81,12 @@ pub fn digits_blob(dir: &Path, file: &str) -> PathBuf {
 
 /// `ember <command> <blob> --input <one digit image>` (`tests/models/digits/x1.npy`), then `extra`.
 pub fn on_digit(command: &str, blob: &Path, extra: &[&str]) -> Output {
-    let x = model("digits/x1.npy");
-    let mut args = vec![command, blob.to_str().unwrap(), "--input", &x];
+    on_input(command, blob, &model("digits/x1.npy"), extra)
+}
+
+/// `ember <command> <blob> --input <input>`, then `extra`.
+pub fn on_input(command: &str, blob: &Path, input: &str, extra: &[&str]) -> Output {
+    let mut args = vec![command, blob.to_str().unwrap(), "--input", input];
     args.extend_from_slice(extra);
     ember(&args)
 }

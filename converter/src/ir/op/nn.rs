@@ -40,17 +40,34 @@ pub(crate) fn infer_conv(
     w: &[usize],
     b: Option<&[usize]>,
 ) -> Result<Vec<usize>, String> {
-    let (n, ch, h, wd) = match (x, c.layout) {
+    conv_output(c.layout, c.groups, x, w, b, |axis, len, kernel| {
+        let (begin, end) = (c.pads[axis], c.pads[axis + 2]);
+        window_out(len, kernel, c.strides[axis], c.dilations[axis], begin, end)
+    })
+}
+
+/// The output dims of a convolution (plain or transposed) in `layout` with `groups`, input `x`,
+/// weights `w` (OIHW or OHWI) and bias `b`, its output lengths from `out_len(axis, input length,
+/// kernel length)` (axis 0 is H), or why they do not fit.
+pub(crate) fn conv_output(
+    layout: SpatialLayout,
+    groups: usize,
+    x: &[usize],
+    w: &[usize],
+    b: Option<&[usize]>,
+    out_len: impl Fn(usize, usize, usize) -> Result<usize, String>,
+) -> Result<Vec<usize>, String> {
+    let (n, ch, h, wd) = match (x, layout) {
         ([n, ch, h, wd], SpatialLayout::Nchw) => (*n, *ch, *h, *wd),
         ([n, h, wd, ch], SpatialLayout::Nhwc) => (*n, *ch, *h, *wd),
         _ => return Err(format!("input {x:?} must have rank 4")),
     };
-    let (m, wc, kh, kw) = match (w, c.layout) {
+    let (m, wc, kh, kw) = match (w, layout) {
         ([m, wc, kh, kw], SpatialLayout::Nchw) => (*m, *wc, *kh, *kw),
         ([m, kh, kw, wc], SpatialLayout::Nhwc) => (*m, *wc, *kh, *kw),
         _ => return Err(format!("weights {w:?} must have rank 4")),
     };
-    let g = c.groups;
+    let g = groups;
     if g == 0 || ch % g != 0 || m % g != 0 || ch / g != wc {
         return Err(format!(
             "input channels {ch}, output channels {m}, weight channels {wc} and group {g} do not fit \
@@ -62,10 +79,8 @@ pub(crate) fn infer_conv(
             return Err(format!("bias {b:?} must be [{m}]"));
         }
     }
-    let [pt, pl, pb, pr] = c.pads;
-    let oh = window_out(h, kh, c.strides[0], c.dilations[0], pt, pb)?;
-    let ow = window_out(wd, kw, c.strides[1], c.dilations[1], pl, pr)?;
-    Ok(match c.layout {
+    let (oh, ow) = (out_len(0, h, kh)?, out_len(1, wd, kw)?);
+    Ok(match layout {
         SpatialLayout::Nchw => vec![n, m, oh, ow],
         SpatialLayout::Nhwc => vec![n, oh, ow, m],
     })

@@ -41,14 +41,7 @@ pub fn resolve(
     let strides = pair(ctx, "strides", 1, 1)?;
     let dilations = pair(ctx, "dilations", 1, 1)?;
     let auto_pad = ctx.attr_string("auto_pad")?.unwrap_or_default();
-    let explicit = match ctx.attr_sizes("pads", 0)? {
-        None => None,
-        Some(p) => Some(<[usize; 4]>::try_from(p.as_slice()).map_err(|_| {
-            ctx.err(format!(
-                "attribute pads={p:?} must have 4 values [top, left, bottom, right]"
-            ))
-        })?),
-    };
+    let explicit: Option<[usize; 4]> = explicit_pads(ctx, "[top, left, bottom, right]")?;
     let pads = match auto_pad.as_str() {
         "" | "NOTSET" => explicit.unwrap_or([0; 4]),
         "VALID" | "SAME_UPPER" | "SAME_LOWER" if explicit.is_some_and(|p| p != [0; 4]) => {
@@ -88,6 +81,19 @@ pub fn resolve(
     })
 }
 
+/// The attribute `pads`, if given, as its `N` values (`order` names them in the error).
+fn explicit_pads<const N: usize>(
+    ctx: &NodeCtx<'_>,
+    order: &str,
+) -> Result<Option<[usize; N]>, ConvertError> {
+    let Some(p) = ctx.attr_sizes("pads", 0)? else {
+        return Ok(None);
+    };
+    let pads = <[usize; N]>::try_from(p.as_slice())
+        .map_err(|_| ctx.err(format!("attribute pads={p:?} must have {N} values {order}")))?;
+    Ok(Some(pads))
+}
+
 /// Resolves a 1-D window (attributes with one value each; `pads` = `[begin, end]`) of size `kernel`
 /// over length `len`, as the 2-D window of the same data viewed as `[N, C, 1, L]`: the H axis gets
 /// stride 1, dilation 1 and no padding.
@@ -104,14 +110,8 @@ pub fn resolve_1d(ctx: &NodeCtx<'_>, len: usize, kernel: usize) -> Result<Window
     let stride = one("strides", 1)?;
     let dilation = one("dilations", 1)?;
     let auto_pad = ctx.attr_string("auto_pad")?.unwrap_or_default();
-    let explicit = match ctx.attr_sizes("pads", 0)? {
-        None => None,
-        Some(p) => Some(<[usize; 2]>::try_from(p.as_slice()).map_err(|_| {
-            ctx.err(format!(
-                "attribute pads={p:?} must have 2 values [begin, end] (the input is 1-D: [N, C, L])"
-            ))
-        })?),
-    };
+    let explicit: Option<[usize; 2]> =
+        explicit_pads(ctx, "[begin, end] (the input is 1-D: [N, C, L])")?;
     let (begin, end) = match auto_pad.as_str() {
         "" | "NOTSET" => explicit.map_or((0, 0), |[b, e]| (b, e)),
         "VALID" | "SAME_UPPER" | "SAME_LOWER" if explicit.is_some_and(|p| p != [0; 2]) => {

@@ -25,14 +25,6 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
             found.join(", ")
         )));
     };
-    let name = ctx
-        .node
-        .output
-        .first()
-        .filter(|n| !n.is_empty())
-        .cloned()
-        .ok_or_else(|| ctx.err("the node has no output"))?;
     let (shape, data, dtype) = value;
-    let id = ctx.imp.graph.add_constant_of(&name, shape, data, dtype);
-    ctx.bind_output(id)
+    super::shape::bind_constant_of(ctx, shape, data, dtype)
 }

@@ -1,6 +1,5 @@
 //! ONNX `ConstantOfShape`: a constant at conversion time (the shape input must be constant).
 
-use crate::ir::shape::dims_from_i64;
 use crate::ir::{ConstData, DType};
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
@@ -10,8 +9,7 @@ use super::shape::bind_constant_of;
 /// Imports `ConstantOfShape`.
 pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let s = ctx.input(0, "input")?;
-    let dims = ctx.const_ints(s, "input shape")?;
-    let shape = dims_from_i64(&dims).map_err(|e| ctx.err(e))?;
+    let shape = ctx.const_sizes(s, "input shape")?;
     let n = crate::ir::shape::numel(&shape).map_err(|e| ctx.err(e))?;
     let (data, dtype) = match ctx.attr_tensor("value")? {
         None => (ConstData::F32(vec![0.0; n]), DType::F32),

@@ -4,7 +4,7 @@
 
 use ember_core::ops::MAX_RANK;
 
-use crate::ir::shape::{broadcast, dims_from_i64};
+use crate::ir::shape::broadcast;
 use crate::ir::Op;
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
@@ -13,8 +13,7 @@ use crate::ConvertError;
 pub fn import_expand(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let x = ctx.input(0, "input")?;
     let s = ctx.input(1, "shape")?;
-    let target = ctx.const_ints(s, "input shape")?;
-    let target = dims_from_i64(&target).map_err(|e| ctx.err(e))?;
+    let target = ctx.const_sizes(s, "input shape")?;
     let dims = ctx.shape(x);
     let shape = broadcast(&dims, &target).map_err(|e| ctx.err(e))?;
     let op = if shape == dims {
@@ -30,8 +29,7 @@ pub fn import_expand(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
 pub fn import_tile(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let x = ctx.input(0, "input")?;
     let r = ctx.input(1, "repeats")?;
-    let repeats = ctx.const_ints(r, "input repeats")?;
-    let repeats = dims_from_i64(&repeats).map_err(|e| ctx.err(e))?;
+    let repeats = ctx.const_sizes(r, "input repeats")?;
     let dims = ctx.shape(x);
     if repeats.len() != dims.len() {
         return Err(ctx.err(format!(

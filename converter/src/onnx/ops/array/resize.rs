@@ -7,7 +7,7 @@
 
 use ember_core::ops::array::resize::{CoordMode, NearestMode, ResizeMode, ResizeParams};
 
-use crate::ir::shape::{dims_from_i64, resolve_axis};
+use crate::ir::shape::resolve_axis;
 use crate::ir::slicing::Resize;
 use crate::ir::Op;
 use crate::onnx::node::NodeCtx;
@@ -71,8 +71,7 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
             }
         }
         (None, Some(s)) => {
-            let v = ctx.const_ints(s, "input sizes")?;
-            let v = dims_from_i64(&v).map_err(|e| ctx.err(e))?;
+            let v = ctx.const_sizes(s, "input sizes")?;
             if v.len() != axes.len() {
                 return Err(ctx.err(format!("sizes {v:?} must have one value per axis")));
             }

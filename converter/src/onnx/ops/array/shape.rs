@@ -35,15 +35,8 @@ pub(crate) fn bind_constant(
     shape: Vec<usize>,
     data: ConstData,
 ) -> Result<(), ConvertError> {
-    let name = ctx
-        .node
-        .output
-        .first()
-        .filter(|n| !n.is_empty())
-        .cloned()
-        .ok_or_else(|| ctx.err("the node has no output"))?;
-    let id = ctx.imp.graph.add_constant(&name, shape, data);
-    ctx.bind_output(id)
+    let dtype = data.dtype();
+    bind_constant_of(ctx, shape, data, dtype)
 }
 
 /// [`bind_constant`] with the constant's dtype given (its data may be held wider).

@@ -17,8 +17,5 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         "GreaterOrEqual" => CompareOp::GreaterOrEqual,
         other => return Err(ctx.err(format!("{other} is not a comparison"))),
     };
-    let a = ctx.input(0, "A")?;
-    let b = ctx.input(1, "B")?;
-    ctx.emit(Op::Compare(op), vec![a, b])?;
-    Ok(())
+    super::emit_a_b(ctx, Op::Compare(op))
 }

@@ -15,10 +15,7 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         "Xor" => LogicalOp::Xor,
         other => return Err(ctx.err(format!("{other} is not a logical op"))),
     };
-    let a = ctx.input(0, "A")?;
-    let b = ctx.input(1, "B")?;
-    ctx.emit(Op::Logical(op), vec![a, b])?;
-    Ok(())
+    super::emit_a_b(ctx, Op::Logical(op))
 }
 
 /// Imports `Not`.

@@ -8,3 +8,15 @@ pub mod compare;
 pub mod logical;
 pub mod unary;
 pub mod variadic;
+
+use crate::ir::Op;
+use crate::onnx::node::NodeCtx;
+use crate::ConvertError;
+
+/// Emits `op` over the node's two inputs `A` and `B` (a comparison or a logical op).
+fn emit_a_b(ctx: &mut NodeCtx<'_>, op: Op) -> Result<(), ConvertError> {
+    let a = ctx.input(0, "A")?;
+    let b = ctx.input(1, "B")?;
+    ctx.emit(op, vec![a, b])?;
+    Ok(())
+}

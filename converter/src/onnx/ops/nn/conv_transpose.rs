@@ -29,17 +29,7 @@ use crate::ConvertError;
 
 /// Imports `ConvTranspose`.
 pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
-    let x = ctx.input(0, "X")?;
-    let w = ctx.input(1, "W")?;
-    let b = ctx.opt_input(2)?;
-    let xs = ctx.shape(x);
-    let ws = ctx.shape(w);
-    if xs.len() != 3 && xs.len() != 4 {
-        return Err(ctx.err(format!(
-            "input X has shape {xs:?}; only 1-D and 2-D transposed convolution (rank-3 or rank-4 \
-             input) is supported"
-        )));
-    }
+    let (x, w, b, xs, ws) = super::conv::inputs(ctx, "transposed convolution")?;
     let one_d = xs.len() == 3;
     let Some(w_data) = ctx.const_f32(w).map(<[f32]>::to_vec) else {
         return Err(ctx.err(format!(
@@ -47,11 +37,7 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
             ctx.graph().tensor(w).name
         )));
     };
-    let group = ctx.attr_int("group")?.unwrap_or(1);
-    let groups = usize::try_from(group)
-        .ok()
-        .filter(|&g| g >= 1)
-        .ok_or_else(|| ctx.err(format!("attribute group={group} must be at least 1")))?;
+    let groups = super::conv::groups(ctx)?;
     let channels = xs[1];
     if ws.len() != xs.len() || ws[0] != channels || !channels.is_multiple_of(groups) {
         let want = if one_d {
@@ -123,38 +109,13 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         layout: SpatialLayout::Nchw,
     });
     if !one_d {
-        let mut inputs = vec![x, w2];
-        inputs.extend(b);
-        ctx.emit(op, inputs)?;
+        ctx.emit(op, [x, w2].into_iter().chain(b).collect())?;
         return Ok(());
     }
-    let x2 = ctx.emit_tmp(
-        "as_2d",
-        Op::Reshape {
-            shape: vec![xs[0], xs[1], 1, xs[2]],
-        },
-        vec![x],
-    )?;
-    let mut inputs = vec![x2, w2];
-    inputs.extend(b);
-    let y2 = ctx.emit_tmp("conv_transpose_2d", op, inputs)?;
-    let ys = ctx.shape(y2);
-    let y = ctx.emit(
-        Op::Reshape {
-            shape: vec![ys[0], ys[1], ys[3]],
-        },
-        vec![y2],
-    )?;
+    let x2 = super::conv::reshape_to_2d(ctx, "as_2d", x)?;
+    let inputs = [x2, w2].into_iter().chain(b).collect();
     // The convolution carries the ONNX node's name (fused names read `deconv+relu`).
-    let name = ctx.name.clone();
-    for n in ctx.imp.graph.nodes.iter_mut().rev().take(2) {
-        n.name = if n.output == y {
-            format!("{name}.as_1d")
-        } else {
-            name.clone()
-        };
-    }
-    Ok(())
+    super::conv::emit_1d_as_2d(ctx, "conv_transpose_2d", op, inputs)
 }
 
 /// One spatial axis, resolved.

@@ -10,10 +10,9 @@
 
 use ember_core::ops::math::activation::Activation;
 
-use crate::ir::op::Conv2d;
-use crate::ir::{ConstData, DType, Op, SpatialLayout, TensorId};
+use crate::ir::{ConstData, DType, Op, TensorId};
 use crate::onnx::node::NodeCtx;
-use crate::onnx::ops::window;
+use crate::onnx::ops::nn::conv::conv_op;
 use crate::ConvertError;
 
 /// The largest integer below which every float32 sum of integers is exact.
@@ -41,28 +40,7 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         )));
     }
     let wf = ctx.add_constant("weights", ws.clone(), ConstData::F32(wv));
-    if let Some(k) = ctx.attr_sizes("kernel_shape", 1)? {
-        if k != ws[2..] {
-            return Err(ctx.err(format!(
-                "attribute kernel_shape={k:?} does not match the weights' kernel {:?}",
-                &ws[2..]
-            )));
-        }
-    }
-    let group = ctx.attr_int("group")?.unwrap_or(1);
-    let groups = usize::try_from(group)
-        .ok()
-        .filter(|&g| g >= 1)
-        .ok_or_else(|| ctx.err(format!("attribute group={group} must be at least 1")))?;
-    let win = window::resolve(ctx, [xs[2], xs[3]], [ws[2], ws[3]])?;
-    let op = Op::Conv2d(Conv2d {
-        strides: win.strides,
-        dilations: win.dilations,
-        pads: win.pads,
-        groups,
-        act: Activation::None,
-        layout: SpatialLayout::Nchw,
-    });
+    let op = conv_op(ctx, &xs, &ws)?;
     let yf = ctx.emit_tmp("conv", op, vec![xf, wf])?;
     let y = ctx.emit_tmp("int32", Op::Cast { to: DType::I32 }, vec![yf])?;
     ctx.finish(y)

@@ -6,13 +6,10 @@
 //! Quantize, with a notice in the report (results then match ONNX's integer arithmetic within one
 //! step of the output where float rounding differs); the import reports it in a notice.
 
-use ember_core::ops::math::activation::Activation;
-
-use crate::ir::op::Conv2d;
 use crate::ir::quant::Quant;
-use crate::ir::{ConstData, DType, Op, SpatialLayout};
+use crate::ir::{ConstData, DType};
 use crate::onnx::node::NodeCtx;
-use crate::onnx::ops::window;
+use crate::onnx::ops::nn::conv::conv_op;
 use crate::ConvertError;
 
 /// Imports `QLinearConv`.
@@ -42,28 +39,7 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     if let Some(b) = b {
         inputs.push(bias(ctx, b, x_scale, wq.as_ref(), ws[0])?);
     }
-    if let Some(k) = ctx.attr_sizes("kernel_shape", 1)? {
-        if k != ws[2..] {
-            return Err(ctx.err(format!(
-                "attribute kernel_shape={k:?} does not match the weights' kernel {:?}",
-                &ws[2..]
-            )));
-        }
-    }
-    let group = ctx.attr_int("group")?.unwrap_or(1);
-    let groups = usize::try_from(group)
-        .ok()
-        .filter(|&g| g >= 1)
-        .ok_or_else(|| ctx.err(format!("attribute group={group} must be at least 1")))?;
-    let win = window::resolve(ctx, [xs[2], xs[3]], [ws[2], ws[3]])?;
-    let op = Op::Conv2d(Conv2d {
-        strides: win.strides,
-        dilations: win.dilations,
-        pads: win.pads,
-        groups,
-        act: Activation::None,
-        layout: SpatialLayout::Nchw,
-    });
+    let op = conv_op(ctx, &xs, &ws)?;
     let yf = ctx.emit_tmp("conv", op, inputs)?;
     let dtype = ctx.graph().tensor(y_zp).dtype;
     let y = super::quantize(ctx, yf, y_scale, Some(y_zp), dtype, 1)?;
