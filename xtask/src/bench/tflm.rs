@@ -265,16 +265,7 @@ fn venv(root: &Path) -> Result<PathBuf> {
         "python3 -m venv target/venv-tflm",
     )?;
     run_quiet(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "-r",
-            ])
-            .arg(&reqs),
+        crate::pip_install(&python).arg("-r").arg(&reqs),
         "pip install -r tests/tflm/requirements.txt",
     )?;
     std::fs::write(&stamp, wanted)?;
