@@ -389,33 +389,23 @@ impl Bytes {
 /// Writes `v` as one element of `d`; panics if it does not fit (a bug in this suite's generators).
 fn encode_one(d: DType, v: Num, out: &mut [u8]) {
     let fits = "value out of its dtype's range";
+    // The integer `$i` as a `$t`, in native byte order.
+    macro_rules! put {
+        ($t:ty, $i:expr) => {
+            out.copy_from_slice(&<$t>::try_from($i).expect(fits).to_ne_bytes())
+        };
+    }
     match (d, v) {
         (DType::F32, Num::Float(f)) => out.copy_from_slice(&(f as f32).to_ne_bytes()),
         (DType::F64, Num::Float(f)) => out.copy_from_slice(&f.to_ne_bytes()),
-        (DType::I8, Num::Int(i)) => {
-            out.copy_from_slice(&i8::try_from(i).expect(fits).to_ne_bytes())
-        }
-        (DType::U8 | DType::Bool, Num::Int(i)) => {
-            out.copy_from_slice(&u8::try_from(i).expect(fits).to_ne_bytes())
-        }
-        (DType::I16, Num::Int(i)) => {
-            out.copy_from_slice(&i16::try_from(i).expect(fits).to_ne_bytes())
-        }
-        (DType::U16, Num::Int(i)) => {
-            out.copy_from_slice(&u16::try_from(i).expect(fits).to_ne_bytes())
-        }
-        (DType::I32, Num::Int(i)) => {
-            out.copy_from_slice(&i32::try_from(i).expect(fits).to_ne_bytes())
-        }
-        (DType::U32, Num::Int(i)) => {
-            out.copy_from_slice(&u32::try_from(i).expect(fits).to_ne_bytes())
-        }
-        (DType::I64, Num::Int(i)) => {
-            out.copy_from_slice(&i64::try_from(i).expect(fits).to_ne_bytes())
-        }
-        (DType::U64, Num::Int(i)) => {
-            out.copy_from_slice(&u64::try_from(i).expect(fits).to_ne_bytes())
-        }
+        (DType::I8, Num::Int(i)) => put!(i8, i),
+        (DType::U8 | DType::Bool, Num::Int(i)) => put!(u8, i),
+        (DType::I16, Num::Int(i)) => put!(i16, i),
+        (DType::U16, Num::Int(i)) => put!(u16, i),
+        (DType::I32, Num::Int(i)) => put!(i32, i),
+        (DType::U32, Num::Int(i)) => put!(u32, i),
+        (DType::I64, Num::Int(i)) => put!(i64, i),
+        (DType::U64, Num::Int(i)) => put!(u64, i),
         _ => panic!("{d:?} cannot hold {v:?}"),
     }
 }
