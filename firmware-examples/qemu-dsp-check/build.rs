@@ -3,9 +3,8 @@
 fn main() {
     // `--icf=all` folds identical functions (such as the kernel table's stubs for the entries a model
     // leaves out): some 240 bytes of flash on the digits firmware.
-    ember_firmware_build::link_args(&["-Tlink.x", "--icf=all"]);
-    if let Err(e) = ember_firmware_build::link_memory_x() {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
+    ember_firmware_build::build_firmware(
+        &["-Tlink.x", "--icf=all"],
+        &[&ember_firmware_build::link_memory_x],
+    );
 }

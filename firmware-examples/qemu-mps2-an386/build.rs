@@ -7,15 +7,10 @@ const IMAGE_COUNT: usize = 360;
 fn main() {
     // `--icf=all` folds identical functions (such as the kernel table's stubs for the entries a model
     // leaves out): some 240 bytes of flash on the digits firmware.
-    ember_firmware_build::link_args(&["-Tlink.x", "--icf=all"]);
-    let result = ember_firmware_build::link_memory_x()
-        .and_then(|()| ember_firmware_build::embed_digits(IMAGE_COUNT));
+    let mut args = vec!["-Tlink.x", "--icf=all"];
     // defmt's linker script (its `.defmt` table of format strings), for the `defmt` feature only.
     if std::env::var_os("CARGO_FEATURE_DEFMT").is_some() {
-        println!("cargo:rustc-link-arg-bins=-Tdefmt.x");
+        args.push("-Tdefmt.x");
     }
-    if let Err(e) = result {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
+    ember_firmware_build::build_digits_firmware(&args, IMAGE_COUNT);
 }

@@ -7,11 +7,8 @@ const IMAGE_COUNT: usize = 360;
 fn main() {
     // `--icf=all` folds identical functions (such as the kernel table's stubs for the entries a model
     // leaves out): some 240 bytes of flash on the digits firmware.
-    ember_firmware_build::link_args(&["-Tmemory.x", "-Tlink.x", "--icf=all"]);
-    let result = ember_firmware_build::link_memory_x()
-        .and_then(|()| ember_firmware_build::embed_digits(IMAGE_COUNT));
-    if let Err(e) = result {
-        eprintln!("error: {e}");
-        std::process::exit(1);
-    }
+    ember_firmware_build::build_digits_firmware(
+        &["-Tmemory.x", "-Tlink.x", "--icf=all"],
+        IMAGE_COUNT,
+    );
 }

@@ -171,3 +171,97 @@ pub fn quant_conv2d_params(
         rounding: RequantRounding::Double,
     })
 }
+
+/// The window geometry that every kind of convolution's parameters holds, read back in the form
+/// [`conv2d_params`] takes it.
+pub trait ConvGeometry {
+    /// `(strides, dilations, pads, groups)`: `(height, width)` strides and dilations, paddings `[top,
+    /// left, bottom, right]`.
+    fn geometry(&self) -> ((u16, u16), (u16, u16), [u16; 4], u16);
+}
+
+macro_rules! conv_geometry {
+    ($($ty:ident),*) => {$(
+        impl ConvGeometry for $ty {
+            fn geometry(&self) -> ((u16, u16), (u16, u16), [u16; 4], u16) {
+                (
+                    (self.stride_h, self.stride_w),
+                    (self.dilation_h, self.dilation_w),
+                    [self.pad_top, self.pad_left, self.pad_bottom, self.pad_right],
+                    self.groups,
+                )
+            }
+        }
+    )*};
+}
+
+conv_geometry!(Conv2dParams, ConvTranspose2dParams, QuantConv2dParams);
+
+/// Whether a (transposed) convolution's parameters and channels are usable by the definition: strides,
+/// dilations and groups positive, and groups that divide the input channels `x_dims[3]` and output
+/// channels `w_dims[0]`, with `w_dims[3]` input channels per group.
+pub fn conv_groups_are_valid(
+    p: &impl ConvGeometry,
+    x_dims: [usize; 4],
+    w_dims: [usize; 4],
+) -> bool {
+    let ((sh, sw), (dh, dw), _, groups) = p.geometry();
+    let (ic, oc, icg, g) = (x_dims[3], w_dims[0], w_dims[3], usize::from(groups));
+    let params_ok = sh > 0 && sw > 0 && dh > 0 && dw > 0 && g > 0;
+    params_ok && ic % g == 0 && oc % g == 0 && icg * g == ic
+}
+
+/// Whether a convolution's geometry is well-formed by the definition: [`conv_groups_are_valid`], a
+/// kernel of at least one tap, and `y_dims` the output shape the textbook formula gives.
+pub fn conv2d_geometry_is_valid(
+    p: &impl ConvGeometry,
+    x_dims: [usize; 4],
+    w_dims: [usize; 4],
+    y_dims: [usize; 4],
+) -> bool {
+    let ((sh, sw), (dh, dw), [top, left, bottom, right], _) = p.geometry();
+    let ([n, h, w, _], [oc, kh, kw, _]) = (x_dims, w_dims);
+    if !conv_groups_are_valid(p, x_dims, w_dims) || kh == 0 || kw == 0 {
+        return false;
+    }
+    let oh = conv_output_len(h, kh, sh, dh, (top, bottom));
+    let ow = conv_output_len(w, kw, sw, dw, (left, right));
+    matches!((oh, ow), (Some(oh), Some(ow)) if y_dims == [n, oh, ow, oc])
+}
+
+/// The mistakes an odd layer case may make: an output axis one too long (one case in ten), and one
+/// input channel too many (one in ten).
+pub fn odd_layer_mistakes() -> impl Strategy<Value = (Option<usize>, bool)> {
+    (
+        prop::option::weighted(0.1, 0usize..4),
+        prop::bool::weighted(0.1),
+    )
+}
+
+/// The NHWC dims of a grouped layer, from `(n, h, w, input channels per group, output channels per
+/// group)`, the kernel's and the output's `(height, width)` and the groups (at least 1): input `[n, h, w,
+/// g * icg]`, weights `[g * ocg, kh, kw, icg]`, output `[n, oh, ow, g * ocg]`; then an odd case's
+/// mistakes (see [`odd_layer_mistakes`]; `(None, false)` for none): one more along output axis
+/// `off_by_one`, one more input channel with `ic_off`.
+pub fn grouped_dims(
+    (n, h, w, icg, ocg): (usize, usize, usize, usize, usize),
+    (kh, kw): (usize, usize),
+    (oh, ow): (usize, usize),
+    groups: u16,
+    (off_by_one, ic_off): (Option<usize>, bool),
+) -> [[usize; 4]; 3] {
+    let g = usize::from(groups).max(1);
+    let x_dims = [n, h, w, g * icg + usize::from(ic_off)];
+    let w_dims = [g * ocg, kh, kw, icg];
+    let mut y_dims = [n, oh, ow, g * ocg];
+    if let Some(axis) = off_by_one {
+        y_dims[axis] += 1;
+    }
+    [x_dims, w_dims, y_dims]
+}
+
+/// The position along one axis that tap `k` of the window at `o` reads: `o * stride + k * dilation -
+/// pad`, negative in the leading padding. (A transposed convolution's input `o` writes there.)
+pub fn tap(o: usize, k: usize, stride: u16, dilation: u16, pad: u16) -> i64 {
+    (o * usize::from(stride) + k * usize::from(dilation)) as i64 - i64::from(pad)
+}

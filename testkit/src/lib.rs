@@ -8,6 +8,7 @@
 //!   as `#[test]`s in a target's `tests/suite.rs`: `ember-core` with `REFERENCE`, `ember-cpu` at each
 //!   instruction-set level, `ember-cortex-m` on the host. [`validate_suite!`] holds the checks that take
 //!   no table, which `ember-core` runs once.
+//! - [`edge`]: the check that `validate` accepts exactly the odd cases the definition calls well-formed.
 //! - [`shape`]: element counts, flat positions and numpy broadcasting.
 //! - [`layer`]: the cases of layers with weights (convolutions, fully connected), f32 or int8.
 //! - [`window`]: pooling windows, valid and odd, and the formulas that define them.
@@ -15,6 +16,7 @@
 //!
 //! It is a dev-dependency only (`publish = false`): it uses std, proptest and `ember-core` with `alloc`.
 
+pub mod edge;
 pub mod layer;
 pub mod model;
 pub mod ops_f32;

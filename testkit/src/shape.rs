@@ -1,12 +1,43 @@
 //! Shapes of row-major tensors: element counts, flat positions and multi-indices, numpy broadcasting, and
 //! the small dims the suites draw (now and then 0, an empty tensor).
 
+use ember_core::ops::{In, Out};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
 /// Number of elements of a shape.
 pub fn numel(dims: &[usize]) -> usize {
     dims.iter().product()
+}
+
+/// Runs `kernel` into an output of `y_dims` filled with `fill` (so that elements it skips show), and
+/// returns the output.
+pub fn run_into<T: Clone>(y_dims: &[usize], fill: T, kernel: impl FnOnce(Out<'_, T>)) -> Vec<T> {
+    let mut y = vec![fill; numel(y_dims)];
+    kernel(Out {
+        data: &mut y,
+        dims: y_dims,
+    });
+    y
+}
+
+/// Runs an elementwise `kernel` on `x` (dims `[len]`) into an output of the same dims filled with
+/// `fill`, and returns the output.
+pub fn run_elementwise<T, U: Clone>(
+    x: &[T],
+    fill: U,
+    kernel: impl FnOnce(In<'_, T>, Out<'_, U>),
+) -> Vec<U> {
+    let dims = [x.len()];
+    run_into(&dims, fill, |y| {
+        kernel(
+            In {
+                data: x,
+                dims: &dims,
+            },
+            y,
+        )
+    })
 }
 
 /// Row-major flat position of `index` in `dims`.

@@ -46,12 +46,10 @@ from onnx import numpy_helper
 from tflite_micro import runtime
 from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as tfl
 
+from make import Model, f32
+
 HERE = pathlib.Path(__file__).resolve().parent
 DIGITS = HERE.parent / "models" / "digits"
-
-
-def f32(v):
-    return float(np.float32(v))
 
 
 class QdqGraph:
@@ -124,38 +122,18 @@ def same_or_valid(size, k, stride, pads):
     raise SystemExit(f"pads {pads} (kernel {k}, stride {stride}) are neither SAME nor VALID")
 
 
-class TfliteBuilder:
+class TfliteBuilder(Model):
     """One subgraph; tensors, buffers and operator codes appended as they are declared."""
 
     def __init__(self):
-        empty = tfl.BufferT()
-        empty.data = []
-        self.buffers = [empty]
-        self.tensors = []
+        super().__init__()
         self.shapes = []
         self.codes = []
         self.operators = []
 
     def tensor(self, name, shape, dtype, data=None, scales=None, zero_points=None, axis=0):
-        t = tfl.TensorT()
-        t.shape = [int(d) for d in shape]
-        t.type = dtype
-        t.name = name
-        t.buffer = 0
-        if data is not None:
-            b = tfl.BufferT()
-            b.data = list(np.ascontiguousarray(data).tobytes())
-            self.buffers.append(b)
-            t.buffer = len(self.buffers) - 1
-        if scales is not None:
-            q = tfl.QuantizationParametersT()
-            q.scale = [f32(s) for s in scales]
-            q.zeroPoint = [int(z) for z in zero_points]
-            q.quantizedDimension = axis
-            t.quantization = q
-        self.tensors.append(t)
         self.shapes.append(list(shape))
-        return len(self.tensors) - 1
+        return super().tensor(shape, dtype, data, scales, zero_points, axis, name=name)
 
     def op(self, opcode, options_type, options, inputs, outputs):
         if opcode not in self.codes:

@@ -47,11 +47,13 @@ class Model:
         self.buffers = [empty]
         self.tensors = []
 
-    def tensor(self, shape, dtype, data=None, scales=None, zero_points=None, axis=0):
+    def tensor(self, shape, dtype, data=None, scales=None, zero_points=None, axis=0, name=None):
+        """Declares a tensor (named `t<index>` unless `name` is given), with its constant `data` in a
+        buffer of its own and its quantization if `scales` is given; returns its index."""
         t = tfl.TensorT()
-        t.shape = list(shape)
+        t.shape = [int(d) for d in shape]
         t.type = dtype
-        t.name = f"t{len(self.tensors)}"
+        t.name = f"t{len(self.tensors)}" if name is None else name
         t.buffer = 0
         if data is not None:
             b = tfl.BufferT()

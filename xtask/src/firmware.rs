@@ -19,7 +19,7 @@ mod common;
 pub mod dsp_check;
 pub(crate) mod install;
 mod report;
-use common::{run, run_qemu, tail, Board, HostResults, Qemu, Variant, ICOUNT_SHIFT, QEMU_TIMEOUT};
+use common::{run, run_qemu, tail, Board, HostResults, Qemu, QemuRun, Variant, ICOUNT_SHIFT};
 use install::{find_or_install_qemu, qemu_version};
 use report::{
     markdown_report, print_dsp_versus_reference, print_profile, print_summary, BoardResult,
@@ -256,22 +256,10 @@ fn run_board(
         board.name, variant.name
     ));
     let ember = (variant.name == "f32-defmt").then(|| ember_binary(root));
-    let (status, wall) = run_qemu(qemu, board, elf, &log, ember.as_deref())?;
-    let text =
-        fs::read_to_string(&log).with_context(|| format!("cannot read {}", log.display()))?;
-    let fail = |why: String| -> anyhow::Error {
-        anyhow::anyhow!(
-            "{why}\n--- last lines of {} ---\n{}",
-            log.display(),
-            tail(&text, 20)
-        )
-    };
-    match status {
-        None => return Err(fail(format!("QEMU did not finish within {QEMU_TIMEOUT:?}"))),
-        Some(0) => {}
-        Some(code) => return Err(fail(format!("the firmware exited with status {code}"))),
-    }
-    let report = Report::parse(&text).map_err(|e| fail(format!("{e:#}")))?;
+    let run = QemuRun::start(qemu, board, elf, &log, ember.as_deref(), "the firmware")?;
+    let (text, wall) = (&run.text, run.wall);
+    let fail = |why: String| run.fail(why);
+    let report = Report::parse(text).map_err(|e| fail(format!("{e:#}")))?;
 
     let c = host.compare(&report).map_err(|e| fail(format!("{e:#}")))?;
     let n = c.images;

@@ -109,6 +109,19 @@ fn output(program: &str, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// `python -m pip install`, quiet, for the venv of `python`; add what to install.
+fn pip_install(python: &Path) -> Command {
+    let mut cmd = Command::new(python);
+    cmd.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ]);
+    cmd
+}
+
 /// Installs the hash-pinned packages of `reqs` (relative to `root`) into the venv of `python` without
 /// their dependencies, once per version of that file (`stamp`, a file name in the venv, records it).
 fn pip_pinned(root: &Path, python: &Path, reqs: &str, stamp: &str) -> Result<()> {
@@ -118,17 +131,8 @@ fn pip_pinned(root: &Path, python: &Path, reqs: &str, stamp: &str) -> Result<()>
     if std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
         return Ok(());
     }
-    let status = Command::new(python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-deps",
-            "--require-hashes",
-            "-r",
-        ])
+    let status = pip_install(python)
+        .args(["--no-deps", "--require-hashes", "-r"])
         .arg(root.join(reqs))
         .status()
         .context("cannot start pip")?;

@@ -37,6 +37,28 @@ pub fn link_args(args: &[&str]) {
     }
 }
 
+/// The whole build script of a firmware crate: passes `args` to the linker ([`link_args`]), then runs
+/// `steps` (such as [`link_memory_x`] and [`embed_digits`]) in order; the first error ends the build
+/// with its message and exit status 1.
+pub fn build_firmware(args: &[&str], steps: &[&dyn Fn() -> Result<(), String>]) {
+    link_args(args);
+    for step in steps {
+        if let Err(e) = step() {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// [`build_firmware`] for a digits firmware: `memory.x` and the model with its first `image_count`
+/// test images.
+pub fn build_digits_firmware(args: &[&str], image_count: usize) {
+    build_firmware(
+        args,
+        &[&link_memory_x, &|| embed_digits(image_count).map(drop)],
+    );
+}
+
 /// Copies the crate's `memory.x` into `OUT_DIR` and puts `OUT_DIR` on the linker's search path.
 pub fn link_memory_x() -> Result<(), String> {
     let (manifest, out) = dirs()?;

@@ -2,7 +2,7 @@
 //! `Clock` (feature `dwt`; Cortex-M3 and up: the M0+ has no cycle counter, use `systick` there).
 
 #[cfg(feature = "dwt")]
-pub use dwt::DwtClock;
+pub use dwt::{start_dwt, DwtClock};
 
 #[cfg(feature = "dwt")]
 mod dwt {
@@ -14,6 +14,16 @@ mod dwt {
     pub struct DwtClock {
         /// The core clock, in Hz.
         pub hz: u64,
+    }
+
+    /// Enables the DWT cycle counter (if the core peripherals are still untaken; call it once, at the
+    /// start of `main`) and returns it as a `Clock` on a core clock of `hz`.
+    pub fn start_dwt(hz: u64) -> DwtClock {
+        if let Some(mut p) = cortex_m::Peripherals::take() {
+            p.DCB.enable_trace();
+            p.DWT.enable_cycle_counter();
+        }
+        DwtClock { hz }
     }
 
     impl Clock for DwtClock {
@@ -82,4 +92,27 @@ mod lines {
             Ok(())
         }
     }
+}
+
+/// The body of a real board's digits `main`, after its clock: runs [`run_digits`](crate::run_digits) on
+/// the model and images that [`include_digits_model!`](crate::include_digits_model) declared, timed by
+/// `$clock` (a `&dyn Clock`), with the lines logged as defmt strings; logs an Ember error with
+/// `defmt::error!`, then sleeps. The calling crate depends on `cortex-m` and `defmt`, and its `build.rs`
+/// embedded the model with `ember_firmware_build`.
+#[cfg(feature = "defmt-lines")]
+#[macro_export]
+macro_rules! run_digits_then_sleep {
+    ($clock:expr) => {{
+        let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
+        let mut arena = [0u8; model::ARENA_BYTES];
+        let mut out = $crate::board::DefmtLines::new();
+        if let Err(e) = $crate::run_digits::<{ model::KERNEL_ENTRIES }, _>(
+            blob, &mut arena, &IMAGES, &LABELS, $clock, &mut out, &KERNELS,
+        ) {
+            defmt::error!("ember error: {}", e);
+        }
+        loop {
+            cortex_m::asm::wfi();
+        }
+    }};
 }

@@ -28,6 +28,36 @@ use ember_core::{Clock, Error, Kernels, Model, OpEvent, Session};
 /// Pixels in one test image: 8x8, row-major, in [0, 1].
 pub const PIXELS: usize = 64;
 
+/// Declares, in the calling firmware crate, the test images that its `build.rs` embedded with
+/// `ember_firmware_build::embed_digits`: `mod images`, with `IMAGES` and `LABELS` imported.
+#[macro_export]
+macro_rules! include_digits_images {
+    () => {
+        /// `IMAGES` and `LABELS`, from `tests/models/digits/` (written by `build.rs`).
+        mod images {
+            include!(concat!(env!("OUT_DIR"), "/images.rs"));
+        }
+        use images::{IMAGES, LABELS};
+    };
+}
+
+/// Declares, in the calling firmware crate, what its `build.rs` wrote about the embedded digits model:
+/// `mod model` (`ARENA_BYTES`, `KERNEL_ENTRIES`), and `static KERNELS`, the entries of the table
+/// `$table` (such as `ember_core::REFERENCE`) for the model's ops and no others. With
+/// [`include_digits_images!`] for the test images.
+#[macro_export]
+macro_rules! include_digits_model {
+    ($table:expr) => {
+        /// `ARENA_BYTES` and `KERNEL_ENTRIES`, from the model's memory plan (written by `build.rs`).
+        mod model {
+            include!(concat!(env!("OUT_DIR"), "/model.rs"));
+        }
+        /// The kernels of the embedded model's ops and no others (`model::KERNEL_ENTRIES`).
+        static KERNELS: ember_core::Kernels = $table.only(model::KERNEL_ENTRIES);
+        $crate::include_digits_images!();
+    };
+}
+
 /// Writes one line to `out`. A sink that fails loses the line and the demo goes on, as `hprintln!` does;
 /// the host's check then finds the line missing.
 macro_rules! emit {

@@ -9,6 +9,8 @@ use ember_core::{Error, Kernels};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
+use crate::shape::run_into;
+
 use super::{assert_close, assert_known, dim, flat, numel, unflat, values, Want};
 
 /// Every element must come through exactly (data movement does no arithmetic).
@@ -38,16 +40,7 @@ impl ConcatCase {
             .zip(&self.x_dims)
             .map(|(data, dims)| In { data, dims })
             .collect();
-        let mut y = vec![f32::NAN; numel(&self.y_dims)];
-        (k.concat)(
-            &self.p,
-            &xs,
-            Out {
-                data: &mut y,
-                dims: &self.y_dims,
-            },
-        );
-        y
+        run_into(&self.y_dims, f32::NAN, |y| (k.concat)(&self.p, &xs, y))
     }
 }
 
@@ -130,16 +123,7 @@ pub fn transpose_case() -> impl Strategy<Value = TransposeCase> {
 
 fn run_transpose(k: &Kernels, p: &TransposeParams, x: In<'_>, y_dims: &[usize]) -> Vec<f32> {
     assert_eq!(transpose::validate(p, x.dims, y_dims), Ok(()));
-    let mut y = vec![f32::NAN; numel(y_dims)];
-    (k.transpose)(
-        p,
-        x,
-        Out {
-            data: &mut y,
-            dims: y_dims,
-        },
-    );
-    y
+    run_into(y_dims, f32::NAN, |y| (k.transpose)(p, x, y))
 }
 
 /// The table's transpose against `y[i_0, ..., i_r] = x[j]` with `j[perm[a]] = i_a`.
@@ -210,16 +194,7 @@ pub fn pad_case() -> impl Strategy<Value = PadCase> {
 
 fn run_pad(k: &Kernels, p: &PadParams, x: In<'_>, y_dims: &[usize]) -> Vec<f32> {
     assert_eq!(pad::validate(p, x.dims, y_dims), Ok(()));
-    let mut y = vec![f32::NAN; numel(y_dims)];
-    (k.pad)(
-        p,
-        x,
-        Out {
-            data: &mut y,
-            dims: y_dims,
-        },
-    );
-    y
+    run_into(y_dims, f32::NAN, |y| (k.pad)(p, x, y))
 }
 
 /// The table's pad against the definition: inside the copied box `y[i] = x[i - before]`, else `value`.

@@ -9,6 +9,7 @@ use proptest::collection::vec;
 use proptest::prelude::*;
 
 use super::{activate, activation, assert_close, assert_known, dim, numel, unflat, values, Want};
+use crate::shape::run_into;
 use crate::shape::{broadcast_operand, broadcast_shape, broadcast_source};
 
 // ---------------------------------------------------------------------------------------------- unary
@@ -491,17 +492,7 @@ fn run_binary_into(
     b: In<'_>,
     (y_dims, fill): (&[usize], f32),
 ) -> Vec<f32> {
-    let mut y = vec![fill; numel(y_dims)];
-    (k.binary)(
-        p,
-        a,
-        b,
-        Out {
-            data: &mut y,
-            dims: y_dims,
-        },
-    );
-    y
+    run_into(y_dims, fill, |y| (k.binary)(p, a, b, y))
 }
 
 /// The table's binary kernel against the definition, by explicit index mapping.

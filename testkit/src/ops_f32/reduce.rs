@@ -2,12 +2,13 @@
 //! kept or removed), and GlobalMaxPool as a Max over H and W of an NHWC tensor.
 
 use ember_core::ops::nn::reduce::{self, ReduceOp, ReduceParams};
-use ember_core::ops::{In, Out};
+use ember_core::ops::In;
 use ember_core::{Error, Kernels};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
 use super::{assert_close, assert_known, dim, numel, unflat, Want};
+use crate::shape::run_into;
 
 /// A reduction of a tensor.
 #[derive(Clone, Debug)]
@@ -71,19 +72,16 @@ fn output_dims(p: &ReduceParams, x_dims: &[usize]) -> Vec<usize> {
 fn run_reduce(k: &Kernels, p: &ReduceParams, x: &[f32], x_dims: &[usize]) -> Vec<f32> {
     let y_dims = output_dims(p, x_dims);
     assert_eq!(reduce::validate(p, x_dims, &y_dims), Ok(()));
-    let mut y = vec![f32::NAN; numel(&y_dims)];
-    (k.reduce)(
-        p,
-        In {
-            data: x,
-            dims: x_dims,
-        },
-        Out {
-            data: &mut y,
-            dims: &y_dims,
-        },
-    );
-    y
+    run_into(&y_dims, f32::NAN, |y| {
+        (k.reduce)(
+            p,
+            In {
+                data: x,
+                dims: x_dims,
+            },
+            y,
+        )
+    })
 }
 
 /// The reduction of `lane` in f64, with the magnitude its rounding error scales with.

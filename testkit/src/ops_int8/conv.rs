@@ -7,7 +7,11 @@ use ember_core::ops::{In, Out};
 use ember_core::Error;
 use proptest::prelude::*;
 
-use crate::layer::{conv_output_len, fitting_len, quant_conv2d_params, Layer};
+use crate::edge::validate_agrees;
+use crate::layer::{
+    conv2d_geometry_is_valid, conv_output_len, fitting_len, grouped_dims, quant_conv2d_params, tap,
+    Layer,
+};
 
 use super::{
     act_range, assert_within, clamp_lower_first, dim, flat, int8_values, numel, requantize_real,
@@ -136,14 +140,8 @@ impl ConvCase {
                         let mut sum = self.b.as_ref().map_or(0, |b| i64::from(b[o]));
                         for ky in 0..kh {
                             for kx in 0..kw {
-                                let iy = (oy * usize::from(p.stride_h)
-                                    + ky * usize::from(p.dilation_h))
-                                    as i64
-                                    - i64::from(p.pad_top);
-                                let ix = (ox * usize::from(p.stride_w)
-                                    + kx * usize::from(p.dilation_w))
-                                    as i64
-                                    - i64::from(p.pad_left);
+                                let iy = tap(oy, ky, p.stride_h, p.dilation_h, p.pad_top);
+                                let ix = tap(ox, kx, p.stride_w, p.dilation_w, p.pad_left);
                                 if iy < 0 || ix < 0 || iy >= h as i64 || ix >= w as i64 {
                                     continue;
                                 }
@@ -262,10 +260,9 @@ pub fn conv2d_case() -> impl Strategy<Value = ConvCase> {
             let w = fitting_len(kw, dw, g.pad_left + g.pad_right) + extra_w;
             let oh = conv_output_len(h, kh, sh, dh, (g.pad_top, g.pad_bottom)).unwrap_or(0);
             let ow = conv_output_len(w, kw, sw, dw, (g.pad_left, g.pad_right)).unwrap_or(0);
-            let groups = usize::from(groups);
-            let x_dims = [n, h, w, groups * icg];
-            let w_dims = [groups * ocg, kh, kw, icg];
-            let y_dims = [n, oh, ow, groups * ocg];
+            let dims = (n, h, w, icg, ocg);
+            let [x_dims, w_dims, y_dims] =
+                grouped_dims(dims, (kh, kw), (oh, ow), groups, (None, false));
             conv_with_values(g, x_dims, w_dims, y_dims, with_bias)
         },
     )
@@ -327,13 +324,9 @@ pub fn conv2d_edge_case() -> impl Strategy<Value = ConvCase> {
             };
             let oh = out_len(h, kh, sh, dh, (g.pad_top, g.pad_bottom));
             let ow = out_len(w, kw, sw, dw, (g.pad_left, g.pad_right));
-            let groups = usize::from(groups).max(1);
-            let x_dims = [n, h, w, groups * icg];
-            let w_dims = [groups * ocg, kh, kw, icg];
-            let mut y_dims = [n, oh, ow, groups * ocg];
-            if let Some(axis) = off_by_one {
-                y_dims[axis] += 1;
-            }
+            let dims = (n, h, w, icg, ocg);
+            let [x_dims, w_dims, y_dims] =
+                grouped_dims(dims, (kh, kw), (oh, ow), groups, (off_by_one, false));
             conv_with_values(g, x_dims, w_dims, y_dims, with_bias).prop_map(move |mut c| {
                 // A per-tensor row, or one row too many.
                 match rows {
@@ -349,35 +342,16 @@ pub fn conv2d_edge_case() -> impl Strategy<Value = ConvCase> {
 
 /// Whether an odd convolution is well-formed, by the definition.
 fn conv2d_is_valid(c: &ConvCase) -> bool {
-    let p = &c.p;
-    let [n, h, w, ic] = c.x_dims;
-    let [oc, kh, kw, icg] = c.w_dims;
-    let g = usize::from(p.groups);
-    let params_ok =
-        p.stride_h > 0 && p.stride_w > 0 && p.dilation_h > 0 && p.dilation_w > 0 && g > 0;
-    if !params_ok || kh == 0 || kw == 0 || ic % g != 0 || oc % g != 0 || icg * g != ic {
-        return false;
-    }
     let rows = c.q.requant.len() / 2;
-    if rows != oc && rows != 1 {
-        return false;
-    }
-    let oh = conv_output_len(h, kh, p.stride_h, p.dilation_h, (p.pad_top, p.pad_bottom));
-    let ow = conv_output_len(w, kw, p.stride_w, p.dilation_w, (p.pad_left, p.pad_right));
-    matches!((oh, ow), (Some(oh), Some(ow)) if c.y_dims == [n, oh, ow, oc])
+    conv2d_geometry_is_valid(&c.p, c.x_dims, c.w_dims, c.y_dims)
+        && (rows == c.w_dims[0] || rows == 1)
 }
 
 /// `validate` agrees with the definition on odd convolutions, and whatever it accepts runs without
 /// panicking and matches TFLite's arithmetic.
 pub fn check_conv2d_edge(k: &Int8Kernels, c: &ConvCase) -> Result<(), TestCaseError> {
     let verdict = validate(c);
-    prop_assert_eq!(
-        verdict.is_ok(),
-        conv2d_is_valid(c),
-        "validate says {:?}",
-        verdict
-    );
-    if verdict.is_ok() {
+    if validate_agrees(&verdict, conv2d_is_valid(c))? {
         let act = (c.p.act_min, c.p.act_max);
         let oc = c.w_dims[0];
         let (tflite, _) = layer_definitions(
@@ -582,53 +556,39 @@ pub fn known_fully_connected(k: &Int8Kernels) {
         act_min: i8::MIN,
         act_max: i8::MAX,
     };
-    let mut y = [0i8; 2];
     assert_eq!(
         fully_connected::validate(&p, &[1, 3], &[2, 3], Some(&[2]), &[1, 2], &[1, 2]),
         Ok(())
     );
-    (k.fully_connected)(
-        &p,
-        In {
-            data: &[1, 2, 3],
-            dims: &[1, 3],
-        },
-        In {
-            data: &[1, 0, -1, 2, 2, 2],
-            dims: &[2, 3],
-        },
-        Some(&[10, -100]),
-        &[1 << 30, 1],
-        Out {
-            data: &mut y,
-            dims: &[1, 2],
-        },
-    );
-    assert_eq!(y, [13, -77]);
+    let run = |p: &QuantFullyConnectedParams, bias: &[i32]| {
+        let mut y = [0i8; 2];
+        (k.fully_connected)(
+            p,
+            In {
+                data: &[1, 2, 3],
+                dims: &[1, 3],
+            },
+            In {
+                data: &[1, 0, -1, 2, 2, 2],
+                dims: &[2, 3],
+            },
+            Some(bias),
+            &[1 << 30, 1],
+            Out {
+                data: &mut y,
+                dims: &[1, 2],
+            },
+        );
+        y
+    };
+    assert_eq!(run(&p, &[10, -100]), [13, -77]);
     // Saturation: a large accumulator clamps to 127, and a Relu6-like clamp to 0..=60.
     let p = QuantFullyConnectedParams {
         act_min: 0,
         act_max: 60,
         ..p
     };
-    (k.fully_connected)(
-        &p,
-        In {
-            data: &[1, 2, 3],
-            dims: &[1, 3],
-        },
-        In {
-            data: &[1, 0, -1, 2, 2, 2],
-            dims: &[2, 3],
-        },
-        Some(&[10, 1000]),
-        &[1 << 30, 1],
-        Out {
-            data: &mut y,
-            dims: &[1, 2],
-        },
-    );
-    assert_eq!(y, [13, 60]);
+    assert_eq!(run(&p, &[10, 1000]), [13, 60]);
 }
 
 /// `validate` rejects wrong shapes and requantization tensors.

@@ -8,6 +8,8 @@ use ember_core::ops::quant::requantize::{self, RequantizeParams};
 use ember_core::ops::{In, Out};
 use proptest::prelude::*;
 
+use crate::shape::run_elementwise;
+
 use ember_core::ops::quant::requant::RequantRounding;
 
 use super::{
@@ -274,18 +276,7 @@ pub fn check_requantize(k: &Int8Kernels, c: &RequantizeCase) -> Result<(), TestC
         };
         let dims = [c.x.len()];
         prop_assert_eq!(requantize::validate(&p, &dims, &dims), Ok(()));
-        let mut got = vec![0x55; c.x.len()];
-        (k.requantize)(
-            &p,
-            In {
-                data: &c.x,
-                dims: &dims,
-            },
-            Out {
-                data: &mut got,
-                dims: &dims,
-            },
-        );
+        let got = run_elementwise(&c.x, 0x55, |x, y| (k.requantize)(&p, x, y));
         let tflite: Vec<i8> =
             c.x.iter()
                 .map(|&v| {
@@ -356,18 +347,7 @@ fn round_half_even(v: f64) -> f64 {
 pub fn check_quantize(k: &Int8Kernels, c: &QuantizeCase) -> Result<(), TestCaseError> {
     let dims = [c.x.len()];
     prop_assert_eq!(quantize::validate(&c.p, &dims, &dims), Ok(()));
-    let mut got = vec![0x55; c.x.len()];
-    (k.quantize)(
-        &c.p,
-        In {
-            data: &c.x,
-            dims: &dims,
-        },
-        Out {
-            data: &mut got,
-            dims: &dims,
-        },
-    );
+    let got = run_elementwise(&c.x, 0x55, |x, y| (k.quantize)(&c.p, x, y));
     let want: Vec<i8> =
         c.x.iter()
             .map(|&v| {
@@ -414,18 +394,7 @@ pub fn dequantize_case() -> impl Strategy<Value = DequantizeCase> {
 pub fn check_dequantize(k: &Int8Kernels, c: &DequantizeCase) -> Result<(), TestCaseError> {
     let dims = [c.x.len()];
     prop_assert_eq!(dequantize::validate(&c.p, &dims, &dims), Ok(()));
-    let mut got = vec![f32::NAN; c.x.len()];
-    (k.dequantize)(
-        &c.p,
-        In {
-            data: &c.x,
-            dims: &dims,
-        },
-        Out {
-            data: &mut got,
-            dims: &dims,
-        },
-    );
+    let got = run_elementwise(&c.x, f32::NAN, |x, y| (k.dequantize)(&c.p, x, y));
     for (i, (&g, &v)) in got.iter().zip(&c.x).enumerate() {
         // The product of a 24-bit mantissa and a 9-bit integer is exact in f64.
         let want = (f64::from(c.p.scale) * (f64::from(v) - f64::from(c.p.zero_point))) as f32;

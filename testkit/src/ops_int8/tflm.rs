@@ -23,7 +23,11 @@ use ember_core::ops::quant::requantize::RequantizeParams;
 use ember_core::ops::quant::softmax::QuantSoftmaxParams;
 use ember_core::ops::{In, Out};
 
+use crate::layer::Layer;
+use crate::shape::run_elementwise;
+
 use super::{numel, Int8Kernels};
+use crate::shape::run_into;
 
 /// The golden cases, written by `tests/tflm/make.py`.
 const GOLDEN: &str = include_str!("../../../tests/tflm/golden.txt");
@@ -139,36 +143,10 @@ fn run_conv2d(k: &Int8Kernels, c: &Case<'_>) -> Vec<i8> {
         act_min,
         act_max,
     };
-    let requant = requant_rows(x_scale, &c.parse::<f32>("w_scales"), y_scale);
-    let (x_dims, w_dims, y_dims) = (
-        c.usizes("x_shape"),
-        c.usizes("w_shape"),
-        c.usizes("y_shape"),
-    );
-    let b: Vec<i32> = c.parse("b");
-    let requant_dims = [requant.len() / 2, 2];
-    let b_dims = [b.len()];
-    let verdict = conv::validate(&p, &x_dims, &w_dims, Some(&b_dims), &requant_dims, &y_dims);
-    assert_eq!(verdict, Ok(()), "{}", c.name);
-    let mut y = vec![0x55; numel(&y_dims)];
-    (k.conv2d)(
-        &p,
-        In {
-            data: &c.i8s("x"),
-            dims: &x_dims,
-        },
-        In {
-            data: &c.i8s("w"),
-            dims: &w_dims,
-        },
-        Some(&b),
-        &requant,
-        Out {
-            data: &mut y,
-            dims: &y_dims,
-        },
-    );
-    y
+    let l = tflm_layer(c, x_scale, y_scale, |x, w, b, q, y| {
+        conv::validate(&p, x, w, b, q, y)
+    });
+    l.run(0x55, |x, w, b, y| (k.conv2d)(&p, x, w, b, &l.q, y))
 }
 
 fn run_fully_connected(k: &Int8Kernels, c: &Case<'_>) -> Vec<i8> {
@@ -181,43 +159,45 @@ fn run_fully_connected(k: &Int8Kernels, c: &Case<'_>) -> Vec<i8> {
         act_min,
         act_max,
     };
-    let requant = requant_rows(x_scale, &c.parse::<f32>("w_scales"), y_scale);
-    let (x_dims, w_dims, y_dims) = (
-        c.usizes("x_shape"),
-        c.usizes("w_shape"),
-        c.usizes("y_shape"),
-    );
-    let b: Vec<i32> = c.parse("b");
-    let requant_dims = [requant.len() / 2, 2];
-    let verdict = fully_connected::validate(
-        &p,
-        &x_dims,
-        &w_dims,
-        Some(&[b.len()]),
-        &requant_dims,
-        &y_dims,
+    let l = tflm_layer(c, x_scale, y_scale, |x, w, b, q, y| {
+        fully_connected::validate(&p, x, w, b, q, y)
+    });
+    l.run(0x55, |x, w, b, y| (k.fully_connected)(&p, x, w, b, &l.q, y))
+}
+
+/// A TFLM layer case's tensors: `x`, `w`, the bias `b` and their dims, and as `q` the requantization
+/// rows from the input scale, the weights' scales (`w_scales`) and the output scale; asserts that
+/// `validate` (given the dims of x, w, b, the rows and y) accepts them.
+fn tflm_layer<E: std::fmt::Debug + PartialEq>(
+    c: &Case<'_>,
+    x_scale: f32,
+    y_scale: f32,
+    validate: impl FnOnce(&[usize], &[usize], Option<&[usize]>, &[usize], &[usize]) -> Result<(), E>,
+) -> TflmLayer {
+    let l = Layer {
+        p: (),
+        x_dims: c.usizes("x_shape"),
+        w_dims: c.usizes("w_shape"),
+        y_dims: c.usizes("y_shape"),
+        x: c.i8s("x"),
+        w: c.i8s("w"),
+        b: Some(c.parse("b")),
+        q: requant_rows(x_scale, &c.parse::<f32>("w_scales"), y_scale),
+    };
+    let b_dims = l.b_dims();
+    let verdict = validate(
+        &l.x_dims,
+        &l.w_dims,
+        b_dims.as_ref().map(|d| &d[..]),
+        &[l.q.len() / 2, 2],
+        &l.y_dims,
     );
     assert_eq!(verdict, Ok(()), "{}", c.name);
-    let mut y = vec![0x55; numel(&y_dims)];
-    (k.fully_connected)(
-        &p,
-        In {
-            data: &c.i8s("x"),
-            dims: &x_dims,
-        },
-        In {
-            data: &c.i8s("w"),
-            dims: &w_dims,
-        },
-        Some(&b),
-        &requant,
-        Out {
-            data: &mut y,
-            dims: &y_dims,
-        },
-    );
-    y
+    l
 }
+
+/// An int8 layer as the TFLM cases hold it: dims as read, the requantization rows as `q`.
+type TflmLayer = Layer<(), i8, i32, Vec<i32>, Vec<usize>, Vec<usize>>;
 
 fn run_binary(k: &Int8Kernels, c: &Case<'_>, op: &str) -> Vec<i8> {
     let (a_q, b_q, y_q) = (c.quant("a_quant"), c.quant("b_quant"), c.quant("y_quant"));
@@ -312,19 +292,16 @@ fn run_softmax(k: &Int8Kernels, c: &Case<'_>) -> Vec<i8> {
     let p = QuantSoftmaxParams::from_scale(f64::from(beta), f64::from(scale), axis);
     let verdict = ember_core::ops::quant::softmax::validate(&p, &dims, &dims);
     assert_eq!(verdict, Ok(()), "{}", c.name);
-    let mut y = vec![0x55; numel(&dims)];
-    (k.softmax)(
-        &p,
-        In {
-            data: &c.i8s("x"),
-            dims: &dims,
-        },
-        Out {
-            data: &mut y,
-            dims: &dims,
-        },
-    );
-    y
+    run_into(&dims, 0x55, |y| {
+        (k.softmax)(
+            &p,
+            In {
+                data: &c.i8s("x"),
+                dims: &dims,
+            },
+            y,
+        )
+    })
 }
 
 fn run_quantize(k: &Int8Kernels, c: &Case<'_>) -> Vec<i8> {
@@ -335,39 +312,13 @@ fn run_quantize(k: &Int8Kernels, c: &Case<'_>) -> Vec<i8> {
         rounding: Rounding::HalfAwayFromZero,
     };
     let x: Vec<f32> = c.parse("x");
-    let dims = [x.len()];
-    let mut y = vec![0x55; x.len()];
-    (k.quantize)(
-        &p,
-        In {
-            data: &x,
-            dims: &dims,
-        },
-        Out {
-            data: &mut y,
-            dims: &dims,
-        },
-    );
-    y
+    run_elementwise(&x, 0x55, |x, y| (k.quantize)(&p, x, y))
 }
 
 fn run_requantize(k: &Int8Kernels, c: &Case<'_>) -> Vec<i8> {
     let p = RequantizeParams::from_scales(c.quant("x_quant"), c.quant("y_quant"));
     let x = c.i8s("x");
-    let dims = [x.len()];
-    let mut y = vec![0x55; x.len()];
-    (k.requantize)(
-        &p,
-        In {
-            data: &x,
-            dims: &dims,
-        },
-        Out {
-            data: &mut y,
-            dims: &dims,
-        },
-    );
-    y
+    run_elementwise(&x, 0x55, |x, y| (k.requantize)(&p, x, y))
 }
 
 fn check_dequantize(k: &Int8Kernels, c: &Case<'_>) -> usize {
@@ -375,19 +326,7 @@ fn check_dequantize(k: &Int8Kernels, c: &Case<'_>) -> usize {
     let p = DequantizeParams { scale, zero_point };
     let x = c.i8s("x");
     let want: Vec<f32> = c.parse("y");
-    let dims = [x.len()];
-    let mut y = vec![f32::NAN; x.len()];
-    (k.dequantize)(
-        &p,
-        In {
-            data: &x,
-            dims: &dims,
-        },
-        Out {
-            data: &mut y,
-            dims: &dims,
-        },
-    );
+    let y = run_elementwise(&x, f32::NAN, |x, y| (k.dequantize)(&p, x, y));
     y.iter()
         .zip(&want)
         .filter(|(g, w)| g.to_bits() != w.to_bits())

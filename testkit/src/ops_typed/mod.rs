@@ -389,6 +389,12 @@ impl Bytes {
 /// Writes `v` as one element of `d`; panics if it does not fit (a bug in this suite's generators).
 fn encode_one(d: DType, v: Num, out: &mut [u8]) {
     let fits = "value out of its dtype's range";
+    // The integer `$i` as a `$t`, in native byte order.
+    macro_rules! put {
+        ($t:ty, $i:expr) => {
+            out.copy_from_slice(&<$t>::try_from($i).expect(fits).to_ne_bytes())
+        };
+    }
     match (d, v) {
         (DType::F32, Num::Float(f)) => out.copy_from_slice(&(f as f32).to_ne_bytes()),
         (DType::F64, Num::Float(f)) => out.copy_from_slice(&f.to_ne_bytes()),

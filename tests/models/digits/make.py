@@ -16,19 +16,17 @@ Outputs (next to this script):
     y1.npy       f32 [1,10]           onnxruntime output on x1.npy
 """
 
-import os
+import sys
+from pathlib import Path
 
-# Single-threaded BLAS before numpy loads: results then do not depend on the core count.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
-
+# The shared steps of the model scripts (tests/models/common.py), imported before numpy: it makes BLAS
+# single-threaded first, so that results do not depend on the core count.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import common  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-import onnx  # noqa: E402
-import onnxruntime as ort  # noqa: E402
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import helper, numpy_helper  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
@@ -102,12 +100,6 @@ def pool_bwd(dout, idx, x_shape):
     return dwin.reshape(n, c, h // 2, w // 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(x_shape)
 
 
-def softmax(z):
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
-
-
 # ---------------------------------------------------------------- model
 
 def init_params(rng):
@@ -133,7 +125,7 @@ def forward(p, x, keep=False):
     h = f @ p["fc1.w"].T + p["fc1.b"]                        # (N,32)
     hr = np.maximum(h, 0)
     z = hr @ p["fc2.w"].T + p["fc2.b"]                       # (N,10)
-    probs = softmax(z)
+    probs = common.softmax(z)
     if not keep:
         return probs
     return probs, dict(x=x, c1=c1, cols1=cols1, r1=r1, i1=i1, m1=m1, c2=c2, cols2=cols2,
@@ -163,29 +155,7 @@ def backward(p, probs, cache, y):
 
 def train(x, y):
     rng = np.random.default_rng(SEED)
-    p = init_params(rng)
-    m = {k: np.zeros_like(v) for k, v in p.items()}
-    v = {k: np.zeros_like(v) for k, v in p.items()}
-    b1, b2, eps, t = 0.9, 0.999, 1e-8, 0
-    for epoch in range(EPOCHS):
-        lr = LR * (0.5 * (1 + np.cos(np.pi * epoch / EPOCHS)))  # cosine decay
-        order = rng.permutation(len(x))
-        loss = 0.0
-        for s in range(0, len(x), BATCH):
-            idx = order[s:s + BATCH]
-            probs, cache = forward(p, x[idx], keep=True)
-            loss += -np.log(probs[np.arange(len(idx)), y[idx]] + 1e-12).sum()
-            g = backward(p, probs, cache, y[idx])
-            t += 1
-            for k in p:
-                m[k] = b1 * m[k] + (1 - b1) * g[k]
-                v[k] = b2 * v[k] + (1 - b2) * g[k] ** 2
-                mh = m[k] / (1 - b1 ** t)
-                vh = v[k] / (1 - b2 ** t)
-                p[k] -= lr * mh / (np.sqrt(vh) + eps)
-        if epoch % 5 == 4 or epoch == EPOCHS - 1:
-            print(f"  epoch {epoch + 1:2d}  loss {loss / len(x):.4f}")
-    return p
+    return common.train_adam(init_params(rng), x, y, forward, backward, rng, EPOCHS, LR, BATCH)
 
 
 # ---------------------------------------------------------------- ONNX export
@@ -210,27 +180,8 @@ def export(p, path):
         helper.make_node("Gemm", ["relu3", "fc2.w", "fc2.b"], ["logits"], name="fc2", transB=1),
         helper.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=1),
     ]
-    graph = helper.make_graph(
-        nodes, "digits_cnn",
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", 1, 8, 8])],
-        [helper.make_tensor_value_info("probs", TensorProto.FLOAT, ["N", 10])],
-        initializer=inits,
-    )
-    model = helper.make_model(graph, producer_name="ember-tests", producer_version="1",
-                              opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    model.doc_string = "Small CNN on scikit-learn 8x8 digits; see tests/models/digits/make.py"
-    onnx.checker.check_model(model, full_check=True)
-    path.write_bytes(model.SerializeToString())
-    return model
-
-
-def run_ort(path, x):
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
-    return sess.run(["probs"], {"input": x})[0]
+    doc = "Small CNN on scikit-learn 8x8 digits; see tests/models/digits/make.py"
+    return common.save_model(nodes, inits, "digits_cnn", ["N", 1, 8, 8], ["N", 10], doc, path)
 
 
 # ---------------------------------------------------------------- main
@@ -250,26 +201,19 @@ def main():
 
     model_path = OUT / "model.onnx"
     export(p, model_path)
-    y_ort = run_ort(model_path, x).astype(np.float32)
+    y_ort = common.run_ort(model_path, x).astype(np.float32)
     acc_ort = (y_ort.argmax(1) == yte).mean()
     x1 = x[:1].copy()
-    y1 = run_ort(model_path, x1).astype(np.float32)
+    y1 = common.run_ort(model_path, x1).astype(np.float32)
 
-    np.save(OUT / "x.npy", x)
-    np.save(OUT / "labels.npy", yte.astype(np.int64))
-    np.save(OUT / "y.npy", y_ort)
-    np.save(OUT / "x1.npy", x1)
-    np.save(OUT / "y1.npy", y1)
+    common.save_goldens(OUT, x, yte, y_ort, x1, y1)
 
     print(f"train accuracy        {acc_train:.4f} ({len(xtr)} images)")
     print(f"test accuracy numpy   {acc_np:.4f} ({len(xte)} images)")
     print(f"test accuracy ORT     {acc_ort:.4f}")
     print(f"max |numpy - ORT|     {np.abs(y_np - y_ort).max():.3e}")
     print(f"max |y1 - y[0]|       {np.abs(y1[0] - y_ort[0]).max():.3e}")
-    print(f"onnxruntime {ort.__version__}, onnx {onnx.__version__}, numpy {np.__version__}")
-    for name in ("model.onnx", "x.npy", "labels.npy", "y.npy", "x1.npy", "y1.npy"):
-        print(f"  {name:11s} {(OUT / name).stat().st_size:7d} bytes")
-    print(f"total {time.time() - t0:.1f} s")
+    common.print_versions_and_files(OUT, t0)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,14 @@ Outputs (next to this script):
     q.npy        i8  [360,10]      onnxruntime's "logits_q" on x.npy
 """
 
-import os
+import sys
+from pathlib import Path
 
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
-
+# The shared steps of the model scripts (tests/models/common.py), imported before numpy: it makes BLAS
+# single-threaded first, so that results do not depend on the core count.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import common  # noqa: E402
 import tempfile  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
@@ -78,12 +79,9 @@ def expose_last_quantized(path):
 
 
 def run_ort(path, x):
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
     # Default graph optimizations (measured: every level, ORT_DISABLE_ALL to ORT_ENABLE_ALL, gives
     # the same outputs on this model).
-    sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    sess = common.session(path)
     probs, qs = [], []
     for i in range(len(x)):
         p, q = sess.run(None, {"input": x[i : i + 1]})
@@ -127,10 +125,7 @@ def main():
 
 
 def run_ort_float(x):
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(str(FLOAT), so, providers=["CPUExecutionProvider"])
+    sess = common.session(FLOAT)
     return np.concatenate([sess.run(None, {"input": x[i : i + 1]})[0] for i in range(len(x))]), None
 
 

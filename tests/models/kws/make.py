@@ -27,19 +27,17 @@ Outputs (next to this script):
 Accuracy is measured on all N_TEST test samples; only the first N_GOLD are stored.
 """
 
-import os
+import sys
+from pathlib import Path
 
-# Single-threaded BLAS before numpy loads: results then do not depend on the core count.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = "1"
-
+# The shared steps of the model scripts (tests/models/common.py), imported before numpy: it makes BLAS
+# single-threaded first, so that results do not depend on the core count.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import common  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
-import onnx  # noqa: E402
-import onnxruntime as ort  # noqa: E402
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx import helper, numpy_helper  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 SEED = 0
@@ -119,12 +117,6 @@ def conv_bwd(dout, x, win, idx, w, geom):
     return dxp[:, :, p0:p0 + length], dw, db
 
 
-def softmax(z):
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
-
-
 # ---------------------------------------------------------------- model
 
 def geom(layer):
@@ -151,7 +143,7 @@ def forward(p, x, keep=False):
         cache.append((h, win, idx, z))
         h = np.maximum(z, 0.0)
     f = h.mean(axis=2)                                        # GlobalAveragePool + Flatten
-    probs = softmax(f @ p["fc.w"].T + p["fc.b"])
+    probs = common.softmax(f @ p["fc.w"].T + p["fc.b"])
     return (probs, (cache, h, f)) if keep else probs
 
 
@@ -175,29 +167,7 @@ def backward(p, probs, state, y):
 
 def train(x, y):
     rng = np.random.default_rng(SEED + 1)
-    p = init_params(rng)
-    m = {k: np.zeros_like(v) for k, v in p.items()}
-    v = {k: np.zeros_like(v) for k, v in p.items()}
-    b1, b2, eps, t = 0.9, 0.999, 1e-8, 0
-    for epoch in range(EPOCHS):
-        lr = LR * (0.5 * (1 + np.cos(np.pi * epoch / EPOCHS)))  # cosine decay
-        order = rng.permutation(len(x))
-        loss = 0.0
-        for s in range(0, len(x), BATCH):
-            idx = order[s:s + BATCH]
-            probs, state = forward(p, x[idx], keep=True)
-            loss += -np.log(probs[np.arange(len(idx)), y[idx]] + 1e-12).sum()
-            g = backward(p, probs, state, y[idx])
-            t += 1
-            for k in p:
-                m[k] = b1 * m[k] + (1 - b1) * g[k]
-                v[k] = b2 * v[k] + (1 - b2) * g[k] ** 2
-                mh = m[k] / (1 - b1 ** t)
-                vh = v[k] / (1 - b2 ** t)
-                p[k] -= lr * mh / (np.sqrt(vh) + eps)
-        if epoch % 5 == 4 or epoch == EPOCHS - 1:
-            print(f"  epoch {epoch + 1:2d}  loss {loss / len(x):.4f}")
-    return p
+    return common.train_adam(init_params(rng), x, y, forward, backward, rng, EPOCHS, LR, BATCH)
 
 
 # ---------------------------------------------------------------- ONNX export
@@ -218,28 +188,10 @@ def export(p, path):
         helper.make_node("Gemm", ["flat", "fc.w", "fc.b"], ["logits"], name="fc", transB=1),
         helper.make_node("Softmax", ["logits"], ["probs"], name="softmax", axis=1),
     ]
-    graph = helper.make_graph(
-        nodes, "kws_conv1d",
-        [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", MELS, FRAMES])],
-        [helper.make_tensor_value_info("probs", TensorProto.FLOAT, ["N", CLASSES])],
-        initializer=inits,
-    )
-    model = helper.make_model(graph, producer_name="ember-tests", producer_version="1",
-                              opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    model.doc_string = ("Tiny keyword-spotting-style 1-D CNN on synthetic 10x49 feature sequences; "
-                        "see tests/models/kws/make.py")
-    onnx.checker.check_model(model, full_check=True)
-    path.write_bytes(model.SerializeToString())
-    return model
-
-
-def run_ort(path, x):
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
-    return sess.run(["probs"], {"input": x})[0]
+    doc = ("Tiny keyword-spotting-style 1-D CNN on synthetic 10x49 feature sequences; "
+           "see tests/models/kws/make.py")
+    return common.save_model(nodes, inits, "kws_conv1d", ["N", MELS, FRAMES], ["N", CLASSES], doc,
+                             path)
 
 
 # ---------------------------------------------------------------- main
@@ -260,18 +212,14 @@ def main():
 
     model_path = OUT / "model.onnx"
     export(p, model_path)
-    y_all = run_ort(model_path, x_all).astype(np.float32)
+    y_all = common.run_ort(model_path, x_all).astype(np.float32)
     acc_ort = (y_all.argmax(1) == yte).mean()
     x = x_all[:N_GOLD].copy()
-    y_ort = run_ort(model_path, x).astype(np.float32)
+    y_ort = common.run_ort(model_path, x).astype(np.float32)
     x1 = x[:1].copy()
-    y1 = run_ort(model_path, x1).astype(np.float32)
+    y1 = common.run_ort(model_path, x1).astype(np.float32)
 
-    np.save(OUT / "x.npy", x)
-    np.save(OUT / "labels.npy", yte[:N_GOLD].astype(np.int64))
-    np.save(OUT / "y.npy", y_ort)
-    np.save(OUT / "x1.npy", x1)
-    np.save(OUT / "y1.npy", y1)
+    common.save_goldens(OUT, x, yte[:N_GOLD], y_ort, x1, y1)
 
     n_params = sum(v.size for v in p.values())
     print(f"parameters            {n_params}")
@@ -281,10 +229,7 @@ def main():
           f"{(y_ort.argmax(1) == yte[:N_GOLD]).mean():.4f}")
     print(f"max |numpy(f64) - ORT| {np.abs(y_np - y_all).max():.3e}")
     print(f"max |y1 - y[0]|       {np.abs(y1[0] - y_ort[0]).max():.3e}")
-    print(f"onnxruntime {ort.__version__}, onnx {onnx.__version__}, numpy {np.__version__}")
-    for name in ("model.onnx", "x.npy", "labels.npy", "y.npy", "x1.npy", "y1.npy"):
-        print(f"  {name:11s} {(OUT / name).stat().st_size:7d} bytes")
-    print(f"total {time.time() - t0:.1f} s")
+    common.print_versions_and_files(OUT, t0)
 
 
 if __name__ == "__main__":

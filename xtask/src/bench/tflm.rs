@@ -12,6 +12,8 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
+use super::run_quiet;
+
 /// The Markdown section of the report (a heading, the table, notes), or a line saying why there is none.
 pub fn section(root: &Path, ember: &Path) -> String {
     let mut s = String::from("\n## int8 digits: Ember vs TFLM\n\n");
@@ -95,7 +97,7 @@ fn ember_int8(
         "ember bench (int8 digits)",
     )?;
     // The same QDQ model for a batch of 360: the same kernels and integers, one run for every test image.
-    run_ok(
+    run_quiet(
         Command::new(ember)
             .arg("convert")
             .arg(qdq)
@@ -104,7 +106,7 @@ fn ember_int8(
             .args(["--shape", "input=360,1,8,8", "--rounding", "double"]),
         "ember convert (QDQ model, batch 360)",
     )?;
-    run_ok(
+    run_quiet(
         Command::new(ember)
             .arg("run")
             .arg(batch_blob)
@@ -115,16 +117,6 @@ fn ember_int8(
         "ember run (int8 digits, 360 images)",
     )?;
     Ok(figures)
-}
-
-fn run_ok(cmd: &mut Command, what: &str) -> Result<()> {
-    let out = cmd
-        .output()
-        .with_context(|| format!("cannot start {what}"))?;
-    if !out.status.success() {
-        bail!("{what} failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    Ok(())
 }
 
 fn table(t: &Value, ember: Result<Value>, digits: &Path) -> String {
@@ -268,21 +260,12 @@ fn venv(root: &Path) -> Result<PathBuf> {
     if python.exists() && std::fs::read_to_string(&stamp).ok().as_deref() == Some(wanted.as_str()) {
         return Ok(python);
     }
-    run_ok(
+    run_quiet(
         Command::new("python3").arg("-m").arg("venv").arg(&dir),
         "python3 -m venv target/venv-tflm",
     )?;
-    run_ok(
-        Command::new(&python)
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "-r",
-            ])
-            .arg(&reqs),
+    run_quiet(
+        crate::pip_install(&python).arg("-r").arg(&reqs),
         "pip install -r tests/tflm/requirements.txt",
     )?;
     std::fs::write(&stamp, wanted)?;

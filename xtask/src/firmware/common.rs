@@ -81,6 +81,51 @@ pub(crate) struct Variant {
     pub(crate) host: HostResults,
 }
 
+/// The output of a firmware run under QEMU that exited with status 0, and its wall time.
+pub(crate) struct QemuRun {
+    /// The log: the firmware's output.
+    pub(crate) text: String,
+    /// The run's wall time.
+    pub(crate) wall: Duration,
+    log: PathBuf,
+}
+
+impl QemuRun {
+    /// Runs as [`run_qemu`] does and reads the log; a timeout, or `what` (such as "the firmware")
+    /// exiting with a status other than 0, is an error with the log's last lines.
+    pub(crate) fn start(
+        qemu: &Path,
+        board: &Board,
+        elf: &Path,
+        log: &Path,
+        ember: Option<&Path>,
+        what: &str,
+    ) -> Result<Self> {
+        let (status, wall) = run_qemu(qemu, board, elf, log, ember)?;
+        let text =
+            fs::read_to_string(log).with_context(|| format!("cannot read {}", log.display()))?;
+        let run = QemuRun {
+            text,
+            wall,
+            log: log.to_path_buf(),
+        };
+        match status {
+            None => Err(run.fail(format!("QEMU did not finish within {QEMU_TIMEOUT:?}"))),
+            Some(0) => Ok(run),
+            Some(code) => Err(run.fail(format!("{what} exited with status {code}"))),
+        }
+    }
+
+    /// The error `why`, followed by the last 20 lines of the log.
+    pub(crate) fn fail(&self, why: String) -> anyhow::Error {
+        anyhow::anyhow!(
+            "{why}\n--- last lines of {} ---\n{}",
+            self.log.display(),
+            tail(&self.text, 20)
+        )
+    }
+}
+
 /// Runs the firmware on the board under QEMU with its output in `log`: QEMU itself, or, with `ember`,
 /// `ember qemu` (which decodes a defmt log). Returns the exit code (`None` on timeout) and the wall time.
 pub(crate) fn run_qemu(

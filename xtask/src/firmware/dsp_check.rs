@@ -4,14 +4,13 @@
 //! cost on both tables in SysTick ticks and the instructions they imply under `-icount`.
 
 use std::collections::BTreeMap;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, ensure, Context, Result};
 
 use super::install::find_or_install_qemu;
-use super::{run, run_qemu, tail, Board, Qemu, ICOUNT_SHIFT, QEMU_TIMEOUT};
+use super::{run, Board, Qemu, QemuRun, ICOUNT_SHIFT};
 
 /// The check's crate, relative to the repository root, and its binary.
 const DIR: &str = "firmware-examples/qemu-dsp-check";
@@ -238,22 +237,10 @@ fn run_on(root: &Path, board: &Board, qemu: &Path, elf: &Path) -> Result<()> {
     let log = super::build::firmware_dir(root)
         .join("logs")
         .join(format!("{BIN}.{}.qemu.log", board.name));
-    let (status, wall) = run_qemu(qemu, board, elf, &log, None)?;
-    let text =
-        fs::read_to_string(&log).with_context(|| format!("cannot read {}", log.display()))?;
-    let fail = |why: String| {
-        anyhow::anyhow!(
-            "{why}\n--- last lines of {} ---\n{}",
-            log.display(),
-            tail(&text, 20)
-        )
-    };
-    match status {
-        None => return Err(fail(format!("QEMU did not finish within {QEMU_TIMEOUT:?}"))),
-        Some(0) => {}
-        Some(code) => return Err(fail(format!("the check exited with status {code}"))),
-    }
-    let report = DspReport::parse(&text).map_err(|e| fail(format!("{e:#}")))?;
+    let run = QemuRun::start(qemu, board, elf, &log, None, "the check")?;
+    let (text, wall) = (&run.text, run.wall);
+    let fail = |why: String| run.fail(why);
+    let report = DspReport::parse(text).map_err(|e| fail(format!("{e:#}")))?;
     report.print(board);
     eprintln!(
         "  QEMU wall time {:.2} s, output in {}",

@@ -27,19 +27,17 @@
 
 use core::fmt::Write;
 
-use cortex_m_rt::{entry, exception, ExceptionFrame};
+use cortex_m_rt::entry;
 use cortex_m_semihosting::debug;
-use cortex_m_semihosting::hio;
-use cortex_m_semihosting::hprintln;
 use ember_core::ops::quant::conv::QuantConv2dFn;
-use ember_core::ops::quant::fully_connected::QuantFullyConnectedFn;
 use ember_core::ops::quant::conv::{validate as validate_conv, QuantConv2dParams};
+use ember_core::ops::quant::fully_connected::QuantFullyConnectedFn;
 use ember_core::ops::quant::fully_connected::{validate as validate_fc, QuantFullyConnectedParams};
 use ember_core::ops::quant::requant::RequantRounding;
 use ember_core::ops::{In, Out};
 use ember_core::{Clock, REFERENCE};
 use ember_cortex_m::{dsp, ACCELERATED, DSP_KERNELS, KERNELS};
-use ember_firmware_demo::cortex_m_glue::{exit, SysTickClock};
+use ember_firmware_demo::cortex_m_glue::{exit, start};
 
 /// Cases per kind: convolutions (plain, grouped, dilated), depthwise, fully connected.
 const CONV_CASES: u32 = 150;
@@ -429,14 +427,7 @@ impl Check<'_> {
 
 #[entry]
 fn main() -> ! {
-    // `take` returns `Some` on its first call, and this is the only call.
-    let Some(peripherals) = cortex_m::Peripherals::take() else {
-        exit(debug::EXIT_FAILURE)
-    };
-    let clock = SysTickClock::start(peripherals.SYST, 25_000_000);
-    let Ok(mut out) = hio::hstdout() else {
-        exit(debug::EXIT_FAILURE)
-    };
+    let (clock, mut out) = start(25_000_000);
     let _ = writeln!(
         out,
         "dsp-check kernels={} dsp={}",
@@ -522,20 +513,7 @@ fn main() -> ! {
     }
 }
 
-/// Without this handler a fault would hang QEMU; report it and fail instead.
-// SAFETY: `cortex-m-rt` requires the HardFault handler to be declared `unsafe fn`; the body only reads the
-// stacked frame it is handed and exits through semihosting, with no raw pointer or other unsafe operation.
-#[exception]
-unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
-    hprintln!("hard fault at pc={:#010x}", frame.pc());
-    exit(debug::EXIT_FAILURE)
-}
-
-#[panic_handler]
-fn panic(info: &core::panic::PanicInfo) -> ! {
-    hprintln!("panic: {}", info);
-    exit(debug::EXIT_FAILURE)
-}
+ember_firmware_demo::exit_on_fault!();
 
 /// Odd cases round once, even cases twice, so that both requantization modes are checked.
 fn rounding_of(case: u32) -> RequantRounding {

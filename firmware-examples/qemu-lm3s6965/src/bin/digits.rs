@@ -25,36 +25,19 @@
 #![no_std]
 #![no_main]
 
-use cortex_m_rt::{entry, exception, ExceptionFrame};
+use cortex_m_rt::entry;
 use cortex_m_semihosting::debug;
-use cortex_m_semihosting::hio::{self, HostStream};
+use cortex_m_semihosting::hio::HostStream;
 use cortex_m_semihosting::hprintln;
 use ember_core::Error;
-use ember_firmware_demo::cortex_m_glue::{exit, SysTickClock};
+use ember_firmware_demo::cortex_m_glue::{exit, start, SysTickClock};
 use ember_firmware_demo::run_digits;
 
-/// `ARENA_BYTES`, from the model's memory plan (written by `build.rs`).
-mod model {
-    include!(concat!(env!("OUT_DIR"), "/model.rs"));
-}
-/// The reference kernels of the embedded model's ops and no others (`model::KERNEL_ENTRIES`).
-static KERNELS: ember_core::Kernels = ember_core::REFERENCE.only(model::KERNEL_ENTRIES);
-/// `IMAGES` and `LABELS`, from `tests/models/digits/` (written by `build.rs`).
-mod images {
-    include!(concat!(env!("OUT_DIR"), "/images.rs"));
-}
-use images::{IMAGES, LABELS};
+ember_firmware_demo::include_digits_model!(ember_core::REFERENCE);
 
 #[entry]
 fn main() -> ! {
-    // `take` returns `Some` on its first call, and this is the only call.
-    let Some(peripherals) = cortex_m::Peripherals::take() else {
-        exit(debug::EXIT_FAILURE)
-    };
-    let clock = SysTickClock::start(peripherals.SYST, 12_500_000);
-    let Ok(mut out) = hio::hstdout() else {
-        exit(debug::EXIT_FAILURE)
-    };
+    let (clock, mut out) = start(12_500_000);
     match classify(&clock, &mut out) {
         Ok(()) => {
             let (peak, size) = stack_use();
@@ -102,17 +85,4 @@ fn stack_use() -> (usize, usize) {
     (top - word as usize, top - (&raw const _stack_end) as usize)
 }
 
-/// Without this handler a fault would hang QEMU; report it and fail instead.
-// SAFETY: `cortex-m-rt` requires the HardFault handler to be declared `unsafe fn`; the body only reads the
-// stacked frame it is handed and exits through semihosting, with no raw pointer or other unsafe operation.
-#[exception]
-unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
-    hprintln!("hard fault at pc={:#010x}", frame.pc());
-    exit(debug::EXIT_FAILURE)
-}
-
-#[panic_handler]
-fn panic(info: &core::panic::PanicInfo) -> ! {
-    hprintln!("panic: {}", info);
-    exit(debug::EXIT_FAILURE)
-}
+ember_firmware_demo::exit_on_fault!();

@@ -13,35 +13,20 @@
 
 use core::fmt::Write;
 
-use cortex_m_rt::{entry, exception, ExceptionFrame};
-use cortex_m_semihosting::{debug, hio, hprintln};
+use cortex_m_rt::entry;
+use cortex_m_semihosting::debug;
 use ember_core::{Clock, Model, Session};
-use ember_firmware_demo::cortex_m_glue::{exit, SysTickClock};
+use ember_firmware_demo::cortex_m_glue::{exit, start};
 
-/// `ARENA_BYTES` and `KERNEL_ENTRIES`, from the model (written by `build.rs`).
-mod model {
-    include!(concat!(env!("OUT_DIR"), "/model.rs"));
-}
-/// The model's kernels and no others, as in `digits` (feature `reference-kernels`: the portable ones).
+// The model's kernels and no others, as in `digits` (feature `reference-kernels`: the portable ones).
 #[cfg(not(feature = "reference-kernels"))]
-static KERNELS: ember_core::Kernels = ember_cortex_m::KERNELS.only(model::KERNEL_ENTRIES);
+ember_firmware_demo::include_digits_model!(ember_cortex_m::KERNELS);
 #[cfg(feature = "reference-kernels")]
-static KERNELS: ember_core::Kernels = ember_core::REFERENCE.only(model::KERNEL_ENTRIES);
-/// `IMAGES` and `LABELS`, from `tests/models/digits/` (written by `build.rs`).
-mod images {
-    include!(concat!(env!("OUT_DIR"), "/images.rs"));
-}
-use images::{IMAGES, LABELS};
+ember_firmware_demo::include_digits_model!(ember_core::REFERENCE);
 
 #[entry]
 fn main() -> ! {
-    let Some(peripherals) = cortex_m::Peripherals::take() else {
-        exit(debug::EXIT_FAILURE)
-    };
-    let clock = SysTickClock::start(peripherals.SYST, 25_000_000);
-    let Ok(mut out) = hio::hstdout() else {
-        exit(debug::EXIT_FAILURE)
-    };
+    let (clock, mut out) = start(25_000_000);
     let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
     let mut arena = [0u8; model::ARENA_BYTES];
     let start = clock.now();
@@ -82,17 +67,4 @@ fn classify(blob: &[u8], arena: &mut [u8]) -> Result<usize, ember_core::Error> {
     Ok(hits)
 }
 
-/// Without this handler a fault would hang QEMU; report it and fail instead.
-// SAFETY: `cortex-m-rt` requires the HardFault handler to be declared `unsafe fn`; the body only reads the
-// stacked frame it is handed and exits through semihosting, with no raw pointer or other unsafe operation.
-#[exception]
-unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
-    hprintln!("hard fault at pc={:#010x}", frame.pc());
-    exit(debug::EXIT_FAILURE)
-}
-
-#[panic_handler]
-fn panic(info: &core::panic::PanicInfo) -> ! {
-    hprintln!("panic: {}", info);
-    exit(debug::EXIT_FAILURE)
-}
+ember_firmware_demo::exit_on_fault!();

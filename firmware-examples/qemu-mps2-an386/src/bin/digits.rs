@@ -30,29 +30,20 @@
 #![no_std]
 #![no_main]
 
-use cortex_m_rt::{entry, exception, ExceptionFrame};
+use cortex_m_rt::entry;
 use cortex_m_semihosting::debug;
 #[cfg(not(feature = "defmt"))]
 use cortex_m_semihosting::{hio, hprintln};
-use ember_firmware_demo::cortex_m_glue::{exit, SysTickClock};
+use ember_firmware_demo::cortex_m_glue::{exit, start_clock};
 use ember_firmware_demo::run_digits;
 
-/// `ARENA_BYTES`, from the model's memory plan (written by `build.rs`).
-mod model {
-    include!(concat!(env!("OUT_DIR"), "/model.rs"));
-}
-/// The kernels of the embedded model's ops and no others (`model::KERNEL_ENTRIES`): ember-cortex-m's
-/// table (SMLAD int8 convolutions and fully connected layers on the M4F), or with feature
-/// `reference-kernels` the portable reference, to compare the two on the same model.
+// The kernels of the embedded model's ops and no others (`model::KERNEL_ENTRIES`): ember-cortex-m's
+// table (SMLAD int8 convolutions and fully connected layers on the M4F), or with feature
+// `reference-kernels` the portable reference, to compare the two on the same model.
 #[cfg(not(feature = "reference-kernels"))]
-static KERNELS: ember_core::Kernels = ember_cortex_m::KERNELS.only(model::KERNEL_ENTRIES);
+ember_firmware_demo::include_digits_model!(ember_cortex_m::KERNELS);
 #[cfg(feature = "reference-kernels")]
-static KERNELS: ember_core::Kernels = ember_core::REFERENCE.only(model::KERNEL_ENTRIES);
-/// `IMAGES` and `LABELS`, from `tests/models/digits/` (written by `build.rs`).
-mod images {
-    include!(concat!(env!("OUT_DIR"), "/images.rs"));
-}
-use images::{IMAGES, LABELS};
+ember_firmware_demo::include_digits_model!(ember_core::REFERENCE);
 
 /// A failure line: on semihosting's stdout, or as a defmt error (mixing raw semihosting output into the
 /// defmt stream would corrupt its frames).
@@ -74,11 +65,7 @@ use defmt_semihosting as _;
 
 #[entry]
 fn main() -> ! {
-    // `take` returns `Some` on its first call, and this is the only call.
-    let Some(peripherals) = cortex_m::Peripherals::take() else {
-        exit(debug::EXIT_FAILURE)
-    };
-    let clock = SysTickClock::start(peripherals.SYST, 25_000_000);
+    let clock = start_clock(25_000_000);
     // The lines go out as text on semihosting's stdout, or with feature `defmt` as defmt frames (which
     // `ember qemu` decodes); the content is the same.
     #[cfg(not(feature = "defmt"))]
@@ -100,17 +87,4 @@ fn main() -> ! {
     }
 }
 
-/// Without this handler a fault would hang QEMU; report it and fail instead.
-// SAFETY: `cortex-m-rt` requires the HardFault handler to be declared `unsafe fn`; the body only reads the
-// stacked frame it is handed and exits through semihosting, with no raw pointer or other unsafe operation.
-#[exception]
-unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
-    report!("hard fault at pc={:#010x}", frame.pc());
-    exit(debug::EXIT_FAILURE)
-}
-
-#[panic_handler]
-fn panic(info: &core::panic::PanicInfo) -> ! {
-    report!("panic: {}", info);
-    exit(debug::EXIT_FAILURE)
-}
+ember_firmware_demo::exit_on_fault!(report);

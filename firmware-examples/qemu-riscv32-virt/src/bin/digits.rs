@@ -31,17 +31,7 @@ use riscv_rt::entry;
 use riscv_semihosting::debug::{self, ExitStatus};
 use riscv_semihosting::{hio, hprintln};
 
-/// `ARENA_BYTES`, from the model's memory plan (written by `build.rs`).
-mod model {
-    include!(concat!(env!("OUT_DIR"), "/model.rs"));
-}
-/// The reference kernels of the embedded model's ops and no others (`model::KERNEL_ENTRIES`).
-static KERNELS: ember_core::Kernels = ember_core::REFERENCE.only(model::KERNEL_ENTRIES);
-/// `IMAGES` and `LABELS`, from `tests/models/digits/` (written by `build.rs`).
-mod images {
-    include!(concat!(env!("OUT_DIR"), "/images.rs"));
-}
-use images::{IMAGES, LABELS};
+ember_firmware_demo::include_digits_model!(ember_core::REFERENCE);
 
 #[entry]
 fn main() -> ! {

@@ -12,8 +12,6 @@
 
 use cortex_m_rt::entry;
 use defmt_rtt as _;
-use ember_firmware_demo::board::DefmtLines;
-use ember_firmware_demo::run_digits;
 use ember_firmware_demo::systick::SysTickClock;
 use panic_probe as _;
 
@@ -22,17 +20,7 @@ use panic_probe as _;
 #[used]
 pub static BOOT2: [u8; 256] = rp2040_boot2::BOOT_LOADER_W25Q080;
 
-/// `ARENA_BYTES`, from the model's memory plan (written by `build.rs`).
-mod model {
-    include!(concat!(env!("OUT_DIR"), "/model.rs"));
-}
-/// The reference kernels of the embedded model's ops and no others (`model::KERNEL_ENTRIES`).
-static KERNELS: ember_core::Kernels = ember_core::REFERENCE.only(model::KERNEL_ENTRIES);
-/// `IMAGES` and `LABELS`, from `tests/models/digits/` (written by `build.rs`).
-mod images {
-    include!(concat!(env!("OUT_DIR"), "/images.rs"));
-}
-use images::{IMAGES, LABELS};
+ember_firmware_demo::include_digits_model!(ember_core::REFERENCE);
 
 /// The core clock at reset: the ring oscillator's nominal frequency (it varies from chip to chip).
 const CORE_HZ: u64 = 6_500_000;
@@ -46,15 +34,5 @@ fn main() -> ! {
         }
     };
     let clock = SysTickClock::start(p.SYST, CORE_HZ);
-    let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
-    let mut arena = [0u8; model::ARENA_BYTES];
-    let mut out = DefmtLines::new();
-    if let Err(e) = run_digits::<{ model::KERNEL_ENTRIES }, _>(
-        blob, &mut arena, &IMAGES, &LABELS, &clock, &mut out, &KERNELS,
-    ) {
-        defmt::error!("ember error: {}", e);
-    }
-    loop {
-        cortex_m::asm::wfi();
-    }
+    ember_firmware_demo::run_digits_then_sleep!(&clock)
 }

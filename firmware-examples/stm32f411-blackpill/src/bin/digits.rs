@@ -9,41 +9,15 @@
 
 use cortex_m_rt::entry;
 use defmt_rtt as _;
-use ember_firmware_demo::board::{DefmtLines, DwtClock};
-use ember_firmware_demo::run_digits;
 use panic_probe as _;
 
-/// `ARENA_BYTES`, from the model's memory plan (written by `build.rs`).
-mod model {
-    include!(concat!(env!("OUT_DIR"), "/model.rs"));
-}
-/// The reference kernels of the embedded model's ops and no others (`model::KERNEL_ENTRIES`).
-static KERNELS: ember_core::Kernels = ember_core::REFERENCE.only(model::KERNEL_ENTRIES);
-/// `IMAGES` and `LABELS`, from `tests/models/digits/` (written by `build.rs`).
-mod images {
-    include!(concat!(env!("OUT_DIR"), "/images.rs"));
-}
-use images::{IMAGES, LABELS};
+ember_firmware_demo::include_digits_model!(ember_core::REFERENCE);
 
 /// The core clock at reset: the 16 MHz HSI.
 const CORE_HZ: u64 = 16_000_000;
 
 #[entry]
 fn main() -> ! {
-    if let Some(mut p) = cortex_m::Peripherals::take() {
-        p.DCB.enable_trace();
-        p.DWT.enable_cycle_counter();
-    }
-    let blob = ember_core::include_model!(concat!(env!("OUT_DIR"), "/digits.ember"));
-    let mut arena = [0u8; model::ARENA_BYTES];
-    let mut out = DefmtLines::new();
-    let clock = DwtClock { hz: CORE_HZ };
-    if let Err(e) = run_digits::<{ model::KERNEL_ENTRIES }, _>(
-        blob, &mut arena, &IMAGES, &LABELS, &clock, &mut out, &KERNELS,
-    ) {
-        defmt::error!("ember error: {}", e);
-    }
-    loop {
-        cortex_m::asm::wfi();
-    }
+    let clock = ember_firmware_demo::board::start_dwt(CORE_HZ);
+    ember_firmware_demo::run_digits_then_sleep!(&clock)
 }
