@@ -48,7 +48,12 @@ fn qdq_rewrite_quantizes_every_layer() {
         &mut |_, _| {},
     )
     .unwrap();
-    let (_, summary) = quantize::quantize_qdq(&onnx(), &ranges).unwrap();
+    let (qdq, summary) = quantize::quantize_qdq(&onnx(), &ranges).unwrap();
+    // The same calibration gives the same QDQ model, byte for byte (and so the same blob and source
+    // hash): each call builds its maps with a new random hasher, so an order taken from one would show.
+    for _ in 0..4 {
+        assert!(quantize::quantize_qdq(&onnx(), &ranges).unwrap().0 == qdq);
+    }
     // The input, the three Relu outputs (Conv and Gemm outputs are fused with them), both pools,
     // the flatten, the logits and the probabilities; two convs and two Gemms with their biases.
     assert_eq!(summary.activations, 9, "{summary:?}");

@@ -177,7 +177,12 @@ pub fn quantize_qdq(onnx: &[u8], ranges: &Ranges) -> Result<(Vec<u8>, QdqSummary
     // Activations: a pair after each producer (or after each graph input).
     let inputs: HashSet<String> = g.input.iter().map(|v| v.name.clone()).collect();
     let mut renamed_inputs: HashMap<String, String> = HashMap::new();
-    for (name, &(scale, zp)) in &act {
+    // In the graph's order (`names`), not the map's: the QDQ model, and so the blob, is the same on
+    // every run.
+    for name in &names {
+        let Some(&(scale, zp)) = act.get(name) else {
+            continue;
+        };
         new_inits.push(tensor_f32(&format!("{name}_scale"), &[], &[scale]));
         new_inits.push(tensor_i8(&format!("{name}_zero_point"), &[], &[zp]));
         summary.activations += 1;
