@@ -61,7 +61,11 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Checkpoint<'a>, Conv
     };
     let pkl = archive
         .entry(&pkl_name, limits.max_pickle_bytes as u64)?
-        .expect("the name was found among the entries");
+        .ok_or_else(|| {
+            ConvertError::checkpoint(format!(
+                "zip entry \"{pkl_name}\" is listed but cannot be found by name: the archive is damaged"
+            ))
+        })?;
     let p = pickle::load::<TorchGlobal>(pkl.as_slice(), 0, limits)?;
     let claims = torch::claims(&p)?;
     let found = torch::collect(&p, limits)?;
