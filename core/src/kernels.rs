@@ -392,6 +392,19 @@ macro_rules! kernel_table {
             }
         }
 
+        /// The output's dims and dtype of op `kind` for inputs of these dims and dtypes, through the
+        /// entry that runs it on f32 ([`OpEntry::infer`]).
+        pub(crate) fn infer(
+            kind: &OpKind,
+            x: &[(&[usize], crate::schema::DType)],
+        ) -> Result<(crate::ops::entry::OutDims, crate::schema::DType), &'static str> {
+            match kind {
+                $(OpKind::$kind $((params_binding!($decoder p)))? => {
+                    <crate::ops::$($seg)::+ as OpEntry>::infer(params!(p $($decoder)?), x)
+                })*
+            }
+        }
+
         /// The kinds' tags: their positions in the declaration.
         #[allow(dead_code)]
         #[repr(usize)]

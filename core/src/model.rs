@@ -466,3 +466,14 @@ impl Operands for BlobOperands<'_, '_> {
 pub fn validate_op(kind: &OpKind, operands: &impl Operands) -> Result<(), &'static str> {
     crate::kernels::validate_in::<{ family::ALL }>(kind, operands)
 }
+
+/// The output's dims and dtype of op `kind` for inputs of these dims and dtypes, for a front end that
+/// builds a graph of blob ops (the converter, for the ops it carries as their blob kind); `Err` says
+/// why they do not fit, or that the kind gives no inference (see `OpEntry::infer`). Run
+/// [`validate_op`] on the result: inference computes the output, validation checks everything else.
+pub fn infer_op(
+    kind: &OpKind,
+    inputs: &[(&[usize], DType)],
+) -> Result<(crate::ops::entry::OutDims, DType), &'static str> {
+    crate::kernels::infer(kind, inputs)
+}

@@ -107,7 +107,7 @@ macro_rules! for_each_op {
                     reduce REDUCE = 19: nn::reduce::Reduce [F32]
                 }
                 /// Inputs `x, scale[, bias]`.
-                LayerNorm(serde LayerNormParams) 2..=3 {
+                LayerNorm(serde layer_norm::LayerNormParams) 2..=3 {
                     layer_norm LAYER_NORM = 20: nn::layer_norm::LayerNorm [F32]
                 }
                 /// Input `x`.

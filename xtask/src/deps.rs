@@ -195,6 +195,54 @@ fn child_dir(file: &Path) -> PathBuf {
     }
 }
 
+/// The folder an `automod::dir!([vis] "folder")` item names, relative to its crate's root.
+fn automod_dir(item: &syn::Item) -> Option<String> {
+    let syn::Item::Macro(m) = item else {
+        return None;
+    };
+    let segments: Vec<String> = m
+        .mac
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    if segments != ["automod", "dir"] {
+        return None;
+    }
+    // The tokens are an optional visibility and one string literal (no escapes in a path).
+    let tokens = m.mac.tokens.to_string();
+    let (_, rest) = tokens.split_once('"')?;
+    rest.split_once('"').map(|(folder, _)| folder.to_string())
+}
+
+/// The modules `automod::dir!` declares for `folder` (relative to the crate root above `file`):
+/// one per `.rs` file but `mod.rs`, `lib.rs` and `main.rs`, by name, sorted.
+fn automod_files(file: &Path, folder: &str) -> Result<Vec<(String, PathBuf)>> {
+    let crate_root = file
+        .ancestors()
+        .find(|d| d.join("Cargo.toml").is_file())
+        .with_context(|| format!("no Cargo.toml above {}", file.display()))?;
+    let dir = crate_root.join(folder);
+    let mut found = Vec::new();
+    for entry in fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        let path = entry?.path();
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .map(str::to_string);
+        let is_rs = path.extension().is_some_and(|e| e == "rs");
+        match stem {
+            Some(stem) if is_rs && !matches!(stem.as_str(), "mod" | "lib" | "main") => {
+                found.push((stem, path));
+            }
+            _ => {}
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
 /// The value of a `#[path = "..."]` attribute.
 fn path_attr(attrs: &[syn::Attribute]) -> Option<String> {
     attrs.iter().find_map(|a| match &a.meta {
@@ -293,6 +341,15 @@ impl Graph {
         files: &mut Vec<(PathBuf, syn::File)>,
     ) -> Result<()> {
         for item in items {
+            if let Some(folder) = automod_dir(item) {
+                // `automod::dir!(pub "src/ops/nn")`: a module per file of that folder (of the crate).
+                for (name, path) in automod_files(file, &folder)? {
+                    let mut child = module.to_vec();
+                    child.push(name);
+                    self.walk(&path, child, files)?;
+                }
+                continue;
+            }
             let syn::Item::Mod(m) = item else { continue };
             if is_test_only(item) {
                 continue;
@@ -630,6 +687,38 @@ mod tests {
         assert!(
             !has("ops/conv.rs", "top.rs"),
             "a test module may use what is above its file"
+        );
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn automod_folders_are_modules_and_their_imports_count() {
+        // `automod::dir!` declares a module per file of the folder, relative to the crate's root.
+        let dir = tree(
+            "automod",
+            &[
+                ("Cargo.toml", "[package]"),
+                ("src/lib.rs", "pub mod ops; pub struct T;"),
+                ("src/ops/mod.rs", "automod::dir!(pub \"src/ops\");"),
+                ("src/ops/a.rs", "use crate::ops::b::g; pub fn f() {}"),
+                ("src/ops/b.rs", "pub fn g() { let _ = crate::ops::a::f; }"),
+                ("src/ops/notes.txt", "not a module"),
+            ],
+        );
+        let graph = Graph::read(&dir.join("src/lib.rs")).unwrap();
+        let module = |m: &[&str]| {
+            graph
+                .modules
+                .get(&m.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+                .cloned()
+        };
+        assert_eq!(module(&["ops", "a"]), Some(dir.join("src/ops/a.rs")));
+        assert_eq!(module(&["ops", "b"]), Some(dir.join("src/ops/b.rs")));
+        assert_eq!(
+            graph.circles().len(),
+            1,
+            "a.rs and b.rs use each other: {:?}",
+            graph.edges
         );
         let _ = fs::remove_dir_all(&dir);
     }

@@ -11,7 +11,7 @@
 
 mod array;
 mod math;
-mod nn;
+pub mod nn;
 mod op;
 mod pool;
 mod quant;

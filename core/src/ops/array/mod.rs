@@ -1,13 +1,5 @@
 //! Data movement: concatenation, transposition, padding, reshape copies, slicing, gathering,
 //! broadcasting and resizing.
 
-pub mod any;
-pub mod broadcast;
-pub mod concat;
-pub mod embedding;
-pub mod gather;
-pub mod pad;
-pub mod reshape;
-pub mod resize;
-pub mod slice;
-pub mod transpose;
+// One module per file of this folder: an op's file needs no line here.
+automod::dir!(pub "src/ops/array");

@@ -2,9 +2,9 @@
 //! mean and (biased) variance taken over `x.dims[axis..]` (ONNX `LayerNormalization`, and
 //! `InstanceNormalization` once the converter has reshaped its spatial dims into one trailing axis).
 
-pub use crate::schema::LayerNormParams;
+pub use crate::schema::nn::layer_norm::LayerNormParams;
 
-use crate::ops::entry::{op_entry, out, shape_reason};
+use crate::ops::entry::{dims_of_first, op_entry, out, shape_reason};
 use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{numel, In, Out};
 use crate::Error;
@@ -58,5 +58,6 @@ op_entry! {
     /// [`OpKind::LayerNorm`](crate::OpKind::LayerNorm).
     LayerNorm: LayerNormFn = layer_norm, LayerNormParams, F32;
     validate |p, o| shape_reason(validate(p, o.dims(0), o.dims(1), o.opt(2), o.out_dims()));
+    infer |_p, x| dims_of_first(x);
     run |kernel, p, a| kernel(p, a.x(0)?, a.x(1)?, a.opt(2)?, out(a.y)?);
 }

@@ -5,9 +5,8 @@ pub use crate::schema::Pool2dParams;
 use crate::ops::shape::{dims_fit, require, sum3, Checked};
 use crate::ops::{In, Out};
 
-pub mod avg_pool;
-pub mod global_avg_pool;
-pub mod max_pool;
+// One module per file of this folder: an op's file needs no line here.
+automod::dir!(pub "src/ops/pool");
 
 /// Signature of a windowed pooling kernel (max and average).
 pub type Pool2dFn = fn(&Pool2dParams, In<'_>, Out<'_>);

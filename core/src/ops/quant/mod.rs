@@ -14,16 +14,5 @@
 //! Where TFLM relies on C's undefined signed overflow (never in well-formed models), these kernels wrap
 //! or saturate instead, and never panic.
 
-pub mod add;
-pub mod avg_pool;
-pub mod conv;
-pub mod dequantize;
-pub mod fully_connected;
-pub mod max_pool;
-pub mod mul;
-pub mod quantize;
-pub mod requant;
-pub mod requantize;
-pub mod softmax;
-
-mod pool;
+// One module per file of this folder: an op's file needs no line here.
+automod::dir!(pub "src/ops/quant");

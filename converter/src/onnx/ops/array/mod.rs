@@ -3,22 +3,5 @@
 //! (removed later), Where with a constant condition; and what is evaluated at conversion time: Constant, ConstantOfShape, Shape, Size,
 //! Range, Cast.
 
-pub mod cast;
-pub mod concat;
-pub mod constant;
-pub mod constant_of_shape;
-pub mod depth_to_space;
-pub mod expand;
-pub mod flatten;
-pub mod gather;
-pub mod identity;
-pub mod pad;
-pub mod range;
-pub mod reshape;
-pub mod resize;
-pub mod shape;
-pub mod slice;
-pub mod split;
-pub mod squeeze;
-pub mod transpose;
-pub mod where_op;
+// One module per file of this folder: an op's file needs no line here.
+automod::dir!(pub "src/onnx/ops/array");

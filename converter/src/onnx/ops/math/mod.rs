@@ -2,12 +2,8 @@
 //! ones (Min, Max, Sum, Mean), unary ops (activations, rounding, elementary functions), Clip,
 //! comparisons and boolean logic.
 
-pub mod binary;
-pub mod clip;
-pub mod compare;
-pub mod logical;
-pub mod unary;
-pub mod variadic;
+// One module per file of this folder: an op's file needs no line here.
+automod::dir!(pub "src/onnx/ops/math");
 
 use crate::ir::Op;
 use crate::onnx::node::NodeCtx;

@@ -1,10 +1,8 @@
 //! Pooling: MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool (2-D, imported in NCHW form; the
 //! layout pass moves them to NHWC; 1-D ones run as 2-D with H = 1).
 
-pub mod avg_pool;
-pub mod global_avg_pool;
-pub mod global_max_pool;
-pub mod max_pool;
+// One module per file of this folder: an op's file needs no line here.
+automod::dir!(pub "src/onnx/ops/pool");
 
 use crate::ir::{Op, Pool2d, SpatialLayout, TensorId};
 use crate::onnx::node::NodeCtx;

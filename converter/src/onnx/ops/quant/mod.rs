@@ -15,12 +15,8 @@
 //! `QLinearConv` and `QLinearMatMul` are imported as their QDQ form (dequantize, float op, quantize),
 //! which the QDQ pass turns into the int8 op when the weights are symmetric int8.
 
-pub mod conv_integer;
-pub mod dequantize_linear;
-pub mod matmul_integer;
-pub mod qlinear_conv;
-pub mod qlinear_matmul;
-pub mod quantize_linear;
+// One module per file of this folder: an op's file needs no line here.
+automod::dir!(pub "src/onnx/ops/quant");
 
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::BinaryOp;

@@ -1,9 +1,16 @@
 //! Parameters of the neural-network ops (`ops::nn`): convolutions, fully connected, matrix multiply,
 //! softmax, reductions, layer normalization and arg-reductions.
+//!
+//! An op added since the format's first version has its parameters in a file of its own in this
+//! folder (`layer_norm.rs`), named by that path in its row of the op set (`crate::op_set`); the older
+//! ones share this file.
 
 use serde::{Deserialize, Serialize};
 
 use super::math::Activation;
+
+// One module per file of this folder: a new op's parameters need no line here.
+automod::dir!(pub "src/schema/nn");
 
 /// Parameters of a 2-D convolution. Weights are `[OC, KH, KW, IC / groups]` (OHWI), bias `[OC]`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -106,16 +113,6 @@ pub struct ReduceParams {
     pub axes: u8,
     /// The output keeps reduced axes as dims of 1 (otherwise they are removed).
     pub keepdims: bool,
-}
-
-/// Parameters of a layer normalization.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct LayerNormParams {
-    /// First normalized axis (non-negative, below the rank); every axis from it on is normalized.
-    pub axis: u8,
-    /// Added to the variance before the square root.
-    pub epsilon: f32,
 }
 
 /// Parameters of an arg-reduction.
