@@ -392,15 +392,27 @@ macro_rules! kernel_table {
             }
         }
 
-        /// The output's dims and dtype of op `kind` for inputs of these dims and dtypes, through the
-        /// entry that runs it on f32 ([`OpEntry::infer`]).
-        pub(crate) fn infer(
+        /// The output's dims of op `kind` for inputs of these dims, through the entry that runs it
+        /// on f32 ([`OpEntry::infer`]).
+        pub(crate) fn infer_dims(
             kind: &OpKind,
-            x: &[(&[usize], crate::schema::DType)],
-        ) -> Result<(crate::ops::entry::OutDims, crate::schema::DType), &'static str> {
+            x: &[&[usize]],
+        ) -> Result<crate::ops::entry::OutDims, &'static str> {
             match kind {
                 $(OpKind::$kind $((params_binding!($decoder p)))? => {
                     <crate::ops::$($seg)::+ as OpEntry>::infer(params!(p $($decoder)?), x)
+                })*
+            }
+        }
+
+        /// The output's dtype of op `kind` for inputs of these dtypes ([`OpEntry::infer_dtype`]).
+        pub(crate) fn infer_dtype(
+            kind: &OpKind,
+            x: &[crate::schema::DType],
+        ) -> Result<crate::schema::DType, &'static str> {
+            match kind {
+                $(OpKind::$kind $((params_binding!($decoder p)))? => {
+                    <crate::ops::$($seg)::+ as OpEntry>::infer_dtype(params!(p $($decoder)?), x)
                 })*
             }
         }

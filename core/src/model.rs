@@ -11,6 +11,7 @@ use crate::format::{
     VERSION_MAJOR,
 };
 use crate::kernels::{family, LEFT_OUT};
+use crate::ops::entry::OutDims;
 use crate::ops::entry::{NotAWeight, Operands};
 use crate::schema::{DType, OpKind, MAX_RANK};
 use crate::Error;
@@ -467,13 +468,15 @@ pub fn validate_op(kind: &OpKind, operands: &impl Operands) -> Result<(), &'stat
     crate::kernels::validate_in::<{ family::ALL }>(kind, operands)
 }
 
-/// The output's dims and dtype of op `kind` for inputs of these dims and dtypes, for a front end that
-/// builds a graph of blob ops (the converter, for the ops it carries as their blob kind); `Err` says
-/// why they do not fit, or that the kind gives no inference (see `OpEntry::infer`). Run
-/// [`validate_op`] on the result: inference computes the output, validation checks everything else.
-pub fn infer_op(
-    kind: &OpKind,
-    inputs: &[(&[usize], DType)],
-) -> Result<(crate::ops::entry::OutDims, DType), &'static str> {
-    crate::kernels::infer(kind, inputs)
+/// The output's dims of op `kind` for inputs of these dims, for a front end that builds a graph of
+/// blob ops (the converter, for the ops it carries as their blob kind); `Err` says why they do not
+/// fit, or that the kind gives no inference (see `OpEntry::infer`). Inference computes the output;
+/// [`validate_op`] then checks everything else.
+pub fn infer_dims(kind: &OpKind, inputs: &[&[usize]]) -> Result<OutDims, &'static str> {
+    crate::kernels::infer_dims(kind, inputs)
+}
+
+/// The output's dtype of op `kind` for inputs of these dtypes (see [`infer_dims`]).
+pub fn infer_dtype(kind: &OpKind, inputs: &[DType]) -> Result<DType, &'static str> {
+    crate::kernels::infer_dtype(kind, inputs)
 }

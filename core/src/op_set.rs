@@ -22,9 +22,10 @@
 //! ```
 //!
 //! - `Kind(decoder Params)`: the [`OpKind`](crate::OpKind) variant and its parameters (from
-//!   [`crate::schema`]), decoded by `compact` (`format/compact.rs`: less flash, for the kinds a
-//!   microcontroller runs) or `serde`; a kind without parameters is a bare `Kind`. New kinds go at the
-//!   end: a variant's position is its tag in the blob.
+//!   [`crate::schema`]: a kind whose parameters have a file of their own names them by their path
+//!   there, `nn::layer_norm::LayerNormParams`), decoded by `compact` (`format/compact.rs`: less
+//!   flash, for the kinds a microcontroller runs) or `serde`; a kind without parameters is a bare
+//!   `Kind`. New kinds go at the end: a variant's position is its tag in the blob.
 //! - `min..=max`: how many inputs it takes.
 //! - `entry ENTRY = bit: path [families]`: the field of [`Kernels`](crate::Kernels) that runs it, its
 //!   [`entry`](crate::kernels::entry) constant and bit (bits are in the masks that `ember convert --emit
@@ -107,7 +108,7 @@ macro_rules! for_each_op {
                     reduce REDUCE = 19: nn::reduce::Reduce [F32]
                 }
                 /// Inputs `x, scale[, bias]`.
-                LayerNorm(serde layer_norm::LayerNormParams) 2..=3 {
+                LayerNorm(serde nn::layer_norm::LayerNormParams) 2..=3 {
                     layer_norm LAYER_NORM = 20: nn::layer_norm::LayerNorm [F32]
                 }
                 /// Input `x`.

@@ -70,6 +70,24 @@ fn the_worked_example_is_the_code() {
     }
 }
 
+/// Every op kind of the format has its row in `docs/format.md`'s op table, at its tag: a kind added
+/// to the declaration (`core/src/op_set.rs`) without its documented encoding fails here.
+#[test]
+fn every_op_kind_has_its_row_in_the_format_doc() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let page = std::fs::read_to_string(root.join("docs/format.md")).unwrap();
+    let missing: Vec<String> = ember_core::schema::KIND_NAMES
+        .iter()
+        .enumerate()
+        .map(|(tag, name)| format!("| {tag} | {name} |"))
+        .filter(|row| !page.lines().any(|l| l.starts_with(row.as_str())))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/format.md's op table lacks the rows that start {missing:?}"
+    );
+}
+
 /// The check itself finds a block that is not in its file.
 #[test]
 fn a_block_that_is_not_in_its_file_is_found() {

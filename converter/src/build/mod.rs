@@ -404,10 +404,8 @@ impl<'c, 'a> Builder<'c, 'a> {
         let w = self.param_shaped(name, &format!("{name}.weight"), &[d])?;
         let mut inputs = vec![x, w];
         inputs.extend(self.tensor(name, &format!("{name}.bias"), Some(&[d]), false)?);
-        let op = Op::LayerNorm {
-            axis: xs.len() - 1,
-            epsilon: eps,
-        };
+        let op = crate::onnx::ops::nn::layer_norm::layer_norm(xs.len() - 1, eps)
+            .map_err(|e| err(name, e))?;
         self.node(name, "layer_norm", op, &inputs)
     }
 

@@ -101,13 +101,6 @@ pub enum Op {
         /// Reduced axes stay as dims of 1.
         keepdims: bool,
     },
-    /// Normalization over the axes from `axis` on; inputs `x, scale[, bias]` shaped `x[axis..]`.
-    LayerNorm {
-        /// First normalized axis.
-        axis: usize,
-        /// Added to the variance.
-        epsilon: f32,
-    },
     /// Inference BatchNormalization over axis 1; inputs `x, scale, bias, mean, var` (constants `[C]`).
     /// Never lowered: the `fold_batch_norm` pass folds it into its producer or rewrites it.
     BatchNorm {
@@ -165,6 +158,12 @@ pub enum Op {
     /// run-time indices, PyTorch `nn.Embedding`); inputs `table [ROWS, ...]` (F32, or I8 with
     /// `scales`), `ids` (I32 or I64)`[, scales]` (F32 `[ROWS]`); output F32 `ids ++ table[1..]`.
     Embedding,
+    /// An op carried as the blob's own kind, from its importer to the blob: its parameters are the
+    /// blob's, its output's dims and dtype are the runtime's inference (`ember_core::model::infer_dims`
+    /// and `infer_dtype`, beside the op's kernel) and its checks the runtime's validation, and it
+    /// lowers as it is. For the ops no pass rewrites (no fusion, no layout, no quantization): such an
+    /// op needs no variant, inference or lowering of its own here (LayerNorm is one).
+    Core(ember_core::OpKind),
 }
 
 impl Op {
@@ -187,7 +186,6 @@ impl Op {
             Op::Reshape { .. } => "Reshape",
             Op::LogSoftmax { .. } => "LogSoftmax",
             Op::Reduce { .. } => "Reduce",
-            Op::LayerNorm { .. } => "LayerNorm",
             Op::BatchNorm { .. } => "BatchNorm",
             Op::Slice(_) => "Slice",
             Op::Gather { .. } => "Gather",
@@ -203,6 +201,7 @@ impl Op {
             Op::Quant(q) => q.name(),
             Op::FullyConnectedW8 { .. } => "FullyConnectedW8",
             Op::Embedding => "Embedding",
+            Op::Core(kind) => kind.name(),
         }
     }
 
@@ -242,6 +241,9 @@ impl Op {
                 Ok(x[1])
             }
             Op::Cast { to } => Ok(*to),
+            Op::Core(kind) => {
+                ember_core::model::infer_dtype(kind, x).map_err(|reason| reason.to_string())
+            }
             Op::FullyConnectedW8 { .. } => {
                 let want = [DType::F32, DType::I8, DType::F32, DType::F32];
                 if x.iter().zip(want).any(|(&t, w)| t != w) {
@@ -470,9 +472,11 @@ impl Op {
                 arity(1, 1)?;
                 infer_reduce(x[0], axes, *keepdims)
             }
-            Op::LayerNorm { axis, .. } => {
-                arity(2, 3)?;
-                infer_layer_norm(x, *axis)
+            Op::Core(kind) => {
+                let (min, max) = kind.arity();
+                arity(min, max)?;
+                let dims = ember_core::model::infer_dims(kind, x).map_err(|r| r.to_string())?;
+                Ok(dims.to_vec())
             }
             Op::BatchNorm { .. } => {
                 arity(5, 5)?;
@@ -552,6 +556,66 @@ impl Op {
     }
 }
 
+/// Runs the runtime's validation of an [`Op::Core`] node (`ember_core::model::validate_op`, what
+/// `Model::parse` runs) on the dims and dtypes of its inputs and output; other ops pass (theirs runs
+/// when they are lowered). The values of weights are not known here: the lowering's check reads them.
+pub fn validate_core(
+    op: &Op,
+    x: &[&[usize]],
+    dtypes: &[DType],
+    y: &[usize],
+    y_dtype: DType,
+) -> Result<(), String> {
+    let Op::Core(kind) = op else {
+        return Ok(());
+    };
+    let operands = ShapeOperands {
+        x,
+        dtypes,
+        y,
+        y_dtype,
+    };
+    ember_core::model::validate_op(kind, &operands).map_err(str::to_string)
+}
+
+/// An op's tensors as dims and dtypes, without values.
+struct ShapeOperands<'a> {
+    x: &'a [&'a [usize]],
+    dtypes: &'a [DType],
+    y: &'a [usize],
+    y_dtype: DType,
+}
+
+impl ember_core::ops::entry::Operands for ShapeOperands<'_> {
+    fn count(&self) -> usize {
+        self.x.len()
+    }
+
+    fn dims(&self, k: usize) -> &[usize] {
+        self.x.get(k).copied().unwrap_or(&[])
+    }
+
+    fn dtype(&self, k: usize) -> DType {
+        self.dtypes.get(k).copied().unwrap_or(DType::F32)
+    }
+
+    fn out_dims(&self) -> &[usize] {
+        self.y
+    }
+
+    fn out_dtype(&self) -> DType {
+        self.y_dtype
+    }
+
+    fn all_f32(&self) -> bool {
+        self.y_dtype == DType::F32 && self.dtypes.iter().all(|&t| t == DType::F32)
+    }
+
+    fn weight(&self, _k: usize) -> Result<&[u8], ember_core::ops::entry::NotAWeight> {
+        Err(ember_core::ops::entry::NotAWeight::InArena)
+    }
+}
+
 fn infer_reduce(x: &[usize], axes: &[usize], keepdims: bool) -> Result<Vec<usize>, String> {
     if axes.windows(2).any(|w| w[0] >= w[1]) || axes.iter().any(|&a| a >= x.len()) {
         return Err(format!(
@@ -566,19 +630,6 @@ fn infer_reduce(x: &[usize], axes: &[usize], keepdims: bool) -> Result<Vec<usize
             false => Some(n),
         })
         .collect())
-}
-
-fn infer_layer_norm(x: &[&[usize]], axis: usize) -> Result<Vec<usize>, String> {
-    let xs = x[0];
-    if axis >= xs.len() {
-        return Err(format!("axis {axis} is out of range for {xs:?}"));
-    }
-    for (what, s) in ["scale", "bias"].iter().zip(&x[1..]) {
-        if *s != &xs[axis..] {
-            return Err(format!("{what} {s:?} must be {:?}", &xs[axis..]));
-        }
-    }
-    Ok(xs.to_vec())
 }
 
 fn infer_batch_norm(x: &[&[usize]]) -> Result<Vec<usize>, String> {

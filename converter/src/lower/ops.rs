@@ -6,11 +6,11 @@ use ember_core::ops::math::{binary::BinaryParams, unary::UnaryParams};
 use ember_core::ops::math::{cast::CastParams, compare::CompareParams, logical::LogicalParams};
 use ember_core::ops::nn::arg_reduce::ArgReduceParams;
 use ember_core::ops::nn::conv_transpose::ConvTranspose2dParams;
+use ember_core::ops::nn::reduce::ReduceParams;
 use ember_core::ops::nn::{
     conv::Conv2dParams, fully_connected::FullyConnectedParams, matmul::MatMulParams,
     softmax::SoftmaxParams,
 };
-use ember_core::ops::nn::{layer_norm::LayerNormParams, reduce::ReduceParams};
 
 use ember_core::ops::MAX_RANK;
 use ember_core::OpKind;
@@ -99,10 +99,7 @@ pub fn lower_op(n: &Node) -> Result<OpKind, ConvertError> {
                 keepdims: *keepdims,
             })
         }
-        Op::LayerNorm { axis, epsilon } => OpKind::LayerNorm(LayerNormParams {
-            axis: u8_of("axis", *axis)?,
-            epsilon: *epsilon,
-        }),
+        Op::Core(kind) => *kind,
         Op::BatchNorm { .. } => {
             return Err(ConvertError::internal(format!(
                 "node \"{}\": BatchNorm reached lowering (the fold_batch_norm pass rewrites it)",

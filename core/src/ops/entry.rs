@@ -44,9 +44,8 @@ pub trait KernelEntry {
 /// kernel, the kind's parameters (`()` for none) and the [`DTypes`] variant: `F32`, `Same`, `Own`, or
 /// `Int8[I8, I8, I32] -> I8` with the dtypes of the inputs and of the output. `validate` is the body of
 /// [`OpEntry::validate`] over the parameters and the [`Operands`]; `infer`, which an op that the
-/// converter carries as its blob kind has (see [`OpEntry::infer`]), the output's dims from the
-/// parameters and the inputs' dims and dtypes (the output's dtype follows from the [`DTypes`]);
-/// `run` is the kernel's call in
+/// converter carries as its blob kind has, the body of [`OpEntry::infer`] (the output's dims from the
+/// parameters and the inputs' dims; the dtype follows from the [`DTypes`]); `run` is the kernel's call in
 /// [`OpEntry::run`] (`#[inline(always)]`, as every entry's), its arguments taken from the parameters
 /// and the [`OpArgs`], after the `let`s before it if any; the stub ignores as many arguments. Entries
 /// whose `run` does more (splits the work, gathers inputs, returns the kernel's `Result`) write both
@@ -89,10 +88,9 @@ macro_rules! op_entry {
             $(
                 fn infer(
                     $ip: &$params,
-                    $ix: &[(&[usize], $crate::schema::DType)],
-                ) -> Result<($crate::ops::entry::OutDims, $crate::schema::DType), &'static str> {
-                    let dims = $infer?;
-                    Ok((dims, $crate::ops::entry::out_dtype(Self::DTYPES, $ix)?))
+                    $ix: &[&[usize]],
+                ) -> Result<$crate::ops::entry::OutDims, &'static str> {
+                    $infer
                 }
             )?
 
@@ -138,16 +136,24 @@ pub(crate) trait OpEntry: KernelEntry {
     /// on every op of a blob, and the converter on every op it writes.
     fn validate(p: &Self::Params, o: &impl Operands) -> Checked;
 
-    /// The output's dims and dtype for inputs of these dims and dtypes (which `validate` then checks
-    /// as it checks any op), or why they do not fit. Front ends that build a graph ask it
-    /// ([`infer_op`](crate::model::infer_op)): the converter carries an op that has it as its blob
-    /// kind, from its importer to the blob, without an op of its own. The ops the converter
+    /// The output's dims for inputs of these dims (which `validate` then checks as it checks any
+    /// op), or why they do not fit. Front ends that build a graph ask it
+    /// ([`infer_dims`](crate::model::infer_dims)): the converter carries an op that has it as its
+    /// blob kind, from its importer to the blob, without an op of its own. The ops the converter
     /// represents in its own form (those it fuses, rewrites for a layout or quantizes) have none.
-    fn infer(
-        _p: &Self::Params,
-        _x: &[(&[usize], DType)],
-    ) -> Result<(OutDims, DType), &'static str> {
+    fn infer(_p: &Self::Params, _x: &[&[usize]]) -> Result<OutDims, &'static str> {
         Err("the converter has no shape inference of this op kind")
+    }
+
+    /// The output's dtype for inputs of these dtypes: what [`OpEntry::DTYPES`] says (an entry whose
+    /// rule is `Own` says it here if it has [`OpEntry::infer`]).
+    fn infer_dtype(_p: &Self::Params, x: &[DType]) -> Result<DType, &'static str> {
+        match Self::DTYPES {
+            DTypes::F32 => Ok(DType::F32),
+            DTypes::Same => x.first().copied().ok_or("the op has no input"),
+            DTypes::Int8(rule) => Ok(rule.output),
+            DTypes::Own => Err("the op's output dtype depends on its parameters"),
+        }
     }
 
     /// Runs `kernel` on the op's tensors, which passed [`OpEntry::validate`]. Each entry marks it
@@ -160,20 +166,9 @@ pub(crate) trait OpEntry: KernelEntry {
 pub type OutDims = heapless::Vec<usize, MAX_RANK>;
 
 /// The dims of an op's first input, as its output's (the ops whose output is shaped like `x`).
-pub(crate) fn dims_of_first(x: &[(&[usize], DType)]) -> Result<OutDims, &'static str> {
-    let (dims, _) = x.first().ok_or("the op has no input")?;
+pub(crate) fn dims_of_first(x: &[&[usize]]) -> Result<OutDims, &'static str> {
+    let dims = x.first().ok_or("the op has no input")?;
     OutDims::from_slice(dims).map_err(|_| "the input's rank is above the format's limit")
-}
-
-/// The output's dtype an entry's [`DTypes`] rule gives for these inputs (`Own`: none, the entry's
-/// `infer` says it).
-pub(crate) fn out_dtype(rule: DTypes, x: &[(&[usize], DType)]) -> Result<DType, &'static str> {
-    match rule {
-        DTypes::F32 => Ok(DType::F32),
-        DTypes::Same => x.first().map(|&(_, t)| t).ok_or("the op has no input"),
-        DTypes::Int8(rule) => Ok(rule.output),
-        DTypes::Own => Err("the op's output dtype depends on its parameters"),
-    }
 }
 
 /// Why [`Operands::weight`] has no bytes for an input.

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 // Every kind's parameters, by family (the declaration names them).
 use super::array::*;
 use super::math::*;
+use super::nn;
 use super::nn::*;
 use super::pool::*;
 use super::quant::*;

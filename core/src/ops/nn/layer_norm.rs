@@ -61,3 +61,25 @@ op_entry! {
     infer |_p, x| dims_of_first(x);
     run |kernel, p, a| kernel(p, a.x(0)?, a.x(1)?, a.opt(2)?, out(a.y)?);
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::model::{infer_dims, infer_dtype};
+    use crate::schema::{DType, OpKind, SoftmaxParams};
+
+    use super::LayerNormParams;
+
+    #[test]
+    fn inference_gives_the_input_shape_and_f32_and_other_kinds_say_they_have_none() {
+        let kind = OpKind::LayerNorm(LayerNormParams {
+            axis: 1,
+            epsilon: 1e-5,
+        });
+        let (x, scale): (&[usize], &[usize]) = (&[2, 3, 4], &[3, 4]);
+        assert_eq!(infer_dims(&kind, &[x, scale]).unwrap().as_slice(), x);
+        assert_eq!(infer_dtype(&kind, &[DType::F32, DType::F32]), Ok(DType::F32));
+        assert!(infer_dims(&kind, &[]).is_err());
+        let softmax = OpKind::Softmax(SoftmaxParams { axis: 0 });
+        assert!(infer_dims(&softmax, &[x]).is_err());
+    }
+}

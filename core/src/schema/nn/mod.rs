@@ -1,9 +1,9 @@
 //! Parameters of the neural-network ops (`ops::nn`): convolutions, fully connected, matrix multiply,
 //! softmax, reductions, layer normalization and arg-reductions.
 //!
-//! An op added since the format's first version has its parameters in a file of its own in this
-//! folder (`layer_norm.rs`), named by that path in its row of the op set (`crate::op_set`); the older
-//! ones share this file.
+//! A new op's parameters go in a file of their own in this folder (as `layer_norm.rs`'s), which its
+//! row of the op set (`crate::op_set`) names by its path; the kinds of the format's first versions
+//! share this file.
 
 use serde::{Deserialize, Serialize};
 

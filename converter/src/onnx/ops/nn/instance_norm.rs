@@ -1,6 +1,6 @@
 //! ONNX `InstanceNormalization`: `X [N, C, D1, ...]`, constant `scale [C]` and `B [C]`, `epsilon`
 //! (default 1e-5). Each `(n, c)` plane is normalized over its spatial dims, then scaled and shifted per
-//! channel. Imported as a Reshape (an alias) to `[N, C, D1 * ...]`, an [`Op::LayerNorm`] over the last
+//! channel. Imported as a Reshape (an alias) to `[N, C, D1 * ...]`, a LayerNorm over the last
 //! axis with a scale of ones, a Reshape back, and a per-channel Mul and Add with the constants.
 
 use ember_core::ops::math::activation::Activation;
@@ -44,7 +44,8 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         vec![x],
     )?;
     let ones = ctx.add_constant("ones", vec![spatial], ConstData::F32(vec![1.0; spatial]));
-    let norm = ctx.emit_tmp("norm", Op::LayerNorm { axis: 2, epsilon }, vec![flat, ones])?;
+    let layer_norm = super::layer_norm::layer_norm(2, epsilon).map_err(|e| ctx.err(e))?;
+    let norm = ctx.emit_tmp("norm", layer_norm, vec![flat, ones])?;
     let back = ctx.emit_tmp("unflatten", Op::Reshape { shape: xs.clone() }, vec![norm])?;
     // Per-channel constants shaped [C, 1, ...] broadcast against [N, C, D1, ...].
     let mut channel_shape = vec![c];

@@ -1,4 +1,5 @@
-//! ONNX `LayerNormalization` (opset 17) to [`Op::LayerNorm`]: `axis` (default -1), `epsilon` (default
+//! ONNX `LayerNormalization` (opset 17) to the blob's [`OpKind::LayerNorm`], carried as it is
+//! ([`Op::Core`]: its shape inference and checks are the runtime's, `core/src/ops/nn/layer_norm.rs`): `axis` (default -1), `epsilon` (default
 //! 1e-5), `Scale` and optional `B` broadcastable to `X.shape[axis..]`. Constant scale and bias are
 //! expanded to that shape at conversion time; computed ones must have it already. `stash_type` must be
 //! 1 (FLOAT, the default): Ember computes the statistics in f32.
@@ -6,12 +7,15 @@
 //! The optional outputs `Mean` and `InvStdDev` (shape `X.shape[..axis]` followed by 1s) are computed,
 //! when the model reads them, by the spec's own decomposition:
 //! `Mean = ReduceMean(X)`, `InvStdDev = 1 / sqrt(ReduceMean((X - Mean)^2) + epsilon)`, both reduced
-//! over the axes from `axis` on with the dims kept. `Y` stays one fused [`Op::LayerNorm`].
+//! over the axes from `axis` on with the dims kept. `Y` stays one fused LayerNorm.
 
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::BinaryOp;
 use ember_core::ops::math::unary::UnaryOp;
 use ember_core::ops::nn::reduce::ReduceOp;
+
+use ember_core::ops::nn::layer_norm::LayerNormParams;
+use ember_core::OpKind;
 
 use crate::ir::shape::resolve_axis;
 use crate::ir::{ConstData, Op, TensorId};
@@ -39,7 +43,8 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     if let Some(b) = bias {
         inputs.push(expand_to(ctx, b, &inner, "bias")?);
     }
-    ctx.emit(Op::LayerNorm { axis, epsilon }, inputs)?;
+    let op = layer_norm(axis, epsilon).map_err(|e| ctx.err(e))?;
+    ctx.emit(op, inputs)?;
     let wants = |i: usize| ctx.node.output.get(i).is_some_and(|n| !n.is_empty());
     let (want_mean, want_inv_std_dev) = (wants(1), wants(2));
     if !want_mean && !want_inv_std_dev {
@@ -67,6 +72,14 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let std_dev = ctx.emit_tmp("std_dev", Op::Unary(UnaryOp::Sqrt), vec![var_eps])?;
     let inv = ctx.emit_tmp("inv_std_dev", Op::Unary(UnaryOp::Reciprocal), vec![std_dev])?;
     bind_extra_output(ctx, 2, inv)
+}
+
+/// The layer normalization of the axes from `axis` on (also InstanceNormalization's, and the model
+/// builder's `nn.LayerNorm`).
+pub(crate) fn layer_norm(axis: usize, epsilon: f32) -> Result<Op, String> {
+    let axis = u8::try_from(axis)
+        .map_err(|_| format!("axis {axis} is above the largest Ember supports, {}", u8::MAX))?;
+    Ok(Op::Core(OpKind::LayerNorm(LayerNormParams { axis, epsilon })))
 }
 
 /// Binds the node's output `i`, when the model names it, to `id` (renamed after it).
