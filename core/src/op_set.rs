@@ -208,6 +208,10 @@ macro_rules! for_each_op {
                 Embedding 2..=3 {
                     embedding EMBEDDING = 44: array::embedding::Embedding [F32, WEIGHT_INT8]
                 }
+                /// Inputs `x, scale`.
+                RmsNorm(serde nn::rms_norm::RmsNormParams) 2..=2 {
+                    rms_norm RMS_NORM = 45: nn::rms_norm::RmsNorm [F32]
+                }
             }
             movement {
                 movement8 MOVEMENT8 = 0: array::any::Movement8 [TYPED, INT8] moves 1 byte;

@@ -198,6 +198,7 @@ const OPS: &[OpSpec] = op_table! {
     QLinearConv            [10..]     [8..=9]   [1]       quant::qlinear_conv::import;
     QLinearMatMul          [10..]     [8]       [1]       quant::qlinear_matmul::import;
     QuantizeLinear         [10..]     [2..=3]   [1]       quant::quantize_linear::import;
+    RMSNormalization       [23..]     [2]       [1]       nn::rms_norm::import;
     Range                  [11..]     [3]       [1]       array::range::import;
     Reciprocal             [7..]      [1]       [1]       math::unary::import;
     ReduceL1               [7..]      [1..=2]   [1]       nn::reduce::import;
@@ -364,6 +365,7 @@ const BLOB_OPS: &[(&str, &[&str])] = &[
     ("Requantize", &["QuantizeLinear"]),
     ("FullyConnectedW8", &["Gemm", "MatMul"]),
     ("Embedding", &["Gather"]),
+    ("RmsNorm", &["RMSNormalization"]),
 ];
 
 /// The blob's op kinds with the ONNX ops that lead to each ([`BLOB_OPS`], importer files expanded to
