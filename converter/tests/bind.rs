@@ -2,8 +2,11 @@
 //! reproduces the digits goldens, every kind of mismatch gives its message naming the tensors, and a
 //! LoRA adapter merges to numpy's result, through Gemm and through MatMul.
 
+mod common;
+
 use std::path::PathBuf;
 
+use common::{assert_any_contains, assert_contains};
 use ember_convert::bind::{bind, BindOptions, Lora, LoraConfig, Match, Rename};
 use ember_convert::weights::{Checkpoint, ElementType, Tensor};
 use ember_convert::{convert, ConvertOptions};
@@ -115,9 +118,9 @@ fn the_report_says_what_bound_to_what_and_what_was_left() {
     let e = bind(&graph, Some(&ckpt), None, &strict)
         .unwrap_err()
         .to_string();
-    assert!(
-        e.contains("--strict: 1 checkpoint tensor bind to no initializer: \"module.step\""),
-        "{e}"
+    assert_contains(
+        &e,
+        "--strict: 1 checkpoint tensor bind to no initializer: \"module.step\"",
     );
     let dropped = BindOptions {
         strict: true,
@@ -132,13 +135,7 @@ fn the_report_says_what_bound_to_what_and_what_was_left() {
     let r = bind(&graph, Some(&ckpt), None, &rules(&["backbone.="]))
         .unwrap()
         .report;
-    assert!(
-        r.notices
-            .iter()
-            .any(|n| n.contains("\"backbone.conv2.bias\" [16, 1, 1] -> [16]")),
-        "{:?}",
-        r.notices
-    );
+    assert_any_contains(&r.notices, "\"backbone.conv2.bias\" [16, 1, 1] -> [16]");
     assert!(r.lines().join("\n").contains("(equal up to size-1 dims)"));
 }
 
@@ -146,6 +143,12 @@ fn the_report_says_what_bound_to_what_and_what_was_left() {
 fn digits_ckpt() -> Checkpoint<'static> {
     let bytes = read("digits_zip.pt");
     Checkpoint::parse(&bytes).unwrap().into_owned()
+}
+
+/// Replaces the tensor `name` of `ckpt` by `t`.
+fn replace(ckpt: &mut Checkpoint<'static>, name: &str, t: Tensor<'static>) {
+    ckpt.remove(name).unwrap();
+    ckpt.insert(name, t).unwrap();
 }
 
 fn error_of(ckpt: &Checkpoint<'_>, opts: &BindOptions) -> String {
@@ -165,25 +168,17 @@ fn missing_tensors_are_listed_with_the_closest_names() {
         e.starts_with("binding weights: 2 problems (no file written):"),
         "{e}"
     );
-    assert!(
-        e.contains(
-            "initializer \"conv1.weight\" [8, 1, 3, 3] FLOAT has no tensor in the checkpoint \
-             (closest names there: \"conv1.weights\""
-        ),
-        "{e}"
+    assert_contains(
+        &e,
+        "initializer \"conv1.weight\" [8, 1, 3, 3] FLOAT has no tensor in the checkpoint \
+             (closest names there: \"conv1.weights\"",
     );
-    assert!(
-        e.contains("initializer \"fc2.bias\" [10] FLOAT has no tensor"),
-        "{e}"
-    );
+    assert_contains(&e, "initializer \"fc2.bias\" [10] FLOAT has no tensor");
     // Without the rename, every npz name is one prefix away.
     let npz = read("digits.npz");
     let e = error_of(&Checkpoint::parse(&npz).unwrap(), &BindOptions::default());
-    assert!(e.contains("8 problems"), "{e}");
-    assert!(
-        e.contains("(closest names there: \"backbone.fc1.weight\""),
-        "{e}"
-    );
+    assert_contains(&e, "8 problems");
+    assert_contains(&e, "(closest names there: \"backbone.fc1.weight\"");
 }
 
 #[test]
@@ -215,70 +210,55 @@ fn extra_tensors_are_a_notice_or_with_strict_an_error() {
         ..BindOptions::default()
     };
     let e = error_of(&ckpt, &strict);
-    assert!(
-        e.contains("--strict: 2 checkpoint tensors bind to no initializer: \"bn.num_batches_tracked\", \"fc3.weight\""),
-        "{e}"
-    );
+    assert_contains(&e, "--strict: 2 checkpoint tensors bind to no initializer: \"bn.num_batches_tracked\", \"fc3.weight\"");
 }
 
 #[test]
 fn misshaped_tensors_name_both_shapes() {
     let mut ckpt = digits_ckpt();
-    ckpt.remove("fc1.weight").unwrap();
-    ckpt.insert(
+    replace(
+        &mut ckpt,
         "fc1.weight",
         Tensor::from_f32(vec![32, 63], &[0.0; 32 * 63]).unwrap(),
-    )
-    .unwrap();
+    );
     let fc2 = ckpt.remove("fc2.weight").unwrap();
     let transposed = fc2.reshaped(vec![32, 10]).unwrap();
     ckpt.insert("fc2.weight", transposed).unwrap();
     let e = error_of(&ckpt, &BindOptions::default());
-    assert!(e.contains("2 problems"), "{e}");
-    assert!(
-        e.contains(
-            "tensor \"fc1.weight\" [32, 63] F32 for initializer \"fc1.weight\" [32, 64] FLOAT: \
-             2016 elements where 2048 are needed"
-        ),
-        "{e}"
+    assert_contains(&e, "2 problems");
+    assert_contains(
+        &e,
+        "tensor \"fc1.weight\" [32, 63] F32 for initializer \"fc1.weight\" [32, 64] FLOAT: \
+             2016 elements where 2048 are needed",
     );
-    assert!(
-        e.contains(
-            "tensor \"fc2.weight\" [32, 10] F32 for initializer \"fc2.weight\" [10, 32] FLOAT: \
-             the same element count in another shape (transposed"
-        ),
-        "{e}"
+    assert_contains(
+        &e,
+        "tensor \"fc2.weight\" [32, 10] F32 for initializer \"fc2.weight\" [10, 32] FLOAT: \
+             the same element count in another shape (transposed",
     );
 }
 
 #[test]
 fn unconvertible_tensors_say_why() {
     let mut ckpt = digits_ckpt();
-    ckpt.remove("fc1.bias").unwrap();
-    ckpt.insert(
+    replace(
+        &mut ckpt,
         "fc1.bias",
         Tensor::owned(ElementType::I32, vec![32], vec![0; 128]).unwrap(),
-    )
-    .unwrap();
-    ckpt.remove("fc2.bias").unwrap();
-    ckpt.insert(
+    );
+    replace(
+        &mut ckpt,
         "fc2.bias",
         Tensor::owned(ElementType::C64, vec![10], vec![0; 80]).unwrap(),
-    )
-    .unwrap();
+    );
     let e = error_of(&ckpt, &BindOptions::default());
-    assert!(
-        e.contains(
-            "tensor \"fc1.bias\" [32] I32 for initializer \"fc1.bias\" [32] FLOAT: its element \
+    assert_contains(
+        &e,
+        "tensor \"fc1.bias\" [32] I32 for initializer \"fc1.bias\" [32] FLOAT: its element \
              type I32 cannot be converted to the initializer's FLOAT: integers do not bind to \
-             float weights"
-        ),
-        "{e}"
+             float weights",
     );
-    assert!(
-        e.contains("tensor \"fc2.bias\" [10] C64 for initializer \"fc2.bias\" [10] FLOAT: its element type C64 cannot be converted"),
-        "{e}"
-    );
+    assert_contains(&e, "tensor \"fc2.bias\" [10] C64 for initializer \"fc2.bias\" [10] FLOAT: its element type C64 cannot be converted");
 }
 
 fn adapter(scale: f64) -> Lora<'static> {
@@ -364,21 +344,19 @@ fn lora_for_a_layer_the_model_lacks_is_an_error() {
     )
     .unwrap_err()
     .to_string();
-    assert!(
-        e.contains(
-            "the adapter adapts module \"head\", but the model has no initializer \"head.weight\""
-        ),
-        "{e}"
+    assert_contains(
+        &e,
+        "the adapter adapts module \"head\", but the model has no initializer \"head.weight\"",
     );
     // target_modules must name every adapted module; ranks must agree with the config.
     let other =
         LoraConfig::from_json(r#"{"r": 2, "lora_alpha": 2, "target_modules": ["fc2"]}"#).unwrap();
     let e = Lora::new(&t, &other, 1.0).unwrap_err().to_string();
-    assert!(e.contains("target_modules does not name it"), "{e}");
+    assert_contains(&e, "target_modules does not name it");
     let rank4 =
         LoraConfig::from_json(r#"{"r": 4, "lora_alpha": 2, "target_modules": "h.*"}"#).unwrap();
     let e = Lora::new(&t, &rank4, 1.0).unwrap_err().to_string();
-    assert!(e.contains("do not have rank 4"), "{e}");
+    assert_contains(&e, "do not have rank 4");
     let dora = LoraConfig::from_json(r#"{"r": 2, "lora_alpha": 2, "use_dora": true}"#).unwrap_err();
     assert!(dora.to_string().contains("use_dora"));
 }

@@ -7,8 +7,8 @@
 mod common;
 
 use common::{
-    attr_i, attr_ints, attr_s, fixed, floats, model, node, node1, one_node_model, pseudo_random,
-    unshaped,
+    assert_close, attr_i, attr_ints, attr_s, fixed, floats, model, node, node1, one_node_model,
+    pseudo_random, unshaped,
 };
 use ember_convert::onnx::proto::AttributeProto;
 use ember_convert::{convert, ConvertError, ConvertOptions};
@@ -135,16 +135,6 @@ fn model_of(
 fn run(bytes: &[u8], x: &[f32]) -> (Vec<f32>, Vec<usize>) {
     let c = convert(bytes, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{e}"));
     run_with_dims(&c.blob, x)
-}
-
-fn assert_close(got: &[f32], want: &[f64]) {
-    assert_eq!(got.len(), want.len());
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (f64::from(g) - w).abs() <= 1e-4 * w.abs().max(1.0),
-            "output {i}: got {g}, want {w}"
-        );
-    }
 }
 
 /// One case: shapes, attributes, and the axes the attributes should resolve to.

@@ -2,8 +2,11 @@
 //! `Session`, and compare with the onnxruntime goldens (batch 1, and all 360 images at once with
 //! `--shape input=360,1,8,8`).
 
+mod common;
+
 use std::path::PathBuf;
 
+use common::assert_any_contains;
 use ember_convert::{convert, ConvertOptions};
 use ember_testkit::model::{self, max_abs_diff, models_dir, run};
 
@@ -30,13 +33,7 @@ fn batch_one_matches_onnxruntime() {
     let r = &converted.report;
     assert_eq!(r.inputs, vec![("input".to_string(), vec![1, 1, 8, 8])]);
     assert_eq!(r.outputs, vec![("probs".to_string(), vec![1, 10])]);
-    assert!(
-        r.notices
-            .iter()
-            .any(|n| n.contains("dynamic batch dimension N set to 1")),
-        "{:?}",
-        r.notices
-    );
+    assert_any_contains(&r.notices, "dynamic batch dimension N set to 1");
     assert!(r.arena.activation_bytes >= r.arena.lower_bound_bytes);
     assert_eq!(r.blob_bytes, converted.blob.len());
 

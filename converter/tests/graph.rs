@@ -149,12 +149,10 @@ fn mixed_float_and_integer_operands_are_an_error() {
         vec![fixed("x", &[2])],
         vec![ints("k", &[1, 2])],
     );
-    let msg = convert(&m, &ConvertOptions::default())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        msg.contains("node \"add_int\" (op Add, opset 13): inputs are float32 and int64"),
-        "{msg}"
+    let msg = convert_err(&m);
+    assert_contains(
+        &msg,
+        "node \"add_int\" (op Add, opset 13): inputs are float32 and int64",
     );
 }
 
@@ -186,12 +184,10 @@ fn secondary_outputs_cannot_be_used() {
         vec![unshaped("y")],
         vec![],
     );
-    let msg = convert(&m, &ConvertOptions::default())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        msg.contains("input 1 (\"mask\") is output of node \"drop\", the Dropout mask"),
-        "{msg}"
+    let msg = convert_err(&m);
+    assert_contains(
+        &msg,
+        "input 1 (\"mask\") is output of node \"drop\", the Dropout mask",
     );
     // Unused, it is fine.
     let m = one_node_model(
@@ -211,9 +207,7 @@ fn shape_errors_name_the_node() {
         vec![fixed("x", &[1, 2, 4, 4, 4])],
         vec![floats("w", &[3, 2, 3, 3, 3], &[0.5; 162])],
     );
-    let msg = convert(&m, &ConvertOptions::default())
-        .unwrap_err()
-        .to_string();
+    let msg = convert_err(&m);
     assert!(
         msg.contains("node \"conv3d\" (op Conv, opset 13)")
             && msg.contains("only 1-D and 2-D convolution"),
@@ -225,12 +219,10 @@ fn shape_errors_name_the_node() {
         vec![fixed("x", &[1, 2, 3])],
         vec![floats("w", &[3, 2], &[0.5; 6])],
     );
-    let msg = convert(&m, &ConvertOptions::default())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        msg.contains("node \"g\" (op Gemm, opset 13): A [1, 2, 3] and B [3, 2] must both be 2-D"),
-        "{msg}"
+    let msg = convert_err(&m);
+    assert_contains(
+        &msg,
+        "node \"g\" (op Gemm, opset 13): A [1, 2, 3] and B [3, 2] must both be 2-D",
     );
     let m = one_node_model(
         13,
@@ -238,10 +230,8 @@ fn shape_errors_name_the_node() {
         vec![fixed("x", &[2, 3])],
         vec![floats("k", &[2], &[1.0, 2.0])],
     );
-    let msg = convert(&m, &ConvertOptions::default())
-        .unwrap_err()
-        .to_string();
-    assert!(msg.contains("do not broadcast"), "{msg}");
+    let msg = convert_err(&m);
+    assert_contains(&msg, "do not broadcast");
 }
 
 #[test]

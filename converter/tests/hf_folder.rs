@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use ember_convert::build::hf::{self, ModelFiles};
 use ember_convert::{ConvertOptions, WeightStorage};
+use ember_testkit::model::max_abs_diff;
 
 const VOCAB: usize = 20;
 const HIDDEN: usize = 8;
@@ -241,19 +242,11 @@ fn a_folder_and_its_zip_give_one_blob_and_padding_is_masked() {
     assert!((norm - 1.0).abs() < 1e-5, "{norm}");
     // Tokens under a zero mask do not count, whatever they are...
     let other_padding = run(blob, &[1, 7, 3, 12, 19, 5], &MASK);
-    let d = y
-        .iter()
-        .zip(&other_padding)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0, f32::max);
+    let d = max_abs_diff(&y, &other_padding);
     assert!(d < 1e-6, "padding leaked: {d}");
     // ... and the visible ones do.
     let changed = run(blob, &[1, 7, 4, 12, 0, 0], &MASK);
-    let d = y
-        .iter()
-        .zip(&changed)
-        .map(|(a, b)| (a - b).abs())
-        .fold(0.0, f32::max);
+    let d = max_abs_diff(&y, &changed);
     assert!(d > 1e-3, "{d}");
     // A token id outside the vocabulary is refused at run time.
     let model_blob = ember_core::AlignedBuf::from_bytes(blob);

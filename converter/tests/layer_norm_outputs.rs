@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{attr_f, attr_i, fixed, floats, model, node, pseudo_random, unshaped};
+use common::{assert_close, attr_f, attr_i, fixed, floats, model, node, pseudo_random, unshaped};
 use ember_convert::{convert, ConvertOptions};
 use ember_testkit::model::run_outputs;
 
@@ -39,16 +39,6 @@ fn definition(
         inv.push(i);
     }
     (y, mean, inv)
-}
-
-fn assert_close(got: &[f32], want: &[f64]) {
-    assert_eq!(got.len(), want.len());
-    for (k, (&g, &w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            (f64::from(g) - w).abs() <= 1e-4 * w.abs().max(1.0),
-            "element {k}: got {g}, want {w}"
-        );
-    }
 }
 
 fn check(dims: &[usize], axis: i64, outputs: &[&str]) {

@@ -212,13 +212,8 @@ fn exact_search_beats_greedy_on_a_chain() {
     // b [0,64), so d at 112: 160 bytes. Optimum: a at 0, c at 64, d at 0, b at 48 (above d):
     // 112 bytes, the lower bound (a + c at step 2, d + b at step 4).
     let bufs = [buf(64, 1, 2), buf(64, 4, 5), buf(48, 2, 3), buf(48, 3, 4)];
-    assert_eq!(GreedyBySize.plan(&bufs).total, 160);
-    assert_eq!(lower_bound(&bufs), 112);
-    let chosen = plan_offsets(&bufs);
-    verify(&bufs, &chosen.placement).unwrap();
-    assert_eq!(chosen.placement.total, 112);
-    assert_eq!(chosen.greedy_total, 160);
-    assert!(chosen.optimal);
+    assert_planned_beats_greedy(&bufs, 160, 112);
+    assert!(plan_offsets(&bufs).optimal);
     let exact = ExactSearch::default().plan(&bufs);
     assert_eq!(exact.total, 112);
 }
@@ -230,11 +225,20 @@ fn exact_search_beats_greedy_when_ties_go_the_wrong_way() {
     // r [48,80), so q at 80: 112 bytes. Optimum: p at 0, r at 48, q at 0, s at 32 (above q):
     // 80 bytes, the lower bound (p + r at step 0, q + s at step 4).
     let bufs = [buf(48, 0, 0), buf(32, 2, 4), buf(32, 0, 2), buf(48, 4, 5)];
-    assert_eq!(GreedyBySize.plan(&bufs).total, 112);
-    assert_eq!(lower_bound(&bufs), 80);
-    let chosen = plan_offsets(&bufs);
-    verify(&bufs, &chosen.placement).unwrap();
-    assert_eq!((chosen.placement.total, chosen.greedy_total), (80, 112));
+    assert_planned_beats_greedy(&bufs, 112, 80);
+}
+
+/// Asserts that greedy places `bufs` in `greedy` bytes and that `plan_offsets` finds a valid
+/// placement of `optimum` bytes, which is the lower bound.
+fn assert_planned_beats_greedy(bufs: &[Buffer], greedy: usize, optimum: usize) {
+    assert_eq!(GreedyBySize.plan(bufs).total, greedy);
+    assert_eq!(lower_bound(bufs), optimum);
+    let chosen = plan_offsets(bufs);
+    verify(bufs, &chosen.placement).unwrap();
+    assert_eq!(
+        (chosen.placement.total, chosen.greedy_total),
+        (optimum, greedy)
+    );
 }
 
 #[test]

@@ -30,6 +30,18 @@ fn uint8_input(name: &str, dims: &[i64]) -> ValueInfoProto {
     of_type(fixed(name, dims), data_type::UINT8)
 }
 
+/// A scale named `s` and a zero point named `z` of element type `t`, both scalars.
+fn qparams(s: (&str, f32), z: (&str, i32), t: i32) -> [TensorProto; 2] {
+    [floats(s.0, &[], &[s.1]), typed(z.0, &[], t, &[z.1])]
+}
+
+/// Converts `onnx` with default options; returns it with the names of its ops.
+fn convert_ops(onnx: &[u8]) -> (Converted, Vec<String>) {
+    let c = convert(onnx, &ConvertOptions::default()).expect("converts");
+    let ops = op_names(&c);
+    (c, ops)
+}
+
 fn op_names(c: &Converted) -> Vec<String> {
     let blob = AlignedBuf::from_bytes(&c.blob);
     let m = Model::parse(blob.as_bytes()).expect("the blob parses");
@@ -65,13 +77,9 @@ fn uint8_quantize_dequantize_run_as_int8_and_match_onnx() {
         ],
         vec![fixed("x", &[1, 8])],
         vec![of_type(unshaped("y"), data_type::UINT8), unshaped("r")],
-        vec![
-            floats("s", &[], &[scale]),
-            typed("z", &[], data_type::UINT8, &[zp]),
-        ],
+        qparams(("s", scale), ("z", zp), data_type::UINT8).to_vec(),
     );
-    let c = convert(&onnx, &ConvertOptions::default()).expect("converts");
-    let ops = op_names(&c);
+    let (c, ops) = convert_ops(&onnx);
     assert!(ops.contains(&"Quantize".to_string()), "{ops:?}");
     assert!(ops.contains(&"Dequantize".to_string()), "{ops:?}");
     let x = [-70.0f32, -64.25, -0.25, 0.25, 0.75, 1.25, 63.5, 100.0];
@@ -110,17 +118,14 @@ fn qdq_add_becomes_quant_add_within_one_step() {
         ],
         vec![fixed("x", &[1, 16])],
         vec![of_type(unshaped("y"), data_type::INT8)],
-        vec![
-            floats("sa", &[], &[sa]),
-            typed("za", &[], data_type::INT8, &[3]),
-            floats("sb", &[], &[sb]),
-            typed("zb", &[], data_type::INT8, &[-5]),
-            floats("sy", &[], &[sy]),
-            typed("zy", &[], data_type::INT8, &[1]),
-        ],
+        [
+            qparams(("sa", sa), ("za", 3), data_type::INT8),
+            qparams(("sb", sb), ("zb", -5), data_type::INT8),
+            qparams(("sy", sy), ("zy", 1), data_type::INT8),
+        ]
+        .concat(),
     );
-    let c = convert(&onnx, &ConvertOptions::default()).expect("converts");
-    let ops = op_names(&c);
+    let (c, ops) = convert_ops(&onnx);
     assert!(ops.contains(&"QuantAdd".to_string()), "{ops:?}");
     assert!(!ops.contains(&"Binary".to_string()), "{ops:?}");
     let fused = c
@@ -296,15 +301,13 @@ fn qdq_global_average_pool_becomes_int8_pool_and_requantize() {
         ],
         vec![fixed("x", &[1, 2, 3, 3])],
         vec![of_type(unshaped("y"), data_type::INT8)],
-        vec![
-            floats("sx", &[], &[sx]),
-            typed("zx", &[], data_type::INT8, &[-10]),
-            floats("sy", &[], &[sy]),
-            typed("zy", &[], data_type::INT8, &[4]),
-        ],
+        [
+            qparams(("sx", sx), ("zx", -10), data_type::INT8),
+            qparams(("sy", sy), ("zy", 4), data_type::INT8),
+        ]
+        .concat(),
     );
-    let c = convert(&onnx, &ConvertOptions::default()).expect("converts");
-    let ops = op_names(&c);
+    let (c, ops) = convert_ops(&onnx);
     assert!(ops.contains(&"QuantAvgPool2d".to_string()), "{ops:?}");
     assert!(ops.contains(&"Requantize".to_string()), "{ops:?}");
     let x = pseudo_random(18, 3);
@@ -345,13 +348,9 @@ fn uint8_qdq_chain_runs_in_int8_without_conversions_between_ops() {
         ],
         vec![fixed("x", &[1, 1, 4, 4])],
         vec![unshaped("y")],
-        vec![
-            floats("s", &[], &[s]),
-            typed("z", &[], data_type::UINT8, &[z]),
-        ],
+        qparams(("s", s), ("z", z), data_type::UINT8).to_vec(),
     );
-    let c = convert(&onnx, &ConvertOptions::default()).expect("converts");
-    let ops = op_names(&c);
+    let (c, ops) = convert_ops(&onnx);
     // The layout's NCHW <-> NHWC moves of a 1-channel image are free Reshapes.
     let work: Vec<&String> = ops.iter().filter(|o| *o != "Reshape").collect();
     assert_eq!(

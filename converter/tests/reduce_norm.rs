@@ -7,9 +7,11 @@
 mod common;
 
 use common::golden::*;
-use common::{attr_i, fixed, floats, ints, model, node, node1, one_node_model, unshaped};
+use common::{
+    attr_i, attr_ints, convert_err, fixed, floats, ints, model, node, node1, one_node_model,
+    unshaped,
+};
 use ember_convert::onnx::proto::{NodeProto, TensorProto};
-use ember_convert::{convert, ConvertOptions};
 
 #[test]
 fn reductions_opset_13() {
@@ -69,13 +71,6 @@ fn log_softmax_before_opset_13_is_coerced() {
     assert_eq!(op_names(&c), ["Reshape", "LogSoftmax", "Reshape"]);
 }
 
-fn convert_err(bytes: &[u8]) -> String {
-    match convert(bytes, &ConvertOptions::default()) {
-        Ok(_) => panic!("conversion should fail"),
-        Err(e) => e.to_string(),
-    }
-}
-
 #[test]
 fn layer_norm_stash_type_other_than_float_is_rejected() {
     // Mean and InvStdDev are computed (tests/layer_norm_outputs.rs), but only in f32.
@@ -110,30 +105,32 @@ fn reduce_err(opset: i64, r: NodeProto, initializers: Vec<TensorProto>) -> Strin
 
 #[test]
 fn reduce_errors_name_the_problem() {
-    // Repeated axes.
-    let r = node1("ReduceSum", "sum", &["x", "axes"], "y");
-    let msg = reduce_err(13, r, vec![ints("axes", &[1, -1])]);
-    assert!(msg.contains("sum") && msg.contains("twice"), "{msg}");
-    // The axes attribute where the opset wants an input.
-    let r = node(
-        "ReduceMean",
-        "mean",
-        &["x"],
-        &["y"],
-        vec![common::attr_ints("axes", &[1])],
-    );
-    let msg = reduce_err(18, r, vec![]);
-    assert!(msg.contains("mean") && msg.contains("axes"), "{msg}");
-    // Axes past the rank.
-    let r = node(
-        "ReduceMax",
-        "max",
-        &["x"],
-        &["y"],
-        vec![common::attr_ints("axes", &[2])],
-    );
-    let msg = reduce_err(13, r, vec![]);
-    assert!(msg.contains("max") && msg.contains("out of range"), "{msg}");
+    let with_axes = |op: &str, name: &str, axes: &[i64]| {
+        node(op, name, &["x"], &["y"], vec![attr_ints("axes", axes)])
+    };
+    let cases = [
+        // Repeated axes.
+        (
+            13,
+            node1("ReduceSum", "sum", &["x", "axes"], "y"),
+            vec![ints("axes", &[1, -1])],
+            "twice",
+        ),
+        // The axes attribute where the opset wants an input.
+        (18, with_axes("ReduceMean", "mean", &[1]), vec![], "axes"),
+        // Axes past the rank.
+        (
+            13,
+            with_axes("ReduceMax", "max", &[2]),
+            vec![],
+            "out of range",
+        ),
+    ];
+    for (opset, r, initializers, why) in cases {
+        let name = r.name.clone();
+        let msg = reduce_err(opset, r, initializers);
+        assert!(msg.contains(&name) && msg.contains(why), "{msg}");
+    }
 }
 
 #[test]

@@ -70,7 +70,7 @@ impl Graph {
                     out.shape
                 ));
             }
-            super::op::validate_core(&n.op, &shapes, &dtypes, &out.shape, out.dtype)
+            super::op::core_op::validate(&n.op, &shapes, &dtypes, &out.shape, out.dtype)
                 .map_err(|e| format!("node {} ({}): {e}", n.name, n.op.name()))?;
             defined.insert(n.output);
         }

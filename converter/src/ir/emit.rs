@@ -55,7 +55,7 @@ pub fn add_node(
         .map(|&i| g.tensor(i).shape.as_slice())
         .collect();
     let shape = op.infer(&shapes)?;
-    super::op::validate_core(&op, &shapes, &dtypes, &shape, dtype)?;
+    super::op::core_op::validate(&op, &shapes, &dtypes, &shape, dtype)?;
     // Shape arithmetic only: other integer types must wrap at their own width, at run time.
     let shape_ints = dtypes.iter().all(|&t| t == super::DType::I64);
     if let Some(data) = eval_consts(g, &op, &inputs).filter(|_| shape_ints) {

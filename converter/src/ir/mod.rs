@@ -8,7 +8,6 @@
 
 mod check;
 pub mod const_eval;
-pub mod conv_transpose;
 pub mod emit;
 pub mod eval;
 pub mod fold;

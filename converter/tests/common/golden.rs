@@ -92,3 +92,17 @@ pub fn node_names(c: &Converted) -> Vec<&str> {
 pub fn assert_ops(c: &Converted, want: &[&str]) {
     assert_eq!(op_names(c), want, "{:?}", c.report.ops);
 }
+
+/// Asserts that `c` has a node of each of the names `want` (fused nodes read `conv+relu`); a failure
+/// lists every node with its op.
+#[track_caller]
+pub fn assert_has_nodes(c: &Converted, want: &[&str]) {
+    let names = node_names(c);
+    for name in want {
+        assert!(
+            names.contains(name),
+            "{name} missing from {:?}",
+            c.report.ops
+        );
+    }
+}

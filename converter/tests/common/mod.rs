@@ -8,6 +8,7 @@ use ember_convert::onnx::proto::{
     NodeProto, OperatorSetIdProto, TensorProto, TensorShapeProto, TypeProto, TypeProtoTensor,
     TypeValue, ValueInfoProto,
 };
+use ember_convert::{convert, ConvertOptions};
 use prost::Message;
 
 /// A dim of a value-info shape: a number or a symbolic name.
@@ -68,6 +69,40 @@ pub fn ints(name: &str, data: &[i64]) -> TensorProto {
         data_type: data_type::INT64,
         int64_data: data.to_vec(),
         ..TensorProto::default()
+    }
+}
+
+/// The message of the error that converting `onnx` with default options must give.
+pub fn convert_err(onnx: &[u8]) -> String {
+    convert(onnx, &ConvertOptions::default())
+        .expect_err("conversion must fail")
+        .to_string()
+}
+
+/// Asserts that `msg` contains `part`, showing the whole message when it does not.
+#[track_caller]
+pub fn assert_contains(msg: &str, part: &str) {
+    assert!(msg.contains(part), "{msg:?} does not contain {part:?}");
+}
+
+/// Asserts that one of `lines` contains `part`, showing them all when none does.
+#[track_caller]
+pub fn assert_any_contains(lines: &[String], part: &str) {
+    assert!(
+        lines.iter().any(|l| l.contains(part)),
+        "{lines:?}: none contains {part:?}"
+    );
+}
+
+/// Asserts that `got` is `want` element by element, within a relative 1e-4 (absolute below 1).
+#[track_caller]
+pub fn assert_close(got: &[f32], want: &[f64]) {
+    assert_eq!(got.len(), want.len());
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (f64::from(g) - w).abs() <= 1e-4 * w.abs().max(1.0),
+            "element {i}: got {g}, want {w}"
+        );
     }
 }
 

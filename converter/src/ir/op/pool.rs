@@ -1,6 +1,6 @@
 //! The IR's max and average pooling windows ([`Op::MaxPool`](super::Op::MaxPool),
-//! [`Op::AvgPool`](super::Op::AvgPool), and their int8 forms in [`crate::ir::quant`]) and their shape
-//! inference.
+//! [`Op::AvgPool`](super::Op::AvgPool), and their int8 forms in [`crate::ir::quant`]) and global
+//! average pooling ([`Op::GlobalAvgPool`](super::Op::GlobalAvgPool)), and their shape inference.
 
 use super::nn::SpatialLayout;
 use crate::ir::shape::window_out;
@@ -42,6 +42,15 @@ pub(crate) fn infer_pool(p: &Pool2d, x: &[usize]) -> Result<Vec<usize>, String> 
     })
 }
 
+/// The output dims of the mean of `x` over its spatial dims in `layout`: those dims become 1.
+pub(crate) fn infer_global_pool(layout: SpatialLayout, x: &[usize]) -> Result<Vec<usize>, String> {
+    match (x, layout) {
+        ([n, c, _, _], SpatialLayout::Nchw) => Ok(vec![*n, *c, 1, 1]),
+        ([n, _, _, c], SpatialLayout::Nhwc) => Ok(vec![*n, 1, 1, *c]),
+        _ => Err(format!("input {x:?} must have rank 4")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,5 +78,32 @@ mod tests {
         let wide = pool(SpatialLayout::Nchw, [0, 2, 0, 0]);
         assert!(infer_pool(&wide, &[1, 8, 9, 8]).is_err());
         assert!(infer_pool(&pool(SpatialLayout::Nchw, [0; 4]), &[8, 9, 8]).is_err());
+    }
+
+    #[test]
+    fn pool_output_size_follows_the_onnx_formula() {
+        // floor((10 + 0 + 0 - 3) / 3) + 1 = 3 by floor((7 + 1 + 0 - 2) / 2) + 1 = 4.
+        let p = Pool2d {
+            kernel: [3, 2],
+            strides: [3, 2],
+            pads: [0, 1, 0, 0],
+            count_include_pad: true,
+            layout: SpatialLayout::Nchw,
+        };
+        assert_eq!(infer_pool(&p, &[2, 5, 10, 7]), Ok(vec![2, 5, 3, 4]));
+        assert!(infer_pool(&p, &[2, 5, 2, 7]).is_err());
+    }
+
+    #[test]
+    fn global_pool_keeps_batch_and_channels() {
+        assert_eq!(
+            infer_global_pool(SpatialLayout::Nchw, &[2, 8, 5, 7]),
+            Ok(vec![2, 8, 1, 1])
+        );
+        assert_eq!(
+            infer_global_pool(SpatialLayout::Nhwc, &[2, 5, 7, 8]),
+            Ok(vec![2, 1, 1, 8])
+        );
+        assert!(infer_global_pool(SpatialLayout::Nchw, &[2, 8, 5]).is_err());
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! Inputs: `X [N, C, H, W]` (or `[N, C, L]`), constant `W [C, M/group, KH, KW]` (or `[C, M/group, K]`),
 //! optional constant `B [M]`. The weights are rearranged at conversion time into the IR's
-//! `[M, C/group, KH, KW]` (see [`crate::ir::conv_transpose`]).
+//! `[M, C/group, KH, KW]` (see [`crate::ir::op::nn`]).
 //!
 //! Attributes: `strides`, `dilations` (default 1), `output_padding` (default 0), `group` (default 1),
 //! `kernel_shape` (must match `W`), and the padding, resolved to explicit numbers per axis from the
@@ -22,7 +22,7 @@
 
 use ember_core::ops::math::activation::Activation;
 
-use crate::ir::conv_transpose::{self, ConvTranspose2d};
+use crate::ir::op::nn::{conv_transpose_len, ConvTranspose2d};
 use crate::ir::{ConstData, Op, SpatialLayout};
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
@@ -203,7 +203,7 @@ fn resolve_axes(
     let mut axes = Vec::with_capacity(nd);
     for i in 0..nd {
         let (stride, dilation) = (strides[i], dilations[i]);
-        let full = conv_transpose::output_len(
+        let full = conv_transpose_len(
             spatial[i],
             kernel[i],
             stride,
@@ -260,7 +260,7 @@ fn resolve_axes(
                 output_padding: output_padding[i],
             },
         };
-        conv_transpose::output_len(
+        conv_transpose_len(
             spatial[i],
             kernel[i],
             stride,
