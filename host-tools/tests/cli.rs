@@ -179,6 +179,21 @@ fn a_dynamic_inner_dimension_is_an_error_unless_fixed() {
 }
 
 #[test]
+fn a_model_without_inputs_runs_without_input_files() {
+    // ONNX's `test_constant` kind of model: the output comes from constants alone.
+    let dir = scratch_dir("no_inputs");
+    let blob = dir.join("c.ember");
+    ok_text(&convert(&model("no_inputs/model.onnx"), &blob, &[]));
+    let expect = model("no_inputs/y.npy");
+    let out = ember(&["run", blob.to_str().unwrap(), "--expect", &expect]);
+    ok_text(&out);
+    // A model with an input still says which file is missing.
+    let digits = digits_blob(&dir, "d.ember");
+    let err = err_text(&ember(&["run", digits.to_str().unwrap()]));
+    assert!(err.contains("no file given for input"), "{err}");
+}
+
+#[test]
 fn a_3d_conv_is_refused_with_the_node_name() {
     let dir = scratch_dir("conv3d");
     let out = convert(&model("invalid/conv3d.onnx"), &dir.join("c.ember"), &[]);

@@ -90,8 +90,8 @@ pub struct RunArgs {
     pub model: PathBuf,
     /// An input as x.npy (in graph-input order) or NAME=x.npy (repeatable), in the input's exact shape and
     /// its own element type (int8, uint8, int32, ..., float32); float32 into an int8 input is quantized with
-    /// the input's scale and zero point.
-    #[arg(long = "input", value_name = "[NAME=]FILE", required = true)]
+    /// the input's scale and zero point. One per input of the model (a model without inputs needs none).
+    #[arg(long = "input", value_name = "[NAME=]FILE")]
     pub inputs: Vec<String>,
     /// Expected output as y.npy or NAME=y.npy (repeatable), in the output's type (integers compared with
     /// --atol in units, e.g. --atol 1 for +-1 LSB) or float32 (an int8 output is dequantized first); a
