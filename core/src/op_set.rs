@@ -212,6 +212,10 @@ macro_rules! for_each_op {
                 RmsNorm(serde nn::rms_norm::RmsNormParams) 2..=2 {
                     rms_norm RMS_NORM = 45: nn::rms_norm::RmsNorm [F32]
                 }
+                /// Input `x`.
+                Hardmax(serde SoftmaxParams) 1..=1 {
+                    hardmax HARDMAX = 46: nn::hardmax::Hardmax [F32]
+                }
             }
             movement {
                 movement8 MOVEMENT8 = 0: array::any::Movement8 [TYPED, INT8] moves 1 byte;

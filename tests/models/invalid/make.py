@@ -16,13 +16,13 @@ def save(model, name):
     onnx.save(model, os.path.join(HERE, name))
 
 
-# A Relu followed by an op outside Ember's set (Hardmax): conversion must fail naming node and op.
-x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
-y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+# A Relu followed by an op outside Ember's set (Det): conversion must fail naming node and op.
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 3])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
 graph = helper.make_graph(
     [
         helper.make_node("Relu", ["x"], ["r"], name="relu0"),
-        helper.make_node("Hardmax", ["r"], ["y"], name="the_hardmax", axis=1),
+        helper.make_node("Det", ["r"], ["y"], name="the_det"),
     ],
     "unsupported_op",
     [x],

@@ -171,6 +171,7 @@ const OPS: &[OpSpec] = op_table! {
     Greater                [7..]      [2]       [1]       math::compare::import;
     GreaterOrEqual         [12..]     [2]       [1]       math::compare::import;
     HardSigmoid            [7..]      [1]       [1]       math::unary::import;
+    Hardmax                [7..]      [1]       [1]       nn::softmax::import;
     HardSwish              [14..]     [1]       [1]       math::unary::import;
     Identity               [7..]      [1]       [1]       array::identity::import;
     InstanceNormalization  [7..]      [3]       [1]       nn::instance_norm::import;
@@ -366,6 +367,7 @@ const BLOB_OPS: &[(&str, &[&str])] = &[
     ("FullyConnectedW8", &["Gemm", "MatMul"]),
     ("Embedding", &["Gather"]),
     ("RmsNorm", &["RMSNormalization"]),
+    ("Hardmax", &["Hardmax"]),
 ];
 
 /// The blob's op kinds with the ONNX ops that lead to each ([`BLOB_OPS`], importer files expanded to
