@@ -311,6 +311,22 @@ impl NodeCtx<'_> {
             .map_err(|_| self.err(format!("attribute {name} is not valid UTF-8")))
     }
 
+    /// What `choices` maps the STRING attribute `name` to (`default` when it is absent), or an error
+    /// saying its value is not supported.
+    pub fn attr_choice<T: Copy>(
+        &self,
+        name: &str,
+        default: &str,
+        choices: &[(&str, T)],
+    ) -> Result<T, ConvertError> {
+        let value = self.attr_string(name)?.unwrap_or_else(|| default.into());
+        choices
+            .iter()
+            .find(|(s, _)| *s == value)
+            .map(|&(_, t)| t)
+            .ok_or_else(|| self.err(format!("attribute {name}={value} is not supported")))
+    }
+
     /// A TENSOR attribute, read as constant data.
     pub fn attr_tensor(
         &self,
