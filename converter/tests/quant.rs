@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use ember_convert::onnx::proto::{data_type, TensorProto, TypeValue, ValueInfoProto};
+use ember_convert::onnx::proto::{data_type, NodeProto, TensorProto, TypeValue, ValueInfoProto};
 use ember_convert::{convert, ConvertOptions, Converted};
 use ember_core::{AlignedBuf, DType, Model, Session};
 
@@ -28,6 +28,15 @@ fn of_type(mut vi: ValueInfoProto, elem: i32) -> ValueInfoProto {
 
 fn uint8_input(name: &str, dims: &[i64]) -> ValueInfoProto {
     of_type(fixed(name, dims), data_type::UINT8)
+}
+
+/// QuantizeLinear `q<tag>` of `x` to `q` and DequantizeLinear `dq<tag>` of `q` to `dq`, both with
+/// the scale and zero point named `[s, z]`.
+fn qdq(tag: &str, [x, q, dq]: [&str; 3], [s, z]: [&str; 2]) -> [NodeProto; 2] {
+    [
+        node1("QuantizeLinear", &format!("q{tag}"), &[x, s, z], q),
+        node1("DequantizeLinear", &format!("dq{tag}"), &[q, s, z], dq),
+    ]
 }
 
 /// A scale named `s` and a zero point named `z` of element type `t`, both scalars.
@@ -71,10 +80,7 @@ fn uint8_quantize_dequantize_run_as_int8_and_match_onnx() {
     let (scale, zp) = (0.5f32, 128i32);
     let onnx = model(
         13,
-        vec![
-            node1("QuantizeLinear", "q", &["x", "s", "z"], "y"),
-            node1("DequantizeLinear", "dq", &["y", "s", "z"], "r"),
-        ],
+        qdq("", ["x", "y", "r"], ["s", "z"]).to_vec(),
         vec![fixed("x", &[1, 8])],
         vec![of_type(unshaped("y"), data_type::UINT8), unshaped("r")],
         qparams(("s", scale), ("z", zp), data_type::UINT8).to_vec(),
@@ -108,14 +114,15 @@ fn qdq_add_becomes_quant_add_within_one_step() {
     let (sa, sb, sy) = (0.05f32, 0.03f32, 0.07f32);
     let onnx = model(
         13,
-        vec![
-            node1("QuantizeLinear", "qa", &["x", "sa", "za"], "a8"),
-            node1("DequantizeLinear", "dqa", &["a8", "sa", "za"], "a"),
-            node1("QuantizeLinear", "qb", &["x", "sb", "zb"], "b8"),
-            node1("DequantizeLinear", "dqb", &["b8", "sb", "zb"], "b"),
-            node1("Add", "add", &["a", "b"], "sum"),
-            node1("QuantizeLinear", "qy", &["sum", "sy", "zy"], "y"),
-        ],
+        [
+            &qdq("a", ["x", "a8", "a"], ["sa", "za"])[..],
+            &qdq("b", ["x", "b8", "b"], ["sb", "zb"]),
+            &[
+                node1("Add", "add", &["a", "b"], "sum"),
+                node1("QuantizeLinear", "qy", &["sum", "sy", "zy"], "y"),
+            ],
+        ]
+        .concat(),
         vec![fixed("x", &[1, 16])],
         vec![of_type(unshaped("y"), data_type::INT8)],
         [
@@ -293,12 +300,14 @@ fn qdq_global_average_pool_becomes_int8_pool_and_requantize() {
     let (sx, sy) = (0.04f32, 0.01f32);
     let onnx = model(
         13,
-        vec![
-            node1("QuantizeLinear", "qx", &["x", "sx", "zx"], "x8"),
-            node1("DequantizeLinear", "dqx", &["x8", "sx", "zx"], "xd"),
-            node1("GlobalAveragePool", "gap", &["xd"], "m"),
-            node1("QuantizeLinear", "qy", &["m", "sy", "zy"], "y"),
-        ],
+        [
+            &qdq("x", ["x", "x8", "xd"], ["sx", "zx"])[..],
+            &[
+                node1("GlobalAveragePool", "gap", &["xd"], "m"),
+                node1("QuantizeLinear", "qy", &["m", "sy", "zy"], "y"),
+            ],
+        ]
+        .concat(),
         vec![fixed("x", &[1, 2, 3, 3])],
         vec![of_type(unshaped("y"), data_type::INT8)],
         [
@@ -330,10 +339,9 @@ fn uint8_qdq_chain_runs_in_int8_without_conversions_between_ops() {
     let (s, z) = (0.02f32, 120i32);
     let onnx = model(
         13,
-        vec![
-            node1("QuantizeLinear", "qx", &["x", "s", "z"], "x8"),
-            node1("DequantizeLinear", "dqx", &["x8", "s", "z"], "xd"),
-            node(
+        [
+            &qdq("x", ["x", "x8", "xd"], ["s", "z"])[..],
+            &[node(
                 "MaxPool",
                 "pool",
                 &["xd"],
@@ -342,10 +350,10 @@ fn uint8_qdq_chain_runs_in_int8_without_conversions_between_ops() {
                     attr_ints("kernel_shape", &[2, 2]),
                     attr_ints("strides", &[2, 2]),
                 ],
-            ),
-            node1("QuantizeLinear", "qp", &["p", "s", "z"], "p8"),
-            node1("DequantizeLinear", "dqp", &["p8", "s", "z"], "y"),
-        ],
+            )],
+            &qdq("p", ["p", "p8", "y"], ["s", "z"]),
+        ]
+        .concat(),
         vec![fixed("x", &[1, 1, 4, 4])],
         vec![unshaped("y")],
         qparams(("s", s), ("z", z), data_type::UINT8).to_vec(),

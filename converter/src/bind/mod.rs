@@ -332,6 +332,16 @@ fn must_bind(t: &TensorProto, shape: &[usize]) -> bool {
     ) && shape.iter().product::<usize>() > 1
 }
 
+/// The error listing every one of `problems`, one a line, after `prefix`.
+fn problems_error(prefix: &str, problems: &[String]) -> ConvertError {
+    ConvertError::bind(format!(
+        "{prefix}{} problem{} (no file written):\n  - {}",
+        problems.len(),
+        if problems.len() == 1 { "" } else { "s" },
+        problems.join("\n  - ")
+    ))
+}
+
 /// Shows at most `n` names, then how many more.
 fn listed(names: &[String], n: usize) -> String {
     let mut s = names
@@ -466,12 +476,7 @@ fn bind_initializers(
         ));
     }
     if !problems.is_empty() {
-        return Err(ConvertError::bind(format!(
-            "{} problem{} (no file written):\n  - {}",
-            problems.len(),
-            if problems.len() == 1 { "" } else { "s" },
-            problems.join("\n  - ")
-        )));
+        return Err(problems_error("", &problems));
     }
     if !report.unused.is_empty() {
         report.notices.push(format!(
@@ -600,12 +605,7 @@ fn lora_merge(
         }
     }
     if !problems.is_empty() {
-        return Err(ConvertError::bind(format!(
-            "LoRA: {} problem{} (no file written):\n  - {}",
-            problems.len(),
-            if problems.len() == 1 { "" } else { "s" },
-            problems.join("\n  - ")
-        )));
+        return Err(problems_error("LoRA: ", &problems));
     }
     Ok(())
 }

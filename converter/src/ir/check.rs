@@ -45,29 +45,22 @@ impl Graph {
             }
             let out = self.tensor(n.output);
             let dtypes: Vec<DType> = n.inputs.iter().map(|&i| self.tensor(i).dtype).collect();
-            let dtype =
-                n.op.infer_dtype(&dtypes)
-                    .map_err(|e| format!("node {}: {e}", n.name))?;
+            let at_node = |e: String| format!("node {}: {e}", n.name);
+            let disagree = |inferred: String, stored: String| {
+                let op = n.op.name();
+                let (node, output) = (&n.name, &out.name);
+                format!("node {node} ({op}) infers {inferred} but its output {output} is {stored}")
+            };
+            let dtype = n.op.infer_dtype(&dtypes).map_err(at_node)?;
             if dtype != out.dtype {
-                return Err(format!(
-                    "node {} ({}) infers dtype {} but its output {} is {}",
-                    n.name,
-                    n.op.name(),
-                    dtype.name(),
-                    out.name,
-                    out.dtype.name()
-                ));
+                let stored = out.dtype.name().to_string();
+                return Err(disagree(format!("dtype {}", dtype.name()), stored));
             }
-            let inferred =
-                n.op.infer(&shapes)
-                    .map_err(|e| format!("node {}: {e}", n.name))?;
+            let inferred = n.op.infer(&shapes).map_err(at_node)?;
             if inferred != out.shape {
-                return Err(format!(
-                    "node {} ({}) infers {inferred:?} but its output {} is {:?}",
-                    n.name,
-                    n.op.name(),
-                    out.name,
-                    out.shape
+                return Err(disagree(
+                    format!("{inferred:?}"),
+                    format!("{:?}", out.shape),
                 ));
             }
             super::op::core_op::validate(&n.op, &shapes, &dtypes, &out.shape, out.dtype)

@@ -38,6 +38,17 @@ pub fn broadcast(a: &[usize], b: &[usize]) -> Result<Vec<usize>, String> {
         .collect()
 }
 
+/// True if `shape` broadcasts to `target` without growing it (numpy rules, one way: ONNX's
+/// unidirectional broadcasting).
+pub fn broadcasts_to(shape: &[usize], target: &[usize]) -> bool {
+    shape.len() <= target.len()
+        && shape
+            .iter()
+            .rev()
+            .zip(target.iter().rev())
+            .all(|(&s, &d)| s == d || s == 1)
+}
+
 /// True if `perm` is a permutation of `0..perm.len()`.
 pub fn is_permutation(perm: &[usize]) -> bool {
     let mut seen = vec![false; perm.len()];

@@ -82,18 +82,14 @@ pub fn lower(g: &Graph, rounding: RequantRounding) -> Result<Lowered, ConvertErr
     for n in &g.nodes {
         let mut kind = ops::lower_op(n)?;
         quant::set_rounding(&mut kind, rounding);
-        let mut inputs = heapless::Vec::new();
-        for &i in &n.inputs {
-            let r = record(i, &mut ids)?;
-            inputs.push(r).map_err(|_| {
-                ConvertError::limit(format!(
-                    "node \"{}\" has {} inputs; at most {}",
-                    n.name,
-                    n.inputs.len(),
-                    ember_core::format::MAX_OP_INPUTS
-                ))
-            })?;
-        }
+        let inputs: Vec<u32> = n
+            .inputs
+            .iter()
+            .map(|&i| record(i, &mut ids))
+            .collect::<Result<_, _>>()?;
+        let inputs = bounded(&inputs, || {
+            format!("node \"{}\" has {} inputs", n.name, n.inputs.len())
+        })?;
         let output = record(n.output, &mut ids)?;
         op_records.push(OpRecord {
             kind,
@@ -168,19 +164,17 @@ pub fn lower(g: &Graph, rounding: RequantRounding) -> Result<Lowered, ConvertErr
     let mut tensors = Vec::with_capacity(order.len());
     for (r, &t) in order.iter().enumerate() {
         let tensor = g.tensor(t);
-        let mut dims = Dims::new();
-        for &d in &tensor.shape {
-            let d = u32::try_from(d)
-                .map_err(|_| ConvertError::limit(format!("dim {d} of {}", tensor.name)))?;
-            dims.push(d).map_err(|_| {
-                ConvertError::limit(format!(
-                    "tensor \"{}\" has rank {}; at most {}",
-                    tensor.name,
-                    tensor.shape.len(),
-                    ember_core::ops::MAX_RANK
-                ))
-            })?;
-        }
+        let dims = tensor
+            .shape
+            .iter()
+            .map(|&d| {
+                u32::try_from(d)
+                    .map_err(|_| ConvertError::limit(format!("dim {d} of {}", tensor.name)))
+            })
+            .collect::<Result<Vec<u32>, _>>()?;
+        let dims: Dims = bounded(&dims, || {
+            format!("tensor \"{}\" has rank {}", tensor.name, tensor.shape.len())
+        })?;
         let storage = match storage[r] {
             Some(s) => s,
             None => {
@@ -275,4 +269,13 @@ pub(crate) fn write_elements(
 fn write_int(out: &mut Vec<u8>, x: i64, dtype: DType) {
     let bytes = x.to_le_bytes();
     out.extend_from_slice(&bytes[..dtype.size()]);
+}
+
+/// `items` in a blob's fixed-capacity list, or a limit error: `what` has too many, at most `N`.
+fn bounded<const N: usize>(
+    items: &[u32],
+    what: impl FnOnce() -> String,
+) -> Result<heapless::Vec<u32, N>, ConvertError> {
+    heapless::Vec::from_slice(items)
+        .map_err(|_| ConvertError::limit(format!("{}; at most {N}", what())))
 }

@@ -270,34 +270,52 @@ impl NodeCtx<'_> {
         }
     }
 
+    /// A scalar attribute of type `want` (named `want_name`) whose field `value` reads (unset
+    /// reads as zero); in a file that leaves the type out, a set field says the attribute is one.
+    fn scalar_attr<T: Copy + Default>(
+        &self,
+        name: &str,
+        want: i32,
+        want_name: &str,
+        value: impl Fn(&AttributeProto) -> Option<T>,
+    ) -> Result<Option<T>, ConvertError> {
+        Ok(self
+            .typed_attr(name, want, want_name, |a| value(a).is_some())?
+            .map(|a| value(a).unwrap_or_default()))
+    }
+
+    /// A list attribute of type `want` (named `want_name`) whose field `values` reads; in a file that
+    /// leaves the type out, a non-empty field says the attribute is one.
+    fn list_attr<T: Clone>(
+        &self,
+        name: &str,
+        want: i32,
+        want_name: &str,
+        values: impl Fn(&AttributeProto) -> &Vec<T>,
+    ) -> Result<Option<Vec<T>>, ConvertError> {
+        Ok(self
+            .typed_attr(name, want, want_name, |a| !values(a).is_empty())?
+            .map(|a| values(a).clone()))
+    }
+
     /// An INT attribute.
     pub fn attr_int(&self, name: &str) -> Result<Option<i64>, ConvertError> {
-        Ok(self
-            .typed_attr(name, attribute_type::INT, "INT", |a| a.i.is_some())?
-            .map(|a| a.i.unwrap_or(0)))
+        self.scalar_attr(name, attribute_type::INT, "INT", |a| a.i)
     }
 
     /// An INTS attribute.
     pub fn attr_ints(&self, name: &str) -> Result<Option<Vec<i64>>, ConvertError> {
-        Ok(self
-            .typed_attr(name, attribute_type::INTS, "INTS", |a| !a.ints.is_empty())?
-            .map(|a| a.ints.clone()))
+        self.list_attr(name, attribute_type::INTS, "INTS", |a| &a.ints)
     }
 
     /// A FLOAT attribute.
     pub fn attr_float(&self, name: &str) -> Result<Option<f32>, ConvertError> {
-        Ok(self
-            .typed_attr(name, attribute_type::FLOAT, "FLOAT", |a| a.f.is_some())?
-            .map(|a| a.f.unwrap_or(0.0)))
+        self.scalar_attr(name, attribute_type::FLOAT, "FLOAT", |a| a.f)
     }
 
     /// A FLOATS attribute.
     pub fn attr_floats(&self, name: &str) -> Result<Option<Vec<f32>>, ConvertError> {
-        Ok(self
-            .typed_attr(name, attribute_type::FLOATS, "FLOATS", |a| {
-                !a.floats.is_empty()
-            })?
-            .map(|a| a.floats.clone()))
+        self.list_attr(name, attribute_type::FLOATS, "FLOATS", |a| &a.floats)
     }
 
     /// A STRING attribute, as UTF-8.
@@ -309,6 +327,22 @@ impl NodeCtx<'_> {
         String::from_utf8(a.s.clone().unwrap_or_default())
             .map(Some)
             .map_err(|_| self.err(format!("attribute {name} is not valid UTF-8")))
+    }
+
+    /// What `choices` maps the STRING attribute `name` to (`default` when it is absent), or an error
+    /// saying its value is not supported.
+    pub fn attr_choice<T: Copy>(
+        &self,
+        name: &str,
+        default: &str,
+        choices: &[(&str, T)],
+    ) -> Result<T, ConvertError> {
+        let value = self.attr_string(name)?.unwrap_or_else(|| default.into());
+        choices
+            .iter()
+            .find(|(s, _)| *s == value)
+            .map(|&(_, t)| t)
+            .ok_or_else(|| self.err(format!("attribute {name}={value} is not supported")))
     }
 
     /// A TENSOR attribute, read as constant data.

@@ -5,6 +5,8 @@
 //! dims before anything is allocated, so a hostile file cannot make the converter allocate more
 //! than the bytes it holds.
 
+use ember_core::half::f16;
+
 use crate::ir::shape::{dims_from_i64, numel};
 use crate::ir::{ConstData, DType};
 use crate::onnx::proto::{data_type, TensorProto, DATA_LOCATION_EXTERNAL};
@@ -86,43 +88,24 @@ pub fn read_tensor(t: &TensorProto, name: &str) -> Result<(Vec<usize>, ConstData
             "dims {shape:?} need {n} elements but the data holds {found}"
         ))
     };
+    let src = Elements {
+        raw: &t.raw_data,
+        n,
+        mismatch: &mismatch,
+    };
     let data = match t.data_type {
-        data_type::FLOAT if raw => ConstData::F32(
-            le_chunks::<4>(&t.raw_data, n, mismatch)?
-                .map(f32::from_le_bytes)
-                .collect(),
-        ),
-        data_type::FLOAT => {
-            check_len(t.float_data.len(), n, mismatch)?;
-            ConstData::F32(t.float_data.clone())
-        }
-        data_type::DOUBLE if raw => ConstData::F32(
-            le_chunks::<8>(&t.raw_data, n, mismatch)?
-                .map(|b| f64::from_le_bytes(b) as f32)
-                .collect(),
-        ),
-        data_type::DOUBLE => {
-            check_len(t.double_data.len(), n, mismatch)?;
-            ConstData::F32(t.double_data.iter().map(|&d| d as f32).collect())
-        }
-        data_type::INT64 if raw => ConstData::I64(
-            le_chunks::<8>(&t.raw_data, n, mismatch)?
-                .map(i64::from_le_bytes)
-                .collect(),
-        ),
-        data_type::INT64 => {
-            check_len(t.int64_data.len(), n, mismatch)?;
-            ConstData::I64(t.int64_data.clone())
-        }
-        data_type::INT32 if raw => ConstData::I64(
-            le_chunks::<4>(&t.raw_data, n, mismatch)?
-                .map(|b| i64::from(i32::from_le_bytes(b)))
-                .collect(),
-        ),
-        data_type::INT32 => {
-            check_len(t.int32_data.len(), n, mismatch)?;
-            ConstData::I64(t.int32_data.iter().map(|&v| i64::from(v)).collect())
-        }
+        data_type::FLOAT => ConstData::F32(src.read(&t.float_data, f32::from_le_bytes, |v| v)?),
+        data_type::DOUBLE => ConstData::F32(src.read(
+            &t.double_data,
+            |b| f64::from_le_bytes(b) as f32,
+            |d| d as f32,
+        )?),
+        data_type::INT64 => ConstData::I64(src.read(&t.int64_data, i64::from_le_bytes, |v| v)?),
+        data_type::INT32 => ConstData::I64(src.read(
+            &t.int32_data,
+            |b| i64::from(i32::from_le_bytes(b)),
+            i64::from,
+        )?),
         data_type::INT8 | data_type::UINT8 | data_type::INT16 | data_type::UINT16 if raw => {
             let size = if matches!(t.data_type, data_type::INT8 | data_type::UINT8) {
                 1
@@ -162,21 +145,12 @@ pub fn read_tensor(t: &TensorProto, name: &str) -> Result<(Vec<usize>, ConstData
                 .map(|b| u64::from_le_bytes(b) as i64)
                 .collect(),
         ),
-        data_type::FLOAT16 if raw => ConstData::F32(
-            le_chunks::<2>(&t.raw_data, n, mismatch)?
-                .map(|b| ember_core::half::f16::from_le_bytes(b).to_f32())
-                .collect(),
-        ),
-        data_type::FLOAT16 => {
-            // float16 bits, one value per int32.
-            check_len(t.int32_data.len(), n, mismatch)?;
-            ConstData::F32(
-                t.int32_data
-                    .iter()
-                    .map(|&b| ember_core::half::f16::from_bits(b as u16).to_f32())
-                    .collect(),
-            )
-        }
+        // float16 bits: two bytes each raw, else one value per int32.
+        data_type::FLOAT16 => ConstData::F32(src.read(
+            &t.int32_data,
+            |b| f16::from_le_bytes(b).to_f32(),
+            |b| f16::from_bits(b as u16).to_f32(),
+        )?),
         data_type::BOOL if raw => {
             check_len(t.raw_data.len(), n, mismatch)?;
             ConstData::I64(t.raw_data.iter().map(|&b| i64::from(b != 0)).collect())
@@ -194,6 +168,33 @@ pub fn read_tensor(t: &TensorProto, name: &str) -> Result<(Vec<usize>, ConstData
         }
     };
     Ok((shape, data))
+}
+
+/// Where a tensor's `n` elements are read from: its `raw_data` when it has some, else a typed field.
+struct Elements<'t, M> {
+    raw: &'t [u8],
+    n: usize,
+    mismatch: &'t M,
+}
+
+impl<M: Fn(usize) -> ConvertError> Elements<'_, M> {
+    /// The elements: `N` little-endian bytes each read by `from_raw`, or each of `values` read by
+    /// `from_value`; exactly `n` of them.
+    fn read<const N: usize, V: Copy, T>(
+        &self,
+        values: &[V],
+        from_raw: impl Fn([u8; N]) -> T,
+        from_value: impl Fn(V) -> T,
+    ) -> Result<Vec<T>, ConvertError> {
+        if self.raw.is_empty() {
+            check_len(values.len(), self.n, self.mismatch)?;
+            Ok(values.iter().map(|&v| from_value(v)).collect())
+        } else {
+            Ok(le_chunks::<N>(self.raw, self.n, self.mismatch)?
+                .map(from_raw)
+                .collect())
+        }
+    }
 }
 
 fn raw_len_mismatch(len: usize, size: usize, n: usize) -> bool {

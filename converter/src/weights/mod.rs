@@ -319,6 +319,18 @@ impl<'a> Tensor<'a> {
         Ok(self.bytes().chunks_exact(self.dtype.bits() / 8))
     }
 
+    /// Every element read by `read` (the dtype's `float_at` or `int_at`), or an error saying `why` one
+    /// cannot be.
+    fn read_elements<T>(
+        &self,
+        read: fn(ElementType, &[u8]) -> Option<T>,
+        why: &str,
+    ) -> Result<Vec<T>, ConvertError> {
+        self.elements()?
+            .map(|b| read(self.dtype, b).ok_or_else(|| self.cannot(why)))
+            .collect()
+    }
+
     fn cannot(&self, why: &str) -> ConvertError {
         ConvertError::checkpoint(format!(
             "a {} tensor cannot be converted: {why}",
@@ -343,13 +355,7 @@ impl<'a> Tensor<'a> {
         if !self.dtype.is_float() {
             return Err(self.cannot("it is not a float type"));
         }
-        self.elements()?
-            .map(|b| {
-                self.dtype
-                    .float_at(b)
-                    .ok_or_else(|| self.cannot("bad element"))
-            })
-            .collect()
+        self.read_elements(ElementType::float_at, "bad element")
     }
 
     /// The values as i64, for the integer types and booleans (a u64 above `i64::MAX` is an error).
@@ -357,13 +363,7 @@ impl<'a> Tensor<'a> {
         if !self.dtype.is_integer() && self.dtype != ElementType::Bool {
             return Err(self.cannot("it is not an integer or boolean type"));
         }
-        self.elements()?
-            .map(|b| {
-                self.dtype
-                    .int_at(b)
-                    .ok_or_else(|| self.cannot("a u64 value exceeds i64::MAX"))
-            })
-            .collect()
+        self.read_elements(ElementType::int_at, "a u64 value exceeds i64::MAX")
     }
 }
 

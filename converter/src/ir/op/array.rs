@@ -8,7 +8,7 @@
 
 use ember_core::ops::array::resize::ResizeParams;
 
-use crate::ir::shape::numel;
+use crate::ir::shape::{broadcasts_to, numel};
 use crate::ir::DType;
 
 /// A strided slice: on axis `i`, `size[i]` elements from input index `start[i]`, `step[i]` apart.
@@ -150,12 +150,7 @@ pub fn infer_gather(axis: usize, x: &[usize], indices: &[usize]) -> Result<Vec<u
 
 /// Checks that `x` broadcasts (one way, numpy rules) to `shape`.
 pub fn infer_broadcast(x: &[usize], shape: &[usize]) -> Result<Vec<usize>, String> {
-    let fits = x.len() <= shape.len()
-        && x.iter()
-            .rev()
-            .zip(shape.iter().rev())
-            .all(|(&a, &b)| a == b || a == 1);
-    if fits {
+    if broadcasts_to(x, shape) {
         numel(shape)?;
         Ok(shape.to_vec())
     } else {

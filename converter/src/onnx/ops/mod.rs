@@ -171,8 +171,8 @@ const OPS: &[OpSpec] = op_table! {
     Greater                [7..]      [2]       [1]       math::compare::import;
     GreaterOrEqual         [12..]     [2]       [1]       math::compare::import;
     HardSigmoid            [7..]      [1]       [1]       math::unary::import;
-    Hardmax                [7..]      [1]       [1]       nn::softmax::import;
     HardSwish              [14..]     [1]       [1]       math::unary::import;
+    Hardmax                [7..]      [1]       [1]       nn::softmax::import;
     Identity               [7..]      [1]       [1]       array::identity::import;
     InstanceNormalization  [7..]      [3]       [1]       nn::instance_norm::import;
     LayerNormalization     [17..]     [2..=3]   [1..=3]   nn::layer_norm::import;

@@ -191,35 +191,14 @@ impl<G: Globals> Machine<'_, '_, G> {
                     let id = self.top_node("SETITEMS", |n| matches!(n, Node::Dict(_)))?;
                     self.set_items(id, items)?
                 }
-                // Memo.
-                b'q' => {
-                    let i = self.array::<1>()?[0];
-                    self.memo_put(u32::from(i))?
-                }
-                b'r' => {
-                    let i = u32::from_le_bytes(self.array()?);
+                // Memo: BINPUT, LONG_BINPUT, MEMOIZE, PUT; BINGET, LONG_BINGET, GET.
+                b'q' | b'r' | 0x94 | b'p' => {
+                    let i = self.memo_index(op, at)?;
                     self.memo_put(i)?
                 }
-                0x94 => {
-                    let i = u32::try_from(self.memo.len())
-                        .map_err(|_| fail(at, "memo index overflow"))?;
-                    self.memo_put(i)?
-                }
-                b'p' => {
-                    let i = self.line()?.parse::<u32>();
-                    self.memo_put(i.map_err(|_| fail(at, "PUT with a bad index"))?)?
-                }
-                b'h' => {
-                    let i = self.array::<1>()?[0];
-                    self.memo_get(u32::from(i))?
-                }
-                b'j' => {
-                    let i = u32::from_le_bytes(self.array()?);
+                b'h' | b'j' | b'g' => {
+                    let i = self.memo_index(op, at)?;
                     self.memo_get(i)?
-                }
-                b'g' => {
-                    let i = self.line()?.parse::<u32>();
-                    self.memo_get(i.map_err(|_| fail(at, "GET with a bad index"))?)?
                 }
                 // Globals, calls, persistent ids.
                 b'c' => {
@@ -298,6 +277,25 @@ impl<G: Globals> Machine<'_, '_, G> {
                         ),
                     ))
                 }
+            }
+        }
+    }
+
+    /// The memo index of the memo opcode `op` (at byte `at`): one byte (BINPUT, BINGET), four
+    /// little-endian bytes (LONG_BINPUT, LONG_BINGET), a text line (PUT, GET), or the next free
+    /// index (MEMOIZE).
+    fn memo_index(&mut self, op: u8, at: usize) -> Result<u32, ConvertError> {
+        match op {
+            b'q' | b'h' => Ok(u32::from(self.array::<1>()?[0])),
+            b'r' | b'j' => Ok(u32::from_le_bytes(self.array()?)),
+            0x94 => u32::try_from(self.memo.len()).map_err(|_| fail(at, "memo index overflow")),
+            _ => {
+                let bad = if op == b'p' {
+                    "PUT with a bad index"
+                } else {
+                    "GET with a bad index"
+                };
+                self.line()?.parse::<u32>().map_err(|_| fail(at, bad))
             }
         }
     }

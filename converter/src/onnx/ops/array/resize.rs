@@ -92,31 +92,31 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         )));
     }
     let coord = if ctx.opset >= 11 {
-        match string("coordinate_transformation_mode", "half_pixel")?.as_str() {
-            "half_pixel" => CoordMode::HalfPixel,
-            "pytorch_half_pixel" => CoordMode::PytorchHalfPixel,
-            "align_corners" => CoordMode::AlignCorners,
-            "asymmetric" => CoordMode::Asymmetric,
-            other => {
-                return Err(ctx.err(format!(
-                    "attribute coordinate_transformation_mode={other} is not supported"
-                )))
-            }
-        }
+        ctx.attr_choice(
+            "coordinate_transformation_mode",
+            "half_pixel",
+            &[
+                ("half_pixel", CoordMode::HalfPixel),
+                ("pytorch_half_pixel", CoordMode::PytorchHalfPixel),
+                ("align_corners", CoordMode::AlignCorners),
+                ("asymmetric", CoordMode::Asymmetric),
+            ],
+        )?
     } else {
         CoordMode::Asymmetric
     };
     // Read (and checked) whatever the mode: exporters write it for linear resizes too.
     let nearest = if ctx.opset >= 11 {
-        match string("nearest_mode", "round_prefer_floor")?.as_str() {
-            "round_prefer_floor" => NearestMode::RoundPreferFloor,
-            "round_prefer_ceil" => NearestMode::RoundPreferCeil,
-            "floor" => NearestMode::Floor,
-            "ceil" => NearestMode::Ceil,
-            other => {
-                return Err(ctx.err(format!("attribute nearest_mode={other} is not supported")))
-            }
-        }
+        ctx.attr_choice(
+            "nearest_mode",
+            "round_prefer_floor",
+            &[
+                ("round_prefer_floor", NearestMode::RoundPreferFloor),
+                ("round_prefer_ceil", NearestMode::RoundPreferCeil),
+                ("floor", NearestMode::Floor),
+                ("ceil", NearestMode::Ceil),
+            ],
+        )?
     } else {
         NearestMode::Floor
     };

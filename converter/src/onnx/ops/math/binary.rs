@@ -7,6 +7,7 @@ use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::BinaryOp;
 use ember_core::ops::math::unary::UnaryOp;
 
+use crate::ir::shape::broadcasts_to;
 use crate::ir::{ConstData, DType, Op, TensorId};
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
@@ -110,13 +111,7 @@ fn pow(ctx: &mut NodeCtx<'_>, x: TensorId, y: TensorId) -> Result<(), ConvertErr
 /// PRelu's slope must broadcast to X's shape without growing it (ONNX's unidirectional broadcasting).
 fn check_prelu_slope(ctx: &NodeCtx<'_>, x: TensorId, slope: TensorId) -> Result<(), ConvertError> {
     let (xs, ss) = (ctx.shape(x), ctx.shape(slope));
-    let fits = ss.len() <= xs.len()
-        && ss
-            .iter()
-            .rev()
-            .zip(xs.iter().rev())
-            .all(|(&s, &d)| s == d || s == 1);
-    if !fits {
+    if !broadcasts_to(&ss, &xs) {
         return Err(ctx.err(format!(
             "slope {ss:?} does not broadcast to input {xs:?} (unidirectional broadcasting)"
         )));

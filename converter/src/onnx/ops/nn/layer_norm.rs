@@ -17,7 +17,7 @@ use ember_core::ops::nn::reduce::ReduceOp;
 use ember_core::ops::nn::layer_norm::LayerNormParams;
 use ember_core::OpKind;
 
-use crate::ir::shape::resolve_axis;
+use crate::ir::shape::{broadcasts_to, resolve_axis};
 use crate::ir::{ConstData, Op, TensorId};
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
@@ -112,12 +112,7 @@ pub(crate) fn expand_to(
     if shape == target {
         return Ok(t);
     }
-    let fits = shape.len() <= target.len()
-        && shape
-            .iter()
-            .rev()
-            .zip(target.iter().rev())
-            .all(|(&s, &d)| s == d || s == 1);
+    let fits = broadcasts_to(&shape, target);
     let Some(data) = ctx.const_f32(t).filter(|_| fits) else {
         return Err(ctx.err(format!(
             "{what} (\"{}\") has shape {shape:?}; it must be {target:?}, or a constant that \

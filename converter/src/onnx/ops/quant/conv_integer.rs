@@ -20,10 +20,7 @@ pub const EXACT_F32: f64 = 16_777_216.0;
 
 /// Imports `ConvInteger`.
 pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
-    let x = ctx.input(0, "x")?;
-    let w = ctx.input(1, "w")?;
-    let x_zp = ctx.opt_input(2)?;
-    let w_zp = ctx.opt_input(3)?;
+    let [(x, x_zp), (w, w_zp)] = integer_operands(ctx, ["x", "w"])?;
     let (xs, ws) = (ctx.shape(x), ctx.shape(w));
     if xs.len() != 4 || ws.len() != 4 {
         return Err(ctx.err(format!(
@@ -42,6 +39,21 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let wf = ctx.add_constant("weights", ws.clone(), ConstData::F32(wv));
     let op = conv_op(ctx, &xs, &ws)?;
     let yf = ctx.emit_tmp("conv", op, vec![xf, wf])?;
+    finish_int32(ctx, yf)
+}
+
+/// The two operands of an integer op (`ConvInteger`, `MatMulInteger`), named `names` in the spec,
+/// each with its optional zero point (inputs 2 and 3).
+pub fn integer_operands(
+    ctx: &NodeCtx<'_>,
+    names: [&str; 2],
+) -> Result<[(TensorId, Option<TensorId>); 2], ConvertError> {
+    let (a, b) = (ctx.input(0, names[0])?, ctx.input(1, names[1])?);
+    Ok([(a, ctx.opt_input(2)?), (b, ctx.opt_input(3)?)])
+}
+
+/// The float result `yf` of an integer op, exact, cast to the node's INT32 output.
+pub fn finish_int32(ctx: &mut NodeCtx<'_>, yf: TensorId) -> Result<(), ConvertError> {
     let y = ctx.emit_tmp("int32", Op::Cast { to: DType::I32 }, vec![yf])?;
     ctx.finish(y)
 }

@@ -7,18 +7,15 @@
 //! `K * 255 * max|B - b_zero_point|` (`K * 255 * 255` for a `B` computed at run time) against that
 //! bound and rejects the node beyond it (`K` up to 258 always passes).
 
-use crate::ir::{ConstData, DType, Op};
+use crate::ir::ConstData;
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
 
-use super::conv_integer::{centered, centered_weights, EXACT_F32};
+use super::conv_integer::{centered, centered_weights, finish_int32, integer_operands, EXACT_F32};
 
 /// Imports `MatMulInteger`.
 pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
-    let a = ctx.input(0, "A")?;
-    let b = ctx.input(1, "B")?;
-    let a_zp = ctx.opt_input(2)?;
-    let b_zp = ctx.opt_input(3)?;
+    let [(a, a_zp), (b, b_zp)] = integer_operands(ctx, ["A", "B"])?;
     let (sa, sb) = (ctx.shape(a), ctx.shape(b));
     if sa.len() < 2 || sb.len() < 2 || sa[sa.len() - 1] != sb[sb.len() - 2] {
         return Err(ctx.err(format!(
@@ -42,6 +39,5 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         )));
     }
     let yf = super::qlinear_matmul::matmul(ctx, af, bf)?;
-    let y = ctx.emit_tmp("int32", Op::Cast { to: DType::I32 }, vec![yf])?;
-    ctx.finish(y)
+    finish_int32(ctx, yf)
 }

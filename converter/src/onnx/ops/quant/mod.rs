@@ -29,6 +29,71 @@ use crate::ir::{ConstData, DType, Op, TensorId};
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
 
+/// The inputs of a QLinear op over two operands (`QLinearConv`, `QLinearMatMul`), in ONNX's order:
+/// each operand with its scale and zero point, then the output's scale and zero point.
+struct QLinearInputs<'n> {
+    /// The first operand (inputs 0 to 2).
+    a: QLinearOperand<'n>,
+    /// The second operand (inputs 3 to 5).
+    b: QLinearOperand<'n>,
+    /// `y_scale` (input 6).
+    y_scale: TensorId,
+    /// `y_zero_point` (input 7).
+    y_zero_point: TensorId,
+}
+
+/// A quantized operand of a QLinear op: its values, scale and zero point.
+struct QLinearOperand<'n> {
+    x: TensorId,
+    scale: TensorId,
+    zero_point: TensorId,
+    /// Its name in the spec (`a`, `x`, ...), which also names its scale and zero point.
+    name: &'n str,
+}
+
+impl<'n> QLinearInputs<'n> {
+    /// Reads the eight inputs; `names` are the operands' names in the spec.
+    fn read(ctx: &NodeCtx<'_>, names: [&'n str; 2]) -> Result<Self, ConvertError> {
+        Ok(QLinearInputs {
+            a: QLinearOperand::read(ctx, 0, names[0])?,
+            b: QLinearOperand::read(ctx, 3, names[1])?,
+            y_scale: ctx.input(6, "y_scale")?,
+            y_zero_point: ctx.input(7, "y_zero_point")?,
+        })
+    }
+
+    /// The float result `yf` quantized to the output's type, as the node's output.
+    fn finish(&self, ctx: &mut NodeCtx<'_>, yf: TensorId) -> Result<(), ConvertError> {
+        let dtype = ctx.graph().tensor(self.y_zero_point).dtype;
+        let y = quantize(ctx, yf, self.y_scale, Some(self.y_zero_point), dtype, 1)?;
+        ctx.finish(y)
+    }
+}
+
+impl<'n> QLinearOperand<'n> {
+    /// The operand whose values are input `first`, its scale and zero point the next two.
+    fn read(ctx: &NodeCtx<'_>, first: usize, name: &'n str) -> Result<Self, ConvertError> {
+        Ok(QLinearOperand {
+            x: ctx.input(first, name)?,
+            scale: ctx.input(first + 1, &format!("{name}_scale"))?,
+            zero_point: ctx.input(first + 2, &format!("{name}_zero_point"))?,
+            name,
+        })
+    }
+
+    /// The operand dequantized (per axis along `axis`); see [`dequantize`].
+    fn dequantize(&self, ctx: &mut NodeCtx<'_>, axis: usize) -> Result<TensorId, ConvertError> {
+        dequantize(
+            ctx,
+            self.x,
+            self.scale,
+            Some(self.zero_point),
+            axis,
+            self.name,
+        )
+    }
+}
+
 /// A scale or zero point input: constant values, or a tensor computed at run time.
 enum Param {
     Const(Vec<f64>),

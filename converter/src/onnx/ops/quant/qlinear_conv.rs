@@ -12,38 +12,31 @@ use crate::onnx::node::NodeCtx;
 use crate::onnx::ops::nn::conv::conv_op;
 use crate::ConvertError;
 
+use super::QLinearInputs;
+
 /// Imports `QLinearConv`.
 pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
-    let x = ctx.input(0, "x")?;
-    let x_scale = ctx.input(1, "x_scale")?;
-    let x_zp = ctx.input(2, "x_zero_point")?;
-    let w = ctx.input(3, "w")?;
-    let w_scale = ctx.input(4, "w_scale")?;
-    let w_zp = ctx.input(5, "w_zero_point")?;
-    let y_scale = ctx.input(6, "y_scale")?;
-    let y_zp = ctx.input(7, "y_zero_point")?;
+    let q = QLinearInputs::read(ctx, ["x", "w"])?;
     let b = ctx.opt_input(8)?;
-    let (xs, ws) = (ctx.shape(x), ctx.shape(w));
+    let (xs, ws) = (ctx.shape(q.a.x), ctx.shape(q.b.x));
     if xs.len() != 4 || ws.len() != 4 {
         return Err(ctx.err(format!(
             "x {xs:?} and w {ws:?} must have rank 4; only 2-D QLinearConv is supported"
         )));
     }
-    let xf = super::dequantize(ctx, x, x_scale, Some(x_zp), 1, "x")?;
-    let wf = super::dequantize(ctx, w, w_scale, Some(w_zp), 0, "w")?;
+    let xf = q.a.dequantize(ctx, 1)?;
+    let wf = q.b.dequantize(ctx, 0)?;
     if !ctx.graph().is_const(wf) {
         return Err(ctx.err("the weights w must be constants (initializers); Ember resolves them at conversion time"));
     }
     let wq = ctx.graph().tensor(wf).quant.clone();
     let mut inputs = vec![xf, wf];
     if let Some(b) = b {
-        inputs.push(bias(ctx, b, x_scale, wq.as_ref(), ws[0])?);
+        inputs.push(bias(ctx, b, q.a.scale, wq.as_ref(), ws[0])?);
     }
     let op = conv_op(ctx, &xs, &ws)?;
     let yf = ctx.emit_tmp("conv", op, inputs)?;
-    let dtype = ctx.graph().tensor(y_zp).dtype;
-    let y = super::quantize(ctx, yf, y_scale, Some(y_zp), dtype, 1)?;
-    ctx.finish(y)
+    q.finish(ctx, yf)
 }
 
 /// The int32 bias `b` as a FLOAT constant `b * x_scale * w_scale[c]`, carrying its quantization.

@@ -10,28 +10,21 @@ use crate::ir::{ConstData, Op};
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
 
+use super::QLinearInputs;
+
 /// Imports `QLinearMatMul`.
 pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
-    let a = ctx.input(0, "a")?;
-    let a_scale = ctx.input(1, "a_scale")?;
-    let a_zp = ctx.input(2, "a_zero_point")?;
-    let b = ctx.input(3, "b")?;
-    let b_scale = ctx.input(4, "b_scale")?;
-    let b_zp = ctx.input(5, "b_zero_point")?;
-    let y_scale = ctx.input(6, "y_scale")?;
-    let y_zp = ctx.input(7, "y_zero_point")?;
-    let (sa, sb) = (ctx.shape(a), ctx.shape(b));
+    let q = QLinearInputs::read(ctx, ["a", "b"])?;
+    let (sa, sb) = (ctx.shape(q.a.x), ctx.shape(q.b.x));
     if sa.len() < 2 || sb.len() < 2 {
         return Err(ctx.err(format!(
             "a {sa:?} and b {sb:?} must have rank >= 2 (rank-1 operands are not supported)"
         )));
     }
-    let af = super::dequantize(ctx, a, a_scale, Some(a_zp), sa.len() - 2, "a")?;
-    let bf = super::dequantize(ctx, b, b_scale, Some(b_zp), sb.len() - 1, "b")?;
+    let af = q.a.dequantize(ctx, sa.len() - 2)?;
+    let bf = q.b.dequantize(ctx, sb.len() - 1)?;
     let yf = matmul(ctx, af, bf)?;
-    let dtype = ctx.graph().tensor(y_zp).dtype;
-    let y = super::quantize(ctx, yf, y_scale, Some(y_zp), dtype, 1)?;
-    ctx.finish(y)
+    q.finish(ctx, yf)
 }
 
 /// `a @ b` in float: a FullyConnected layer with weights `b^T` (and `b`'s quantization, its axis
