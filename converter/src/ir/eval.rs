@@ -20,9 +20,9 @@ use super::{ConstData, DType, Graph, Node, Op, TensorId};
 use crate::lower::ops::lower_op;
 
 /// Largest output (elements) of a computing op that is folded; bigger constants stay runtime ops.
-/// Data movement (a Reshape, Transpose, Slice, Broadcast, Concat, Gather or Where of constants) is
-/// folded whatever its size: its values are copies of the constants', as the importers always folded
-/// them.
+/// Data movement (a Reshape, Transpose, Slice, Broadcast, Concat, Gather or Where of constants) and
+/// Cast are folded whatever their size: their values are the constants' own, copied or converted, and
+/// the importers always folded them (a float16 weight cast to float is a float weight).
 const MAX_FOLDED: usize = 1 << 20;
 
 /// A constant input of [`eval`]: dims, values, dtype.
@@ -85,7 +85,7 @@ pub fn eval(
     let Ok(out_len) = numel(out_dims) else {
         return Ok(None);
     };
-    let movement = matches!(
+    let copies = matches!(
         op,
         Op::Reshape { .. }
             | Op::Transpose { .. }
@@ -94,8 +94,9 @@ pub fn eval(
             | Op::Concat { .. }
             | Op::Gather { .. }
             | Op::Where
+            | Op::Cast { .. }
     );
-    if inputs.is_empty() || (!movement && out_len > MAX_FOLDED) {
+    if inputs.is_empty() || (!copies && out_len > MAX_FOLDED) {
         return Ok(None);
     }
     let node = Node {
