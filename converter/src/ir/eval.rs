@@ -185,3 +185,85 @@ fn read_elements(b: &[u8], dtype: DType) -> ConstData {
         DType::U64 => ConstData::I64(each(b, |c| u64::from_le_bytes(c) as i64)),
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A binary op without a fused activation (also for the tests of the `fold_constants` pass).
+    pub(crate) fn binary(op: BinaryOp) -> Op {
+        Op::Binary {
+            op,
+            act: Activation::None,
+        }
+    }
+
+    /// A Reshape of a per-channel quantized constant keeps its quantization while the channels stay
+    /// the leading dim; a per-tensor one always.
+    #[test]
+    fn reshape_keeps_quantization_of_the_leading_dim() {
+        let mut g = Graph::new(13);
+        let w = g.add_constant(
+            "w",
+            vec![4, 2],
+            ConstData::F32((0..8).map(|v| v as f32).collect()),
+        );
+        let per_channel = Quant {
+            scales: vec![0.5; 4],
+            zero_points: vec![0; 4],
+            axis: 0,
+            dtype: DType::I8,
+        };
+        g.tensor_mut(w).quant = Some(per_channel.clone());
+        let reshape = |shape: &[usize]| Op::Reshape {
+            shape: shape.to_vec(),
+        };
+        let kept = fold(&g, &reshape(&[4, 1, 2]), &[w], &[4, 1, 2], DType::F32).unwrap();
+        assert_eq!(kept.and_then(|f| f.quant), Some(per_channel));
+        let flat = fold(&g, &reshape(&[8]), &[w], &[8], DType::F32).unwrap();
+        assert_eq!(flat.as_ref().map(|f| &f.data), g.tensor(w).data.as_ref());
+        assert_eq!(flat.and_then(|f| f.quant), None);
+        let per_tensor = Quant::per_tensor(0.25, 3);
+        g.tensor_mut(w).quant = Some(per_tensor.clone());
+        let flat = fold(&g, &reshape(&[8]), &[w], &[8], DType::F32).unwrap();
+        assert_eq!(flat.and_then(|f| f.quant), Some(per_tensor));
+    }
+
+    /// Integer division truncates toward zero, as ONNX says and the runtime does; an int64 division
+    /// by zero is an error, while other integer types fold the runtime's 0.
+    #[test]
+    fn integer_division() {
+        let (a, b) = (
+            ConstData::I64(vec![7, -7, 7]),
+            ConstData::I64(vec![2, 2, -2]),
+        );
+        let div = binary(BinaryOp::Div);
+        let quotient =
+            |dtype, b: &ConstData| eval(&div, &[(&[3], &a, dtype), (&[3], b, dtype)], &[3], dtype);
+        assert_eq!(
+            quotient(DType::I64, &b),
+            Ok(Some(ConstData::I64(vec![3, -3, -3])))
+        );
+        let zero = ConstData::I64(vec![2, 0, 2]);
+        assert!(quotient(DType::I64, &zero).is_err());
+        assert_eq!(
+            quotient(DType::I32, &zero),
+            Ok(Some(ConstData::I64(vec![3, 0, 3])))
+        );
+    }
+
+    /// A computing op folds up to `MAX_FOLDED` elements; data movement whatever its size.
+    #[test]
+    fn only_data_movement_folds_past_the_size_limit() {
+        let n = MAX_FOLDED + 1;
+        let x = ConstData::F32(vec![1.0; n]);
+        let input = [(&[n][..], &x, DType::F32)];
+        let neg = Op::Unary(ember_core::ops::math::unary::UnaryOp::Neg);
+        assert_eq!(eval(&neg, &input, &[n], DType::F32), Ok(None));
+        let reshape = Op::Reshape { shape: vec![1, n] };
+        assert_eq!(
+            eval(&reshape, &input, &[1, n], DType::F32),
+            Ok(Some(x.clone()))
+        );
+    }
+}

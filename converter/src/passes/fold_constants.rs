@@ -41,18 +41,11 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
 
 #[cfg(test)]
 mod tests {
-    use ember_core::ops::math::activation::Activation;
     use ember_core::ops::math::binary::BinaryOp;
 
     use super::*;
+    use crate::ir::eval::tests::binary;
     use crate::ir::{ConstData, DType, Node, Op, TensorId};
-
-    fn binary(op: BinaryOp) -> Op {
-        Op::Binary {
-            op,
-            act: Activation::None,
-        }
-    }
 
     /// Adds node `name` computing `op` over `inputs`, without folding it (as a pass may leave it).
     fn node(g: &mut Graph, name: &str, op: Op, inputs: Vec<TensorId>) -> TensorId {
