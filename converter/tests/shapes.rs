@@ -1,9 +1,10 @@
 //! Shape rules used by the importers and passes.
 
-use ember_convert::ir::fold::transpose;
+use ember_convert::ir::eval::eval;
 use ember_convert::ir::shape::{
     broadcast, invert_permutation, moves_only_unit_dims, resolve_axis, window_out,
 };
+use ember_convert::ir::{ConstData, DType, Op};
 use ember_convert::onnx::ops::array::reshape::resolve_shape;
 
 #[test]
@@ -52,13 +53,26 @@ fn axes_and_permutations() {
     assert!(moves_only_unit_dims(&[1, 4, 1, 1], &[0, 2, 3, 1]));
 }
 
+/// `x` of `dims` transposed by `perm`, as the converter folds it (through the runtime's kernel).
+fn transpose(x: &[i64], dims: &[usize], perm: &[usize]) -> Vec<i64> {
+    let out: Vec<usize> = perm.iter().map(|&p| dims[p]).collect();
+    let op = Op::Transpose {
+        perm: perm.to_vec(),
+    };
+    let x = ConstData::I64(x.to_vec());
+    match eval(&op, &[(dims, &x, DType::I64)], &out, DType::I64) {
+        Ok(Some(ConstData::I64(v))) => v,
+        other => panic!("a transpose of a constant folds to int64 values, not {other:?}"),
+    }
+}
+
 #[test]
 fn transpose_data() {
     // [2, 3] -> [3, 2]
     let x = [0, 1, 2, 3, 4, 5];
     assert_eq!(transpose(&x, &[2, 3], &[1, 0]), vec![0, 3, 1, 4, 2, 5]);
     // NCHW [1, 2, 2, 2] -> NHWC
-    let x: Vec<i32> = (0..8).collect();
+    let x: Vec<i64> = (0..8).collect();
     assert_eq!(
         transpose(&x, &[1, 2, 2, 2], &[0, 2, 3, 1]),
         vec![0, 4, 1, 5, 2, 6, 3, 7]

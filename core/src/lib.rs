@@ -24,6 +24,7 @@ extern crate std;
 #[cfg(feature = "alloc")]
 mod aligned;
 mod error;
+mod eval;
 pub mod format;
 pub mod kernels;
 pub mod model;
@@ -42,6 +43,7 @@ pub mod workspace;
 #[cfg(feature = "alloc")]
 pub use aligned::AlignedBuf;
 pub use error::Error;
+pub use eval::eval_op;
 #[doc(hidden)]
 pub use half;
 pub use kernels::{Kernels, REFERENCE, REFERENCE_F32, REFERENCE_INT8};

@@ -44,7 +44,7 @@ use ember_core::ops::math::unary::UnaryOp;
 use ember_core::ops::nn::reduce::ReduceOp;
 
 use crate::bind::{names, BindOptions, BindReport, Binding, Match};
-use crate::ir::slicing::Slice;
+use crate::ir::op::Slice;
 use crate::ir::{ConstData, DType, Graph, Op, Pool2d, SpatialLayout, TensorId};
 use crate::weights::Checkpoint;
 use crate::ConvertError;

@@ -7,14 +7,11 @@
 //! like every op of the blob. [`Graph::check`] verifies the invariants after each pass.
 
 mod check;
-pub mod const_eval;
 pub mod emit;
 pub mod eval;
-pub mod fold;
 pub mod op;
 pub mod quant;
 pub mod shape;
-pub mod slicing;
 
 use std::collections::{HashMap, HashSet};
 

@@ -170,8 +170,8 @@ impl NodeCtx<'_> {
         Ok(())
     }
 
-    /// Adds a node computing the node's output (or, for a Reshape or Transpose of a constant, the
-    /// folded constant).
+    /// Adds a node computing the node's output (or the constant it folds to when its inputs are
+    /// constants: see `ir::emit::add_node`).
     pub fn emit(&mut self, op: Op, inputs: Vec<TensorId>) -> Result<TensorId, ConvertError> {
         let out_name = self.output_name()?.to_string();
         let node_name = self.name.clone();

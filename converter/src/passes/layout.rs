@@ -33,9 +33,9 @@
 
 use std::collections::HashMap;
 
-use crate::ir::fold::transpose;
+use crate::ir::eval::eval;
 use crate::ir::quant::QuantOp;
-use crate::ir::{ConstData, Graph, Node, Op, SpatialLayout, TensorId, TensorLayout};
+use crate::ir::{Graph, Node, Op, SpatialLayout, TensorId, TensorLayout};
 use crate::ConvertError;
 
 const TO_NHWC: [usize; 4] = [0, 2, 3, 1];
@@ -234,14 +234,20 @@ impl Conversions {
         dims.extend(&tensor.shape);
         let shape: Vec<usize> = TO_NHWC.iter().map(|&p| dims[p]).collect();
         let id = match &tensor.data {
-            Some(ConstData::F32(v)) => {
-                let data = ConstData::F32(transpose(v, &dims, &TO_NHWC));
-                let id = g.add_constant_of(&name, shape, data, tensor.dtype);
-                g.tensor_mut(id).layout = TensorLayout::Nhwc;
-                id
-            }
-            Some(ConstData::I64(v)) => {
-                let data = ConstData::I64(transpose(v, &dims, &TO_NHWC));
+            Some(data) => {
+                let perm = Op::Transpose {
+                    perm: TO_NHWC.to_vec(),
+                };
+                let input = [(dims.as_slice(), data, tensor.dtype)];
+                let data = eval(&perm, &input, &shape, tensor.dtype)
+                    .ok()
+                    .flatten()
+                    .ok_or_else(|| {
+                        ConvertError::internal(format!(
+                            "constant {} does not transpose to NHWC",
+                            tensor.name
+                        ))
+                    })?;
                 let id = g.add_constant_of(&name, shape, data, tensor.dtype);
                 g.tensor_mut(id).layout = TensorLayout::Nhwc;
                 id

@@ -1,7 +1,8 @@
 //! Graph passes, each small and in its own file, run as explicit lists to a fixed point with a
 //! consistency check ([`Graph::check`]) after every pass:
 //!
-//! 1. clean-up: remove identities ([`identity`]), fold or rewrite BatchNormalization
+//! 1. clean-up: fold nodes whose inputs are all constants ([`fold_constants`]), remove identities
+//!    ([`identity`]), fold or rewrite BatchNormalization
 //!    ([`fold_batch_norm`]), fuse activations into their producers ([`fuse_activation`]), recognize
 //!    HardSwish written out in element-wise ops ([`fuse_hard_swish`]), fold multiplications and
 //!    additions by constants into the convolution or fully connected layer before or after them
@@ -9,9 +10,9 @@
 //!    ([`scale_hard_swish`]), fuse Dequantize -> float op -> Quantize into int8 ops ([`qdq`]), remove dead
 //!    nodes ([`dead_nodes`]);
 //! 2. layout: move 4-D activations of spatial ops to NHWC ([`layout`]), once;
-//! 3. tidy-up: merge and simplify transposes ([`transposes`]), fold a transpose before a flatten into
-//!    the fully connected weights after it ([`flatten_transpose`]), collapse reshape chains
-//!    ([`reshapes`]), then the clean-up passes again;
+//! 3. tidy-up: fold constants again, merge and simplify transposes ([`transposes`]), fold a transpose
+//!    before a flatten into the fully connected weights after it ([`flatten_transpose`]), collapse
+//!    reshape chains ([`reshapes`]), then the clean-up passes again;
 //! 4. outputs: give graph outputs that folded into constants a copy op ([`constant_outputs`]), once.
 //!
 //! Transposes are only inserted around layout-sensitive ops; the one case pushed into weights is the
@@ -26,6 +27,7 @@ pub mod dead_nodes;
 pub mod flatten_transpose;
 pub mod fold_affine;
 pub mod fold_batch_norm;
+pub mod fold_constants;
 pub mod fuse_activation;
 pub mod fuse_hard_swish;
 pub mod identity;
@@ -46,6 +48,7 @@ use log::Snapshot;
 pub type Pass = fn(&mut Graph) -> Result<bool, ConvertError>;
 
 const CLEANUP: &[(&str, Pass)] = &[
+    ("fold_constants", fold_constants::run),
     ("identity", identity::run),
     ("fold_batch_norm", fold_batch_norm::run),
     // HardSwish first: its `/ 6` would otherwise fold into the next layer, leaving the rest of it.
@@ -59,6 +62,7 @@ const CLEANUP: &[(&str, Pass)] = &[
 ];
 
 const TIDY: &[(&str, Pass)] = &[
+    ("fold_constants", fold_constants::run),
     ("transposes", transposes::run),
     ("flatten_transpose", flatten_transpose::run),
     ("reshapes", reshapes::run),

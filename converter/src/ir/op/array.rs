@@ -3,8 +3,8 @@
 //! [`Op::Pad`](super::Op::Pad), [`Op::Reshape`](super::Op::Reshape), [`Op::Slice`](super::Op::Slice),
 //! [`Op::Gather`](super::Op::Gather), [`Op::Broadcast`](super::Op::Broadcast),
 //! [`Op::Resize`](super::Op::Resize), [`Op::Embedding`](super::Op::Embedding)): their parameters, dtype
-//! and shape inference. Their evaluation on constants at conversion time is in
-//! [`crate::ir::slicing`].
+//! and shape inference. On constants they are evaluated like every op, by the runtime's kernels
+//! ([`crate::ir::eval`]).
 
 use ember_core::ops::array::resize::ResizeParams;
 

@@ -1,15 +1,12 @@
-//! ONNX `Cast` and `CastLike` (to the type of its second input). Casts of constants are evaluated at
-//! conversion time (values held as f32 or i64): float to integer truncates toward zero, integers wrap
-//! to the target width, anything to BOOL is `!= 0`. A cast of a runtime value to its own type is an
-//! identity, any other a runtime [`Op::Cast`] (float16 and strings are not runtime types).
+//! ONNX `Cast` and `CastLike` (to the type of its second input). A cast to the value's own type is an
+//! identity, any other a runtime [`Op::Cast`] (float16 and strings are not runtime types); a cast of a
+//! constant folds as it is added (`ir::emit::add_node`), with the runtime's own conversions.
 
-use crate::ir::{ConstData, DType, Op, TensorId};
+use crate::ir::{Op, TensorId};
 use crate::onnx::node::NodeCtx;
 use crate::onnx::proto::data_type;
 use crate::onnx::tensor::dtype_of;
 use crate::ConvertError;
-
-use super::shape::bind_constant_of;
 
 /// Imports `Cast`.
 pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
@@ -40,51 +37,10 @@ fn cast(ctx: &mut NodeCtx<'_>, x: TensorId, to: i32) -> Result<(), ConvertError>
             data_type::name(to)
         )));
     };
-    let Some(data) = t.data.clone() else {
-        if dtype == from {
-            ctx.emit(Op::Reshape { shape }, vec![x])?;
-        } else {
-            ctx.emit(Op::Cast { to: dtype }, vec![x])?;
-        }
-        return Ok(());
-    };
-    let int_bits = |d: DType| (d.size() * 8) as u32;
-    let wrap = |v: i64| -> i64 {
-        // Two's-complement wrap to the target width, as numpy's astype does.
-        let bits = int_bits(dtype);
-        if bits >= 64 {
-            return v;
-        }
-        let unsigned = matches!(dtype, DType::U8 | DType::U16 | DType::U32);
-        let m = v & ((1i64 << bits) - 1);
-        if !unsigned && m >= 1i64 << (bits - 1) {
-            m - (1i64 << bits)
-        } else {
-            m
-        }
-    };
-    let cast = match dtype {
-        DType::F32 | DType::F64 => ConstData::F32(match data {
-            ConstData::F32(v) => v,
-            ConstData::I64(v) => v.iter().map(|&i| i as f32).collect(),
-        }),
-        // Held in f32, rounded to float16's precision now (lowering then writes them exactly).
-        DType::F16 => {
-            let round = |x: f32| ember_core::half::f16::from_f32(x).to_f32();
-            ConstData::F32(match data {
-                ConstData::F32(v) => v.into_iter().map(round).collect(),
-                ConstData::I64(v) => v.iter().map(|&i| round(i as f32)).collect(),
-            })
-        }
-        DType::Bool => ConstData::I64(match data {
-            ConstData::F32(v) => v.iter().map(|&f| i64::from(f != 0.0)).collect(),
-            ConstData::I64(v) => v.iter().map(|&i| i64::from(i != 0)).collect(),
-        }),
-        _ => ConstData::I64(match data {
-            // `as` truncates toward zero (and saturates), like numpy's astype for in-range values.
-            ConstData::F32(v) => v.iter().map(|&f| wrap(f as i64)).collect(),
-            ConstData::I64(v) => v.iter().map(|&i| wrap(i)).collect(),
-        }),
-    };
-    bind_constant_of(ctx, shape, cast, dtype)
+    if dtype == from {
+        ctx.emit(Op::Reshape { shape }, vec![x])?;
+    } else {
+        ctx.emit(Op::Cast { to: dtype }, vec![x])?;
+    }
+    Ok(())
 }

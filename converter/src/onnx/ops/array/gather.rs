@@ -1,16 +1,13 @@
-//! ONNX `Gather`. With constant indices: negative indices are resolved here; a gather of a constant
-//! (e.g. one dim of a `Shape`) is evaluated at conversion time; otherwise the indices become an f32
-//! weight tensor of whole numbers, the second input of the runtime `Gather`. With indices computed at
+//! ONNX `Gather`. With constant indices: negative indices are resolved here, and the indices become an
+//! f32 weight tensor of whole numbers, the second input of the runtime `Gather` (a gather of a
+//! constant, e.g. one dim of a `Shape`, folds into a constant as it is added: `ir::emit::add_node`). With indices computed at
 //! run time (int32 or int64) on axis 0 of a FLOAT initializer, a transformer's token embedding, it
 //! is the runtime `Embedding` lookup, which checks each index as it runs.
 
-use crate::ir::shape::{numel, resolve_axis};
-use crate::ir::slicing::{gather_sources, infer_gather, pick};
+use crate::ir::shape::resolve_axis;
 use crate::ir::{ConstData, DType, Op};
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
-
-use super::shape::bind_constant;
 
 /// Largest axis length whose indices f32 holds exactly.
 const MAX_EXACT: usize = 1 << 24;
@@ -45,12 +42,6 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
                 .ok_or_else(|| ctx.err(format!("index {i} is outside axis {axis} of {dims:?}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    if let Some(data) = ctx.graph().tensor(x).data.clone() {
-        let shape = infer_gather(axis, &dims, &idx_shape).map_err(|e| ctx.err(e))?;
-        numel(&shape).map_err(|e| ctx.err(e))?;
-        let out = pick(&data, &gather_sources(axis, &dims, &indices));
-        return bind_constant(ctx, shape, out);
-    }
     if len > MAX_EXACT {
         return Err(ctx.err(format!(
             "axis {axis} of {dims:?} is longer than 2^24; Ember stores gather indices as f32"

@@ -8,7 +8,7 @@
 use ember_core::ops::array::resize::{CoordMode, NearestMode, ResizeMode, ResizeParams};
 
 use crate::ir::shape::resolve_axis;
-use crate::ir::slicing::Resize;
+use crate::ir::op::Resize;
 use crate::ir::Op;
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;

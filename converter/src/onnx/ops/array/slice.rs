@@ -4,7 +4,7 @@
 //! every index resolved. A slice of a constant is evaluated at conversion time.
 
 use crate::ir::shape::resolve_axis;
-use crate::ir::slicing::Slice;
+use crate::ir::op::Slice;
 use crate::ir::Op;
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;

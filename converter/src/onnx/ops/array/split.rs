@@ -3,7 +3,7 @@
 //! parts, the last one smaller), or equal parts over the outputs.
 
 use crate::ir::shape::resolve_axis;
-use crate::ir::slicing::Slice;
+use crate::ir::op::Slice;
 use crate::ir::Op;
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;

@@ -1,14 +1,11 @@
-//! ONNX `Where`. All-constant inputs are evaluated at conversion time, and a constant condition that is
-//! all true or all false selects one input (broadcast to the output); anything else is a runtime
-//! [`Op::Where`] (any dtype, bool condition).
+//! ONNX `Where`. A constant condition that is all true or all false selects one input (broadcast to
+//! the output); anything else is a runtime [`Op::Where`] (any dtype, bool condition), which folds into a
+//! constant as it is added when every input is constant (`ir::emit::add_node`).
 
 use crate::ir::shape::broadcast;
-use crate::ir::slicing::{broadcast_sources, pick};
 use crate::ir::{ConstData, DType, Op};
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
-
-use super::shape::bind_constant_of;
 
 /// Imports `Where`.
 pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
@@ -27,19 +24,6 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         None => None,
     };
     if let Some(cond) = &cond {
-        let g = ctx.graph();
-        if let (Some(xd), Some(yd)) = (g.tensor(x).data.clone(), g.tensor(y).data.clone()) {
-            let m = pick_bool(cond, &cs, &out);
-            let xd = pick(&xd, &broadcast_sources(&xs, &out));
-            let yd = pick(&yd, &broadcast_sources(&ys, &out));
-            let data = match (xd, yd) {
-                (ConstData::F32(a), ConstData::F32(b)) => ConstData::F32(select(&m, &a, &b)),
-                (ConstData::I64(a), ConstData::I64(b)) => ConstData::I64(select(&m, &a, &b)),
-                _ => return Err(ctx.err("X and Y have different types")),
-            };
-            let dtype = g.tensor(x).dtype;
-            return bind_constant_of(ctx, out, data, dtype);
-        }
         if cond.iter().all(|&b| b) || cond.iter().all(|&b| !b) {
             let (v, vs) = if cond.first().copied().unwrap_or(true) {
                 (x, xs)
@@ -73,19 +57,4 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     };
     ctx.emit(Op::Where, vec![c, x, y])?;
     Ok(())
-}
-
-/// The condition broadcast from `from` to `to`.
-fn pick_bool(cond: &[bool], from: &[usize], to: &[usize]) -> Vec<bool> {
-    broadcast_sources(from, to)
-        .iter()
-        .map(|&i| cond[i])
-        .collect()
-}
-
-fn select<T: Copy>(m: &[bool], a: &[T], b: &[T]) -> Vec<T> {
-    m.iter()
-        .zip(a.iter().zip(b))
-        .map(|(&s, (&u, &v))| if s { u } else { v })
-        .collect()
 }
