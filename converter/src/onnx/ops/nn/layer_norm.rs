@@ -28,16 +28,7 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let scale = ctx.input(1, "Scale")?;
     let bias = ctx.opt_input(2)?;
     let xs = ctx.shape(x);
-    let axis_attr = ctx.attr_int("axis")?.unwrap_or(-1);
-    let axis =
-        resolve_axis(axis_attr, xs.len()).map_err(|e| ctx.err(format!("attribute axis: {e}")))?;
-    let epsilon = ctx.attr_float("epsilon")?.unwrap_or(1e-5);
-    if let Some(stash) = ctx.attr_int("stash_type")?.filter(|&t| t != 1) {
-        return Err(ctx.err(format!(
-            "attribute stash_type={stash} is not supported; Ember computes the statistics in FLOAT \
-             (stash_type=1)"
-        )));
-    }
+    let (axis, epsilon) = attributes(ctx, xs.len())?;
     let inner = xs[axis..].to_vec();
     let mut inputs = vec![x, expand_to(ctx, scale, &inner, "scale")?];
     if let Some(b) = bias {
@@ -72,6 +63,23 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let std_dev = ctx.emit_tmp("std_dev", Op::Unary(UnaryOp::Sqrt), vec![var_eps])?;
     let inv = ctx.emit_tmp("inv_std_dev", Op::Unary(UnaryOp::Reciprocal), vec![std_dev])?;
     bind_extra_output(ctx, 2, inv)
+}
+
+/// The attributes of LayerNormalization and RMSNormalization for an input of rank `rank`: `axis`
+/// (default -1, resolved) and `epsilon` (default 1e-5); `stash_type` must be 1 (FLOAT, the default):
+/// Ember computes the statistics in f32.
+pub(crate) fn attributes(ctx: &mut NodeCtx<'_>, rank: usize) -> Result<(usize, f32), ConvertError> {
+    let axis_attr = ctx.attr_int("axis")?.unwrap_or(-1);
+    let axis =
+        resolve_axis(axis_attr, rank).map_err(|e| ctx.err(format!("attribute axis: {e}")))?;
+    let epsilon = ctx.attr_float("epsilon")?.unwrap_or(1e-5);
+    if let Some(stash) = ctx.attr_int("stash_type")?.filter(|&t| t != 1) {
+        return Err(ctx.err(format!(
+            "attribute stash_type={stash} is not supported; Ember computes the statistics in FLOAT \
+             (stash_type=1)"
+        )));
+    }
+    Ok((axis, epsilon))
 }
 
 /// The layer normalization of the axes from `axis` on (also InstanceNormalization's, and the model

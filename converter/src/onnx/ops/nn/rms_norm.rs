@@ -6,8 +6,7 @@
 use ember_core::ops::nn::rms_norm::RmsNormParams;
 use ember_core::OpKind;
 
-use super::layer_norm::expand_to;
-use crate::ir::shape::resolve_axis;
+use super::layer_norm::{attributes, expand_to};
 use crate::ir::Op;
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
@@ -17,15 +16,7 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let x = ctx.input(0, "X")?;
     let scale = ctx.input(1, "scale")?;
     let xs = ctx.shape(x);
-    let axis_attr = ctx.attr_int("axis")?.unwrap_or(-1);
-    let axis =
-        resolve_axis(axis_attr, xs.len()).map_err(|e| ctx.err(format!("attribute axis: {e}")))?;
-    let epsilon = ctx.attr_float("epsilon")?.unwrap_or(1e-5);
-    if let Some(stash) = ctx.attr_int("stash_type")?.filter(|&t| t != 1) {
-        return Err(ctx.err(format!(
-            "attribute stash_type={stash} is not supported; Ember computes in FLOAT (stash_type=1)"
-        )));
-    }
+    let (axis, epsilon) = attributes(ctx, xs.len())?;
     let scale = expand_to(ctx, scale, &xs[axis..], "scale")?;
     let axis = u8::try_from(axis).map_err(|_| ctx.err(format!("axis {axis} is too large")))?;
     let op = Op::Core(OpKind::RmsNorm(RmsNormParams { axis, epsilon }));
