@@ -216,6 +216,14 @@ macro_rules! for_each_op {
                 Hardmax(serde SoftmaxParams) 1..=1 {
                     hardmax HARDMAX = 46: nn::hardmax::Hardmax [F32]
                 }
+                /// Input `x` (any dtype).
+                Trilu(serde array::trilu::TriluParams) 1..=1 {
+                    trilu TRILU = 47: array::trilu::Trilu [F32, TYPED]
+                }
+                /// Input `x` (f32, f64 or an integer type).
+                CumSum(serde math::cumsum::CumSumParams) 1..=1 {
+                    cumsum CUMSUM = 48: math::cumsum::CumSum [F32, TYPED]
+                }
             }
             movement {
                 movement8 MOVEMENT8 = 0: array::any::Movement8 [TYPED, INT8] moves 1 byte;

@@ -9,8 +9,8 @@
 //! Postcard encodes enum variants by their index and struct fields in order, so variants and fields
 //! are only ever appended (a new op kind is a minor format version, see `docs/format.md`).
 
-mod array;
-mod math;
+pub mod array;
+pub mod math;
 pub mod nn;
 mod op;
 mod pool;

@@ -5,7 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 // Every kind's parameters, by family (the declaration names them).
+use super::array;
 use super::array::*;
+use super::math;
 use super::math::*;
 use super::nn;
 use super::nn::*;

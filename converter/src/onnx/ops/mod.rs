@@ -152,6 +152,7 @@ const OPS: &[OpSpec] = op_table! {
     ConvTranspose          [7..]      [2..=3]   [1]       nn::conv_transpose::import;
     Cos                    [7..]      [1]       [1]       math::unary::import;
     Cosh                   [9..]      [1]       [1]       math::unary::import;
+    CumSum                 [11..]     [2]       [1]       math::cumsum::import;
     DepthToSpace           [7..]      [1]       [1]       array::depth_to_space::import_depth_to_space;
     DequantizeLinear       [10..]     [2..=3]   [1]       quant::dequantize_linear::import;
     Div                    [7..]      [2]       [1]       math::binary::import;
@@ -240,6 +241,7 @@ const OPS: &[OpSpec] = op_table! {
     ThresholdedRelu        [10..]     [1]       [1]       math::unary::import;
     Tile                   [7..]      [2]       [1]       array::expand::import_tile;
     Transpose              [7..]      [1]       [1]       array::transpose::import;
+    Trilu                  [14..]     [1..=2]   [1]       array::trilu::import;
     Unsqueeze              [7..]      [1..=2]   [1]       array::squeeze::import_unsqueeze;
     Upsample               [7..=9]    [1..=2]   [1]       array::resize::import_upsample;
     Where                  [9..]      [3]       [1]       array::where_op::import;
@@ -368,6 +370,8 @@ const BLOB_OPS: &[(&str, &[&str])] = &[
     ("Embedding", &["Gather"]),
     ("RmsNorm", &["RMSNormalization"]),
     ("Hardmax", &["Hardmax"]),
+    ("Trilu", &["Trilu"]),
+    ("CumSum", &["CumSum"]),
 ];
 
 /// The blob's op kinds with the ONNX ops that lead to each ([`BLOB_OPS`], importer files expanded to

@@ -5,6 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use super::tensor::MAX_RANK;
 
+// One module per file of this folder: a new op's parameters need no line here.
+automod::dir!(pub "src/schema/array");
+
 /// Parameters of a concatenation.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]

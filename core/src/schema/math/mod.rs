@@ -5,6 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use super::tensor::DType;
 
+// One module per file of this folder: a new op's parameters need no line here.
+automod::dir!(pub "src/schema/math");
+
 /// An activation fused into the op that produces a tensor (Conv2d, FullyConnected, Binary).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
