@@ -1,5 +1,5 @@
 //! Reductions, normalizations and LogSoftmax against onnxruntime, within 1e-5: the `reduce_v13`,
-//! `reduce_v18`, `norms`, `conv_bn`, `gemm_bn` and `log_softmax_v11` models of `tests/models/ops/`
+//! `reduce_v18`, `norms`, `group_norm_v21`, `conv_bn`, `gemm_bn` and `log_softmax_v11` models of `tests/models/ops/`
 //! (made by `make.py` there), converted and run through an ember-core `Session`. Structural checks pin
 //! what the BatchNormalization folding and the layout pass should produce, and errors cover what is
 //! not supported.
@@ -45,6 +45,13 @@ fn normalizations() {
             "{bn}: {ops:?}"
         );
     }
+}
+
+#[test]
+fn group_normalization_after_a_conv() {
+    let c = check_case("group_norm_v21");
+    let names = op_names(&c);
+    assert!(names.contains(&"LayerNorm"), "{names:?}");
 }
 
 #[test]

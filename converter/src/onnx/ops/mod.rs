@@ -171,6 +171,7 @@ const OPS: &[OpSpec] = op_table! {
     GlobalMaxPool          [7..]      [1]       [1]       pool::global_max_pool::import;
     Greater                [7..]      [2]       [1]       math::compare::import;
     GreaterOrEqual         [12..]     [2]       [1]       math::compare::import;
+    GroupNormalization     [21..]     [3]       [1]       nn::instance_norm::import;
     HardSigmoid            [7..]      [1]       [1]       math::unary::import;
     HardSwish              [14..]     [1]       [1]       math::unary::import;
     Hardmax                [7..]      [1]       [1]       nn::softmax::import;
@@ -343,7 +344,11 @@ const BLOB_OPS: &[(&str, &[&str])] = &[
     ("Reduce", &["nn/reduce", "GlobalMaxPool"]),
     (
         "LayerNorm",
-        &["LayerNormalization", "InstanceNormalization"],
+        &[
+            "LayerNormalization",
+            "InstanceNormalization",
+            "GroupNormalization",
+        ],
     ),
     ("Slice", &["Slice", "Split"]),
     ("Gather", &["Gather"]),

@@ -36,18 +36,18 @@ def init(name, array):
     return numpy_helper.from_array(np.asarray(array), name=name)
 
 
-def save(case, opset, nodes, x_shape, inits, x=None):
+def save(case, opset, nodes, x_shape, inits, x=None, y_shape=None):
     graph = helper.make_graph(
         nodes, case,
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
         initializer=inits,
     )
     model = helper.make_model(graph, producer_name="ember-convert tests",
                               opset_imports=[helper.make_opsetid("", opset)])
     # Opset 19 and later need IR version 9.
     model.ir_version = 8 if opset <= 18 else 9
-    # Let onnx infer the output's shape (the cases do not state it), then check the whole model.
+    # Let onnx infer the output's shape (most cases do not state it), then check the whole model.
     model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     onnx.checker.check_model(model, full_check=True)
     path = OUT / f"{case}.onnx"
@@ -565,7 +565,28 @@ def scaled_hard_swish():
     save("scaled_hard_swish", 14, nodes, [1, 3, 8, 10], inits, x=r(1, 3, 8, 10) * 4.0)
 
 
+def group_norms():
+    """GroupNormalization (opset 21: a scale and bias per channel) after a Conv, whose NHWC output
+    it reads in the logical layout."""
+    rng = np.random.default_rng(33)
+
+    def r(*shape):
+        return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+
+    for opset, per in [(21, 6)]:
+        nodes = [
+            helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+            helper.make_node("GroupNormalization", ["c", "s", "b"], ["y"], name="gnorm",
+                             num_groups=2, epsilon=1e-3),
+        ]
+        inits = [init("w", r(6, 3, 3, 3)), init("s", r(per) + 1.0), init("b", r(per))]
+        # onnx's shape inference does not give GroupNormalization's output: the case states it.
+        save(f"group_norm_v{opset}", opset, nodes, [2, 3, 5, 4], inits, x=r(2, 3, 5, 4),
+             y_shape=[2, 6, 5, 4])
+
+
 CASES = {
+    "group_norms": group_norms,
     "conv_variants": conv_variants,
     "pools": pools,
     "gemm_variants": gemm_variants,

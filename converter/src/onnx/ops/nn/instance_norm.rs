@@ -1,7 +1,10 @@
-//! ONNX `InstanceNormalization`: `X [N, C, D1, ...]`, constant `scale [C]` and `B [C]`, `epsilon`
-//! (default 1e-5). Each `(n, c)` plane is normalized over its spatial dims, then scaled and shifted per
-//! channel. Imported as a Reshape (an alias) to `[N, C, D1 * ...]`, a LayerNorm over the last
-//! axis with a scale of ones, a Reshape back, and a per-channel Mul and Add with the constants.
+//! ONNX `InstanceNormalization` and `GroupNormalization`: `X [N, C, D1, ...]`, constant `scale` and
+//! `B` (`bias`), `epsilon` (default 1e-5). Each group of `C / G` channels of each sample is normalized
+//! over its channels and spatial dims, then scaled and shifted per channel; InstanceNormalization is
+//! the case `G = C`. Imported as a Reshape (an alias) to `[N, G, C / G * D1 * ...]`, a LayerNorm over
+//! the last axis with a scale of ones, a Reshape back, and a per-channel Mul and Add with the
+//! constants. GroupNormalization is imported from opset 21, whose `scale` and `bias` are `[C]` (opset
+//! 18's, one per group, is deprecated by ONNX); `stash_type` must be 1 (FLOAT, the default).
 
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::BinaryOp;
@@ -11,16 +14,38 @@ use crate::ir::{ConstData, Op};
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
 
-/// Imports `InstanceNormalization`.
+/// Imports `InstanceNormalization` or `GroupNormalization`.
 pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
+    let group_norm = ctx.node.op_type == "GroupNormalization";
     let x = ctx.input(0, "input")?;
     let xs = ctx.shape(x);
-    if xs.len() < 3 {
+    let min_rank = if group_norm { 2 } else { 3 };
+    if xs.len() < min_rank {
         return Err(ctx.err(format!(
-            "input has shape {xs:?}; InstanceNormalization needs [N, C, D1, ...] (rank >= 3)"
+            "input has shape {xs:?}; {} needs [N, C, D1, ...] (rank >= {min_rank})",
+            ctx.node.op_type
         )));
     }
     let c = xs[1];
+    let groups = if group_norm {
+        let g = ctx.attr_int("num_groups")?.ok_or_else(|| ctx.err("attribute num_groups is required"))?;
+        match usize::try_from(g) {
+            Ok(g) if g > 0 && c.is_multiple_of(g) => g,
+            _ => {
+                return Err(ctx.err(format!(
+                    "attribute num_groups={g} must divide the {c} channels"
+                )))
+            }
+        }
+    } else {
+        c
+    };
+    if let Some(stash) = ctx.attr_int("stash_type")?.filter(|&t| t != 1) {
+        return Err(ctx.err(format!(
+            "attribute stash_type={stash} is not supported; Ember computes the statistics in FLOAT \
+             (stash_type=1)"
+        )));
+    }
     let mut params = Vec::new();
     for (i, what) in [(1, "scale"), (2, "B")] {
         let t = ctx.input(i, what)?;
@@ -35,15 +60,15 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         }
     }
     let epsilon = ctx.attr_float("epsilon")?.unwrap_or(1e-5);
-    let spatial = numel(&xs[2..]).map_err(|e| ctx.err(e))?;
+    let group = numel(&xs[2..]).map_err(|e| ctx.err(e))? * (c / groups);
     let flat = ctx.emit_tmp(
         "flatten",
         Op::Reshape {
-            shape: vec![xs[0], c, spatial],
+            shape: vec![xs[0], groups, group],
         },
         vec![x],
     )?;
-    let ones = ctx.add_constant("ones", vec![spatial], ConstData::F32(vec![1.0; spatial]));
+    let ones = ctx.add_constant("ones", vec![group], ConstData::F32(vec![1.0; group]));
     let layer_norm = super::layer_norm::layer_norm(2, epsilon).map_err(|e| ctx.err(e))?;
     let norm = ctx.emit_tmp("norm", layer_norm, vec![flat, ones])?;
     let back = ctx.emit_tmp("unflatten", Op::Reshape { shape: xs.clone() }, vec![norm])?;
