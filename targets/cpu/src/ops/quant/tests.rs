@@ -13,8 +13,9 @@ use ember_core::ops::quant::fully_connected::QuantFullyConnectedParams;
 use ember_core::ops::quant::requant::RequantRounding;
 use ember_core::ops::{In, Out};
 use ember_core::{AlignedBuf, OpKind, Parallel, Workspace};
+use ember_testkit::layer::quant_conv2d_params;
 
-use super::{conv, fully_connected, scratch_of, Level};
+use super::{conv, fully_connected, scratch_of, Level, Tensors};
 use crate::{Isa, ThreadPool};
 
 fn data(n: usize, seed: u32) -> Vec<i8> {
@@ -30,20 +31,12 @@ fn data(n: usize, seed: u32) -> Vec<i8> {
 fn conv_params(k: usize, stride: u16, dilation: u16, groups: u16) -> QuantConv2dParams {
     let pad = (k / 2) as u16 * dilation;
     QuantConv2dParams {
-        stride_h: stride,
-        stride_w: stride,
-        dilation_h: dilation,
-        dilation_w: dilation,
-        pad_top: pad,
-        pad_left: pad,
-        pad_bottom: pad,
-        pad_right: pad,
-        groups,
         x_zero_point: -7,
         y_zero_point: 2,
         act_min: -100,
         act_max: 120,
         rounding: RequantRounding::Single,
+        ..quant_conv2d_params((stride, stride), (dilation, dilation), [pad; 4], groups)
     }
 }
 
@@ -116,11 +109,17 @@ fn check_level<L: Level>() {
             dims: &y_dims,
         };
         ember_core::ops::quant::conv::conv2d(&p, x, w, Some(&b), &rq, y);
+        let tensors = Tensors {
+            x,
+            w,
+            b: Some(&b),
+            requant: &rq,
+        };
         let inputs: [&[usize]; 4] = [&x_dims, &w_dims, &[oc, 2], &[oc]];
         workspaces::<L>(&OpKind::QuantConv2d(p), &inputs, &y_dims, |ws, how| {
             let mut y = vec![0i8; want.len()];
             let fallback = ws.is_none();
-            let ran = conv::run::<L>(&p, x, w, Some(&b), &rq, &mut y, &y_dims, ws);
+            let ran = conv::run::<L>(&p, tensors, &mut y, &y_dims, ws);
             assert_eq!(
                 ran,
                 !fallback,
@@ -162,6 +161,12 @@ fn check_level<L: Level>() {
             dims: &y_dims,
         };
         ember_core::ops::quant::fully_connected::fully_connected(&p, x, w, None, &rq, y);
+        let tensors = Tensors {
+            x,
+            w,
+            b: None,
+            requant: &rq,
+        };
         let inputs: [&[usize]; 3] = [&x_dims, &w_dims, &[1, 2]];
         workspaces::<L>(
             &OpKind::QuantFullyConnected(p),
@@ -170,7 +175,7 @@ fn check_level<L: Level>() {
             |ws, how| {
                 let mut y = vec![0i8; want.len()];
                 let fallback = ws.is_none();
-                let ran = fully_connected::run::<L>(&p, x, w, None, &rq, &mut y, ws);
+                let ran = fully_connected::run::<L>(&p, tensors, &mut y, ws);
                 assert_eq!(ran, !fallback, "{} fc {rows} rows, {how}", L::GEMM_NAME);
                 assert!(!ran || y == want, "{} fc {rows} rows, {how}", L::GEMM_NAME);
             },

@@ -18,8 +18,8 @@ use core::arch::x86_64::*;
 
 use ember_core::ops::quant::requant::RequantRounding;
 
-use super::{dw_pack, dw_packed_len, gemm_packed_len, pack_columns, widen_tail, BLOCK, DW_BLOCK};
-use crate::ops::quant::{DwPixel, Level, Stage, Tile};
+use super::{gemm_blocks, gemv_blocks, pack_columns, tail16, widen_tail, BLOCK, DW_BLOCK};
+use crate::ops::quant::{DwPixel, GemvRow, Level, Stage, Tile};
 
 /// The AVX2 level (see the module documentation).
 pub(crate) struct Avx2;
@@ -30,21 +30,11 @@ pub(super) const MR: usize = 4;
 impl Level for Avx2 {
     const GEMM_NAME: &'static str = "avx2-int8-gemm";
     const GROUPED_NAME: &'static str = "avx2-int8-grouped";
-    const MR: usize = MR;
-    const NR: usize = BLOCK;
-    const FOLD_X_ZERO_POINT: bool = false;
-    const GEMV_MAX_ROWS: usize = 2;
-    const DW_TAP_STEP: usize = 2;
+    shared_level_items!();
 
-    fn gemm_packed_len(n: usize, k: usize) -> usize {
-        gemm_packed_len(n, k)
-    }
     fn gemm_pack(w: &[i8], n: usize, k: usize, out: &mut [i16]) {
         // SAFETY: as for `gemm`: only the AVX2 table, on CPUs with AVX2, reaches this.
         unsafe { gemm_pack(w, n, k, out) }
-    }
-    fn gemm_tile_len(k: usize) -> usize {
-        MR * k.next_multiple_of(2)
     }
     fn gemm(t: Tile<'_>) {
         // SAFETY: this level's kernels run only from the AVX2 table, which `Isa` hands out only on
@@ -56,36 +46,14 @@ impl Level for Avx2 {
             }
         }
     }
-    fn gemv_tmp_len(k: usize) -> usize {
-        k.next_multiple_of(16)
-    }
-    fn gemv(
-        x: &[i8],
-        x_zero_point: i8,
-        w: &[i8],
-        k: usize,
-        first: usize,
-        stage: Stage<'_>,
-        out: &mut [i8],
-        tmp: &mut [i16],
-    ) {
+    fn gemv(g: GemvRow<'_>) {
         // SAFETY: as for `gemm`: only the AVX2 table, on CPUs with AVX2, reaches this.
         unsafe {
-            match stage.rounding {
-                RequantRounding::Double => {
-                    gemv::<false>(x, x_zero_point, w, k, first, stage, out, tmp)
-                }
-                RequantRounding::Single => {
-                    gemv::<true>(x, x_zero_point, w, k, first, stage, out, tmp)
-                }
+            match g.stage.rounding {
+                RequantRounding::Double => gemv::<false>(g),
+                RequantRounding::Single => gemv::<true>(g),
             }
         }
-    }
-    fn dw_packed_len(c: usize, taps: usize) -> usize {
-        dw_packed_len(c, taps)
-    }
-    fn dw_pack(w: &[i8], c: usize, taps_in: usize, taps: usize, out: &mut [i16]) {
-        dw_pack(w, c, taps_in, taps, out)
     }
     fn depthwise(px: DwPixel<'_>) {
         // SAFETY: as for `gemm`: only the AVX2 table, on CPUs with AVX2, reaches this.
@@ -203,41 +171,25 @@ impl GemmTile for Madd {
 /// The CPU has AVX2 and the instructions `T` uses.
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn gemm<T: GemmTile, const SINGLE: bool>(t: Tile<'_>) {
-    let kp = t.k.next_multiple_of(2);
-    let mr = t.rows.len();
-    let blocks = t.n.div_ceil(BLOCK);
-    if mr == 0 || mr > MR || t.tmp.len() < mr * kp || t.packed.len() < blocks * BLOCK * kp {
-        debug_assert!(false, "GEMM tile with inconsistent sizes");
-        return;
-    }
-    for (row, dst) in t.rows.iter().zip(t.tmp.chunks_exact_mut(kp.max(1))) {
-        widen(row.get(..t.k).unwrap_or(row), t.x_zero_point, dst);
-    }
-    let a = t.tmp.as_ptr();
-    for b in 0..blocks {
-        let c0 = b * BLOCK;
-        let w = t.packed[b * BLOCK * kp..].as_ptr();
+    let block = |a, w, kp, mr| {
         // SAFETY: `a` holds `mr` rows of `kp` and `w` one block of `kp / 2` pairs of 16 channels x 2
-        // (checked above); `tile::<R>` reads no further for `R == mr`; the CPU has `T`'s
+        // (`gemm_blocks` checked); `tile::<R>` reads no further for `R == mr`; the CPU has `T`'s
         // instructions (this function's contract).
-        let acc = unsafe {
+        unsafe {
             match mr {
                 1 => spill(T::tile::<1>(a, w, kp)),
                 2 => spill(T::tile::<2>(a, w, kp)),
                 3 => spill(T::tile::<3>(a, w, kp)),
                 _ => T::tile::<4>(a, w, kp),
             }
-        };
-        let valid = BLOCK.min(t.n - c0);
-        for (r, [lo, hi]) in acc.into_iter().take(mr).enumerate() {
-            if let Some(out) = t
-                .out
-                .get_mut(r * t.out_stride + c0..r * t.out_stride + c0 + valid)
-            {
-                finish16::<SINGLE>(lo, hi, t.stage.skip(c0), out);
-            }
         }
-    }
+    };
+    gemm_blocks(
+        t,
+        |x, zp, xs| widen(x, zp, xs),
+        block,
+        |[lo, hi], stage, out| finish16::<SINGLE>(lo, hi, stage, out),
+    );
 }
 
 /// `R` rows' accumulators widened to the tile's 4 (the extra rows unused).
@@ -292,61 +244,38 @@ fn widen(src: &[i8], zero_point: i8, dst: &mut [i16]) {
 }
 
 /// A fully connected row: 8 output channels at a time against `x` widened into `tmp`.
-#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2")]
-fn gemv<const SINGLE: bool>(
-    x: &[i8],
-    x_zero_point: i8,
-    w: &[i8],
-    k: usize,
-    first: usize,
-    stage: Stage<'_>,
-    out: &mut [i8],
-    tmp: &mut [i16],
-) {
-    let Some(xs) = tmp.get_mut(..k.next_multiple_of(16)) else {
-        debug_assert!(false, "GEMV temporaries too short");
-        return;
-    };
-    widen(x, x_zero_point, xs);
-    let xs: &[i16] = xs;
+fn gemv<const SINGLE: bool>(g: GemvRow<'_>) {
+    let k = g.k;
     let full = k / 16 * 16;
-    let last = out.len().saturating_sub(1);
-    for c0 in (0..out.len()).step_by(8) {
-        // Channels past the end repeat the last one (their results are dropped).
-        let rows: [&[i8]; 8] = core::array::from_fn(|j| {
-            let c = first + (c0 + j).min(last);
-            w.get(c * k..(c + 1) * k).unwrap_or(&[])
-        });
-        if rows.iter().any(|r| r.len() < k) {
-            debug_assert!(false, "GEMV weights too short");
-            return;
-        }
-        let mut acc = [_mm256_setzero_si256(); 8];
-        for kk in (0..full).step_by(16) {
-            // SAFETY: `kk + 16 <= full <= k`: inside `xs` (`k` rounded up to 16) and every row.
-            unsafe {
-                let xv = _mm256_loadu_si256(xs.as_ptr().add(kk).cast());
+    gemv_blocks::<8>(
+        g,
+        |x, zp, xs| widen(x, zp, xs),
+        |xs, rows, stage, out| {
+            let mut acc = [_mm256_setzero_si256(); 8];
+            for kk in (0..full).step_by(16) {
+                // SAFETY: `kk + 16 <= full <= k`: inside `xs` (`k` rounded up to 16) and every row.
+                unsafe {
+                    let xv = _mm256_loadu_si256(xs.as_ptr().add(kk).cast());
+                    for (acc, row) in acc.iter_mut().zip(&rows) {
+                        let wv = _mm256_cvtepi8_epi16(_mm_loadu_si128(row.as_ptr().add(kk).cast()));
+                        *acc = _mm256_add_epi32(*acc, _mm256_madd_epi16(wv, xv));
+                    }
+                }
+            }
+            if full < k {
+                // SAFETY: `xs` is `k` rounded up to 16 long, zero past `k`.
+                let xv = unsafe { _mm256_loadu_si256(xs.as_ptr().add(full).cast()) };
                 for (acc, row) in acc.iter_mut().zip(&rows) {
-                    let wv = _mm256_cvtepi8_epi16(_mm_loadu_si128(row.as_ptr().add(kk).cast()));
+                    let tail = tail16(row, full);
+                    // SAFETY: `tail` is 16 bytes.
+                    let wv = unsafe { _mm256_cvtepi8_epi16(_mm_loadu_si128(tail.as_ptr().cast())) };
                     *acc = _mm256_add_epi32(*acc, _mm256_madd_epi16(wv, xv));
                 }
             }
-        }
-        if full < k {
-            // SAFETY: `xs` is `k` rounded up to 16 long, zero past `k`.
-            let xv = unsafe { _mm256_loadu_si256(xs.as_ptr().add(full).cast()) };
-            for (acc, row) in acc.iter_mut().zip(&rows) {
-                let mut tail = [0i8; 16];
-                tail[..k - full].copy_from_slice(&row[full..k]);
-                // SAFETY: `tail` is 16 bytes.
-                let wv = unsafe { _mm256_cvtepi8_epi16(_mm_loadu_si128(tail.as_ptr().cast())) };
-                *acc = _mm256_add_epi32(*acc, _mm256_madd_epi16(wv, xv));
-            }
-        }
-        let end = out.len().min(c0 + 8);
-        finish8::<SINGLE>(sum8(acc), stage.skip(c0), &mut out[c0..end]);
-    }
+            finish8::<SINGLE>(sum8(acc), stage, out);
+        },
+    );
 }
 
 /// The horizontal sums of 8 vectors, in order, as one vector.
