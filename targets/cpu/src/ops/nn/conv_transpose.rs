@@ -12,13 +12,15 @@ use core::ops::Range;
 
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::nn::conv_transpose::{self as reference, ConvTranspose2dParams};
-use ember_core::ops::{In, Out};
+use ember_core::ops::Out;
 use ember_core::{Parallel, Workspace};
 
 use crate::gemm::{AMat, BMat, COut, Epilogue, Gemm, MIN_WORK_PER_WORKER};
 use crate::level::Level;
 use crate::par::{self, Shared};
 use crate::scratch::{bytes_for, Carve};
+
+use super::{run_or_fall_back, Tensors};
 
 /// `cols` values per tile (128 KiB).
 const COLS_FLOATS: usize = 32 * 1024;
@@ -90,41 +92,24 @@ pub(crate) fn scratch_bytes(
 pub(crate) fn conv_transpose2d(
     level: &'static Level,
     p: &ConvTranspose2dParams,
-    x: In<'_>,
-    w: In<'_>,
-    b: Option<&[f32]>,
+    t: Tensors<'_>,
     y: Out<'_>,
     ws: Option<&mut Workspace<'_>>,
 ) {
-    if y.data.is_empty() {
-        return;
-    }
-    if let (true, Some(ws)) = (level.runs_here(), ws) {
-        let par = ws.parallel;
-        for workers in [ws.workers(), 1] {
-            let plan = Plan::new(level, x.dims, w.dims, workers);
-            let y = Out {
-                data: &mut *y.data,
-                dims: y.dims,
-            };
-            if plan.run(p, x, w, b, y, &mut Carve::new(ws.scratch), par) {
-                return;
-            }
-        }
-    }
-    crate::ops::fell_back();
-    reference::conv_transpose2d(p, x, w, b, y)
+    let run = |workers, y: Out<'_>, scratch: &mut Carve<'_>, par: Option<&dyn Parallel>| {
+        Plan::new(level, t.x.dims, t.w.dims, workers).run(p, t, y, scratch, par)
+    };
+    run_or_fall_back(level, y, ws, run, |y| {
+        reference::conv_transpose2d(p, t.x, t.w, t.b, y)
+    })
 }
 
 impl Plan {
     /// Runs the plan; `false` (nothing written) when the scratch is too short.
-    #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
         p: &ConvTranspose2dParams,
-        x: In<'_>,
-        w: In<'_>,
-        b: Option<&[f32]>,
+        Tensors { x, w, b }: Tensors<'_>,
         y: Out<'_>,
         scratch: &mut Carve<'_>,
         par: Option<&dyn Parallel>,
