@@ -12,12 +12,11 @@
 use std::time::{Duration, Instant};
 
 use ember_core::ops::math::activation::Activation;
-use ember_core::ops::nn::conv::Conv2dParams;
-use ember_core::ops::nn::conv_transpose::ConvTranspose2dParams;
 use ember_core::ops::nn::fully_connected::FullyConnectedParams;
 use ember_core::ops::{In, Out};
 use ember_core::{AlignedBuf, Kernels, OpKind, Parallel, Workspace};
 use ember_cpu::{Isa, ThreadPool};
+use ember_testkit::layer::{conv2d_params, conv_transpose2d_params};
 
 /// A layer to time.
 enum Layer {
@@ -237,10 +236,31 @@ fn time(mut f: impl FnMut()) -> Duration {
     best
 }
 
-/// Seconds per run of `layer` with `kernels` (and `pool`'s workers).
+/// `data` with dims `dims`, as a kernel's input.
+fn tensor<'a>(data: &'a [f32], dims: &'a [usize]) -> In<'a> {
+    In { data, dims }
+}
+
+/// Best time in seconds of `call` with the scratch `kernels` asks for to run `kind` on tensors of
+/// these dims (and `par`'s workers).
+fn time_op(
+    kernels: &Kernels,
+    kind: &OpKind,
+    (inputs, output): (&[&[usize]], &[usize]),
+    par: Option<&dyn Parallel>,
+    mut call: impl FnMut(Option<&mut Workspace<'_>>),
+) -> f64 {
+    let workers = par.map_or(1, |p| p.workers());
+    let bytes = kernels
+        .scratch
+        .map_or(0, |f| f(kind, inputs, output, workers));
+    let mut scratch = AlignedBuf::zeroed(bytes);
+    time(|| call(Some(&mut Workspace::new(scratch.as_mut_bytes(), par)))).as_secs_f64()
+}
+
+/// Seconds per run of `layer` with `kernels` (and `pool`'s workers), and its flops.
 fn run(layer: &Layer, kernels: &Kernels, pool: Option<&ThreadPool>) -> (f64, f64) {
     let par = pool.map(|p| p as &dyn Parallel);
-    let workers = par.map_or(1, |p| p.workers());
     match *layer {
         Layer::Gemm { m, k, n } => {
             let (x, w, b) = (values(m * k, 1), values(n * k, 2), values(n, 3));
@@ -250,31 +270,15 @@ fn run(layer: &Layer, kernels: &Kernels, pool: Option<&ThreadPool>) -> (f64, f64
             };
             let (xd, wd, yd) = ([m, k], [n, k], [m, n]);
             let kind = OpKind::FullyConnected(p);
-            let bytes = kernels
-                .scratch
-                .map_or(0, |f| f(&kind, &[&xd, &wd, &[n]], &yd, workers));
-            let mut scratch = AlignedBuf::zeroed(bytes);
-            let t = time(|| {
-                let mut ws = Workspace::new(scratch.as_mut_bytes(), par);
-                (kernels.fully_connected)(
-                    &p,
-                    In {
-                        data: &x,
-                        dims: &xd,
-                    },
-                    In {
-                        data: &w,
-                        dims: &wd,
-                    },
-                    Some(&b),
-                    Out {
-                        data: &mut y,
-                        dims: &yd,
-                    },
-                    Some(&mut ws),
-                );
+            let t = time_op(kernels, &kind, (&[&xd, &wd, &[n]], &yd), par, |ws| {
+                let (x, w) = (tensor(&x, &xd), tensor(&w, &wd));
+                let y = Out {
+                    data: &mut y,
+                    dims: &yd,
+                };
+                (kernels.fully_connected)(&p, x, w, Some(&b), y, ws)
             });
-            (t.as_secs_f64(), 2.0 * (m * n * k) as f64)
+            (t, 2.0 * (m * n * k) as f64)
         }
         Layer::Conv {
             h,
@@ -286,18 +290,8 @@ fn run(layer: &Layer, kernels: &Kernels, pool: Option<&ThreadPool>) -> (f64, f64
             groups,
         } => {
             let pad = (kernel / 2) as u16;
-            let p = Conv2dParams {
-                stride_h: stride as u16,
-                stride_w: stride as u16,
-                dilation_h: 1,
-                dilation_w: 1,
-                pad_top: pad,
-                pad_left: pad,
-                pad_bottom: pad,
-                pad_right: pad,
-                groups: groups as u16,
-                act: Activation::Relu6,
-            };
+            let s = stride as u16;
+            let p = conv2d_params((s, s), (1, 1), [pad; 4], groups as u16, Activation::Relu6);
             let (oh, ow) = (h.div_ceil(stride), w.div_ceil(stride));
             let icg = ic / groups;
             let xd = [1, h, w, ic];
@@ -310,32 +304,15 @@ fn run(layer: &Layer, kernels: &Kernels, pool: Option<&ThreadPool>) -> (f64, f64
             );
             let mut y = vec![0.0; oh * ow * oc];
             let kind = OpKind::Conv2d(p);
-            let bytes = kernels
-                .scratch
-                .map_or(0, |f| f(&kind, &[&xd, &wd, &[oc]], &yd, workers));
-            let mut scratch = AlignedBuf::zeroed(bytes);
-            let t = time(|| {
-                let mut ws = Workspace::new(scratch.as_mut_bytes(), par);
-                (kernels.conv2d)(
-                    &p,
-                    In {
-                        data: &x,
-                        dims: &xd,
-                    },
-                    In {
-                        data: &wt,
-                        dims: &wd,
-                    },
-                    Some(&b),
-                    Out {
-                        data: &mut y,
-                        dims: &yd,
-                    },
-                    Some(&mut ws),
-                );
+            let t = time_op(kernels, &kind, (&[&xd, &wd, &[oc]], &yd), par, |ws| {
+                let (x, w) = (tensor(&x, &xd), tensor(&wt, &wd));
+                let y = Out {
+                    data: &mut y,
+                    dims: &yd,
+                };
+                (kernels.conv2d)(&p, x, w, Some(&b), y, ws)
             });
-            let flops = 2.0 * (oh * ow * oc * kernel * kernel * icg) as f64;
-            (t.as_secs_f64(), flops)
+            (t, 2.0 * (oh * ow * oc * kernel * kernel * icg) as f64)
         }
         Layer::ConvTranspose {
             h,
@@ -345,20 +322,8 @@ fn run(layer: &Layer, kernels: &Kernels, pool: Option<&ThreadPool>) -> (f64, f64
             kernel,
             stride,
         } => {
-            let p = ConvTranspose2dParams {
-                stride_h: stride as u16,
-                stride_w: stride as u16,
-                dilation_h: 1,
-                dilation_w: 1,
-                pad_top: 0,
-                pad_left: 0,
-                pad_bottom: 0,
-                pad_right: 0,
-                output_pad_h: 0,
-                output_pad_w: 0,
-                groups: 1,
-                act: Activation::None,
-            };
+            let s = stride as u16;
+            let p = conv_transpose2d_params((s, s), (1, 1), [0; 4], (0, 0), 1, Activation::None);
             let (oh, ow) = (stride * (h - 1) + kernel, stride * (w - 1) + kernel);
             let xd = [1, h, w, ic];
             let wd = [oc, kernel, kernel, ic];
@@ -366,32 +331,15 @@ fn run(layer: &Layer, kernels: &Kernels, pool: Option<&ThreadPool>) -> (f64, f64
             let (x, wt) = (values(h * w * ic, 7), values(oc * kernel * kernel * ic, 8));
             let mut y = vec![0.0; oh * ow * oc];
             let kind = OpKind::ConvTranspose2d(p);
-            let bytes = kernels
-                .scratch
-                .map_or(0, |f| f(&kind, &[&xd, &wd], &yd, workers));
-            let mut scratch = AlignedBuf::zeroed(bytes);
-            let t = time(|| {
-                let mut ws = Workspace::new(scratch.as_mut_bytes(), par);
-                (kernels.conv_transpose2d)(
-                    &p,
-                    In {
-                        data: &x,
-                        dims: &xd,
-                    },
-                    In {
-                        data: &wt,
-                        dims: &wd,
-                    },
-                    None,
-                    Out {
-                        data: &mut y,
-                        dims: &yd,
-                    },
-                    Some(&mut ws),
-                );
+            let t = time_op(kernels, &kind, (&[&xd, &wd], &yd), par, |ws| {
+                let (x, w) = (tensor(&x, &xd), tensor(&wt, &wd));
+                let y = Out {
+                    data: &mut y,
+                    dims: &yd,
+                };
+                (kernels.conv_transpose2d)(&p, x, w, None, y, ws)
             });
-            let flops = 2.0 * (h * w * ic * oc * kernel * kernel) as f64;
-            (t.as_secs_f64(), flops)
+            (t, 2.0 * (h * w * ic * oc * kernel * kernel) as f64)
         }
     }
 }

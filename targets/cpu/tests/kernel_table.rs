@@ -9,11 +9,11 @@ use ember_core::kernels::entry;
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::{BinaryOp, BinaryParams};
 use ember_core::ops::math::unary::{UnaryOp, UnaryParams};
-use ember_core::ops::nn::conv::Conv2dParams;
 use ember_core::ops::nn::fully_connected::FullyConnectedParams;
 use ember_core::ops::nn::reduce::{ReduceOp, ReduceParams};
 use ember_core::{Kernels, OpKind, REFERENCE};
 use ember_cpu::{accelerated, table, variant, Isa};
+use ember_testkit::layer::conv2d_params;
 
 /// Whether `isa` is a SIMD level of the architecture the tests run on.
 fn native_simd(isa: Isa) -> bool {
@@ -171,18 +171,13 @@ fn accelerated_entries_are_exactly_the_replaced_ones() {
 #[test]
 fn variant_names_the_kernel_that_runs() {
     let conv = |groups| {
-        OpKind::Conv2d(Conv2dParams {
-            stride_h: 1,
-            stride_w: 1,
-            dilation_h: 1,
-            dilation_w: 1,
-            pad_top: 0,
-            pad_left: 0,
-            pad_bottom: 0,
-            pad_right: 0,
+        OpKind::Conv2d(conv2d_params(
+            (1, 1),
+            (1, 1),
+            [0; 4],
             groups,
-            act: Activation::None,
-        })
+            Activation::None,
+        ))
     };
     let fc = OpKind::FullyConnected(FullyConnectedParams {
         act: Activation::None,
