@@ -174,6 +174,28 @@ pub(crate) trait Level: 'static {
     fn depthwise(px: DwPixel<'_>);
 }
 
+/// Packs depthwise weights `[c, taps_in]` (OHWI with one input channel) as int16: `out` zeroed, then
+/// `w[ch, t]` at `at(t, ch)` (dropped where that is past `out`). Each level's [`Level::dw_pack`] names
+/// its layout.
+#[inline(always)]
+fn pack_depthwise(
+    w: &[i8],
+    c: usize,
+    taps_in: usize,
+    out: &mut [i16],
+    at: impl Fn(usize, usize) -> usize,
+) {
+    out.fill(0);
+    for ch in 0..c {
+        let row = w.get(ch * taps_in..(ch + 1) * taps_in).unwrap_or(&[]);
+        for (t, &v) in row.iter().enumerate() {
+            if let Some(dst) = out.get_mut(at(t, ch)) {
+                *dst = v.into();
+            }
+        }
+    }
+}
+
 /// The int8 entries of one level's kernel table.
 pub(crate) struct Entries {
     /// `Kernels::quant_conv2d`.

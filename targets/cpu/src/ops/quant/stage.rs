@@ -44,6 +44,15 @@ impl<'a> Stage<'a> {
         }
     }
 
+    /// `out[c] = self.finish(c, acc[c])` for each output (as many as both have): the scalar finish of
+    /// a run of channels.
+    #[inline(always)]
+    pub fn finish_all(&self, acc: &[i32], out: &mut [i8]) {
+        for (c, (o, &a)) in out.iter_mut().zip(acc).enumerate() {
+            *o = self.finish(c, a);
+        }
+    }
+
     /// Channel `c`'s output for accumulator `acc` (`sum w * (x - x_zero_point)`, or the raw sum where
     /// the bias holds the correction): the reference's `requantize_acc(acc + bias)`, exactly.
     #[inline(always)]

@@ -28,6 +28,11 @@ fn data(n: usize, seed: u32) -> Vec<i8> {
         .collect()
 }
 
+/// `data` with dims `dims`, as a kernel's input.
+fn tensor<'a>(data: &'a [i8], dims: &'a [usize]) -> In<'a, i8> {
+    In { data, dims }
+}
+
 fn conv_params(k: usize, stride: u16, dilation: u16, groups: u16) -> QuantConv2dParams {
     let pad = (k / 2) as u16 * dilation;
     QuantConv2dParams {
@@ -93,16 +98,7 @@ fn check_level<L: Level>() {
         let rq: Vec<i32> = (0..oc as i32)
             .flat_map(|i| [(1 << 30) + i * 4_567, -7 - i % 2])
             .collect();
-        let (x, w) = (
-            In {
-                data: &x,
-                dims: &x_dims,
-            },
-            In {
-                data: &w,
-                dims: &w_dims,
-            },
-        );
+        let (x, w) = (tensor(&x, &x_dims), tensor(&w, &w_dims));
         let mut want = vec![0i8; y_dims.iter().product()];
         let y = Out {
             data: &mut want,
@@ -145,16 +141,7 @@ fn check_level<L: Level>() {
         let (x_dims, w_dims, y_dims) = ([rows, k], [n, k], [rows, n]);
         let (x, w) = (data(rows * k, 3), data(n * k, 4));
         let rq = [1 << 30, -6];
-        let (x, w) = (
-            In {
-                data: &x,
-                dims: &x_dims,
-            },
-            In {
-                data: &w,
-                dims: &w_dims,
-            },
-        );
+        let (x, w) = (tensor(&x, &x_dims), tensor(&w, &w_dims));
         let mut want = vec![0i8; rows * n];
         let y = Out {
             data: &mut want,
@@ -185,22 +172,22 @@ fn check_level<L: Level>() {
 
 #[test]
 fn every_level_runs_its_own_kernels_given_the_scratch_it_asks_for() {
-    let mut ran = 0;
     #[cfg(target_arch = "x86_64")]
-    {
-        check_level::<super::x86::Sse2>();
-        ran += 1;
-        if Isa::Avx2.is_supported() {
-            check_level::<super::x86::Avx2>();
-            ran += 1;
-        }
-    }
+    let levels: [(Isa, fn()); 2] = [
+        (Isa::Sse2, check_level::<super::x86::Sse2>),
+        (Isa::Avx2, check_level::<super::x86::Avx2>),
+    ];
     #[cfg(target_arch = "aarch64")]
-    {
-        check_level::<super::arm::Neon>();
-        ran += 1;
-        if Isa::NeonDotprod.is_supported() {
-            check_level::<super::arm::NeonDotprod>();
+    let levels: [(Isa, fn()); 2] = [
+        (Isa::Neon, check_level::<super::arm::Neon>),
+        (Isa::NeonDotprod, check_level::<super::arm::NeonDotprod>),
+    ];
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let levels: [(Isa, fn()); 0] = [];
+    let mut ran = 0;
+    for (isa, check) in levels {
+        if isa.is_supported() {
+            check();
             ran += 1;
         }
     }

@@ -18,7 +18,9 @@ use core::arch::x86_64::*;
 
 use ember_core::ops::quant::requant::RequantRounding;
 
-use super::{gemm_blocks, gemv_blocks, pack_columns, tail16, widen_tail, BLOCK, DW_BLOCK};
+use super::{
+    dw_padded_channels, gemm_blocks, gemv_blocks, pack_columns, tail16, widen_with, BLOCK, DW_BLOCK,
+};
 use crate::ops::quant::{DwPixel, GemvRow, Level, Stage, Tile};
 
 /// The AVX2 level (see the module documentation).
@@ -39,12 +41,7 @@ impl Level for Avx2 {
     fn gemm(t: Tile<'_>) {
         // SAFETY: this level's kernels run only from the AVX2 table, which `Isa` hands out only on
         // CPUs with AVX2.
-        unsafe {
-            match t.stage.rounding {
-                RequantRounding::Double => gemm::<Madd, false>(t),
-                RequantRounding::Single => gemm::<Madd, true>(t),
-            }
-        }
+        unsafe { gemm_rounding::<Madd>(t) }
     }
     fn gemv(g: GemvRow<'_>) {
         // SAFETY: as for `gemm`: only the AVX2 table, on CPUs with AVX2, reaches this.
@@ -192,6 +189,21 @@ pub(super) unsafe fn gemm<T: GemmTile, const SINGLE: bool>(t: Tile<'_>) {
     );
 }
 
+/// [`gemm`] in the rounding mode of the tile's stage.
+///
+/// # Safety
+/// As [`gemm`].
+#[inline(always)]
+pub(super) unsafe fn gemm_rounding<T: GemmTile>(t: Tile<'_>) {
+    // SAFETY: the caller's contract is `gemm`'s.
+    unsafe {
+        match t.stage.rounding {
+            RequantRounding::Double => gemm::<T, false>(t),
+            RequantRounding::Single => gemm::<T, true>(t),
+        }
+    }
+}
+
 /// `R` rows' accumulators widened to the tile's 4 (the extra rows unused).
 #[inline(always)]
 fn spill<const R: usize>(acc: [[__m256i; 2]; R]) -> [[__m256i; 2]; MR] {
@@ -231,16 +243,13 @@ unsafe fn tile<const R: usize>(a: *const i16, w: *const i16, kp: usize) -> [[__m
 #[target_feature(enable = "avx2")]
 fn widen(src: &[i8], zero_point: i8, dst: &mut [i16]) {
     let zp = _mm256_set1_epi16(zero_point.into());
-    let (mut s16, mut d16) = (src.chunks_exact(16), dst.chunks_exact_mut(16));
-    for (s, d) in (&mut s16).zip(&mut d16) {
-        // SAFETY: `s` is 16 bytes, `d` 16 int16 (32 bytes).
+    widen_with(src, zero_point, dst, |s, d| {
+        // SAFETY: `widen_with` hands over 16 bytes `s` and 16 int16 (32 bytes) `d`.
         unsafe {
             let v = _mm256_cvtepi8_epi16(_mm_loadu_si128(s.as_ptr().cast()));
             _mm256_storeu_si256(d.as_mut_ptr().cast(), _mm256_sub_epi16(v, zp));
         }
-    }
-    let done = (src.len() - s16.remainder().len()).min(dst.len());
-    widen_tail(s16.remainder(), zero_point, &mut dst[done..]);
+    });
 }
 
 /// A fully connected row: 8 output channels at a time against `x` widened into `tmp`.
@@ -296,13 +305,10 @@ fn sum8(a: [__m256i; 8]) -> __m256i {
 /// One depthwise output pixel: 16 channels at a time (then 8), two taps per `vpmaddwd`.
 #[target_feature(enable = "avx2")]
 fn depthwise<const SINGLE: bool>(px: DwPixel<'_>) {
-    let c = px.c;
-    let cpad = c.next_multiple_of(DW_BLOCK);
-    let pairs = px.taps.len() / 2;
-    if px.packed.len() < pairs * cpad * 2 || px.taps.iter().any(|t| t.len() < c) {
-        debug_assert!(false, "depthwise pixel with inconsistent sizes");
+    let Some(cpad) = dw_padded_channels(&px) else {
         return;
-    }
+    };
+    let c = px.c;
     let zp = _mm256_set1_epi16(px.x_zero_point.into());
     let w = px.packed.as_ptr();
     let mut c0 = 0;
@@ -383,20 +389,8 @@ fn finish16<const SINGLE: bool>(lo: __m256i, hi: __m256i, stage: Stage<'_>, out:
             // SAFETY: `b`, `m`, `s` are 16 int32 each.
             let (v0, v1) = unsafe {
                 (
-                    requant::<SINGLE>(
-                        lo,
-                        load8(b.as_ptr()),
-                        load8(m.as_ptr()),
-                        load8(s.as_ptr()),
-                        &stage,
-                    ),
-                    requant::<SINGLE>(
-                        hi,
-                        load8(b[8..].as_ptr()),
-                        load8(m[8..].as_ptr()),
-                        load8(s[8..].as_ptr()),
-                        &stage,
-                    ),
+                    requant8::<SINGLE>(lo, (b, m, s), 0, &stage),
+                    requant8::<SINGLE>(hi, (b, m, s), 8, &stage),
                 )
             };
             let w = _mm256_permute4x64_epi64::<0xD8>(_mm256_packs_epi32(v0, v1));
@@ -406,14 +400,9 @@ fn finish16<const SINGLE: bool>(lo: __m256i, hi: __m256i, stage: Stage<'_>, out:
         }
         _ => {
             let mut acc = [0i32; 16];
-            // SAFETY: `acc` is 16 int32 (64 bytes).
-            unsafe {
-                _mm256_storeu_si256(acc.as_mut_ptr().cast(), lo);
-                _mm256_storeu_si256(acc[8..].as_mut_ptr().cast(), hi);
-            }
-            for (c, (o, &a)) in out.iter_mut().zip(&acc).enumerate() {
-                *o = stage.finish(c, a);
-            }
+            acc[..8].copy_from_slice(&lanes_i32(lo));
+            acc[8..].copy_from_slice(&lanes_i32(hi));
+            stage.finish_all(&acc, out);
         }
     }
 }
@@ -425,27 +414,22 @@ fn finish8<const SINGLE: bool>(acc: __m256i, stage: Stage<'_>, out: &mut [i8]) {
     match lanes::<8>(&stage) {
         Some((b, m, s)) if stage.simd => {
             // SAFETY: `b`, `m`, `s` are 8 int32 each.
-            let v = unsafe {
-                requant::<SINGLE>(
-                    acc,
-                    load8(b.as_ptr()),
-                    load8(m.as_ptr()),
-                    load8(s.as_ptr()),
-                    &stage,
-                )
-            };
+            let v = unsafe { requant8::<SINGLE>(acc, (b, m, s), 0, &stage) };
             let w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
             store(_mm_packs_epi16(w, w), out);
         }
-        _ => {
-            let mut a = [0i32; 8];
-            // SAFETY: `a` is 8 int32 (32 bytes).
-            unsafe { _mm256_storeu_si256(a.as_mut_ptr().cast(), acc) };
-            for (c, (o, &a)) in out.iter_mut().zip(&a).enumerate() {
-                *o = stage.finish(c, a);
-            }
-        }
+        _ => stage.finish_all(&lanes_i32(acc), out),
     }
+}
+
+/// The 8 int32 lanes of `v`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn lanes_i32(v: __m256i) -> [i32; 8] {
+    let mut a = [0i32; 8];
+    // SAFETY: `a` is 8 int32 (32 bytes).
+    unsafe { _mm256_storeu_si256(a.as_mut_ptr().cast(), v) };
+    a
 }
 
 /// The first `N` entries of the stage's three arrays, if it has them.
@@ -456,6 +440,26 @@ fn lanes<'a, const N: usize>(s: &Stage<'a>) -> Option<(&'a [i32; N], &'a [i32; N
         s.mult.first_chunk()?,
         s.shift.first_chunk()?,
     ))
+}
+
+/// [`requant`] of 8 channels' accumulators with their biases, multipliers and shifts: lanes
+/// `at..at + 8` of the stage's arrays `(b, m, s)`.
+///
+/// # Safety
+/// `b`, `m` and `s` must each hold `at + 8` int32.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn requant8<const SINGLE: bool>(
+    acc: __m256i,
+    (b, m, s): (&[i32], &[i32], &[i32]),
+    at: usize,
+    stage: &Stage<'_>,
+) -> __m256i {
+    // SAFETY: the caller's contract: 8 int32 at `at` in each array.
+    unsafe {
+        let (b, m, s) = (b.as_ptr().add(at), m.as_ptr().add(at), s.as_ptr().add(at));
+        requant::<SINGLE>(acc, load8(b), load8(m), load8(s), stage)
+    }
 }
 
 /// Eight int32 from `p`.

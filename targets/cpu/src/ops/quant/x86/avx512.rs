@@ -11,9 +11,8 @@
 
 use core::arch::x86_64::*;
 
-use super::avx2::{gemm, Avx2, GemmTile, MR};
+use super::avx2::{gemm_rounding, Avx2, GemmTile, MR};
 use crate::ops::quant::{DwPixel, GemvRow, Level, Tile};
-use ember_core::ops::quant::requant::RequantRounding;
 
 /// The AVX-512 level (see the module documentation).
 pub(crate) struct Avx512;
@@ -29,12 +28,7 @@ impl Level for Avx512 {
     fn gemm(t: Tile<'_>) {
         // SAFETY: this level's kernels run only from the AVX-512 table, which `Isa` hands out only on
         // CPUs with AVX-512 (F, BW, DQ, VL), VNNI and AVX2.
-        unsafe {
-            match t.stage.rounding {
-                RequantRounding::Double => gemm::<Dpwssd, false>(t),
-                RequantRounding::Single => gemm::<Dpwssd, true>(t),
-            }
-        }
+        unsafe { gemm_rounding::<Dpwssd>(t) }
     }
     fn gemv(g: GemvRow<'_>) {
         Avx2::gemv(g)

@@ -43,7 +43,7 @@ mod avx2;
 mod avx512;
 mod sse2;
 
-use super::{GemvRow, Stage, Tile};
+use super::{pack_depthwise, DwPixel, GemvRow, Stage, Tile};
 
 pub(crate) use avx2::Avx2;
 pub(crate) use avx512::Avx512;
@@ -95,15 +95,7 @@ fn dw_packed_len(c: usize, taps: usize) -> usize {
 /// `(j * cpad + ch) * 2 + h` holds `w[ch, 2 * j + h]` (zero past `c` or `taps_in`).
 fn dw_pack(w: &[i8], c: usize, taps_in: usize, _taps: usize, out: &mut [i16]) {
     let cpad = c.next_multiple_of(DW_BLOCK);
-    out.fill(0);
-    for ch in 0..c {
-        let row = w.get(ch * taps_in..(ch + 1) * taps_in).unwrap_or(&[]);
-        for (t, &v) in row.iter().enumerate() {
-            if let Some(dst) = out.get_mut((t / 2 * cpad + ch) * 2 + t % 2) {
-                *dst = v.into();
-            }
-        }
-    }
+    pack_depthwise(w, c, taps_in, out, |t, ch| (t / 2 * cpad + ch) * 2 + t % 2);
 }
 
 /// The skeleton of the GEMM tiles: the tile's rows widened by `widen` (zero point removed) into
@@ -167,6 +159,19 @@ fn gemv_blocks<const N: usize>(
     }
 }
 
+/// The channels of a depthwise pixel's packed weights (`c` rounded up to [`DW_BLOCK`]), or `None`
+/// where the pixel's taps or packed weights are shorter than its sizes say.
+#[inline(always)]
+fn dw_padded_channels(px: &DwPixel<'_>) -> Option<usize> {
+    let cpad = px.c.next_multiple_of(DW_BLOCK);
+    let pairs = px.taps.len() / 2;
+    if px.packed.len() < pairs * cpad * 2 || px.taps.iter().any(|t| t.len() < px.c) {
+        debug_assert!(false, "depthwise pixel with inconsistent sizes");
+        return None;
+    }
+    Some(cpad)
+}
+
 /// The `k` weights of output channels `first..first + N` (channels past `last` repeat it: their
 /// results are dropped), or `None` where `w` is too short.
 #[inline(always)]
@@ -195,6 +200,24 @@ fn tail16(row: &[i8], from: usize) -> [i8; 16] {
     let n = rest.len().min(16);
     tail[..n].copy_from_slice(&rest[..n]);
     tail
+}
+
+/// The skeleton of the widening loops, `dst[i] = src[i] - zero_point` as int16, zero past `src`
+/// (`dst` at least as long): `step(s, d)` on each 16 inputs `s` and their 16 outputs `d`, then the
+/// scalar leftovers.
+#[inline(always)]
+fn widen_with(
+    src: &[i8],
+    zero_point: i8,
+    dst: &mut [i16],
+    mut step: impl FnMut(&[i8], &mut [i16]),
+) {
+    let (mut s16, mut d16) = (src.chunks_exact(16), dst.chunks_exact_mut(16));
+    for (s, d) in (&mut s16).zip(&mut d16) {
+        step(s, d);
+    }
+    let done = (src.len() - s16.remainder().len()).min(dst.len());
+    widen_tail(s16.remainder(), zero_point, &mut dst[done..]);
 }
 
 /// `dst[i] = src[i] - zero_point` as int16 for the scalar leftovers of the widening loops, zero past

@@ -13,7 +13,9 @@
 
 use core::arch::x86_64::*;
 
-use super::{gemm_blocks, gemm_pack, gemv_blocks, tail16, widen_tail, BLOCK, DW_BLOCK};
+use super::{
+    dw_padded_channels, gemm_blocks, gemm_pack, gemv_blocks, tail16, widen_with, BLOCK, DW_BLOCK,
+};
 use crate::ops::quant::{DwPixel, GemvRow, Level, Tile};
 
 /// The SSE2 level (see the module documentation).
@@ -62,17 +64,14 @@ fn widen_hi(v: __m128i) -> __m128i {
 #[target_feature(enable = "sse2")]
 fn widen(src: &[i8], zero_point: i8, dst: &mut [i16]) {
     let zp = _mm_set1_epi16(zero_point.into());
-    let (mut s16, mut d16) = (src.chunks_exact(16), dst.chunks_exact_mut(16));
-    for (s, d) in (&mut s16).zip(&mut d16) {
-        // SAFETY: `s` is 16 bytes, `d` 16 int16 (32 bytes).
+    widen_with(src, zero_point, dst, |s, d| {
+        // SAFETY: `widen_with` hands over 16 bytes `s` and 16 int16 (32 bytes) `d`.
         unsafe {
             let v = _mm_loadu_si128(s.as_ptr().cast());
             _mm_storeu_si128(d.as_mut_ptr().cast(), _mm_sub_epi16(widen_lo(v), zp));
             _mm_storeu_si128(d[8..].as_mut_ptr().cast(), _mm_sub_epi16(widen_hi(v), zp));
         }
-    }
-    let done = (src.len() - s16.remainder().len()).min(dst.len());
-    widen_tail(s16.remainder(), zero_point, &mut dst[done..]);
+    });
 }
 
 /// One GEMM tile: the rows widened into `t.tmp`, then every block of 16 channels.
@@ -95,11 +94,7 @@ fn gemm(t: Tile<'_>) {
         t,
         |x, zp, xs| widen(x, zp, xs),
         block,
-        |acc, stage, out| {
-            for (c, (o, &a)) in out.iter_mut().zip(&acc).enumerate() {
-                *o = stage.finish(c, a);
-            }
-        },
+        |acc, stage, out| stage.finish_all(&acc, out),
     );
 }
 
@@ -174,10 +169,7 @@ fn gemv(g: GemvRow<'_>) {
                     }),
                 );
             }
-            let sums = sum4(acc);
-            for (c, o) in out.iter_mut().enumerate() {
-                *o = stage.finish(c, sums[c]);
-            }
+            stage.finish_all(&sum4(acc), out);
         },
     );
 }
@@ -205,13 +197,10 @@ fn sum4(a: [__m128i; 4]) -> [i32; 4] {
 /// One depthwise output pixel: 8 channels at a time, two taps per `pmaddwd`.
 #[target_feature(enable = "sse2")]
 fn depthwise(px: DwPixel<'_>) {
-    let c = px.c;
-    let cpad = c.next_multiple_of(DW_BLOCK);
-    let pairs = px.taps.len() / 2;
-    if px.packed.len() < pairs * cpad * 2 || px.taps.iter().any(|t| t.len() < c) {
-        debug_assert!(false, "depthwise pixel with inconsistent sizes");
+    let Some(cpad) = dw_padded_channels(&px) else {
         return;
-    }
+    };
+    let c = px.c;
     let zp = _mm_set1_epi16(px.x_zero_point.into());
     let w = px.packed.as_ptr();
     let mut c0 = 0;
@@ -250,10 +239,7 @@ fn depthwise(px: DwPixel<'_>) {
             _mm_storeu_si128(acc[4..].as_mut_ptr().cast(), hi);
         }
         let end = c.min(c0 + DW_BLOCK);
-        let stage = px.stage.skip(c0);
-        for (i, o) in px.out[c0..end].iter_mut().enumerate() {
-            *o = stage.finish(i, acc[i]);
-        }
+        px.stage.skip(c0).finish_all(&acc, &mut px.out[c0..end]);
         c0 += DW_BLOCK;
     }
 }
