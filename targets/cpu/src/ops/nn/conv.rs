@@ -33,14 +33,14 @@ const IM2COL_FLOATS: usize = 32 * 1024;
 const TILE_ROWS_UNIT: usize = 24;
 
 /// How one convolution runs.
-enum Plan {
+pub(crate) enum Plan {
     Depthwise(Depthwise),
     Narrow(Narrow),
     Gemm(GemmConv),
 }
 
 /// A convolution as one GEMM per group.
-struct GemmConv {
+pub(crate) struct GemmConv {
     groups: usize,
     /// Input and output channels per group.
     icg: usize,
@@ -59,7 +59,7 @@ struct GemmConv {
 
 impl Plan {
     /// The plan for these shapes (checked by `conv::validate`) on `workers` workers.
-    fn new(
+    pub(crate) fn new(
         level: &'static Level,
         p: &Conv2dParams,
         x: &[usize],
@@ -103,26 +103,14 @@ impl Plan {
         })
     }
 
-    /// Scratch bytes the plan takes.
-    fn scratch_bytes(&self) -> usize {
+    /// Scratch bytes the plan takes (what `conv2d` asks for on its level with its workers).
+    pub(crate) fn scratch_bytes(&self) -> usize {
         match self {
             Plan::Depthwise(d) => bytes_for(&d.scratch_lens()),
             Plan::Narrow(n) => bytes_for(&n.scratch_lens()),
             Plan::Gemm(g) => bytes_for(&g.scratch_lens()),
         }
     }
-}
-
-/// Scratch bytes `conv2d` asks for on `level` with `workers` workers (the shapes passed `validate`).
-pub(crate) fn scratch_bytes(
-    level: &'static Level,
-    p: &Conv2dParams,
-    x: &[usize],
-    w: &[usize],
-    y: &[usize],
-    workers: usize,
-) -> usize {
-    Plan::new(level, p, x, w, y, workers).scratch_bytes()
 }
 
 /// `y = act(conv(x, w) + b)` with `level`'s kernels (see the module documentation).

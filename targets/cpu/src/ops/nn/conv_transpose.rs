@@ -104,6 +104,17 @@ pub(crate) fn conv_transpose2d(
     })
 }
 
+/// What [`Plan::scatter`] adds: the tile's `cols` (one row of `taps * ocg` values per input pixel of
+/// `rows`, for group `group`), into an output of dims `y` from an input of dims `x`.
+struct Scatter<'a> {
+    p: &'a ConvTranspose2dParams,
+    x: &'a [usize],
+    y: &'a [usize],
+    rows: Range<usize>,
+    group: usize,
+    cols: &'a [f32],
+}
+
 impl Plan {
     /// Runs the plan; `false` (nothing written) when the scratch is too short.
     fn run(
@@ -146,7 +157,15 @@ impl Plan {
                     ld: ic,
                 };
                 self.tile_gemm(a, rows.len(), packed, cols, par);
-                self.scatter(p, x.dims, y.dims, rows, group, cols, y.data, par);
+                let scatter = Scatter {
+                    p,
+                    x: x.dims,
+                    y: y.dims,
+                    rows,
+                    group,
+                    cols,
+                };
+                self.scatter(&scatter, y.data, par);
             }
         }
         if p.act != Activation::None {
@@ -189,44 +208,31 @@ impl Plan {
         });
     }
 
-    /// Adds each tap's values of the tile's input pixels `rows` to the output pixel it lands on, split
-    /// over the workers by output rows.
-    #[allow(clippy::too_many_arguments)]
-    fn scatter(
-        &self,
-        p: &ConvTranspose2dParams,
-        x: &[usize],
-        y: &[usize],
-        rows: Range<usize>,
-        group: usize,
-        cols: &[f32],
-        out: &mut [f32],
-        par: Option<&dyn Parallel>,
-    ) {
+    /// Adds each tap's values of the tile's input pixels to the output pixel it lands on, split over
+    /// the workers by output rows.
+    fn scatter(&self, op: &Scatter<'_>, out: &mut [f32], par: Option<&dyn Parallel>) {
+        let y = op.y;
         let row_len = y[2] * y[3];
         let out_rows = y[0] * y[1];
         let out = Shared::new(out);
         par::ranges(par, self.scatter_workers, out_rows, 1, &|mine, _| {
             // SAFETY: the workers' ranges of output rows are disjoint.
             let part = unsafe { out.part(mine.start * row_len..mine.end * row_len) };
-            self.scatter_rows(p, x, y, rows.clone(), group, cols, mine, part);
+            self.scatter_rows(op, mine, part);
         });
     }
 
     /// The scatter of [`Plan::scatter`] into the output rows `mine` (image rows of every batch,
     /// `b * OH + oy`) only, whose values are `out`.
-    #[allow(clippy::too_many_arguments)]
-    fn scatter_rows(
-        &self,
-        p: &ConvTranspose2dParams,
-        x: &[usize],
-        y: &[usize],
-        rows: Range<usize>,
-        group: usize,
-        cols: &[f32],
-        mine: Range<usize>,
-        out: &mut [f32],
-    ) {
+    fn scatter_rows(&self, op: &Scatter<'_>, mine: Range<usize>, out: &mut [f32]) {
+        let Scatter {
+            p,
+            x,
+            y,
+            ref rows,
+            group,
+            cols,
+        } = *op;
         let (h, w) = (x[1], x[2]);
         let (oh, ow, oc) = (y[1], y[2], y[3]);
         let (sh, sw) = (usize::from(p.stride_h), usize::from(p.stride_w));
