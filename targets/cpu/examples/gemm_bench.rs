@@ -9,6 +9,7 @@
 //! runs); M = 1 is the GEMV. The clock printed first is measured with a chain of dependent integer adds
 //! (one per cycle), for turning GFLOP/s into flops per cycle.
 
+use std::fmt;
 use std::time::{Duration, Instant};
 
 use ember_core::ops::math::activation::Activation;
@@ -18,60 +19,63 @@ use ember_core::{AlignedBuf, Kernels, OpKind, Parallel, Workspace};
 use ember_cpu::{Isa, ThreadPool};
 use ember_testkit::layer::{conv2d_params, conv_transpose2d_params};
 
+/// A convolution's shape: input `[1, h, w, ic]`, `oc` outputs, `kernel x kernel`, `stride`.
+#[derive(Clone, Copy)]
+struct Window {
+    h: usize,
+    w: usize,
+    ic: usize,
+    oc: usize,
+    kernel: usize,
+    stride: usize,
+}
+
+impl fmt::Display for Window {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Window {
+            h,
+            w,
+            ic,
+            oc,
+            kernel,
+            stride,
+        } = *self;
+        write!(f, "{kernel}x{kernel}/{stride} {h}x{w}x{ic}->{oc}")
+    }
+}
+
 /// A layer to time.
 enum Layer {
     /// `M x K` times `[N, K]^T`.
     Gemm { m: usize, k: usize, n: usize },
-    /// A convolution: input `[1, h, w, ic]`, `oc` outputs, `kernel x kernel`, stride, same padding,
-    /// `groups`.
-    Conv {
-        h: usize,
-        w: usize,
-        ic: usize,
-        oc: usize,
-        kernel: usize,
-        stride: usize,
-        groups: usize,
-    },
-    /// A transposed convolution: input `[1, h, w, ic]`, `oc` outputs, `kernel x kernel`, stride, no
-    /// padding.
-    ConvTranspose {
-        h: usize,
-        w: usize,
-        ic: usize,
-        oc: usize,
-        kernel: usize,
-        stride: usize,
-    },
+    /// A convolution with same padding.
+    Conv { window: Window, groups: usize },
+    /// A transposed convolution, no padding.
+    ConvTranspose(Window),
 }
 
 impl Layer {
     fn name(&self) -> String {
         match *self {
             Layer::Gemm { m, k, n } => format!("gemm M={m} K={k} N={n}"),
-            Layer::Conv {
-                h,
-                w,
-                ic,
-                oc,
-                kernel,
-                stride,
-                groups,
-            } => {
+            Layer::Conv { window: c, groups } => {
                 let kind = if groups > 1 { "dw" } else { "conv" };
-                format!("{kind} {kernel}x{kernel}/{stride} {h}x{w}x{ic}->{oc}")
+                format!("{kind} {c}")
             }
-            Layer::ConvTranspose {
-                h,
-                w,
-                ic,
-                oc,
-                kernel,
-                stride,
-            } => format!("convT {kernel}x{kernel}/{stride} {h}x{w}x{ic}->{oc}"),
+            Layer::ConvTranspose(c) => format!("convT {c}"),
         }
     }
 }
+
+/// A 3x3 convolution over 80x80x16, timed as a full and as a depthwise convolution.
+const W80X80X16_3X3: Window = Window {
+    h: 80,
+    w: 80,
+    ic: 16,
+    oc: 16,
+    kernel: 3,
+    stride: 1,
+};
 
 const LAYERS: &[Layer] = &[
     Layer::Gemm {
@@ -115,66 +119,62 @@ const LAYERS: &[Layer] = &[
         n: 1024,
     },
     Layer::Conv {
-        h: 80,
-        w: 80,
-        ic: 16,
-        oc: 16,
-        kernel: 3,
-        stride: 1,
+        window: W80X80X16_3X3,
         groups: 1,
     },
     Layer::Conv {
-        h: 160,
-        w: 160,
-        ic: 3,
-        oc: 16,
-        kernel: 3,
-        stride: 2,
+        window: Window {
+            h: 160,
+            w: 160,
+            ic: 3,
+            oc: 16,
+            kernel: 3,
+            stride: 2,
+        },
         groups: 1,
     },
     Layer::Conv {
-        h: 40,
-        w: 40,
-        ic: 96,
-        oc: 24,
-        kernel: 3,
-        stride: 1,
+        window: Window {
+            h: 40,
+            w: 40,
+            ic: 96,
+            oc: 24,
+            kernel: 3,
+            stride: 1,
+        },
         groups: 1,
     },
     Layer::Conv {
-        h: 80,
-        w: 80,
-        ic: 16,
-        oc: 16,
-        kernel: 3,
-        stride: 1,
+        window: W80X80X16_3X3,
         groups: 16,
     },
     Layer::Conv {
-        h: 12,
-        w: 80,
-        ic: 240,
-        oc: 240,
-        kernel: 5,
-        stride: 1,
+        window: Window {
+            h: 12,
+            w: 80,
+            ic: 240,
+            oc: 240,
+            kernel: 5,
+            stride: 1,
+        },
         groups: 240,
     },
-    Layer::ConvTranspose {
+    Layer::ConvTranspose(Window {
         h: 40,
         w: 40,
         ic: 24,
         oc: 24,
         kernel: 2,
         stride: 2,
-    },
-    Layer::ConvTranspose {
+    }),
+    Layer::ConvTranspose(Window {
         h: 80,
         w: 80,
         ic: 24,
         oc: 1,
         kernel: 2,
         stride: 2,
-    },
+    }),
 ];
 
 /// Cycles per second, from a chain of dependent adds.
@@ -280,31 +280,23 @@ fn run(layer: &Layer, kernels: &Kernels, pool: Option<&ThreadPool>) -> (f64, f64
             });
             (t, 2.0 * (m * n * k) as f64)
         }
-        Layer::Conv {
-            h,
-            w,
-            ic,
-            oc,
-            kernel,
-            stride,
-            groups,
-        } => {
-            let pad = (kernel / 2) as u16;
-            let s = stride as u16;
+        Layer::Conv { window: c, groups } => {
+            let pad = (c.kernel / 2) as u16;
+            let s = c.stride as u16;
             let p = conv2d_params((s, s), (1, 1), [pad; 4], groups as u16, Activation::Relu6);
-            let (oh, ow) = (h.div_ceil(stride), w.div_ceil(stride));
-            let icg = ic / groups;
-            let xd = [1, h, w, ic];
-            let wd = [oc, kernel, kernel, icg];
-            let yd = [1, oh, ow, oc];
+            let (oh, ow) = (c.h.div_ceil(c.stride), c.w.div_ceil(c.stride));
+            let icg = c.ic / groups;
+            let xd = [1, c.h, c.w, c.ic];
+            let wd = [c.oc, c.kernel, c.kernel, icg];
+            let yd = [1, oh, ow, c.oc];
             let (x, wt, b) = (
-                values(h * w * ic, 4),
-                values(oc * kernel * kernel * icg, 5),
-                values(oc, 6),
+                values(xd.iter().product(), 4),
+                values(wd.iter().product(), 5),
+                values(c.oc, 6),
             );
-            let mut y = vec![0.0; oh * ow * oc];
+            let mut y = vec![0.0; yd.iter().product()];
             let kind = OpKind::Conv2d(p);
-            let t = time_op(kernels, &kind, (&[&xd, &wd, &[oc]], &yd), par, |ws| {
+            let t = time_op(kernels, &kind, (&[&xd, &wd, &[c.oc]], &yd), par, |ws| {
                 let (x, w) = (tensor(&x, &xd), tensor(&wt, &wd));
                 let y = Out {
                     data: &mut y,
@@ -312,24 +304,23 @@ fn run(layer: &Layer, kernels: &Kernels, pool: Option<&ThreadPool>) -> (f64, f64
                 };
                 (kernels.conv2d)(&p, x, w, Some(&b), y, ws)
             });
-            (t, 2.0 * (oh * ow * oc * kernel * kernel * icg) as f64)
+            (t, 2.0 * (oh * ow * c.oc * c.kernel * c.kernel * icg) as f64)
         }
-        Layer::ConvTranspose {
-            h,
-            w,
-            ic,
-            oc,
-            kernel,
-            stride,
-        } => {
-            let s = stride as u16;
+        Layer::ConvTranspose(c) => {
+            let s = c.stride as u16;
             let p = conv_transpose2d_params((s, s), (1, 1), [0; 4], (0, 0), 1, Activation::None);
-            let (oh, ow) = (stride * (h - 1) + kernel, stride * (w - 1) + kernel);
-            let xd = [1, h, w, ic];
-            let wd = [oc, kernel, kernel, ic];
-            let yd = [1, oh, ow, oc];
-            let (x, wt) = (values(h * w * ic, 7), values(oc * kernel * kernel * ic, 8));
-            let mut y = vec![0.0; oh * ow * oc];
+            let (oh, ow) = (
+                c.stride * (c.h - 1) + c.kernel,
+                c.stride * (c.w - 1) + c.kernel,
+            );
+            let xd = [1, c.h, c.w, c.ic];
+            let wd = [c.oc, c.kernel, c.kernel, c.ic];
+            let yd = [1, oh, ow, c.oc];
+            let (x, wt) = (
+                values(xd.iter().product(), 7),
+                values(wd.iter().product(), 8),
+            );
+            let mut y = vec![0.0; yd.iter().product()];
             let kind = OpKind::ConvTranspose2d(p);
             let t = time_op(kernels, &kind, (&[&xd, &wd], &yd), par, |ws| {
                 let (x, w) = (tensor(&x, &xd), tensor(&wt, &wd));
@@ -339,7 +330,10 @@ fn run(layer: &Layer, kernels: &Kernels, pool: Option<&ThreadPool>) -> (f64, f64
                 };
                 (kernels.conv_transpose2d)(&p, x, w, None, y, ws)
             });
-            (t, 2.0 * (h * w * ic * oc * kernel * kernel) as f64)
+            (
+                t,
+                2.0 * (c.h * c.w * c.ic * c.oc * c.kernel * c.kernel) as f64,
+            )
         }
     }
 }
