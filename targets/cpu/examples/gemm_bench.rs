@@ -9,70 +9,73 @@
 //! runs); M = 1 is the GEMV. The clock printed first is measured with a chain of dependent integer adds
 //! (one per cycle), for turning GFLOP/s into flops per cycle.
 
+use std::fmt;
 use std::time::{Duration, Instant};
 
 use ember_core::ops::math::activation::Activation;
-use ember_core::ops::nn::conv::Conv2dParams;
-use ember_core::ops::nn::conv_transpose::ConvTranspose2dParams;
 use ember_core::ops::nn::fully_connected::FullyConnectedParams;
 use ember_core::ops::{In, Out};
 use ember_core::{AlignedBuf, Kernels, OpKind, Parallel, Workspace};
 use ember_cpu::{Isa, ThreadPool};
+use ember_testkit::layer::{conv2d_params, conv_transpose2d_params};
+
+/// A convolution's shape: input `[1, h, w, ic]`, `oc` outputs, `kernel x kernel`, `stride`.
+#[derive(Clone, Copy)]
+struct Window {
+    h: usize,
+    w: usize,
+    ic: usize,
+    oc: usize,
+    kernel: usize,
+    stride: usize,
+}
+
+impl fmt::Display for Window {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Window {
+            h,
+            w,
+            ic,
+            oc,
+            kernel,
+            stride,
+        } = *self;
+        write!(f, "{kernel}x{kernel}/{stride} {h}x{w}x{ic}->{oc}")
+    }
+}
 
 /// A layer to time.
 enum Layer {
     /// `M x K` times `[N, K]^T`.
     Gemm { m: usize, k: usize, n: usize },
-    /// A convolution: input `[1, h, w, ic]`, `oc` outputs, `kernel x kernel`, stride, same padding,
-    /// `groups`.
-    Conv {
-        h: usize,
-        w: usize,
-        ic: usize,
-        oc: usize,
-        kernel: usize,
-        stride: usize,
-        groups: usize,
-    },
-    /// A transposed convolution: input `[1, h, w, ic]`, `oc` outputs, `kernel x kernel`, stride, no
-    /// padding.
-    ConvTranspose {
-        h: usize,
-        w: usize,
-        ic: usize,
-        oc: usize,
-        kernel: usize,
-        stride: usize,
-    },
+    /// A convolution with same padding.
+    Conv { window: Window, groups: usize },
+    /// A transposed convolution, no padding.
+    ConvTranspose(Window),
 }
 
 impl Layer {
     fn name(&self) -> String {
         match *self {
             Layer::Gemm { m, k, n } => format!("gemm M={m} K={k} N={n}"),
-            Layer::Conv {
-                h,
-                w,
-                ic,
-                oc,
-                kernel,
-                stride,
-                groups,
-            } => {
+            Layer::Conv { window: c, groups } => {
                 let kind = if groups > 1 { "dw" } else { "conv" };
-                format!("{kind} {kernel}x{kernel}/{stride} {h}x{w}x{ic}->{oc}")
+                format!("{kind} {c}")
             }
-            Layer::ConvTranspose {
-                h,
-                w,
-                ic,
-                oc,
-                kernel,
-                stride,
-            } => format!("convT {kernel}x{kernel}/{stride} {h}x{w}x{ic}->{oc}"),
+            Layer::ConvTranspose(c) => format!("convT {c}"),
         }
     }
 }
+
+/// A 3x3 convolution over 80x80x16, timed as a full and as a depthwise convolution.
+const W80X80X16_3X3: Window = Window {
+    h: 80,
+    w: 80,
+    ic: 16,
+    oc: 16,
+    kernel: 3,
+    stride: 1,
+};
 
 const LAYERS: &[Layer] = &[
     Layer::Gemm {
@@ -116,66 +119,62 @@ const LAYERS: &[Layer] = &[
         n: 1024,
     },
     Layer::Conv {
-        h: 80,
-        w: 80,
-        ic: 16,
-        oc: 16,
-        kernel: 3,
-        stride: 1,
+        window: W80X80X16_3X3,
         groups: 1,
     },
     Layer::Conv {
-        h: 160,
-        w: 160,
-        ic: 3,
-        oc: 16,
-        kernel: 3,
-        stride: 2,
+        window: Window {
+            h: 160,
+            w: 160,
+            ic: 3,
+            oc: 16,
+            kernel: 3,
+            stride: 2,
+        },
         groups: 1,
     },
     Layer::Conv {
-        h: 40,
-        w: 40,
-        ic: 96,
-        oc: 24,
-        kernel: 3,
-        stride: 1,
+        window: Window {
+            h: 40,
+            w: 40,
+            ic: 96,
+            oc: 24,
+            kernel: 3,
+            stride: 1,
+        },
         groups: 1,
     },
     Layer::Conv {
-        h: 80,
-        w: 80,
-        ic: 16,
-        oc: 16,
-        kernel: 3,
-        stride: 1,
+        window: W80X80X16_3X3,
         groups: 16,
     },
     Layer::Conv {
-        h: 12,
-        w: 80,
-        ic: 240,
-        oc: 240,
-        kernel: 5,
-        stride: 1,
+        window: Window {
+            h: 12,
+            w: 80,
+            ic: 240,
+            oc: 240,
+            kernel: 5,
+            stride: 1,
+        },
         groups: 240,
     },
-    Layer::ConvTranspose {
+    Layer::ConvTranspose(Window {
         h: 40,
         w: 40,
         ic: 24,
         oc: 24,
         kernel: 2,
         stride: 2,
-    },
-    Layer::ConvTranspose {
+    }),
+    Layer::ConvTranspose(Window {
         h: 80,
         w: 80,
         ic: 24,
         oc: 1,
         kernel: 2,
         stride: 2,
-    },
+    }),
 ];
 
 /// Cycles per second, from a chain of dependent adds.
@@ -237,10 +236,31 @@ fn time(mut f: impl FnMut()) -> Duration {
     best
 }
 
-/// Seconds per run of `layer` with `kernels` (and `pool`'s workers).
+/// `data` with dims `dims`, as a kernel's input.
+fn tensor<'a>(data: &'a [f32], dims: &'a [usize]) -> In<'a> {
+    In { data, dims }
+}
+
+/// Best time in seconds of `call` with the scratch `kernels` asks for to run `kind` on tensors of
+/// these dims (and `par`'s workers).
+fn time_op(
+    kernels: &Kernels,
+    kind: &OpKind,
+    (inputs, output): (&[&[usize]], &[usize]),
+    par: Option<&dyn Parallel>,
+    mut call: impl FnMut(Option<&mut Workspace<'_>>),
+) -> f64 {
+    let workers = par.map_or(1, |p| p.workers());
+    let bytes = kernels
+        .scratch
+        .map_or(0, |f| f(kind, inputs, output, workers));
+    let mut scratch = AlignedBuf::zeroed(bytes);
+    time(|| call(Some(&mut Workspace::new(scratch.as_mut_bytes(), par)))).as_secs_f64()
+}
+
+/// Seconds per run of `layer` with `kernels` (and `pool`'s workers), and its flops.
 fn run(layer: &Layer, kernels: &Kernels, pool: Option<&ThreadPool>) -> (f64, f64) {
     let par = pool.map(|p| p as &dyn Parallel);
-    let workers = par.map_or(1, |p| p.workers());
     match *layer {
         Layer::Gemm { m, k, n } => {
             let (x, w, b) = (values(m * k, 1), values(n * k, 2), values(n, 3));
@@ -250,148 +270,70 @@ fn run(layer: &Layer, kernels: &Kernels, pool: Option<&ThreadPool>) -> (f64, f64
             };
             let (xd, wd, yd) = ([m, k], [n, k], [m, n]);
             let kind = OpKind::FullyConnected(p);
-            let bytes = kernels
-                .scratch
-                .map_or(0, |f| f(&kind, &[&xd, &wd, &[n]], &yd, workers));
-            let mut scratch = AlignedBuf::zeroed(bytes);
-            let t = time(|| {
-                let mut ws = Workspace::new(scratch.as_mut_bytes(), par);
-                (kernels.fully_connected)(
-                    &p,
-                    In {
-                        data: &x,
-                        dims: &xd,
-                    },
-                    In {
-                        data: &w,
-                        dims: &wd,
-                    },
-                    Some(&b),
-                    Out {
-                        data: &mut y,
-                        dims: &yd,
-                    },
-                    Some(&mut ws),
-                );
+            let t = time_op(kernels, &kind, (&[&xd, &wd, &[n]], &yd), par, |ws| {
+                let (x, w) = (tensor(&x, &xd), tensor(&w, &wd));
+                let y = Out {
+                    data: &mut y,
+                    dims: &yd,
+                };
+                (kernels.fully_connected)(&p, x, w, Some(&b), y, ws)
             });
-            (t.as_secs_f64(), 2.0 * (m * n * k) as f64)
+            (t, 2.0 * (m * n * k) as f64)
         }
-        Layer::Conv {
-            h,
-            w,
-            ic,
-            oc,
-            kernel,
-            stride,
-            groups,
-        } => {
-            let pad = (kernel / 2) as u16;
-            let p = Conv2dParams {
-                stride_h: stride as u16,
-                stride_w: stride as u16,
-                dilation_h: 1,
-                dilation_w: 1,
-                pad_top: pad,
-                pad_left: pad,
-                pad_bottom: pad,
-                pad_right: pad,
-                groups: groups as u16,
-                act: Activation::Relu6,
-            };
-            let (oh, ow) = (h.div_ceil(stride), w.div_ceil(stride));
-            let icg = ic / groups;
-            let xd = [1, h, w, ic];
-            let wd = [oc, kernel, kernel, icg];
-            let yd = [1, oh, ow, oc];
+        Layer::Conv { window: c, groups } => {
+            let pad = (c.kernel / 2) as u16;
+            let s = c.stride as u16;
+            let p = conv2d_params((s, s), (1, 1), [pad; 4], groups as u16, Activation::Relu6);
+            let (oh, ow) = (c.h.div_ceil(c.stride), c.w.div_ceil(c.stride));
+            let icg = c.ic / groups;
+            let xd = [1, c.h, c.w, c.ic];
+            let wd = [c.oc, c.kernel, c.kernel, icg];
+            let yd = [1, oh, ow, c.oc];
             let (x, wt, b) = (
-                values(h * w * ic, 4),
-                values(oc * kernel * kernel * icg, 5),
-                values(oc, 6),
+                values(xd.iter().product(), 4),
+                values(wd.iter().product(), 5),
+                values(c.oc, 6),
             );
-            let mut y = vec![0.0; oh * ow * oc];
+            let mut y = vec![0.0; yd.iter().product()];
             let kind = OpKind::Conv2d(p);
-            let bytes = kernels
-                .scratch
-                .map_or(0, |f| f(&kind, &[&xd, &wd, &[oc]], &yd, workers));
-            let mut scratch = AlignedBuf::zeroed(bytes);
-            let t = time(|| {
-                let mut ws = Workspace::new(scratch.as_mut_bytes(), par);
-                (kernels.conv2d)(
-                    &p,
-                    In {
-                        data: &x,
-                        dims: &xd,
-                    },
-                    In {
-                        data: &wt,
-                        dims: &wd,
-                    },
-                    Some(&b),
-                    Out {
-                        data: &mut y,
-                        dims: &yd,
-                    },
-                    Some(&mut ws),
-                );
+            let t = time_op(kernels, &kind, (&[&xd, &wd, &[c.oc]], &yd), par, |ws| {
+                let (x, w) = (tensor(&x, &xd), tensor(&wt, &wd));
+                let y = Out {
+                    data: &mut y,
+                    dims: &yd,
+                };
+                (kernels.conv2d)(&p, x, w, Some(&b), y, ws)
             });
-            let flops = 2.0 * (oh * ow * oc * kernel * kernel * icg) as f64;
-            (t.as_secs_f64(), flops)
+            (t, 2.0 * (oh * ow * c.oc * c.kernel * c.kernel * icg) as f64)
         }
-        Layer::ConvTranspose {
-            h,
-            w,
-            ic,
-            oc,
-            kernel,
-            stride,
-        } => {
-            let p = ConvTranspose2dParams {
-                stride_h: stride as u16,
-                stride_w: stride as u16,
-                dilation_h: 1,
-                dilation_w: 1,
-                pad_top: 0,
-                pad_left: 0,
-                pad_bottom: 0,
-                pad_right: 0,
-                output_pad_h: 0,
-                output_pad_w: 0,
-                groups: 1,
-                act: Activation::None,
-            };
-            let (oh, ow) = (stride * (h - 1) + kernel, stride * (w - 1) + kernel);
-            let xd = [1, h, w, ic];
-            let wd = [oc, kernel, kernel, ic];
-            let yd = [1, oh, ow, oc];
-            let (x, wt) = (values(h * w * ic, 7), values(oc * kernel * kernel * ic, 8));
-            let mut y = vec![0.0; oh * ow * oc];
+        Layer::ConvTranspose(c) => {
+            let s = c.stride as u16;
+            let p = conv_transpose2d_params((s, s), (1, 1), [0; 4], (0, 0), 1, Activation::None);
+            let (oh, ow) = (
+                c.stride * (c.h - 1) + c.kernel,
+                c.stride * (c.w - 1) + c.kernel,
+            );
+            let xd = [1, c.h, c.w, c.ic];
+            let wd = [c.oc, c.kernel, c.kernel, c.ic];
+            let yd = [1, oh, ow, c.oc];
+            let (x, wt) = (
+                values(xd.iter().product(), 7),
+                values(wd.iter().product(), 8),
+            );
+            let mut y = vec![0.0; yd.iter().product()];
             let kind = OpKind::ConvTranspose2d(p);
-            let bytes = kernels
-                .scratch
-                .map_or(0, |f| f(&kind, &[&xd, &wd], &yd, workers));
-            let mut scratch = AlignedBuf::zeroed(bytes);
-            let t = time(|| {
-                let mut ws = Workspace::new(scratch.as_mut_bytes(), par);
-                (kernels.conv_transpose2d)(
-                    &p,
-                    In {
-                        data: &x,
-                        dims: &xd,
-                    },
-                    In {
-                        data: &wt,
-                        dims: &wd,
-                    },
-                    None,
-                    Out {
-                        data: &mut y,
-                        dims: &yd,
-                    },
-                    Some(&mut ws),
-                );
+            let t = time_op(kernels, &kind, (&[&xd, &wd], &yd), par, |ws| {
+                let (x, w) = (tensor(&x, &xd), tensor(&wt, &wd));
+                let y = Out {
+                    data: &mut y,
+                    dims: &yd,
+                };
+                (kernels.conv_transpose2d)(&p, x, w, None, y, ws)
             });
-            let flops = 2.0 * (h * w * ic * oc * kernel * kernel) as f64;
-            (t.as_secs_f64(), flops)
+            (
+                t,
+                2.0 * (c.h * c.w * c.ic * c.oc * c.kernel * c.kernel) as f64,
+            )
         }
     }
 }

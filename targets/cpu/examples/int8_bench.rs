@@ -15,6 +15,7 @@ use ember_core::ops::quant::requant::RequantRounding;
 use ember_core::ops::{In, Out};
 use ember_core::{AlignedBuf, Kernels, OpKind, Parallel, Workspace};
 use ember_cpu::{table, Isa, ThreadPool};
+use ember_testkit::layer::quant_conv2d_params;
 
 /// A layer to time.
 struct Layer {
@@ -30,20 +31,9 @@ struct Layer {
 fn conv(name: &'static str, size: usize, ic: usize, oc: usize, k: usize, groups: usize) -> Layer {
     let pad = (k / 2) as u16;
     let p = QuantConv2dParams {
-        stride_h: 1,
-        stride_w: 1,
-        dilation_h: 1,
-        dilation_w: 1,
-        pad_top: pad,
-        pad_left: pad,
-        pad_bottom: pad,
-        pad_right: pad,
-        groups: groups as u16,
         x_zero_point: -5,
         y_zero_point: 3,
-        act_min: -128,
-        act_max: 127,
-        rounding: RequantRounding::Double,
+        ..quant_conv2d_params((1, 1), (1, 1), [pad; 4], groups as u16)
     };
     Layer {
         name,

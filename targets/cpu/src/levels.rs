@@ -7,7 +7,7 @@
 //! [`Isa::is_supported`](crate::Isa::is_supported) for `level.isa` before calling any (see
 //! [`Level::runs_here`]).
 
-use crate::level::{Level, TileKernel};
+use crate::level::Level;
 use crate::Isa;
 
 /// The kernels of a level, for its `Lanes` type (and, for the depthwise convolution's channels past the
@@ -19,22 +19,57 @@ macro_rules! kernels {
     };
     ($simd:ty, tail = $tail:ty $(, $feature:literal)?) => {
         use crate::gemm::dots::DotsArgs;
+        use crate::gemm::lanes::Lanes;
         use crate::gemm::tile::{GemvArgs, TileArgs};
-        use crate::gemm::BMat;
+        use crate::gemm::pack::Panel;
+        use crate::level::{Level, TileKernel};
         use crate::ops::nn::depthwise::DepthwiseArgs;
         use crate::ops::nn::narrow::NarrowArgs;
+        use crate::Isa;
+
+        use super::Blocking;
+
+        /// The level `isa`: these kernels, with the register `tiles`, the GEMM's `blocking`, and
+        /// `dots` in blocks of `DR` rows by `DC` columns.
+        pub(super) const fn level<const DR: usize, const DC: usize>(
+            isa: Isa,
+            tiles: &'static [TileKernel],
+            blocking: Blocking,
+        ) -> Level {
+            Level {
+                isa,
+                lanes: <$simd as Lanes>::LANES,
+                tiles,
+                kc: blocking.kc,
+                mc: blocking.mc,
+                pack,
+                gemv,
+                dots: dots::<DR, DC>,
+                dots_rows: DR,
+                dots_cols: DC,
+                dots_max_m: blocking.dots_max_m,
+                dots_min_k: blocking.dots_min_k,
+                depthwise,
+                narrow,
+            }
+        }
+
+        /// `tile::<MR, NV>` as a register tile (`MR` rows, `NV` vectors) of relative speed `speed`.
+        pub(super) const fn tile_kernel<const MR: usize, const NV: usize>(
+            speed: usize,
+        ) -> TileKernel {
+            TileKernel {
+                mr: MR,
+                nr: NV * <$simd as Lanes>::LANES,
+                speed,
+                run: tile::<MR, NV>,
+            }
+        }
 
         $(#[target_feature(enable = $feature)])?
-        pub(super) unsafe fn pack(
-            b: BMat<'_>,
-            k: usize,
-            j0: usize,
-            valid: usize,
-            width: usize,
-            out: &mut [f32],
-        ) {
+        pub(super) unsafe fn pack(panel: Panel<'_>, out: &mut [f32]) {
             // SAFETY: the caller upholds `pack_panel`'s contract.
-            unsafe { crate::gemm::pack::pack_panel::<$simd>(b, k, j0, valid, width, out) }
+            unsafe { crate::gemm::pack::pack_panel::<$simd>(panel, out) }
         }
 
         $(#[target_feature(enable = $feature)])?
@@ -83,9 +118,7 @@ mod avx2 {
     kernels!(crate::gemm::lanes::avx2::Avx2, "avx2,fma");
 }
 
-// `gemv` is left unused: the level takes AVX2's (see `AVX512`).
 #[cfg(target_arch = "x86_64")]
-#[allow(dead_code)]
 mod avx512 {
     // Channels past the last 16 go 8 at a time: PP-OCR's depthwise layers have 8, 24, 40, 88, ...
     kernels!(
@@ -100,68 +133,51 @@ mod neon {
     kernels!(crate::gemm::lanes::neon::Neon);
 }
 
-/// Portable Rust; LLVM vectorizes its 4-lane arrays for the baseline.
-pub(crate) static SCALAR: Level = Level {
-    isa: Isa::Scalar,
-    lanes: 4,
-    tiles: &[
-        TileKernel {
-            mr: 8,
-            nr: 4,
-            speed: 80,
-            run: scalar::tile::<8, 1>,
-        },
-        TileKernel {
-            mr: 6,
-            nr: 8,
-            speed: 100,
-            run: scalar::tile::<6, 2>,
-        },
-    ],
+/// The blocking of a level's GEMM (see the [`Level`] fields of the same names).
+struct Blocking {
+    kc: usize,
+    mc: usize,
+    dots_max_m: usize,
+    dots_min_k: usize,
+}
+
+/// The blocking of the levels without fused multiply-add (scalar, SSE2): `dots` beats packing `B` for
+/// any number of rows from 128 terms on.
+const NO_FMA_BLOCKING: Blocking = Blocking {
     kc: 512,
     mc: 96,
-    pack: scalar::pack,
-    gemv: scalar::gemv,
-    dots: scalar::dots::<2, 4>,
-    dots_rows: 2,
-    dots_cols: 4,
     dots_max_m: usize::MAX,
     dots_min_k: 128,
-    depthwise: scalar::depthwise,
-    narrow: scalar::narrow,
 };
+
+/// The blocking of the levels with fused multiply-add (AVX2, NEON; AVX-512 with a smaller `kc`): there
+/// packing `B` beats `dots` from 32 rows on, and under 256 terms.
+const FMA_BLOCKING: Blocking = Blocking {
+    dots_max_m: 32,
+    dots_min_k: 256,
+    ..NO_FMA_BLOCKING
+};
+
+/// Portable Rust; LLVM vectorizes its 4-lane arrays for the baseline.
+pub(crate) static SCALAR: Level = scalar::level::<2, 4>(
+    Isa::Scalar,
+    &[
+        scalar::tile_kernel::<8, 1>(80),
+        scalar::tile_kernel::<6, 2>(100),
+    ],
+    NO_FMA_BLOCKING,
+);
 
 /// SSE2: 16 registers of 4 lanes; tiles of up to 12 accumulators.
 #[cfg(target_arch = "x86_64")]
-pub(crate) static SSE2: Level = Level {
-    isa: Isa::Sse2,
-    lanes: 4,
-    tiles: &[
-        TileKernel {
-            mr: 8,
-            nr: 4,
-            speed: 70,
-            run: sse2::tile::<8, 1>,
-        },
-        TileKernel {
-            mr: 6,
-            nr: 8,
-            speed: 100,
-            run: sse2::tile::<6, 2>,
-        },
+pub(crate) static SSE2: Level = sse2::level::<2, 6>(
+    Isa::Sse2,
+    &[
+        sse2::tile_kernel::<8, 1>(70),
+        sse2::tile_kernel::<6, 2>(100),
     ],
-    kc: 512,
-    mc: 96,
-    pack: sse2::pack,
-    gemv: sse2::gemv,
-    dots: sse2::dots::<2, 6>,
-    dots_rows: 2,
-    dots_cols: 6,
-    dots_max_m: usize::MAX,
-    dots_min_k: 128,
-    depthwise: sse2::depthwise,
-    narrow: sse2::narrow,
-};
+    NO_FMA_BLOCKING,
+);
 
 /// AVX2 + FMA: 16 registers of 8 lanes; 12 accumulators in the wide tiles.
 #[cfg(target_arch = "x86_64")]
@@ -188,111 +204,39 @@ pub(crate) fn avx512() -> &'static Level {
 /// AVX2's kernels and blocking, run as the level `isa`.
 #[cfg(target_arch = "x86_64")]
 const fn avx2_level(isa: Isa) -> Level {
-    Level {
-        isa,
-        lanes: 8,
-        tiles: &[
-            TileKernel {
-                mr: 8,
-                nr: 8,
-                speed: 80,
-                run: avx2::tile::<8, 1>,
-            },
-            TileKernel {
-                mr: 6,
-                nr: 16,
-                speed: 98,
-                run: avx2::tile::<6, 2>,
-            },
-        ],
-        kc: 512,
-        mc: 96,
-        pack: avx2::pack,
-        gemv: avx2::gemv,
-        dots: avx2::dots::<3, 4>,
-        dots_rows: 3,
-        dots_cols: 4,
-        dots_max_m: 32,
-        dots_min_k: 256,
-        depthwise: avx2::depthwise,
-        narrow: avx2::narrow,
-    }
+    const TILES: &[crate::level::TileKernel] =
+        &[avx2::tile_kernel::<8, 1>(80), avx2::tile_kernel::<6, 2>(98)];
+    avx2::level::<3, 4>(isa, TILES, FMA_BLOCKING)
 }
 
 /// AVX-512: 32 registers of 16 lanes.
 #[cfg(target_arch = "x86_64")]
 pub(crate) static AVX512: Level = Level {
-    isa: Isa::Avx512,
-    lanes: 16,
-    tiles: &[
-        TileKernel {
-            mr: 14,
-            nr: 16,
-            speed: 85,
-            run: avx512::tile::<14, 1>,
-        },
-        TileKernel {
-            mr: 8,
-            nr: 32,
-            speed: 95,
-            run: avx512::tile::<8, 2>,
-        },
-        TileKernel {
-            mr: 12,
-            nr: 32,
-            speed: 100,
-            run: avx512::tile::<12, 2>,
-        },
-    ],
-    kc: 256,
-    mc: 96,
-    pack: avx512::pack,
     // AVX2's: one row against a weight matrix is bound by the loads, and the 16-lane version measured
     // half the speed (1024 x 1024 with `gemm_bench`: 52 vs 26 GFLOP/s on Zen 5).
     gemv: avx2::gemv,
-    dots: avx512::dots::<3, 4>,
-    dots_rows: 3,
-    dots_cols: 4,
-    dots_max_m: 32,
-    dots_min_k: 256,
-    depthwise: avx512::depthwise,
-    narrow: avx512::narrow,
+    ..avx512::level::<3, 4>(
+        Isa::Avx512,
+        &[
+            avx512::tile_kernel::<14, 1>(85),
+            avx512::tile_kernel::<8, 2>(95),
+            avx512::tile_kernel::<12, 2>(100),
+        ],
+        Blocking {
+            kc: 256,
+            ..FMA_BLOCKING
+        },
+    )
 };
 
 /// NEON: 32 registers of 4 lanes.
 #[cfg(target_arch = "aarch64")]
-pub(crate) static NEON: Level = Level {
-    isa: Isa::Neon,
-    lanes: 4,
-    tiles: &[
-        TileKernel {
-            mr: 8,
-            nr: 4,
-            speed: 70,
-            run: neon::tile::<8, 1>,
-        },
-        TileKernel {
-            mr: 8,
-            nr: 8,
-            speed: 90,
-            run: neon::tile::<8, 2>,
-        },
-        TileKernel {
-            mr: 6,
-            nr: 16,
-            speed: 100,
-            run: neon::tile::<6, 4>,
-        },
+pub(crate) static NEON: Level = neon::level::<4, 4>(
+    Isa::Neon,
+    &[
+        neon::tile_kernel::<8, 1>(70),
+        neon::tile_kernel::<8, 2>(90),
+        neon::tile_kernel::<6, 4>(100),
     ],
-    kc: 512,
-    mc: 96,
-    pack: neon::pack,
-    gemv: neon::gemv,
-    dots: neon::dots::<4, 4>,
-    dots_rows: 4,
-    dots_cols: 4,
-    dots_max_m: 32,
-    dots_min_k: 256,
-    depthwise: neon::depthwise,
-    narrow: neon::narrow,
-};
+    FMA_BLOCKING,
+);

@@ -40,7 +40,7 @@ fn f32_scratch(
     let bias = inputs.get(2).copied();
     match kind {
         OpKind::Conv2d(p) if conv::validate(p, x, w, bias, output).is_ok() => {
-            ops::nn::conv::scratch_bytes(level, p, x, w, output, workers)
+            ops::nn::conv::Plan::new(level, p, x, w, output, workers).scratch_bytes()
         }
         OpKind::ConvTranspose2d(p) if conv_transpose::validate(p, x, w, bias, output).is_ok() => {
             ops::nn::conv_transpose::scratch_bytes(level, x, w, workers)
@@ -67,13 +67,53 @@ macro_rules! scratch_fn {
     }};
 }
 
+/// The table of a SIMD level: its element-wise, normalization and pooling kernels from the modules
+/// named `$m` in each op's file, its GEMM-based entries (`ops::nn::$level`) and int8 entries
+/// (`quant::$level`), and the scratch both ask for.
+macro_rules! simd_table {
+    ($name:literal, $m:ident, $level:ident) => {
+        Kernels {
+            name: $name,
+            scratch: Some(scratch_fn!(crate::levels::$level, quant::$level)),
+            conv2d: ops::nn::$level.conv2d,
+            conv_transpose2d: ops::nn::$level.conv_transpose2d,
+            fully_connected: ops::nn::$level.fully_connected,
+            matmul: ops::nn::$level.matmul,
+            quant_conv2d: quant::$level.conv2d,
+            quant_fully_connected: quant::$level.fully_connected,
+            binary: binary::$m::binary,
+            unary: unary::$m::unary,
+            softmax: softmax::$m::softmax,
+            log_softmax: softmax::$m::log_softmax,
+            layer_norm: layer_norm::$m::layer_norm,
+            reduce: reduce::$m::reduce,
+            max_pool: max_pool::$m::max_pool,
+            avg_pool: avg_pool::$m::avg_pool,
+            global_avg_pool: global_avg_pool::$m::global_avg_pool,
+            resize,
+            transpose,
+            ..ember_core::REFERENCE
+        }
+    };
+}
+
+/// The table of a level of the other architecture: the scalar one, under the level's name.
+macro_rules! other_architecture {
+    ($name:literal) => {
+        Kernels {
+            name: $name,
+            ..SCALAR
+        }
+    };
+}
+
 static SCALAR: Kernels = Kernels {
     name: "cpu-scalar",
     scratch: Some(scratch_fn!(crate::levels::SCALAR, quant::NONE)),
-    conv2d: ops::scalar::conv2d,
-    conv_transpose2d: ops::scalar::conv_transpose2d,
-    fully_connected: ops::scalar::fully_connected,
-    matmul: ops::scalar::matmul,
+    conv2d: ops::nn::SCALAR.conv2d,
+    conv_transpose2d: ops::nn::SCALAR.conv_transpose2d,
+    fully_connected: ops::nn::SCALAR.fully_connected,
+    matmul: ops::nn::SCALAR.matmul,
     // Only where the portable kernels beat the reference (which the compiler vectorizes itself
     // where its loops are simple): see examples/elementwise_bench.rs.
     binary: binary::scalar::binary,
@@ -84,52 +124,10 @@ static SCALAR: Kernels = Kernels {
 };
 
 #[cfg(target_arch = "x86_64")]
-static SSE2: Kernels = Kernels {
-    name: "cpu-sse2",
-    scratch: Some(scratch_fn!(crate::levels::SSE2, quant::SSE2)),
-    conv2d: ops::sse2::conv2d,
-    conv_transpose2d: ops::sse2::conv_transpose2d,
-    fully_connected: ops::sse2::fully_connected,
-    matmul: ops::sse2::matmul,
-    quant_conv2d: quant::SSE2.conv2d,
-    quant_fully_connected: quant::SSE2.fully_connected,
-    binary: binary::sse2::binary,
-    unary: unary::sse2::unary,
-    softmax: softmax::sse2::softmax,
-    log_softmax: softmax::sse2::log_softmax,
-    layer_norm: layer_norm::sse2::layer_norm,
-    reduce: reduce::sse2::reduce,
-    max_pool: max_pool::sse2::max_pool,
-    avg_pool: avg_pool::sse2::avg_pool,
-    global_avg_pool: global_avg_pool::sse2::global_avg_pool,
-    resize,
-    transpose,
-    ..ember_core::REFERENCE
-};
+static SSE2: Kernels = simd_table!("cpu-sse2", sse2, SSE2);
 
 #[cfg(target_arch = "x86_64")]
-static AVX2: Kernels = Kernels {
-    name: "cpu-avx2",
-    scratch: Some(scratch_fn!(crate::levels::AVX2, quant::AVX2)),
-    conv2d: ops::avx2::conv2d,
-    conv_transpose2d: ops::avx2::conv_transpose2d,
-    fully_connected: ops::avx2::fully_connected,
-    matmul: ops::avx2::matmul,
-    quant_conv2d: quant::AVX2.conv2d,
-    quant_fully_connected: quant::AVX2.fully_connected,
-    binary: binary::avx2::binary,
-    unary: unary::avx2::unary,
-    softmax: softmax::avx2::softmax,
-    log_softmax: softmax::avx2::log_softmax,
-    layer_norm: layer_norm::avx2::layer_norm,
-    reduce: reduce::avx2::reduce,
-    max_pool: max_pool::avx2::max_pool,
-    avg_pool: avg_pool::avx2::avg_pool,
-    global_avg_pool: global_avg_pool::avx2::global_avg_pool,
-    resize,
-    transpose,
-    ..ember_core::REFERENCE
-};
+static AVX2: Kernels = simd_table!("cpu-avx2", avx2, AVX2);
 
 // AVX2's kernels with the f32 GEMMs (convolutions, fully connected, matmul) in AVX-512 registers and
 // the int8 GEMM tile on AVX-512 VNNI.
@@ -139,36 +137,15 @@ static AVX512: Kernels = Kernels {
     scratch: Some(scratch_fn!(*crate::levels::avx512(), quant::AVX512)),
     quant_conv2d: quant::AVX512.conv2d,
     quant_fully_connected: quant::AVX512.fully_connected,
-    conv2d: ops::avx512::conv2d,
-    conv_transpose2d: ops::avx512::conv_transpose2d,
-    fully_connected: ops::avx512::fully_connected,
-    matmul: ops::avx512::matmul,
+    conv2d: ops::nn::AVX512.conv2d,
+    conv_transpose2d: ops::nn::AVX512.conv_transpose2d,
+    fully_connected: ops::nn::AVX512.fully_connected,
+    matmul: ops::nn::AVX512.matmul,
     ..AVX2
 };
 
 #[cfg(target_arch = "aarch64")]
-static NEON: Kernels = Kernels {
-    name: "cpu-neon",
-    scratch: Some(scratch_fn!(crate::levels::NEON, quant::NEON)),
-    conv2d: ops::neon::conv2d,
-    conv_transpose2d: ops::neon::conv_transpose2d,
-    fully_connected: ops::neon::fully_connected,
-    matmul: ops::neon::matmul,
-    quant_conv2d: quant::NEON.conv2d,
-    quant_fully_connected: quant::NEON.fully_connected,
-    binary: binary::neon::binary,
-    unary: unary::neon::unary,
-    softmax: softmax::neon::softmax,
-    log_softmax: softmax::neon::log_softmax,
-    layer_norm: layer_norm::neon::layer_norm,
-    reduce: reduce::neon::reduce,
-    max_pool: max_pool::neon::max_pool,
-    avg_pool: avg_pool::neon::avg_pool,
-    global_avg_pool: global_avg_pool::neon::global_avg_pool,
-    resize,
-    transpose,
-    ..ember_core::REFERENCE
-};
+static NEON: Kernels = simd_table!("cpu-neon", neon, NEON);
 
 // The dot-product extension is for int8; the f32 kernels are NEON's.
 #[cfg(target_arch = "aarch64")]
@@ -183,30 +160,15 @@ static NEON_DOTPROD: Kernels = Kernels {
 // The other architecture's levels: never handed out (`Isa::is_supported` is false for them), defined so
 // that `table` is total.
 #[cfg(not(target_arch = "x86_64"))]
-static SSE2: Kernels = Kernels {
-    name: "cpu-sse2",
-    ..SCALAR
-};
+static SSE2: Kernels = other_architecture!("cpu-sse2");
 #[cfg(not(target_arch = "x86_64"))]
-static AVX2: Kernels = Kernels {
-    name: "cpu-avx2",
-    ..SCALAR
-};
+static AVX2: Kernels = other_architecture!("cpu-avx2");
 #[cfg(not(target_arch = "x86_64"))]
-static AVX512: Kernels = Kernels {
-    name: "cpu-avx512",
-    ..SCALAR
-};
+static AVX512: Kernels = other_architecture!("cpu-avx512");
 #[cfg(not(target_arch = "aarch64"))]
-static NEON: Kernels = Kernels {
-    name: "cpu-neon",
-    ..SCALAR
-};
+static NEON: Kernels = other_architecture!("cpu-neon");
 #[cfg(not(target_arch = "aarch64"))]
-static NEON_DOTPROD: Kernels = Kernels {
-    name: "cpu-neon-dotprod",
-    ..SCALAR
-};
+static NEON_DOTPROD: Kernels = other_architecture!("cpu-neon-dotprod");
 
 /// The kernel table of `isa`. Its kernels use instructions of that level: open sessions with the table
 /// of a level [`Isa::is_supported`] says this CPU runs ([`crate::kernels`] does); on another CPU its

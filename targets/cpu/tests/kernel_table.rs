@@ -9,11 +9,11 @@ use ember_core::kernels::entry;
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::{BinaryOp, BinaryParams};
 use ember_core::ops::math::unary::{UnaryOp, UnaryParams};
-use ember_core::ops::nn::conv::Conv2dParams;
 use ember_core::ops::nn::fully_connected::FullyConnectedParams;
 use ember_core::ops::nn::reduce::{ReduceOp, ReduceParams};
 use ember_core::{Kernels, OpKind, REFERENCE};
 use ember_cpu::{accelerated, table, variant, Isa};
+use ember_testkit::layer::conv2d_params;
 
 /// Whether `isa` is a SIMD level of the architecture the tests run on.
 fn native_simd(isa: Isa) -> bool {
@@ -24,53 +24,31 @@ fn native_simd(isa: Isa) -> bool {
     }
 }
 
+/// `(entry bit, whether table k's entry is not the reference's)` for each `field => BIT`.
+macro_rules! replaced {
+    ($k:expr, $($field:ident => $bit:ident),* $(,)?) => {
+        [$((entry::$bit, $k.$field as usize != REFERENCE.$field as usize)),*]
+    };
+}
+
 #[test]
 fn accelerated_entries_are_this_crates_kernels() {
     for isa in Isa::ALL {
         let (k, bits) = (table(isa), accelerated(isa));
-        let replaced = [
-            (
-                entry::BINARY,
-                k.binary as usize != REFERENCE.binary as usize,
-            ),
-            (entry::UNARY, k.unary as usize != REFERENCE.unary as usize),
-            (
-                entry::SOFTMAX,
-                k.softmax as usize != REFERENCE.softmax as usize,
-            ),
-            (
-                entry::LOG_SOFTMAX,
-                k.log_softmax as usize != REFERENCE.log_softmax as usize,
-            ),
-            (
-                entry::LAYER_NORM,
-                k.layer_norm as usize != REFERENCE.layer_norm as usize,
-            ),
-            (
-                entry::REDUCE,
-                k.reduce as usize != REFERENCE.reduce as usize,
-            ),
-            (
-                entry::MAX_POOL,
-                k.max_pool as usize != REFERENCE.max_pool as usize,
-            ),
-            (
-                entry::AVG_POOL,
-                k.avg_pool as usize != REFERENCE.avg_pool as usize,
-            ),
-            (
-                entry::GLOBAL_AVG_POOL,
-                k.global_avg_pool as usize != REFERENCE.global_avg_pool as usize,
-            ),
-            (
-                entry::RESIZE,
-                k.resize as usize != REFERENCE.resize as usize,
-            ),
-            (
-                entry::TRANSPOSE,
-                k.transpose as usize != REFERENCE.transpose as usize,
-            ),
-        ];
+        let replaced = replaced!(
+            k,
+            binary => BINARY,
+            unary => UNARY,
+            softmax => SOFTMAX,
+            log_softmax => LOG_SOFTMAX,
+            layer_norm => LAYER_NORM,
+            reduce => REDUCE,
+            max_pool => MAX_POOL,
+            avg_pool => AVG_POOL,
+            global_avg_pool => GLOBAL_AVG_POOL,
+            resize => RESIZE,
+            transpose => TRANSPOSE,
+        );
         for (bit, is_replaced) in replaced {
             assert_eq!(bits & bit != 0, is_replaced, "{isa}: entry {bit:#x}");
         }
@@ -150,16 +128,11 @@ fn accelerated_entries_are_exactly_the_replaced_ones() {
             "{isa}"
         );
         assert_eq!(table(isa).entries, REFERENCE.entries, "{isa}");
-        let native = match isa {
-            Isa::Scalar => true,
-            Isa::Sse2 | Isa::Avx2 | Isa::Avx512 => cfg!(target_arch = "x86_64"),
-            Isa::Neon | Isa::NeonDotprod => cfg!(target_arch = "aarch64"),
-        };
         // The GEMM-based kernels are portable (the scalar table has them too, and the other
         // architecture's tables are the scalar one).
         assert_eq!(accelerated(isa) & gemm, gemm, "{isa}");
         let int8 = entry::QUANT_CONV2D | entry::QUANT_FULLY_CONNECTED;
-        let simd = native && isa != Isa::Scalar;
+        let simd = native_simd(isa);
         assert_eq!(
             accelerated(isa) & int8,
             if simd { int8 } else { 0 },
@@ -171,18 +144,13 @@ fn accelerated_entries_are_exactly_the_replaced_ones() {
 #[test]
 fn variant_names_the_kernel_that_runs() {
     let conv = |groups| {
-        OpKind::Conv2d(Conv2dParams {
-            stride_h: 1,
-            stride_w: 1,
-            dilation_h: 1,
-            dilation_w: 1,
-            pad_top: 0,
-            pad_left: 0,
-            pad_bottom: 0,
-            pad_right: 0,
+        OpKind::Conv2d(conv2d_params(
+            (1, 1),
+            (1, 1),
+            [0; 4],
             groups,
-            act: Activation::None,
-        })
+            Activation::None,
+        ))
     };
     let fc = OpKind::FullyConnected(FullyConnectedParams {
         act: Activation::None,

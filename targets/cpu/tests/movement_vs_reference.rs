@@ -9,7 +9,6 @@ mod common;
 use common::{check, levels, same_bits};
 use ember_core::ops::array::resize::{self, CoordMode, NearestMode, ResizeMode, ResizeParams};
 use ember_core::ops::array::transpose::{self, TransposeParams};
-use ember_core::ops::{In, Out};
 use ember_core::{Kernels, REFERENCE};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -21,19 +20,7 @@ fn run(
     x_dims: &[usize],
     y_dims: &[usize],
 ) -> Vec<f32> {
-    let mut y = vec![0.0; x.len()];
-    (k.transpose)(
-        p,
-        In {
-            data: x,
-            dims: x_dims,
-        },
-        Out {
-            data: &mut y,
-            dims: y_dims,
-        },
-    );
-    y
+    common::run_one_input(x, x_dims, y_dims, 0.0, |x, y| (k.transpose)(p, x, y))
 }
 
 fn check_transpose(x_dims: &[usize], perm: &[usize]) -> Result<(), TestCaseError> {
@@ -98,19 +85,7 @@ fn run_resize(
     x_dims: &[usize],
     y_dims: &[usize],
 ) -> Vec<f32> {
-    let mut y = vec![f32::NAN; y_dims.iter().product()];
-    (k.resize)(
-        p,
-        In {
-            data: x,
-            dims: x_dims,
-        },
-        Out {
-            data: &mut y,
-            dims: y_dims,
-        },
-    );
-    y
+    common::run_one_input(x, x_dims, y_dims, f32::NAN, |x, y| (k.resize)(p, x, y))
 }
 
 fn resize_params() -> impl Strategy<Value = ResizeParams> {

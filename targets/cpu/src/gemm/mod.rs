@@ -36,6 +36,7 @@ use crate::level::{Level, TileKernel};
 use crate::par::{self, Shared};
 use dots::DotsArgs;
 pub(crate) use pack::BMat;
+use pack::Panel;
 use tile::{GemvArgs, TileArgs};
 
 /// At least the largest `MR * NR` of any level's tiles (AVX-512's 12x32): the edge buffers on the stack.
@@ -524,9 +525,16 @@ impl Gemm {
         for p in panels {
             let (tile, j0, valid) = self.panel(p);
             let start = self.panel_offset(p) - base;
+            let panel = Panel {
+                b,
+                k: self.k,
+                j0,
+                valid,
+                width: tile.nr,
+            };
             // SAFETY: the level runs here (checked when the op started); `b` fits k x n (asserted
             // above) and valid <= nr.
-            unsafe { (self.level.pack)(b, self.k, j0, valid, tile.nr, &mut out[start..]) };
+            unsafe { (self.level.pack)(panel, &mut out[start..]) };
         }
     }
 

@@ -42,8 +42,23 @@ impl BMat<'_> {
     }
 }
 
+/// One panel of `B` to pack: columns `j0..j0 + valid` (all `k` rows), as a panel `width` wide.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Panel<'a> {
+    /// The matrix.
+    pub b: BMat<'a>,
+    /// Rows of `B`.
+    pub k: usize,
+    /// The panel's first column.
+    pub j0: usize,
+    /// Columns of `B` in the panel.
+    pub valid: usize,
+    /// Width of the panel (columns `valid..width` are zeros).
+    pub width: usize,
+}
+
 /// Packs one panel of `B`: [`pack_panel`] at one level.
-pub(crate) type PackFn = unsafe fn(BMat<'_>, usize, usize, usize, usize, &mut [f32]);
+pub(crate) type PackFn = unsafe fn(Panel<'_>, &mut [f32]);
 
 /// Packs columns `j0..j0 + valid` of `B` (all `k` rows) into `out` as one panel `width` wide (`out`
 /// holds `k * width` values; columns `valid..width` are zeros), with level `S`.
@@ -53,11 +68,13 @@ pub(crate) type PackFn = unsafe fn(BMat<'_>, usize, usize, usize, usize, &mut [f
 /// The level `S` runs on this CPU; `b` fits a `k x (j0 + valid)` matrix (`BMat::fits`), `valid <= width`.
 #[inline(always)]
 pub(crate) unsafe fn pack_panel<S: Lanes>(
-    b: BMat<'_>,
-    k: usize,
-    j0: usize,
-    valid: usize,
-    width: usize,
+    Panel {
+        b,
+        k,
+        j0,
+        valid,
+        width,
+    }: Panel<'_>,
     out: &mut [f32],
 ) {
     let out = &mut out[..k * width];

@@ -1,7 +1,7 @@
 //! This crate's kernels, one file per op mirroring `ember_core::ops` (`math/binary.rs` replaces
 //! `ember_core::ops::math::binary::binary`, and so on), each with the reference kernel's signature and
 //! one entry per instruction-set level (see [`crate::simd::per_level`]; the GEMM-based ops of `nn/` take
-//! a [`Level`](crate::level::Level) and get their entries from [`gemm_entries!`]). Here: which table entries they
+//! a [`Level`](crate::level::Level) and get their entries from [`nn::GemmEntries`]). Here: which table entries they
 //! replace and how they are named in profiles, and the odometer that walks the outer axes of a tensor.
 
 use ember_core::kernels::entry;
@@ -159,74 +159,3 @@ pub(crate) fn fell_back() {
     #[cfg(all(test, feature = "std"))]
     FALLBACKS.with(|f| f.set(f.get() + 1));
 }
-
-/// The GEMM-based table entries (convolutions, fully connected, matmul) of one level (`$level`, a
-/// `static Level`) in a module `$name`: plain functions with the `Kernels` signatures that run this
-/// crate's kernels at that level.
-macro_rules! gemm_entries {
-    ($name:ident, $level:expr) => {
-        pub(crate) mod $name {
-            use ember_core::ops::nn::conv::Conv2dParams;
-            use ember_core::ops::nn::conv_transpose::ConvTranspose2dParams;
-            use ember_core::ops::nn::fully_connected::FullyConnectedParams;
-            use ember_core::ops::nn::matmul::MatMulParams;
-            use ember_core::ops::{In, Out};
-            use ember_core::Workspace;
-
-            use crate::ops::nn;
-
-            pub(crate) fn conv2d(
-                p: &Conv2dParams,
-                x: In<'_>,
-                w: In<'_>,
-                b: Option<&[f32]>,
-                y: Out<'_>,
-                ws: Option<&mut Workspace<'_>>,
-            ) {
-                nn::conv::conv2d(&$level, p, x, w, b, y, ws)
-            }
-
-            pub(crate) fn conv_transpose2d(
-                p: &ConvTranspose2dParams,
-                x: In<'_>,
-                w: In<'_>,
-                b: Option<&[f32]>,
-                y: Out<'_>,
-                ws: Option<&mut Workspace<'_>>,
-            ) {
-                nn::conv_transpose::conv_transpose2d(&$level, p, x, w, b, y, ws)
-            }
-
-            pub(crate) fn fully_connected(
-                p: &FullyConnectedParams,
-                x: In<'_>,
-                w: In<'_>,
-                b: Option<&[f32]>,
-                y: Out<'_>,
-                ws: Option<&mut Workspace<'_>>,
-            ) {
-                nn::fully_connected::fully_connected(&$level, p, x, w, b, y, ws)
-            }
-
-            pub(crate) fn matmul(
-                p: &MatMulParams,
-                a: In<'_>,
-                b: In<'_>,
-                y: Out<'_>,
-                ws: Option<&mut Workspace<'_>>,
-            ) {
-                nn::matmul::matmul(&$level, p, a, b, y, ws)
-            }
-        }
-    };
-}
-
-gemm_entries!(scalar, crate::levels::SCALAR);
-#[cfg(target_arch = "x86_64")]
-gemm_entries!(sse2, crate::levels::SSE2);
-#[cfg(target_arch = "x86_64")]
-gemm_entries!(avx2, crate::levels::AVX2);
-#[cfg(target_arch = "x86_64")]
-gemm_entries!(avx512, *crate::levels::avx512());
-#[cfg(target_arch = "aarch64")]
-gemm_entries!(neon, crate::levels::NEON);

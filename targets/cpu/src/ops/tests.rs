@@ -6,12 +6,11 @@ use std::vec;
 use std::vec::Vec;
 
 use ember_core::ops::math::activation::Activation;
-use ember_core::ops::nn::conv::Conv2dParams;
-use ember_core::ops::nn::conv_transpose::ConvTranspose2dParams;
 use ember_core::ops::nn::fully_connected::FullyConnectedParams;
 use ember_core::ops::nn::matmul::MatMulParams;
 use ember_core::ops::{In, Out};
 use ember_core::{Kernels, OpKind, Workspace};
+use ember_testkit::layer::{conv2d_params, conv_transpose2d_params};
 
 use super::FALLBACKS;
 use crate::gemm::tests::parallels;
@@ -63,18 +62,7 @@ impl Call {
 }
 
 fn conv(x: [usize; 4], w: [usize; 4], y: [usize; 4], stride: u16, pad: u16, groups: u16) -> Call {
-    let p = Conv2dParams {
-        stride_h: stride,
-        stride_w: stride,
-        dilation_h: 1,
-        dilation_w: 1,
-        pad_top: pad,
-        pad_left: pad,
-        pad_bottom: pad,
-        pad_right: pad,
-        groups,
-        act: Activation::Relu,
-    };
+    let p = conv2d_params((stride, stride), (1, 1), [pad; 4], groups, Activation::Relu);
     Call {
         kind: OpKind::Conv2d(p),
         x: x.to_vec(),
@@ -87,20 +75,7 @@ fn calls() -> Vec<Call> {
     let fc = OpKind::FullyConnected(FullyConnectedParams {
         act: Activation::None,
     });
-    let ct = ConvTranspose2dParams {
-        stride_h: 2,
-        stride_w: 2,
-        dilation_h: 1,
-        dilation_w: 1,
-        pad_top: 0,
-        pad_left: 0,
-        pad_bottom: 0,
-        pad_right: 0,
-        output_pad_h: 0,
-        output_pad_w: 0,
-        groups: 1,
-        act: Activation::Relu,
-    };
+    let ct = conv_transpose2d_params((2, 2), (1, 1), [0; 4], (0, 0), 1, Activation::Relu);
     vec![
         // Pointwise, pointwise at one pixel (GEMV), im2col, depthwise, depthwise x2, grouped.
         conv([1, 20, 20, 16], [32, 1, 1, 16], [1, 20, 20, 32], 1, 0, 1),

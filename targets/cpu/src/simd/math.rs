@@ -37,27 +37,27 @@ const LN2_HI: f32 = 355.0 / 512.0;
 const LN2_LO: f32 = -0.000_212_194_44;
 
 /// 1/k! for k = 0..=7: e^r on |r| <= ln(2)/2 to 5e-9 relative.
-const EXP_TAYLOR: [f32; 8] = [
-    1.0,
-    1.0,
-    1.0 / 2.0,
-    1.0 / 6.0,
-    1.0 / 24.0,
-    1.0 / 120.0,
-    1.0 / 720.0,
-    1.0 / 5040.0,
-];
+const EXP_TAYLOR: [f32; 8] = inverse_factorials(0);
 /// 1/(k+1)! for k = 0..=7: (e^r - 1) / r on |r| <= ln(2)/2 to 6e-10 relative.
-const EXPM1_TAYLOR: [f32; 8] = [
-    1.0,
-    1.0 / 2.0,
-    1.0 / 6.0,
-    1.0 / 24.0,
-    1.0 / 120.0,
-    1.0 / 720.0,
-    1.0 / 5040.0,
-    1.0 / 40320.0,
-];
+const EXPM1_TAYLOR: [f32; 8] = inverse_factorials(1);
+
+/// `1 / (first + k)!` for k = 0..=7, each one f32 division of 1 by the factorial (exact in f32 up to
+/// 8! = 40320).
+const fn inverse_factorials(first: u32) -> [f32; 8] {
+    let mut out = [0.0; 8];
+    let mut k = 0;
+    while k < 8 {
+        let mut factorial = 1.0f32;
+        let mut i = 2;
+        while i <= first + k as u32 {
+            factorial *= i as f32;
+            i += 1;
+        }
+        out[k] = 1.0 / factorial;
+        k += 1;
+    }
+    out
+}
 /// 2/(2k+3) for k = 0..=3: `log1p(f) = 2 atanh(s) = 2s + s z (2/3 + 2z/5 + ...)` with `z = s^2`,
 /// `|s| <= 0.1716`: 2e-9 relative.
 const LOG_ATANH: [f32; 4] = [2.0 / 3.0, 2.0 / 5.0, 2.0 / 7.0, 2.0 / 9.0];

@@ -106,3 +106,27 @@ pub fn check(
     }
     Ok(())
 }
+
+/// The output of a one-input kernel: `kernel(x, y)` with `x` of dims `x_dims` into a new `y` of dims
+/// `y_dims`, which starts as `fill` everywhere.
+pub fn run_one_input(
+    x: &[f32],
+    x_dims: &[usize],
+    y_dims: &[usize],
+    fill: f32,
+    kernel: impl FnOnce(In<'_>, Out<'_>),
+) -> Vec<f32> {
+    let mut y = vec![fill; y_dims.iter().product()];
+    let x = In {
+        data: x,
+        dims: x_dims,
+    };
+    kernel(
+        x,
+        Out {
+            data: &mut y,
+            dims: y_dims,
+        },
+    );
+    y
+}

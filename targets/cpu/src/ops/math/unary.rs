@@ -22,10 +22,9 @@ per_level! {
     fn unary(p: &UnaryParams, x: In<'_>, y: Out<'_>) => unary_on;
 }
 
-/// Whether [`unary_on`] runs `op` with vector code (else it calls the reference kernel).
-pub(crate) fn is_vectorized(op: &UnaryOp) -> bool {
-    !matches!(
-        op,
+/// The pattern of the ops [`unary_on`] hands to the reference kernel (no vector code).
+macro_rules! reference_only {
+    () => {
         UnaryOp::Sin
             | UnaryOp::Cos
             | UnaryOp::Tan
@@ -37,7 +36,12 @@ pub(crate) fn is_vectorized(op: &UnaryOp) -> bool {
             | UnaryOp::Asinh
             | UnaryOp::Acosh
             | UnaryOp::Atanh
-    )
+    };
+}
+
+/// Whether [`unary_on`] runs `op` with vector code (else it calls the reference kernel).
+pub(crate) fn is_vectorized(op: &UnaryOp) -> bool {
+    !matches!(op, reference_only!())
 }
 
 /// `y = op(x)` element-wise on level `s`.
@@ -117,17 +121,7 @@ fn unary_on<S: Simd>(s: S, p: &UnaryParams, x: In<'_>, y: Out<'_>) {
         UnaryOp::Swish { alpha } => map(s, xs, ys, |v| {
             s.div(v, s.add(one, exp(s, s.mul(c(-alpha), v))))
         }),
-        UnaryOp::Sin
-        | UnaryOp::Cos
-        | UnaryOp::Tan
-        | UnaryOp::Asin
-        | UnaryOp::Acos
-        | UnaryOp::Atan
-        | UnaryOp::Sinh
-        | UnaryOp::Cosh
-        | UnaryOp::Asinh
-        | UnaryOp::Acosh
-        | UnaryOp::Atanh => reference::unary(p, x, y),
+        reference_only!() => reference::unary(p, x, y),
     }
 }
 

@@ -15,11 +15,12 @@
 use core::ops::Range;
 
 use ember_core::ops::nn::conv::{self as reference, Conv2dParams};
-use ember_core::ops::{In, Out};
+use ember_core::ops::Out;
 use ember_core::{Parallel, Workspace};
 
 use super::depthwise::Depthwise;
 use super::narrow::{self, Narrow};
+use super::{run_or_fall_back, Tensors};
 use crate::gemm::{AMat, BMat, COut, Epilogue, Gemm, MIN_WORK_PER_WORKER};
 use crate::level::Level;
 use crate::par::{self, Shared};
@@ -32,14 +33,14 @@ const IM2COL_FLOATS: usize = 32 * 1024;
 const TILE_ROWS_UNIT: usize = 24;
 
 /// How one convolution runs.
-enum Plan {
+pub(crate) enum Plan {
     Depthwise(Depthwise),
     Narrow(Narrow),
     Gemm(GemmConv),
 }
 
 /// A convolution as one GEMM per group.
-struct GemmConv {
+pub(crate) struct GemmConv {
     groups: usize,
     /// Input and output channels per group.
     icg: usize,
@@ -58,7 +59,7 @@ struct GemmConv {
 
 impl Plan {
     /// The plan for these shapes (checked by `conv::validate`) on `workers` workers.
-    fn new(
+    pub(crate) fn new(
         level: &'static Level,
         p: &Conv2dParams,
         x: &[usize],
@@ -102,8 +103,8 @@ impl Plan {
         })
     }
 
-    /// Scratch bytes the plan takes.
-    fn scratch_bytes(&self) -> usize {
+    /// Scratch bytes the plan takes (what `conv2d` asks for on its level with its workers).
+    pub(crate) fn scratch_bytes(&self) -> usize {
         match self {
             Plan::Depthwise(d) => bytes_for(&d.scratch_lens()),
             Plan::Narrow(n) => bytes_for(&n.scratch_lens()),
@@ -112,68 +113,38 @@ impl Plan {
     }
 }
 
-/// Scratch bytes `conv2d` asks for on `level` with `workers` workers (the shapes passed `validate`).
-pub(crate) fn scratch_bytes(
-    level: &'static Level,
-    p: &Conv2dParams,
-    x: &[usize],
-    w: &[usize],
-    y: &[usize],
-    workers: usize,
-) -> usize {
-    Plan::new(level, p, x, w, y, workers).scratch_bytes()
-}
-
 /// `y = act(conv(x, w) + b)` with `level`'s kernels (see the module documentation).
 pub(crate) fn conv2d(
     level: &'static Level,
     p: &Conv2dParams,
-    x: In<'_>,
-    w: In<'_>,
-    b: Option<&[f32]>,
+    t: Tensors<'_>,
     y: Out<'_>,
     ws: Option<&mut Workspace<'_>>,
 ) {
-    if y.data.is_empty() {
-        return;
-    }
-    if let (true, Some(ws)) = (level.runs_here(), ws) {
-        let par = ws.parallel;
-        // The plan for the session's workers, or for one if the scratch was sized for one.
-        for workers in [ws.workers(), 1] {
-            let plan = Plan::new(level, p, x.dims, w.dims, y.dims, workers);
-            let mut scratch = Carve::new(ws.scratch);
-            let y = Out {
-                data: &mut *y.data,
-                dims: y.dims,
-            };
-            if plan.run(level, p, x, w, b, y, &mut scratch, par) {
-                return;
-            }
-        }
-    }
-    crate::ops::fell_back();
-    reference::conv2d(p, x, w, b, y)
+    let run = |workers, y: Out<'_>, scratch: &mut Carve<'_>, par: Option<&dyn Parallel>| {
+        let plan = Plan::new(level, p, t.x.dims, t.w.dims, y.dims, workers);
+        plan.run(level, p, t, y, scratch, par)
+    };
+    run_or_fall_back(level, y, ws, run, |y| {
+        reference::conv2d(p, t.x, t.w, t.b, y)
+    })
 }
 
 impl Plan {
     /// Runs the plan; `false` (nothing written) when the scratch is too short.
-    #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
         level: &'static Level,
         p: &Conv2dParams,
-        x: In<'_>,
-        w: In<'_>,
-        b: Option<&[f32]>,
+        t: Tensors<'_>,
         y: Out<'_>,
         scratch: &mut Carve<'_>,
         par: Option<&dyn Parallel>,
     ) -> bool {
         match self {
-            Plan::Depthwise(d) => d.run(level.depthwise, p, x, w, b, y, scratch, par),
-            Plan::Narrow(n) => n.run(level.narrow, p, x, w, b, y, scratch, par),
-            Plan::Gemm(g) => g.run(p, x, w, b, y, scratch, par),
+            Plan::Depthwise(d) => d.run(level.depthwise, p, t, y, scratch, par),
+            Plan::Narrow(n) => n.run(level.narrow, p, t, y, scratch, par),
+            Plan::Gemm(g) => g.run(p, t, y, scratch, par),
         }
     }
 }
@@ -194,13 +165,10 @@ impl GemmConv {
     }
 
     /// Runs the convolution; `false` (nothing written) when the scratch is too short.
-    #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
         p: &Conv2dParams,
-        x: In<'_>,
-        w: In<'_>,
-        b: Option<&[f32]>,
+        Tensors { x, w, b }: Tensors<'_>,
         y: Out<'_>,
         scratch: &mut Carve<'_>,
         par: Option<&dyn Parallel>,

@@ -12,13 +12,15 @@ use core::ops::Range;
 
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::nn::conv_transpose::{self as reference, ConvTranspose2dParams};
-use ember_core::ops::{In, Out};
+use ember_core::ops::Out;
 use ember_core::{Parallel, Workspace};
 
 use crate::gemm::{AMat, BMat, COut, Epilogue, Gemm, MIN_WORK_PER_WORKER};
 use crate::level::Level;
 use crate::par::{self, Shared};
 use crate::scratch::{bytes_for, Carve};
+
+use super::{run_or_fall_back, Tensors};
 
 /// `cols` values per tile (128 KiB).
 const COLS_FLOATS: usize = 32 * 1024;
@@ -90,41 +92,35 @@ pub(crate) fn scratch_bytes(
 pub(crate) fn conv_transpose2d(
     level: &'static Level,
     p: &ConvTranspose2dParams,
-    x: In<'_>,
-    w: In<'_>,
-    b: Option<&[f32]>,
+    t: Tensors<'_>,
     y: Out<'_>,
     ws: Option<&mut Workspace<'_>>,
 ) {
-    if y.data.is_empty() {
-        return;
-    }
-    if let (true, Some(ws)) = (level.runs_here(), ws) {
-        let par = ws.parallel;
-        for workers in [ws.workers(), 1] {
-            let plan = Plan::new(level, x.dims, w.dims, workers);
-            let y = Out {
-                data: &mut *y.data,
-                dims: y.dims,
-            };
-            if plan.run(p, x, w, b, y, &mut Carve::new(ws.scratch), par) {
-                return;
-            }
-        }
-    }
-    crate::ops::fell_back();
-    reference::conv_transpose2d(p, x, w, b, y)
+    let run = |workers, y: Out<'_>, scratch: &mut Carve<'_>, par: Option<&dyn Parallel>| {
+        Plan::new(level, t.x.dims, t.w.dims, workers).run(p, t, y, scratch, par)
+    };
+    run_or_fall_back(level, y, ws, run, |y| {
+        reference::conv_transpose2d(p, t.x, t.w, t.b, y)
+    })
+}
+
+/// What [`Plan::scatter`] adds: the tile's `cols` (one row of `taps * ocg` values per input pixel of
+/// `rows`, for group `group`), into an output of dims `y` from an input of dims `x`.
+struct Scatter<'a> {
+    p: &'a ConvTranspose2dParams,
+    x: &'a [usize],
+    y: &'a [usize],
+    rows: Range<usize>,
+    group: usize,
+    cols: &'a [f32],
 }
 
 impl Plan {
     /// Runs the plan; `false` (nothing written) when the scratch is too short.
-    #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
         p: &ConvTranspose2dParams,
-        x: In<'_>,
-        w: In<'_>,
-        b: Option<&[f32]>,
+        Tensors { x, w, b }: Tensors<'_>,
         y: Out<'_>,
         scratch: &mut Carve<'_>,
         par: Option<&dyn Parallel>,
@@ -161,7 +157,15 @@ impl Plan {
                     ld: ic,
                 };
                 self.tile_gemm(a, rows.len(), packed, cols, par);
-                self.scatter(p, x.dims, y.dims, rows, group, cols, y.data, par);
+                let scatter = Scatter {
+                    p,
+                    x: x.dims,
+                    y: y.dims,
+                    rows,
+                    group,
+                    cols,
+                };
+                self.scatter(&scatter, y.data, par);
             }
         }
         if p.act != Activation::None {
@@ -204,44 +208,31 @@ impl Plan {
         });
     }
 
-    /// Adds each tap's values of the tile's input pixels `rows` to the output pixel it lands on, split
-    /// over the workers by output rows.
-    #[allow(clippy::too_many_arguments)]
-    fn scatter(
-        &self,
-        p: &ConvTranspose2dParams,
-        x: &[usize],
-        y: &[usize],
-        rows: Range<usize>,
-        group: usize,
-        cols: &[f32],
-        out: &mut [f32],
-        par: Option<&dyn Parallel>,
-    ) {
+    /// Adds each tap's values of the tile's input pixels to the output pixel it lands on, split over
+    /// the workers by output rows.
+    fn scatter(&self, op: &Scatter<'_>, out: &mut [f32], par: Option<&dyn Parallel>) {
+        let y = op.y;
         let row_len = y[2] * y[3];
         let out_rows = y[0] * y[1];
         let out = Shared::new(out);
         par::ranges(par, self.scatter_workers, out_rows, 1, &|mine, _| {
             // SAFETY: the workers' ranges of output rows are disjoint.
             let part = unsafe { out.part(mine.start * row_len..mine.end * row_len) };
-            self.scatter_rows(p, x, y, rows.clone(), group, cols, mine, part);
+            self.scatter_rows(op, mine, part);
         });
     }
 
     /// The scatter of [`Plan::scatter`] into the output rows `mine` (image rows of every batch,
     /// `b * OH + oy`) only, whose values are `out`.
-    #[allow(clippy::too_many_arguments)]
-    fn scatter_rows(
-        &self,
-        p: &ConvTranspose2dParams,
-        x: &[usize],
-        y: &[usize],
-        rows: Range<usize>,
-        group: usize,
-        cols: &[f32],
-        mine: Range<usize>,
-        out: &mut [f32],
-    ) {
+    fn scatter_rows(&self, op: &Scatter<'_>, mine: Range<usize>, out: &mut [f32]) {
+        let Scatter {
+            p,
+            x,
+            y,
+            ref rows,
+            group,
+            cols,
+        } = *op;
         let (h, w) = (x[1], x[2]);
         let (oh, ow, oc) = (y[1], y[2], y[3]);
         let (sh, sw) = (usize::from(p.stride_h), usize::from(p.stride_w));

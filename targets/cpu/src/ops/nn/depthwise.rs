@@ -11,12 +11,14 @@
 //! interleaved into the output.
 
 use ember_core::ops::nn::conv::Conv2dParams;
-use ember_core::ops::{In, Out};
+use ember_core::ops::Out;
 use ember_core::Parallel;
 
 use crate::gemm::lanes::{clamp1, clip_bounds, Lanes};
 use crate::par::{self, Shared};
 use crate::scratch::{line_stride, Carve};
+
+use super::Tensors;
 
 /// One output row of a depthwise convolution (one multiplier index).
 pub(crate) struct DepthwiseArgs {
@@ -382,14 +384,11 @@ impl Depthwise {
 
     /// `y = act(depthwise(x, w) + b)` with a level's row kernel (`Level::depthwise`, of a level that
     /// runs on this CPU); `false` (nothing written) when `scratch` is too short.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn run(
         &self,
         kernel: DepthwiseFn,
         p: &Conv2dParams,
-        x: In<'_>,
-        w: In<'_>,
-        b: Option<&[f32]>,
+        Tensors { x, w, b }: Tensors<'_>,
         y: Out<'_>,
         scratch: &mut Carve<'_>,
         par: Option<&dyn Parallel>,

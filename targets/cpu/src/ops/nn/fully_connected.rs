@@ -3,12 +3,14 @@
 //! each row of `W` once, vectorized along `K`; more rows pack `W` into panels.
 
 use ember_core::ops::nn::fully_connected::{self as reference, FullyConnectedParams};
-use ember_core::ops::{In, Out};
-use ember_core::Workspace;
+use ember_core::ops::Out;
+use ember_core::{Parallel, Workspace};
 
 use crate::gemm::{AMat, BMat, Epilogue, Gemm};
 use crate::level::Level;
 use crate::scratch::{bytes_for, Carve};
+
+use super::{run_or_fall_back, Tensors};
 
 /// The GEMM of a fully connected layer with weights `w` `[N, K]` and output `y` `[..., N]`.
 fn plan(level: &'static Level, w: &[usize], y: &[usize]) -> Gemm {
@@ -27,38 +29,32 @@ pub(crate) fn scratch_bytes(level: &'static Level, w: &[usize], y: &[usize]) -> 
 pub(crate) fn fully_connected(
     level: &'static Level,
     p: &FullyConnectedParams,
-    x: In<'_>,
-    w: In<'_>,
-    b: Option<&[f32]>,
+    Tensors { x, w, b }: Tensors<'_>,
     y: Out<'_>,
     ws: Option<&mut Workspace<'_>>,
 ) {
-    if y.data.is_empty() {
-        return;
-    }
-    if let (true, Some(ws)) = (level.runs_here(), ws) {
+    let run = |workers, y: Out<'_>, scratch: &mut Carve<'_>, par: Option<&dyn Parallel>| {
         let g = plan(level, w.dims, y.dims);
         let (n, k) = (g.n, g.k);
         let wb = BMat::Cols {
             data: w.data,
             ld: k,
         };
-        let (par, workers) = (ws.parallel, ws.workers());
-        if let Some([packed]) = Carve::new(ws.scratch).take_all([g.scratch_len(&wb)]) {
-            let a = AMat {
-                data: x.data,
-                ld: k,
-            };
-            let ep = Epilogue {
-                bias: b,
-                residual: None,
-                act: p.act,
-            };
-            if g.gemm(a, wb, &ep, y.data, n, packed, par, workers) {
-                return;
-            }
-        }
-    }
-    crate::ops::fell_back();
-    reference::fully_connected(p, x, w, b, y)
+        let Some([packed]) = scratch.take_all([g.scratch_len(&wb)]) else {
+            return false;
+        };
+        let a = AMat {
+            data: x.data,
+            ld: k,
+        };
+        let ep = Epilogue {
+            bias: b,
+            residual: None,
+            act: p.act,
+        };
+        g.gemm(a, wb, &ep, y.data, n, packed, par, workers)
+    };
+    run_or_fall_back(level, y, ws, run, |y| {
+        reference::fully_connected(p, x, w, b, y)
+    })
 }

@@ -4,11 +4,13 @@
 
 use ember_core::ops::nn::matmul::{self as reference, MatMulParams};
 use ember_core::ops::{In, Out, MAX_RANK};
-use ember_core::Workspace;
+use ember_core::{Parallel, Workspace};
 
 use crate::gemm::{AMat, BMat, Epilogue, Gemm};
 use crate::level::Level;
 use crate::scratch::{bytes_for, Carve};
+
+use super::run_or_fall_back;
 use ember_core::ops::math::activation::Activation;
 
 /// The GEMM of one batch index for output dims `y` and inner dimension `k`.
@@ -45,52 +47,48 @@ pub(crate) fn matmul(
     y: Out<'_>,
     ws: Option<&mut Workspace<'_>>,
 ) {
-    if y.data.is_empty() {
-        return;
-    }
-    let rank = y.dims.len();
-    let k = a.dims[a.dims.len() - 1];
-    let g = plan(level, y.dims, k);
-    let (m, n) = (g.m, g.n);
-    if let (true, Some(ws)) = (level.runs_here(), ws) {
-        let (par, workers) = (ws.parallel, ws.workers());
+    let run = |workers, y: Out<'_>, scratch: &mut Carve<'_>, par: Option<&dyn Parallel>| {
+        let rank = y.dims.len();
+        let k = a.dims[a.dims.len() - 1];
+        let g = plan(level, y.dims, k);
+        let (m, n) = (g.m, g.n);
         let len = g.scratch_len(&BMat::Rows { data: &[], ld: n });
-        if let Some([packed]) = Carve::new(ws.scratch).take_all([len]) {
-            let (a_strides, b_strides) = (batch_strides(a.dims, rank), batch_strides(b.dims, rank));
-            let batch = &y.dims[..rank - 2];
-            let mut index = [0usize; MAX_RANK];
-            for y_mat in y.data.chunks_exact_mut(m * n) {
-                let offset = |strides: &[usize; MAX_RANK]| -> usize {
-                    index[..batch.len()]
-                        .iter()
-                        .zip(strides)
-                        .map(|(i, s)| i * s)
-                        .sum()
-                };
-                let am = AMat {
-                    data: &a.data[offset(&a_strides)..],
-                    ld: k,
-                };
-                let bm = BMat::Rows {
-                    data: &b.data[offset(&b_strides)..],
-                    ld: n,
-                };
-                let ep = Epilogue::act(Activation::None);
-                // The scratch is long enough (taken above), so this cannot fail.
-                let done = g.gemm(am, bm, &ep, y_mat, n, packed, par, workers);
-                debug_assert!(done);
-                // Next batch index, last axis fastest.
-                for (i, &d) in index[..batch.len()].iter_mut().zip(batch).rev() {
-                    *i += 1;
-                    if *i < d {
-                        break;
-                    }
-                    *i = 0;
+        let Some([packed]) = scratch.take_all([len]) else {
+            return false;
+        };
+        let (a_strides, b_strides) = (batch_strides(a.dims, rank), batch_strides(b.dims, rank));
+        let batch = &y.dims[..rank - 2];
+        let mut index = [0usize; MAX_RANK];
+        for y_mat in y.data.chunks_exact_mut(m * n) {
+            let offset = |strides: &[usize; MAX_RANK]| -> usize {
+                index[..batch.len()]
+                    .iter()
+                    .zip(strides)
+                    .map(|(i, s)| i * s)
+                    .sum()
+            };
+            let am = AMat {
+                data: &a.data[offset(&a_strides)..],
+                ld: k,
+            };
+            let bm = BMat::Rows {
+                data: &b.data[offset(&b_strides)..],
+                ld: n,
+            };
+            let ep = Epilogue::act(Activation::None);
+            // The scratch is long enough (taken above), so this cannot fail.
+            let done = g.gemm(am, bm, &ep, y_mat, n, packed, par, workers);
+            debug_assert!(done);
+            // Next batch index, last axis fastest.
+            for (i, &d) in index[..batch.len()].iter_mut().zip(batch).rev() {
+                *i += 1;
+                if *i < d {
+                    break;
                 }
+                *i = 0;
             }
-            return;
         }
-    }
-    crate::ops::fell_back();
-    reference::matmul(p, a, b, y)
+        true
+    };
+    run_or_fall_back(level, y, ws, run, |y| reference::matmul(p, a, b, y))
 }

@@ -10,12 +10,14 @@
 //! input load; more go four at a time. [`worth_it`] decides from the lanes each scheme wastes.
 
 use ember_core::ops::nn::conv::Conv2dParams;
-use ember_core::ops::{In, Out};
+use ember_core::ops::Out;
 use ember_core::Parallel;
 
 use crate::gemm::lanes::{clip_bounds, Lanes};
 use crate::par::{self, Shared};
 use crate::scratch::{line_stride, Carve};
+
+use super::Tensors;
 
 /// Output channels that share the input loads in one pass of [`narrow_row`].
 pub(crate) const CHANNELS: usize = 4;
@@ -227,14 +229,11 @@ impl Narrow {
 
     /// `y = act(conv(x, w) + b)` with a level's row kernel (`Level::narrow`, of a level that runs on
     /// this CPU); `false` (nothing written) when `scratch` is too short.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn run(
         &self,
         kernel: NarrowFn,
         p: &Conv2dParams,
-        x: In<'_>,
-        w: In<'_>,
-        b: Option<&[f32]>,
+        Tensors { x, w, b }: Tensors<'_>,
         y: Out<'_>,
         scratch: &mut Carve<'_>,
         par: Option<&dyn Parallel>,

@@ -29,31 +29,18 @@ fn blocks(p: &SoftmaxParams, dims: &[usize]) -> Option<(usize, usize)> {
 
 #[inline(always)]
 fn softmax_on<S: Simd>(s: S, p: &SoftmaxParams, x: In<'_>, y: Out<'_>) {
-    let Some((block, inner)) = blocks(p, x.dims) else {
-        return;
-    };
-    for (xs, ys) in x
-        .data
-        .chunks_exact(block)
-        .zip(y.data.chunks_exact_mut(block))
-    {
-        if inner == 1 {
-            let m = s.splat(row_max(s, xs));
-            map(s, xs, ys, |v| exp(s, s.sub(v, m)));
-            let add = |a, b| s.add(a, b);
-            let sum = s.sum(fold(s, ys, s.splat(0.0), 0.0, add, add));
-            let scale = s.splat(1.0 / sum);
-            map_in_place(s, ys, |e| s.mul(e, scale));
-        } else {
-            for j in (0..inner).step_by(S::LANES) {
-                softmax_columns(s, xs, ys, inner, j, false);
-            }
-        }
-    }
+    softmax_or_log::<S, false>(s, p, x, y)
 }
 
 #[inline(always)]
 fn log_softmax_on<S: Simd>(s: S, p: &SoftmaxParams, x: In<'_>, y: Out<'_>) {
+    softmax_or_log::<S, true>(s, p, x, y)
+}
+
+/// Softmax, or LogSoftmax where `LOG`, of each block of `x` around the axis: along the row where the
+/// axis is the last one, else down the columns.
+#[inline(always)]
+fn softmax_or_log<S: Simd, const LOG: bool>(s: S, p: &SoftmaxParams, x: In<'_>, y: Out<'_>) {
     let Some((block, inner)) = blocks(p, x.dims) else {
         return;
     };
@@ -62,26 +49,45 @@ fn log_softmax_on<S: Simd>(s: S, p: &SoftmaxParams, x: In<'_>, y: Out<'_>) {
         .chunks_exact(block)
         .zip(y.data.chunks_exact_mut(block))
     {
-        if inner == 1 {
-            let max = row_max(s, xs);
-            let m = s.splat(max);
-            // Padding lanes hold -inf, whose exponential adds 0.
-            let sum = fold(
-                s,
-                xs,
-                s.splat(0.0),
-                f32::NEG_INFINITY,
-                |acc, v| s.add(acc, exp(s, s.sub(v, m))),
-                |a, b| s.add(a, b),
-            );
-            let log_sum = s.splat(libm::logf(s.sum(sum)));
-            map(s, xs, ys, |v| s.sub(s.sub(v, m), log_sum));
-        } else {
+        if inner > 1 {
             for j in (0..inner).step_by(S::LANES) {
-                softmax_columns(s, xs, ys, inner, j, true);
+                softmax_columns(s, xs, ys, inner, j, LOG);
             }
+        } else if LOG {
+            log_softmax_row(s, xs, ys);
+        } else {
+            softmax_row(s, xs, ys);
         }
     }
+}
+
+/// Softmax of one row.
+#[inline(always)]
+fn softmax_row<S: Simd>(s: S, xs: &[f32], ys: &mut [f32]) {
+    let m = s.splat(row_max(s, xs));
+    map(s, xs, ys, |v| exp(s, s.sub(v, m)));
+    let add = |a, b| s.add(a, b);
+    let sum = s.sum(fold(s, ys, s.splat(0.0), 0.0, add, add));
+    let scale = s.splat(1.0 / sum);
+    map_in_place(s, ys, |e| s.mul(e, scale));
+}
+
+/// LogSoftmax of one row.
+#[inline(always)]
+fn log_softmax_row<S: Simd>(s: S, xs: &[f32], ys: &mut [f32]) {
+    let max = row_max(s, xs);
+    let m = s.splat(max);
+    // Padding lanes hold -inf, whose exponential adds 0.
+    let sum = fold(
+        s,
+        xs,
+        s.splat(0.0),
+        f32::NEG_INFINITY,
+        |acc, v| s.add(acc, exp(s, s.sub(v, m))),
+        |a, b| s.add(a, b),
+    );
+    let log_sum = s.splat(libm::logf(s.sum(sum)));
+    map(s, xs, ys, |v| s.sub(s.sub(v, m), log_sum));
 }
 
 /// The largest value of a non-empty row, NaN ignored (as `f32::max` does; -inf if all are NaN).

@@ -9,13 +9,13 @@
 //!   reference's skipped taps do).
 
 use ember_core::ops::quant::conv::{self as reference, QuantConv2dParams};
-use ember_core::ops::{In, Out};
+use ember_core::ops::Out;
 use ember_core::Workspace;
 
 use super::gemm::{self, Operands, RowSource, Shape};
 use super::geometry::Geometry;
 use super::stage::StageParams;
-use super::{depthwise, Level};
+use super::{depthwise, Level, Tensors};
 
 /// What the driver asks of a convolution's geometry: that its tensors have the lengths of its dims, and
 /// its GEMM (output pixels as rows).
@@ -45,29 +45,22 @@ impl Geometry {
 
 /// `y = clamp(requant(conv(x - x_zero_point, w) + b) + y_zero_point, act_min, act_max)`: the
 /// reference's contract (see `ember_core::ops::quant::conv::conv2d`), at level `L`.
-pub fn conv2d<L: Level>(
+pub(crate) fn conv2d<L: Level>(
     p: &QuantConv2dParams,
-    x: In<'_, i8>,
-    w: In<'_, i8>,
-    b: Option<&[i32]>,
-    requant: &[i32],
+    t: Tensors<'_>,
     y: Out<'_, i8>,
     ws: Option<&mut Workspace<'_>>,
 ) {
-    if !run::<L>(p, x, w, b, requant, y.data, y.dims, ws) {
-        reference::conv2d(p, x, w, b, requant, y);
+    if !run::<L>(p, t, y.data, y.dims, ws) {
+        reference::conv2d(p, t.x, t.w, t.b, t.requant, y);
     }
 }
 
 /// [`conv2d`] without the fallback: `false`, having written nothing, where it would run the
 /// reference (no workspace, too little scratch, data shorter than the dims).
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn run<L: Level>(
     p: &QuantConv2dParams,
-    x: In<'_, i8>,
-    w: In<'_, i8>,
-    b: Option<&[i32]>,
-    requant: &[i32],
+    Tensors { x, w, b, requant }: Tensors<'_>,
     y: &mut [i8],
     y_dims: &[usize],
     ws: Option<&mut Workspace<'_>>,
@@ -82,12 +75,7 @@ pub(crate) fn run<L: Level>(
     if !g.fits(lens.0, lens.1, lens.2, requant.len(), y.len()) {
         return false;
     }
-    let params = StageParams {
-        rounding: p.rounding,
-        y_zero_point: p.y_zero_point,
-        act_min: p.act_min,
-        act_max: p.act_max,
-    };
+    let params = StageParams::from(p);
     if depthwise::applies(&g) {
         let op = depthwise::Operands {
             x: x.data,

@@ -6,31 +6,28 @@
 //! once. More rows run the GEMM ([`gemm`]) on the input rows directly, rows split over the workers.
 
 use ember_core::ops::quant::fully_connected::{self as reference, QuantFullyConnectedParams};
-use ember_core::ops::{In, Out};
+use ember_core::ops::Out;
 use ember_core::Workspace;
 
 use super::gemm::{self, Operands, RowSource, Shape};
 use super::scratch::{bytes_for, take};
 use super::split::{self, Parts};
 use super::stage::{self, StageParams};
-use super::Level;
+use super::{GemvRow, Level, Tensors};
 
 /// Output channels per unit of work split over workers in the matrix-vector product.
 const GEMV_UNIT: usize = 16;
 
 /// `y[r, o] = clamp(requant_o(sum_i w[o, i] * (x[r, i] - x_zero_point) + b[o]) + y_zero_point)`: the
 /// reference's contract, at level `L`.
-pub fn fully_connected<L: Level>(
+pub(crate) fn fully_connected<L: Level>(
     p: &QuantFullyConnectedParams,
-    x: In<'_, i8>,
-    w: In<'_, i8>,
-    b: Option<&[i32]>,
-    requant: &[i32],
+    t: Tensors<'_>,
     y: Out<'_, i8>,
     ws: Option<&mut Workspace<'_>>,
 ) {
-    if !run::<L>(p, x, w, b, requant, y.data, ws) {
-        reference::fully_connected(p, x, w, b, requant, y);
+    if !run::<L>(p, t, y.data, ws) {
+        reference::fully_connected(p, t.x, t.w, t.b, t.requant, y);
     }
 }
 
@@ -38,10 +35,7 @@ pub fn fully_connected<L: Level>(
 /// reference (no workspace, too little scratch, data shorter than the dims).
 pub(crate) fn run<L: Level>(
     p: &QuantFullyConnectedParams,
-    x: In<'_, i8>,
-    w: In<'_, i8>,
-    b: Option<&[i32]>,
-    requant: &[i32],
+    Tensors { x, w, b, requant }: Tensors<'_>,
     y: &mut [i8],
     ws: Option<&mut Workspace<'_>>,
 ) -> bool {
@@ -59,12 +53,7 @@ pub(crate) fn run<L: Level>(
     if !fits {
         return false;
     }
-    let params = StageParams {
-        rounding: p.rounding,
-        y_zero_point: p.y_zero_point,
-        act_min: p.act_min,
-        act_max: p.act_max,
-    };
+    let params = StageParams::from(p);
     if rows <= L::GEMV_MAX_ROWS {
         let op = GemvOperands {
             x: x.data,
@@ -176,16 +165,16 @@ fn gemv<L: Level>(op: &GemvOperands<'_>, y: &mut [i8], ws: Option<&mut Workspace
             // channel ranges are disjoint), and this job uses one row's at a time.
             let out = unsafe { out.part(r * n + first..r * n + end) };
             let x = op.x.get(r * k..(r + 1) * k).unwrap_or(&[]);
-            L::gemv(
+            L::gemv(GemvRow {
                 x,
-                op.x_zero_point,
-                op.w,
+                x_zero_point: op.x_zero_point,
+                w: op.w,
                 k,
                 first,
-                stage.skip(first),
+                stage: stage.skip(first),
                 out,
-                tmp,
-            );
+                tmp: &mut *tmp,
+            });
         }
     };
     split::run(parallel, parts, &job);

@@ -41,6 +41,7 @@ pub(crate) mod x86;
 
 use ember_core::ops::quant::conv::QuantConv2dFn;
 use ember_core::ops::quant::fully_connected::QuantFullyConnectedFn;
+use ember_core::ops::In;
 use ember_core::workspace::ScratchFn;
 use ember_core::OpKind;
 
@@ -96,6 +97,29 @@ pub(crate) struct DwPixel<'a> {
     pub out: &'a mut [i8],
 }
 
+/// One row of a fully connected layer for [`Level::gemv`], output channels `first..first + out.len()`:
+/// `out[j] = stage(sum_k w[first + j, k] * (x[k] - x_zero_point))`. (aarch64's levels need no
+/// temporaries.)
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) struct GemvRow<'a> {
+    /// The row's `k` inputs.
+    pub x: &'a [i8],
+    /// Zero point of the inputs.
+    pub x_zero_point: i8,
+    /// All the weights (rows of `k`).
+    pub w: &'a [i8],
+    /// Inputs per row.
+    pub k: usize,
+    /// The first output channel.
+    pub first: usize,
+    /// The output stage (channel 0 is `first`).
+    pub stage: Stage<'a>,
+    /// The row's outputs, channels `first..first + out.len()`.
+    pub out: &'a mut [i8],
+    /// The worker's temporaries ([`Level::gemv_tmp_len`] elements).
+    pub tmp: &'a mut [i16],
+}
+
 /// What an instruction-set level supplies to the shared drivers. Implemented by zero-sized types whose
 /// kernels use that level's instructions: they are reached only through the level's kernel table,
 /// which [`crate::Isa`] hands out only on a CPU that has the level (what makes their `unsafe` sound).
@@ -138,19 +162,8 @@ pub(crate) trait Level: 'static {
     }
     /// `i16` temporaries a worker needs for [`Level::gemv`] over rows of `k`.
     fn gemv_tmp_len(k: usize) -> usize;
-    /// One row of a fully connected layer, output channels `first..first + out.len()`: `out[j] =
-    /// stage(sum_k w[first + j, k] * (x[k] - x_zero_point))`, `w` all the weights (rows of `k`).
-    #[allow(clippy::too_many_arguments)]
-    fn gemv(
-        x: &[i8],
-        x_zero_point: i8,
-        w: &[i8],
-        k: usize,
-        first: usize,
-        stage: Stage<'_>,
-        out: &mut [i8],
-        tmp: &mut [i16],
-    );
+    /// One row of a fully connected layer (see [`GemvRow`]).
+    fn gemv(g: GemvRow<'_>);
     /// `i16` elements of packed depthwise weights (`c` channels, `taps` taps, a multiple of
     /// [`Level::DW_TAP_STEP`]).
     fn dw_packed_len(c: usize, taps: usize) -> usize;
@@ -159,6 +172,28 @@ pub(crate) trait Level: 'static {
     fn dw_pack(w: &[i8], c: usize, taps_in: usize, taps: usize, out: &mut [i16]);
     /// Computes and writes one output pixel.
     fn depthwise(px: DwPixel<'_>);
+}
+
+/// Packs depthwise weights `[c, taps_in]` (OHWI with one input channel) as int16: `out` zeroed, then
+/// `w[ch, t]` at `at(t, ch)` (dropped where that is past `out`). Each level's [`Level::dw_pack`] names
+/// its layout.
+#[inline(always)]
+fn pack_depthwise(
+    w: &[i8],
+    c: usize,
+    taps_in: usize,
+    out: &mut [i16],
+    at: impl Fn(usize, usize) -> usize,
+) {
+    out.fill(0);
+    for ch in 0..c {
+        let row = w.get(ch * taps_in..(ch + 1) * taps_in).unwrap_or(&[]);
+        for (t, &v) in row.iter().enumerate() {
+            if let Some(dst) = out.get_mut(at(t, ch)) {
+                *dst = v.into();
+            }
+        }
+    }
 }
 
 /// The int8 entries of one level's kernel table.
@@ -174,11 +209,28 @@ pub(crate) struct Entries {
     pub names: (&'static str, &'static str),
 }
 
+/// The tensors of an int8 convolution or fully connected layer, as its table entry gets them.
+#[derive(Clone, Copy)]
+pub(crate) struct Tensors<'a> {
+    /// The input.
+    pub x: In<'a, i8>,
+    /// The weights (OHWI, or `[OUT, IN]`).
+    pub w: In<'a, i8>,
+    /// The bias, one per output channel.
+    pub b: Option<&'a [i32]>,
+    /// `(multiplier, shift)` rows: one per output channel, or one for all.
+    pub requant: &'a [i32],
+}
+
 impl Entries {
     const fn of<L: Level>() -> Entries {
         Entries {
-            conv2d: conv::conv2d::<L>,
-            fully_connected: fully_connected::fully_connected::<L>,
+            conv2d: |p, x, w, b, requant, y, ws| {
+                conv::conv2d::<L>(p, Tensors { x, w, b, requant }, y, ws)
+            },
+            fully_connected: |p, x, w, b, requant, y, ws| {
+                fully_connected::fully_connected::<L>(p, Tensors { x, w, b, requant }, y, ws)
+            },
             scratch: scratch_of::<L>,
             names: (L::GEMM_NAME, L::GROUPED_NAME),
         }

@@ -5,6 +5,8 @@
 //! Each level vectorizes the finish itself (`x86::avx2::requant`, `arm::requant`); they all compute
 //! what [`Stage::finish`] computes, which is the reference's `requantize_acc` after adding the bias.
 
+use ember_core::ops::quant::conv::QuantConv2dParams;
+use ember_core::ops::quant::fully_connected::QuantFullyConnectedParams;
 use ember_core::ops::quant::requant::{clamp_to_i8, RequantRounding, MAX_SHIFT, MIN_SHIFT};
 
 /// The output stage of a layer, from one output channel on.
@@ -42,6 +44,15 @@ impl<'a> Stage<'a> {
         }
     }
 
+    /// `out[c] = self.finish(c, acc[c])` for each output (as many as both have): the scalar finish of
+    /// a run of channels.
+    #[inline(always)]
+    pub fn finish_all(&self, acc: &[i32], out: &mut [i8]) {
+        for (c, (o, &a)) in out.iter_mut().zip(acc).enumerate() {
+            *o = self.finish(c, a);
+        }
+    }
+
     /// Channel `c`'s output for accumulator `acc` (`sum w * (x - x_zero_point)`, or the raw sum where
     /// the bias holds the correction): the reference's `requantize_acc(acc + bias)`, exactly.
     #[inline(always)]
@@ -69,6 +80,24 @@ pub(crate) struct StageParams {
     /// Upper clamp.
     pub act_max: i8,
 }
+
+/// `StageParams::from(p)` for the parameters of each int8 layer with an output stage.
+macro_rules! stage_params_from {
+    ($($params:ty),*) => {$(
+        impl From<&$params> for StageParams {
+            fn from(p: &$params) -> StageParams {
+                StageParams {
+                    rounding: p.rounding,
+                    y_zero_point: p.y_zero_point,
+                    act_min: p.act_min,
+                    act_max: p.act_max,
+                }
+            }
+        }
+    )*};
+}
+
+stage_params_from!(QuantConv2dParams, QuantFullyConnectedParams);
 
 /// Fills the three per-channel arrays of a stage (`arrays` holds `3 * len`: biases, multipliers,
 /// shifts) for `groups` groups of `n` channels, group `g`'s channel `c` at `g * padded + c` (the padding

@@ -13,8 +13,9 @@ use ember_core::ops::quant::fully_connected::QuantFullyConnectedParams;
 use ember_core::ops::quant::requant::RequantRounding;
 use ember_core::ops::{In, Out};
 use ember_core::{AlignedBuf, OpKind, Parallel, Workspace};
+use ember_testkit::layer::quant_conv2d_params;
 
-use super::{conv, fully_connected, scratch_of, Level};
+use super::{conv, fully_connected, scratch_of, Level, Tensors};
 use crate::{Isa, ThreadPool};
 
 fn data(n: usize, seed: u32) -> Vec<i8> {
@@ -27,23 +28,20 @@ fn data(n: usize, seed: u32) -> Vec<i8> {
         .collect()
 }
 
+/// `data` with dims `dims`, as a kernel's input.
+fn tensor<'a>(data: &'a [i8], dims: &'a [usize]) -> In<'a, i8> {
+    In { data, dims }
+}
+
 fn conv_params(k: usize, stride: u16, dilation: u16, groups: u16) -> QuantConv2dParams {
     let pad = (k / 2) as u16 * dilation;
     QuantConv2dParams {
-        stride_h: stride,
-        stride_w: stride,
-        dilation_h: dilation,
-        dilation_w: dilation,
-        pad_top: pad,
-        pad_left: pad,
-        pad_bottom: pad,
-        pad_right: pad,
-        groups,
         x_zero_point: -7,
         y_zero_point: 2,
         act_min: -100,
         act_max: 120,
         rounding: RequantRounding::Single,
+        ..quant_conv2d_params((stride, stride), (dilation, dilation), [pad; 4], groups)
     }
 }
 
@@ -100,27 +98,24 @@ fn check_level<L: Level>() {
         let rq: Vec<i32> = (0..oc as i32)
             .flat_map(|i| [(1 << 30) + i * 4_567, -7 - i % 2])
             .collect();
-        let (x, w) = (
-            In {
-                data: &x,
-                dims: &x_dims,
-            },
-            In {
-                data: &w,
-                dims: &w_dims,
-            },
-        );
+        let (x, w) = (tensor(&x, &x_dims), tensor(&w, &w_dims));
         let mut want = vec![0i8; y_dims.iter().product()];
         let y = Out {
             data: &mut want,
             dims: &y_dims,
         };
         ember_core::ops::quant::conv::conv2d(&p, x, w, Some(&b), &rq, y);
+        let tensors = Tensors {
+            x,
+            w,
+            b: Some(&b),
+            requant: &rq,
+        };
         let inputs: [&[usize]; 4] = [&x_dims, &w_dims, &[oc, 2], &[oc]];
         workspaces::<L>(&OpKind::QuantConv2d(p), &inputs, &y_dims, |ws, how| {
             let mut y = vec![0i8; want.len()];
             let fallback = ws.is_none();
-            let ran = conv::run::<L>(&p, x, w, Some(&b), &rq, &mut y, &y_dims, ws);
+            let ran = conv::run::<L>(&p, tensors, &mut y, &y_dims, ws);
             assert_eq!(
                 ran,
                 !fallback,
@@ -146,22 +141,19 @@ fn check_level<L: Level>() {
         let (x_dims, w_dims, y_dims) = ([rows, k], [n, k], [rows, n]);
         let (x, w) = (data(rows * k, 3), data(n * k, 4));
         let rq = [1 << 30, -6];
-        let (x, w) = (
-            In {
-                data: &x,
-                dims: &x_dims,
-            },
-            In {
-                data: &w,
-                dims: &w_dims,
-            },
-        );
+        let (x, w) = (tensor(&x, &x_dims), tensor(&w, &w_dims));
         let mut want = vec![0i8; rows * n];
         let y = Out {
             data: &mut want,
             dims: &y_dims,
         };
         ember_core::ops::quant::fully_connected::fully_connected(&p, x, w, None, &rq, y);
+        let tensors = Tensors {
+            x,
+            w,
+            b: None,
+            requant: &rq,
+        };
         let inputs: [&[usize]; 3] = [&x_dims, &w_dims, &[1, 2]];
         workspaces::<L>(
             &OpKind::QuantFullyConnected(p),
@@ -170,7 +162,7 @@ fn check_level<L: Level>() {
             |ws, how| {
                 let mut y = vec![0i8; want.len()];
                 let fallback = ws.is_none();
-                let ran = fully_connected::run::<L>(&p, x, w, None, &rq, &mut y, ws);
+                let ran = fully_connected::run::<L>(&p, tensors, &mut y, ws);
                 assert_eq!(ran, !fallback, "{} fc {rows} rows, {how}", L::GEMM_NAME);
                 assert!(!ran || y == want, "{} fc {rows} rows, {how}", L::GEMM_NAME);
             },
@@ -180,22 +172,22 @@ fn check_level<L: Level>() {
 
 #[test]
 fn every_level_runs_its_own_kernels_given_the_scratch_it_asks_for() {
-    let mut ran = 0;
     #[cfg(target_arch = "x86_64")]
-    {
-        check_level::<super::x86::Sse2>();
-        ran += 1;
-        if Isa::Avx2.is_supported() {
-            check_level::<super::x86::Avx2>();
-            ran += 1;
-        }
-    }
+    let levels: [(Isa, fn()); 2] = [
+        (Isa::Sse2, check_level::<super::x86::Sse2>),
+        (Isa::Avx2, check_level::<super::x86::Avx2>),
+    ];
     #[cfg(target_arch = "aarch64")]
-    {
-        check_level::<super::arm::Neon>();
-        ran += 1;
-        if Isa::NeonDotprod.is_supported() {
-            check_level::<super::arm::NeonDotprod>();
+    let levels: [(Isa, fn()); 2] = [
+        (Isa::Neon, check_level::<super::arm::Neon>),
+        (Isa::NeonDotprod, check_level::<super::arm::NeonDotprod>),
+    ];
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    let levels: [(Isa, fn()); 0] = [];
+    let mut ran = 0;
+    for (isa, check) in levels {
+        if isa.is_supported() {
+            check();
             ran += 1;
         }
     }

@@ -22,7 +22,7 @@ use core::arch::aarch64::*;
 
 use ember_core::ops::quant::requant::RequantRounding;
 
-use crate::ops::quant::{DwPixel, Level, Stage, Tile};
+use crate::ops::quant::{pack_depthwise, DwPixel, GemvRow, Level, Stage, Tile};
 
 /// NEON without the dot-product extension.
 pub(crate) struct Neon;
@@ -60,22 +60,14 @@ macro_rules! shared_level_items {
             0
         }
         /// Not used (`GEMV_MAX_ROWS` is 0: fully connected layers run the GEMM); kept exact anyway.
-        fn gemv(
-            x: &[i8],
-            x_zero_point: i8,
-            w: &[i8],
-            k: usize,
-            first: usize,
-            stage: Stage<'_>,
-            out: &mut [i8],
-            _: &mut [i16],
-        ) {
-            for (j, o) in out.iter_mut().enumerate() {
-                let row = w.get((first + j) * k..(first + j + 1) * k).unwrap_or(&[]);
-                let acc = row.iter().zip(x).fold(0i32, |a, (&w, &x)| {
-                    a.wrapping_add(i32::from(w) * (i32::from(x) - i32::from(x_zero_point)))
+        fn gemv(g: GemvRow<'_>) {
+            let (k, first) = (g.k, g.first);
+            for (j, o) in g.out.iter_mut().enumerate() {
+                let row = g.w.get((first + j) * k..(first + j + 1) * k).unwrap_or(&[]);
+                let acc = row.iter().zip(g.x).fold(0i32, |a, (&w, &x)| {
+                    a.wrapping_add(i32::from(w) * (i32::from(x) - i32::from(g.x_zero_point)))
                 });
-                *o = stage.finish(j, acc);
+                *o = g.stage.finish(j, acc);
             }
         }
         fn dw_packed_len(c: usize, taps: usize) -> usize {
@@ -83,15 +75,7 @@ macro_rules! shared_level_items {
         }
         fn dw_pack(w: &[i8], c: usize, taps_in: usize, _: usize, out: &mut [i16]) {
             let cpad = c.next_multiple_of(CB);
-            out.fill(0);
-            for ch in 0..c {
-                let row = w.get(ch * taps_in..(ch + 1) * taps_in).unwrap_or(&[]);
-                for (t, &v) in row.iter().enumerate() {
-                    if let Some(dst) = out.get_mut(t * cpad + ch) {
-                        *dst = v.into();
-                    }
-                }
-            }
+            pack_depthwise(w, c, taps_in, out, |t, ch| t * cpad + ch);
         }
         fn depthwise(px: DwPixel<'_>) {
             // SAFETY: NEON is part of the aarch64 baseline.
@@ -376,9 +360,7 @@ fn finish4(acc: int32x4_t, stage: Stage<'_>, out: &mut [i8]) {
             let mut a = [0i32; 4];
             // SAFETY: `a` is 4 int32.
             unsafe { vst1q_s32(a.as_mut_ptr(), acc) };
-            for (c, (o, &a)) in out.iter_mut().zip(&a).enumerate() {
-                *o = stage.finish(c, a);
-            }
+            stage.finish_all(&a, out);
         }
     }
 }

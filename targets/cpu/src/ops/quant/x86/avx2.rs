@@ -18,8 +18,10 @@ use core::arch::x86_64::*;
 
 use ember_core::ops::quant::requant::RequantRounding;
 
-use super::{dw_pack, dw_packed_len, gemm_packed_len, pack_columns, widen_tail, BLOCK, DW_BLOCK};
-use crate::ops::quant::{DwPixel, Level, Stage, Tile};
+use super::{
+    dw_padded_channels, gemm_blocks, gemv_blocks, pack_columns, tail16, widen_with, BLOCK, DW_BLOCK,
+};
+use crate::ops::quant::{DwPixel, GemvRow, Level, Stage, Tile};
 
 /// The AVX2 level (see the module documentation).
 pub(crate) struct Avx2;
@@ -30,62 +32,25 @@ pub(super) const MR: usize = 4;
 impl Level for Avx2 {
     const GEMM_NAME: &'static str = "avx2-int8-gemm";
     const GROUPED_NAME: &'static str = "avx2-int8-grouped";
-    const MR: usize = MR;
-    const NR: usize = BLOCK;
-    const FOLD_X_ZERO_POINT: bool = false;
-    const GEMV_MAX_ROWS: usize = 2;
-    const DW_TAP_STEP: usize = 2;
+    shared_level_items!();
 
-    fn gemm_packed_len(n: usize, k: usize) -> usize {
-        gemm_packed_len(n, k)
-    }
     fn gemm_pack(w: &[i8], n: usize, k: usize, out: &mut [i16]) {
         // SAFETY: as for `gemm`: only the AVX2 table, on CPUs with AVX2, reaches this.
         unsafe { gemm_pack(w, n, k, out) }
     }
-    fn gemm_tile_len(k: usize) -> usize {
-        MR * k.next_multiple_of(2)
-    }
     fn gemm(t: Tile<'_>) {
         // SAFETY: this level's kernels run only from the AVX2 table, which `Isa` hands out only on
         // CPUs with AVX2.
-        unsafe {
-            match t.stage.rounding {
-                RequantRounding::Double => gemm::<Madd, false>(t),
-                RequantRounding::Single => gemm::<Madd, true>(t),
-            }
-        }
+        unsafe { gemm_rounding::<Madd>(t) }
     }
-    fn gemv_tmp_len(k: usize) -> usize {
-        k.next_multiple_of(16)
-    }
-    fn gemv(
-        x: &[i8],
-        x_zero_point: i8,
-        w: &[i8],
-        k: usize,
-        first: usize,
-        stage: Stage<'_>,
-        out: &mut [i8],
-        tmp: &mut [i16],
-    ) {
+    fn gemv(g: GemvRow<'_>) {
         // SAFETY: as for `gemm`: only the AVX2 table, on CPUs with AVX2, reaches this.
         unsafe {
-            match stage.rounding {
-                RequantRounding::Double => {
-                    gemv::<false>(x, x_zero_point, w, k, first, stage, out, tmp)
-                }
-                RequantRounding::Single => {
-                    gemv::<true>(x, x_zero_point, w, k, first, stage, out, tmp)
-                }
+            match g.stage.rounding {
+                RequantRounding::Double => gemv::<false>(g),
+                RequantRounding::Single => gemv::<true>(g),
             }
         }
-    }
-    fn dw_packed_len(c: usize, taps: usize) -> usize {
-        dw_packed_len(c, taps)
-    }
-    fn dw_pack(w: &[i8], c: usize, taps_in: usize, taps: usize, out: &mut [i16]) {
-        dw_pack(w, c, taps_in, taps, out)
     }
     fn depthwise(px: DwPixel<'_>) {
         // SAFETY: as for `gemm`: only the AVX2 table, on CPUs with AVX2, reaches this.
@@ -203,39 +168,38 @@ impl GemmTile for Madd {
 /// The CPU has AVX2 and the instructions `T` uses.
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn gemm<T: GemmTile, const SINGLE: bool>(t: Tile<'_>) {
-    let kp = t.k.next_multiple_of(2);
-    let mr = t.rows.len();
-    let blocks = t.n.div_ceil(BLOCK);
-    if mr == 0 || mr > MR || t.tmp.len() < mr * kp || t.packed.len() < blocks * BLOCK * kp {
-        debug_assert!(false, "GEMM tile with inconsistent sizes");
-        return;
-    }
-    for (row, dst) in t.rows.iter().zip(t.tmp.chunks_exact_mut(kp.max(1))) {
-        widen(row.get(..t.k).unwrap_or(row), t.x_zero_point, dst);
-    }
-    let a = t.tmp.as_ptr();
-    for b in 0..blocks {
-        let c0 = b * BLOCK;
-        let w = t.packed[b * BLOCK * kp..].as_ptr();
+    let block = |a, w, kp, mr| {
         // SAFETY: `a` holds `mr` rows of `kp` and `w` one block of `kp / 2` pairs of 16 channels x 2
-        // (checked above); `tile::<R>` reads no further for `R == mr`; the CPU has `T`'s
+        // (`gemm_blocks` checked); `tile::<R>` reads no further for `R == mr`; the CPU has `T`'s
         // instructions (this function's contract).
-        let acc = unsafe {
+        unsafe {
             match mr {
                 1 => spill(T::tile::<1>(a, w, kp)),
                 2 => spill(T::tile::<2>(a, w, kp)),
                 3 => spill(T::tile::<3>(a, w, kp)),
                 _ => T::tile::<4>(a, w, kp),
             }
-        };
-        let valid = BLOCK.min(t.n - c0);
-        for (r, [lo, hi]) in acc.into_iter().take(mr).enumerate() {
-            if let Some(out) = t
-                .out
-                .get_mut(r * t.out_stride + c0..r * t.out_stride + c0 + valid)
-            {
-                finish16::<SINGLE>(lo, hi, t.stage.skip(c0), out);
-            }
+        }
+    };
+    gemm_blocks(
+        t,
+        |x, zp, xs| widen(x, zp, xs),
+        block,
+        |[lo, hi], stage, out| finish16::<SINGLE>(lo, hi, stage, out),
+    );
+}
+
+/// [`gemm`] in the rounding mode of the tile's stage.
+///
+/// # Safety
+/// As [`gemm`].
+#[inline(always)]
+pub(super) unsafe fn gemm_rounding<T: GemmTile>(t: Tile<'_>) {
+    // SAFETY: the caller's contract is `gemm`'s.
+    unsafe {
+        match t.stage.rounding {
+            RequantRounding::Double => gemm::<T, false>(t),
+            RequantRounding::Single => gemm::<T, true>(t),
         }
     }
 }
@@ -279,74 +243,48 @@ unsafe fn tile<const R: usize>(a: *const i16, w: *const i16, kp: usize) -> [[__m
 #[target_feature(enable = "avx2")]
 fn widen(src: &[i8], zero_point: i8, dst: &mut [i16]) {
     let zp = _mm256_set1_epi16(zero_point.into());
-    let (mut s16, mut d16) = (src.chunks_exact(16), dst.chunks_exact_mut(16));
-    for (s, d) in (&mut s16).zip(&mut d16) {
-        // SAFETY: `s` is 16 bytes, `d` 16 int16 (32 bytes).
+    widen_with(src, zero_point, dst, |s, d| {
+        // SAFETY: `widen_with` hands over 16 bytes `s` and 16 int16 (32 bytes) `d`.
         unsafe {
             let v = _mm256_cvtepi8_epi16(_mm_loadu_si128(s.as_ptr().cast()));
             _mm256_storeu_si256(d.as_mut_ptr().cast(), _mm256_sub_epi16(v, zp));
         }
-    }
-    let done = (src.len() - s16.remainder().len()).min(dst.len());
-    widen_tail(s16.remainder(), zero_point, &mut dst[done..]);
+    });
 }
 
 /// A fully connected row: 8 output channels at a time against `x` widened into `tmp`.
-#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2")]
-fn gemv<const SINGLE: bool>(
-    x: &[i8],
-    x_zero_point: i8,
-    w: &[i8],
-    k: usize,
-    first: usize,
-    stage: Stage<'_>,
-    out: &mut [i8],
-    tmp: &mut [i16],
-) {
-    let Some(xs) = tmp.get_mut(..k.next_multiple_of(16)) else {
-        debug_assert!(false, "GEMV temporaries too short");
-        return;
-    };
-    widen(x, x_zero_point, xs);
-    let xs: &[i16] = xs;
+fn gemv<const SINGLE: bool>(g: GemvRow<'_>) {
+    let k = g.k;
     let full = k / 16 * 16;
-    let last = out.len().saturating_sub(1);
-    for c0 in (0..out.len()).step_by(8) {
-        // Channels past the end repeat the last one (their results are dropped).
-        let rows: [&[i8]; 8] = core::array::from_fn(|j| {
-            let c = first + (c0 + j).min(last);
-            w.get(c * k..(c + 1) * k).unwrap_or(&[])
-        });
-        if rows.iter().any(|r| r.len() < k) {
-            debug_assert!(false, "GEMV weights too short");
-            return;
-        }
-        let mut acc = [_mm256_setzero_si256(); 8];
-        for kk in (0..full).step_by(16) {
-            // SAFETY: `kk + 16 <= full <= k`: inside `xs` (`k` rounded up to 16) and every row.
-            unsafe {
-                let xv = _mm256_loadu_si256(xs.as_ptr().add(kk).cast());
+    gemv_blocks::<8>(
+        g,
+        |x, zp, xs| widen(x, zp, xs),
+        |xs, rows, stage, out| {
+            let mut acc = [_mm256_setzero_si256(); 8];
+            for kk in (0..full).step_by(16) {
+                // SAFETY: `kk + 16 <= full <= k`: inside `xs` (`k` rounded up to 16) and every row.
+                unsafe {
+                    let xv = _mm256_loadu_si256(xs.as_ptr().add(kk).cast());
+                    for (acc, row) in acc.iter_mut().zip(&rows) {
+                        let wv = _mm256_cvtepi8_epi16(_mm_loadu_si128(row.as_ptr().add(kk).cast()));
+                        *acc = _mm256_add_epi32(*acc, _mm256_madd_epi16(wv, xv));
+                    }
+                }
+            }
+            if full < k {
+                // SAFETY: `xs` is `k` rounded up to 16 long, zero past `k`.
+                let xv = unsafe { _mm256_loadu_si256(xs.as_ptr().add(full).cast()) };
                 for (acc, row) in acc.iter_mut().zip(&rows) {
-                    let wv = _mm256_cvtepi8_epi16(_mm_loadu_si128(row.as_ptr().add(kk).cast()));
+                    let tail = tail16(row, full);
+                    // SAFETY: `tail` is 16 bytes.
+                    let wv = unsafe { _mm256_cvtepi8_epi16(_mm_loadu_si128(tail.as_ptr().cast())) };
                     *acc = _mm256_add_epi32(*acc, _mm256_madd_epi16(wv, xv));
                 }
             }
-        }
-        if full < k {
-            // SAFETY: `xs` is `k` rounded up to 16 long, zero past `k`.
-            let xv = unsafe { _mm256_loadu_si256(xs.as_ptr().add(full).cast()) };
-            for (acc, row) in acc.iter_mut().zip(&rows) {
-                let mut tail = [0i8; 16];
-                tail[..k - full].copy_from_slice(&row[full..k]);
-                // SAFETY: `tail` is 16 bytes.
-                let wv = unsafe { _mm256_cvtepi8_epi16(_mm_loadu_si128(tail.as_ptr().cast())) };
-                *acc = _mm256_add_epi32(*acc, _mm256_madd_epi16(wv, xv));
-            }
-        }
-        let end = out.len().min(c0 + 8);
-        finish8::<SINGLE>(sum8(acc), stage.skip(c0), &mut out[c0..end]);
-    }
+            finish8::<SINGLE>(sum8(acc), stage, out);
+        },
+    );
 }
 
 /// The horizontal sums of 8 vectors, in order, as one vector.
@@ -367,13 +305,10 @@ fn sum8(a: [__m256i; 8]) -> __m256i {
 /// One depthwise output pixel: 16 channels at a time (then 8), two taps per `vpmaddwd`.
 #[target_feature(enable = "avx2")]
 fn depthwise<const SINGLE: bool>(px: DwPixel<'_>) {
-    let c = px.c;
-    let cpad = c.next_multiple_of(DW_BLOCK);
-    let pairs = px.taps.len() / 2;
-    if px.packed.len() < pairs * cpad * 2 || px.taps.iter().any(|t| t.len() < c) {
-        debug_assert!(false, "depthwise pixel with inconsistent sizes");
+    let Some(cpad) = dw_padded_channels(&px) else {
         return;
-    }
+    };
+    let c = px.c;
     let zp = _mm256_set1_epi16(px.x_zero_point.into());
     let w = px.packed.as_ptr();
     let mut c0 = 0;
@@ -454,20 +389,8 @@ fn finish16<const SINGLE: bool>(lo: __m256i, hi: __m256i, stage: Stage<'_>, out:
             // SAFETY: `b`, `m`, `s` are 16 int32 each.
             let (v0, v1) = unsafe {
                 (
-                    requant::<SINGLE>(
-                        lo,
-                        load8(b.as_ptr()),
-                        load8(m.as_ptr()),
-                        load8(s.as_ptr()),
-                        &stage,
-                    ),
-                    requant::<SINGLE>(
-                        hi,
-                        load8(b[8..].as_ptr()),
-                        load8(m[8..].as_ptr()),
-                        load8(s[8..].as_ptr()),
-                        &stage,
-                    ),
+                    requant8::<SINGLE>(lo, (b, m, s), 0, &stage),
+                    requant8::<SINGLE>(hi, (b, m, s), 8, &stage),
                 )
             };
             let w = _mm256_permute4x64_epi64::<0xD8>(_mm256_packs_epi32(v0, v1));
@@ -477,14 +400,9 @@ fn finish16<const SINGLE: bool>(lo: __m256i, hi: __m256i, stage: Stage<'_>, out:
         }
         _ => {
             let mut acc = [0i32; 16];
-            // SAFETY: `acc` is 16 int32 (64 bytes).
-            unsafe {
-                _mm256_storeu_si256(acc.as_mut_ptr().cast(), lo);
-                _mm256_storeu_si256(acc[8..].as_mut_ptr().cast(), hi);
-            }
-            for (c, (o, &a)) in out.iter_mut().zip(&acc).enumerate() {
-                *o = stage.finish(c, a);
-            }
+            acc[..8].copy_from_slice(&lanes_i32(lo));
+            acc[8..].copy_from_slice(&lanes_i32(hi));
+            stage.finish_all(&acc, out);
         }
     }
 }
@@ -496,27 +414,22 @@ fn finish8<const SINGLE: bool>(acc: __m256i, stage: Stage<'_>, out: &mut [i8]) {
     match lanes::<8>(&stage) {
         Some((b, m, s)) if stage.simd => {
             // SAFETY: `b`, `m`, `s` are 8 int32 each.
-            let v = unsafe {
-                requant::<SINGLE>(
-                    acc,
-                    load8(b.as_ptr()),
-                    load8(m.as_ptr()),
-                    load8(s.as_ptr()),
-                    &stage,
-                )
-            };
+            let v = unsafe { requant8::<SINGLE>(acc, (b, m, s), 0, &stage) };
             let w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
             store(_mm_packs_epi16(w, w), out);
         }
-        _ => {
-            let mut a = [0i32; 8];
-            // SAFETY: `a` is 8 int32 (32 bytes).
-            unsafe { _mm256_storeu_si256(a.as_mut_ptr().cast(), acc) };
-            for (c, (o, &a)) in out.iter_mut().zip(&a).enumerate() {
-                *o = stage.finish(c, a);
-            }
-        }
+        _ => stage.finish_all(&lanes_i32(acc), out),
     }
+}
+
+/// The 8 int32 lanes of `v`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn lanes_i32(v: __m256i) -> [i32; 8] {
+    let mut a = [0i32; 8];
+    // SAFETY: `a` is 8 int32 (32 bytes).
+    unsafe { _mm256_storeu_si256(a.as_mut_ptr().cast(), v) };
+    a
 }
 
 /// The first `N` entries of the stage's three arrays, if it has them.
@@ -527,6 +440,26 @@ fn lanes<'a, const N: usize>(s: &Stage<'a>) -> Option<(&'a [i32; N], &'a [i32; N
         s.mult.first_chunk()?,
         s.shift.first_chunk()?,
     ))
+}
+
+/// [`requant`] of 8 channels' accumulators with their biases, multipliers and shifts: lanes
+/// `at..at + 8` of the stage's arrays `(b, m, s)`.
+///
+/// # Safety
+/// `b`, `m` and `s` must each hold `at + 8` int32.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn requant8<const SINGLE: bool>(
+    acc: __m256i,
+    (b, m, s): (&[i32], &[i32], &[i32]),
+    at: usize,
+    stage: &Stage<'_>,
+) -> __m256i {
+    // SAFETY: the caller's contract: 8 int32 at `at` in each array.
+    unsafe {
+        let (b, m, s) = (b.as_ptr().add(at), m.as_ptr().add(at), s.as_ptr().add(at));
+        requant::<SINGLE>(acc, load8(b), load8(m), load8(s), stage)
+    }
 }
 
 /// Eight int32 from `p`.

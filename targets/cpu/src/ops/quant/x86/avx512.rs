@@ -11,9 +11,8 @@
 
 use core::arch::x86_64::*;
 
-use super::avx2::{gemm, Avx2, GemmTile, MR};
-use crate::ops::quant::{DwPixel, Level, Stage, Tile};
-use ember_core::ops::quant::requant::RequantRounding;
+use super::avx2::{gemm_rounding, Avx2, GemmTile, MR};
+use crate::ops::quant::{DwPixel, GemvRow, Level, Tile};
 
 /// The AVX-512 level (see the module documentation).
 pub(crate) struct Avx512;
@@ -21,51 +20,18 @@ pub(crate) struct Avx512;
 impl Level for Avx512 {
     const GEMM_NAME: &'static str = "avx512vnni-int8-gemm";
     const GROUPED_NAME: &'static str = Avx2::GROUPED_NAME;
-    const MR: usize = MR;
-    const NR: usize = Avx2::NR;
-    const FOLD_X_ZERO_POINT: bool = Avx2::FOLD_X_ZERO_POINT;
-    const GEMV_MAX_ROWS: usize = Avx2::GEMV_MAX_ROWS;
-    const DW_TAP_STEP: usize = Avx2::DW_TAP_STEP;
+    shared_level_items!();
 
-    fn gemm_packed_len(n: usize, k: usize) -> usize {
-        Avx2::gemm_packed_len(n, k)
-    }
     fn gemm_pack(w: &[i8], n: usize, k: usize, out: &mut [i16]) {
         Avx2::gemm_pack(w, n, k, out)
-    }
-    fn gemm_tile_len(k: usize) -> usize {
-        Avx2::gemm_tile_len(k)
     }
     fn gemm(t: Tile<'_>) {
         // SAFETY: this level's kernels run only from the AVX-512 table, which `Isa` hands out only on
         // CPUs with AVX-512 (F, BW, DQ, VL), VNNI and AVX2.
-        unsafe {
-            match t.stage.rounding {
-                RequantRounding::Double => gemm::<Dpwssd, false>(t),
-                RequantRounding::Single => gemm::<Dpwssd, true>(t),
-            }
-        }
+        unsafe { gemm_rounding::<Dpwssd>(t) }
     }
-    fn gemv_tmp_len(k: usize) -> usize {
-        Avx2::gemv_tmp_len(k)
-    }
-    fn gemv(
-        x: &[i8],
-        x_zero_point: i8,
-        w: &[i8],
-        k: usize,
-        first: usize,
-        stage: Stage<'_>,
-        out: &mut [i8],
-        tmp: &mut [i16],
-    ) {
-        Avx2::gemv(x, x_zero_point, w, k, first, stage, out, tmp)
-    }
-    fn dw_packed_len(c: usize, taps: usize) -> usize {
-        Avx2::dw_packed_len(c, taps)
-    }
-    fn dw_pack(w: &[i8], c: usize, taps_in: usize, taps: usize, out: &mut [i16]) {
-        Avx2::dw_pack(w, c, taps_in, taps, out)
+    fn gemv(g: GemvRow<'_>) {
+        Avx2::gemv(g)
     }
     fn depthwise(px: DwPixel<'_>) {
         Avx2::depthwise(px)

@@ -13,8 +13,10 @@
 
 use core::arch::x86_64::*;
 
-use super::{dw_pack, dw_packed_len, gemm_pack, gemm_packed_len, widen_tail, BLOCK, DW_BLOCK};
-use crate::ops::quant::{DwPixel, Level, Stage, Tile};
+use super::{
+    dw_padded_channels, gemm_blocks, gemm_pack, gemv_blocks, tail16, widen_with, BLOCK, DW_BLOCK,
+};
+use crate::ops::quant::{DwPixel, GemvRow, Level, Tile};
 
 /// The SSE2 level (see the module documentation).
 pub(crate) struct Sse2;
@@ -25,46 +27,18 @@ const MR: usize = 2;
 impl Level for Sse2 {
     const GEMM_NAME: &'static str = "sse2-int8-gemm";
     const GROUPED_NAME: &'static str = "sse2-int8-grouped";
-    const MR: usize = MR;
-    const NR: usize = BLOCK;
-    const FOLD_X_ZERO_POINT: bool = false;
-    const GEMV_MAX_ROWS: usize = 2;
-    const DW_TAP_STEP: usize = 2;
+    shared_level_items!();
 
-    fn gemm_packed_len(n: usize, k: usize) -> usize {
-        gemm_packed_len(n, k)
-    }
     fn gemm_pack(w: &[i8], n: usize, k: usize, out: &mut [i16]) {
         gemm_pack(w, n, k, out)
-    }
-    fn gemm_tile_len(k: usize) -> usize {
-        MR * k.next_multiple_of(2)
     }
     fn gemm(t: Tile<'_>) {
         // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 CPU has it.
         unsafe { gemm(t) }
     }
-    fn gemv_tmp_len(k: usize) -> usize {
-        k.next_multiple_of(16)
-    }
-    fn gemv(
-        x: &[i8],
-        x_zero_point: i8,
-        w: &[i8],
-        k: usize,
-        first: usize,
-        stage: Stage<'_>,
-        out: &mut [i8],
-        tmp: &mut [i16],
-    ) {
+    fn gemv(g: GemvRow<'_>) {
         // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 CPU has it.
-        unsafe { gemv(x, x_zero_point, w, k, first, stage, out, tmp) }
-    }
-    fn dw_packed_len(c: usize, taps: usize) -> usize {
-        dw_packed_len(c, taps)
-    }
-    fn dw_pack(w: &[i8], c: usize, taps_in: usize, taps: usize, out: &mut [i16]) {
-        dw_pack(w, c, taps_in, taps, out)
+        unsafe { gemv(g) }
     }
     fn depthwise(px: DwPixel<'_>) {
         // SAFETY: SSE2 is part of the x86-64 baseline: every x86-64 CPU has it.
@@ -90,39 +64,23 @@ fn widen_hi(v: __m128i) -> __m128i {
 #[target_feature(enable = "sse2")]
 fn widen(src: &[i8], zero_point: i8, dst: &mut [i16]) {
     let zp = _mm_set1_epi16(zero_point.into());
-    let (mut s16, mut d16) = (src.chunks_exact(16), dst.chunks_exact_mut(16));
-    for (s, d) in (&mut s16).zip(&mut d16) {
-        // SAFETY: `s` is 16 bytes, `d` 16 int16 (32 bytes).
+    widen_with(src, zero_point, dst, |s, d| {
+        // SAFETY: `widen_with` hands over 16 bytes `s` and 16 int16 (32 bytes) `d`.
         unsafe {
             let v = _mm_loadu_si128(s.as_ptr().cast());
             _mm_storeu_si128(d.as_mut_ptr().cast(), _mm_sub_epi16(widen_lo(v), zp));
             _mm_storeu_si128(d[8..].as_mut_ptr().cast(), _mm_sub_epi16(widen_hi(v), zp));
         }
-    }
-    let done = (src.len() - s16.remainder().len()).min(dst.len());
-    widen_tail(s16.remainder(), zero_point, &mut dst[done..]);
+    });
 }
 
 /// One GEMM tile: the rows widened into `t.tmp`, then every block of 16 channels.
 #[target_feature(enable = "sse2")]
 fn gemm(t: Tile<'_>) {
-    let kp = t.k.next_multiple_of(2);
-    let mr = t.rows.len();
-    let blocks = t.n.div_ceil(BLOCK);
-    if mr == 0 || mr > MR || t.tmp.len() < mr * kp || t.packed.len() < blocks * BLOCK * kp {
-        debug_assert!(false, "GEMM tile with inconsistent sizes");
-        return;
-    }
-    for (row, dst) in t.rows.iter().zip(t.tmp.chunks_exact_mut(kp.max(1))) {
-        widen(row.get(..t.k).unwrap_or(row), t.x_zero_point, dst);
-    }
-    let a = t.tmp.as_ptr();
-    for b in 0..blocks {
-        let c0 = b * BLOCK;
-        let w = t.packed[b * BLOCK * kp..].as_ptr();
+    let block = |a, w, kp, mr| {
         let mut acc = [[0i32; BLOCK]; MR];
         // SAFETY: `a` holds `mr` rows of `kp` and `w` one block of `kp / 2` pairs of 16 channels x 2
-        // (checked above); `tile::<R>` reads no further for `R == mr`.
+        // (`gemm_blocks` checked); `tile::<R>` reads no further for `R == mr`.
         unsafe {
             if mr == 1 {
                 acc[0] = tile::<1>(a, w, kp)[0];
@@ -130,17 +88,14 @@ fn gemm(t: Tile<'_>) {
                 acc = tile::<2>(a, w, kp);
             }
         }
-        let valid = BLOCK.min(t.n - c0);
-        let stage = t.stage.skip(c0);
-        for (r, acc) in acc.iter().take(mr).enumerate() {
-            let at = r * t.out_stride + c0;
-            if let Some(out) = t.out.get_mut(at..at + valid) {
-                for (c, (o, &a)) in out.iter_mut().zip(acc).enumerate() {
-                    *o = stage.finish(c, a);
-                }
-            }
-        }
-    }
+        acc
+    };
+    gemm_blocks(
+        t,
+        |x, zp, xs| widen(x, zp, xs),
+        block,
+        |acc, stage, out| stage.finish_all(&acc, out),
+    );
 }
 
 /// `R` rows x 16 channels of sums `sum_k a[r][k] * w[k][c]`.
@@ -175,74 +130,48 @@ unsafe fn tile<const R: usize>(a: *const i16, w: *const i16, kp: usize) -> [[i32
 }
 
 /// A fully connected row: 4 output channels at a time against `x` widened into `tmp`.
-#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "sse2")]
-fn gemv(
-    x: &[i8],
-    x_zero_point: i8,
-    w: &[i8],
-    k: usize,
-    first: usize,
-    stage: Stage<'_>,
-    out: &mut [i8],
-    tmp: &mut [i16],
-) {
-    let Some(xs) = tmp.get_mut(..k.next_multiple_of(16)) else {
-        debug_assert!(false, "GEMV temporaries too short");
-        return;
-    };
-    widen(x, x_zero_point, xs);
-    let xs: &[i16] = xs;
+fn gemv(g: GemvRow<'_>) {
+    let k = g.k;
     let full = k / 16 * 16;
-    let last = out.len().saturating_sub(1);
-    for c0 in (0..out.len()).step_by(4) {
-        let rows: [&[i8]; 4] = core::array::from_fn(|j| {
-            let c = first + (c0 + j).min(last);
-            w.get(c * k..(c + 1) * k).unwrap_or(&[])
-        });
-        if rows.iter().any(|r| r.len() < k) {
-            debug_assert!(false, "GEMV weights too short");
-            return;
-        }
-        let mut acc = [_mm_setzero_si128(); 4];
-        let mut step = |kk: usize, wv: [__m128i; 4]| {
-            // SAFETY: `kk + 16 <= xs.len()` (`k` rounded up to 16) for every step below.
-            let (x0, x1) = unsafe {
-                (
-                    _mm_loadu_si128(xs.as_ptr().add(kk).cast()),
-                    _mm_loadu_si128(xs.as_ptr().add(kk + 8).cast()),
-                )
+    gemv_blocks::<4>(
+        g,
+        |x, zp, xs| widen(x, zp, xs),
+        |xs, rows, stage, out| {
+            let mut acc = [_mm_setzero_si128(); 4];
+            let mut step = |kk: usize, wv: [__m128i; 4]| {
+                // SAFETY: `kk + 16 <= xs.len()` (`k` rounded up to 16) for every step below.
+                let (x0, x1) = unsafe {
+                    (
+                        _mm_loadu_si128(xs.as_ptr().add(kk).cast()),
+                        _mm_loadu_si128(xs.as_ptr().add(kk + 8).cast()),
+                    )
+                };
+                for (acc, wv) in acc.iter_mut().zip(wv) {
+                    let lo = _mm_madd_epi16(widen_lo(wv), x0);
+                    *acc = _mm_add_epi32(*acc, _mm_add_epi32(lo, _mm_madd_epi16(widen_hi(wv), x1)));
+                }
             };
-            for (acc, wv) in acc.iter_mut().zip(wv) {
-                let lo = _mm_madd_epi16(widen_lo(wv), x0);
-                *acc = _mm_add_epi32(*acc, _mm_add_epi32(lo, _mm_madd_epi16(widen_hi(wv), x1)));
+            for kk in (0..full).step_by(16) {
+                // SAFETY: `kk + 16 <= full <= k`: inside every row.
+                step(
+                    kk,
+                    rows.map(|r| unsafe { _mm_loadu_si128(r.as_ptr().add(kk).cast()) }),
+                );
             }
-        };
-        for kk in (0..full).step_by(16) {
-            // SAFETY: `kk + 16 <= full <= k`: inside every row.
-            step(
-                kk,
-                rows.map(|r| unsafe { _mm_loadu_si128(r.as_ptr().add(kk).cast()) }),
-            );
-        }
-        if full < k {
-            step(
-                full,
-                rows.map(|r| {
-                    let mut tail = [0i8; 16];
-                    tail[..k - full].copy_from_slice(&r[full..k]);
-                    // SAFETY: `tail` is 16 bytes.
-                    unsafe { _mm_loadu_si128(tail.as_ptr().cast()) }
-                }),
-            );
-        }
-        let sums = sum4(acc);
-        let end = out.len().min(c0 + 4);
-        let stage = stage.skip(c0);
-        for (c, o) in out[c0..end].iter_mut().enumerate() {
-            *o = stage.finish(c, sums[c]);
-        }
-    }
+            if full < k {
+                step(
+                    full,
+                    rows.map(|r| {
+                        let tail = tail16(r, full);
+                        // SAFETY: `tail` is 16 bytes.
+                        unsafe { _mm_loadu_si128(tail.as_ptr().cast()) }
+                    }),
+                );
+            }
+            stage.finish_all(&sum4(acc), out);
+        },
+    );
 }
 
 /// The horizontal sums of 4 vectors, in order.
@@ -268,13 +197,10 @@ fn sum4(a: [__m128i; 4]) -> [i32; 4] {
 /// One depthwise output pixel: 8 channels at a time, two taps per `pmaddwd`.
 #[target_feature(enable = "sse2")]
 fn depthwise(px: DwPixel<'_>) {
-    let c = px.c;
-    let cpad = c.next_multiple_of(DW_BLOCK);
-    let pairs = px.taps.len() / 2;
-    if px.packed.len() < pairs * cpad * 2 || px.taps.iter().any(|t| t.len() < c) {
-        debug_assert!(false, "depthwise pixel with inconsistent sizes");
+    let Some(cpad) = dw_padded_channels(&px) else {
         return;
-    }
+    };
+    let c = px.c;
     let zp = _mm_set1_epi16(px.x_zero_point.into());
     let w = px.packed.as_ptr();
     let mut c0 = 0;
@@ -313,10 +239,7 @@ fn depthwise(px: DwPixel<'_>) {
             _mm_storeu_si128(acc[4..].as_mut_ptr().cast(), hi);
         }
         let end = c.min(c0 + DW_BLOCK);
-        let stage = px.stage.skip(c0);
-        for (i, o) in px.out[c0..end].iter_mut().enumerate() {
-            *o = stage.finish(i, acc[i]);
-        }
+        px.stage.skip(c0).finish_all(&acc, &mut px.out[c0..end]);
         c0 += DW_BLOCK;
     }
 }
