@@ -10,7 +10,7 @@ use ember_core::ops::quant::requant::RequantRounding;
 use ember_core::ops::{In, Out};
 use proptest::prelude::*;
 
-use crate::shape::numel;
+use crate::shape::{flat, numel};
 
 /// A layer's case: parameters `p`, the input `x`, the weights `w`, an optional bias `b`, the output's
 /// dims, and `q`, what its quantization adds (an int8 layer's requantization; `()` for an f32 layer).
@@ -41,6 +41,21 @@ impl<P, T: Copy, B, Q, D: AsRef<[usize]>, WD: AsRef<[usize]>> Layer<P, T, B, Q, 
         self.b.as_ref().map(|b| [b.len()])
     }
 
+    /// Calls a `validate` with the dims of the input, the weights, the bias (when there is one) and
+    /// the output, and returns its verdict.
+    pub fn validate_with<R>(
+        &self,
+        validate: impl FnOnce(&[usize], &[usize], Option<&[usize]>, &[usize]) -> R,
+    ) -> R {
+        let b_dims = self.b_dims();
+        validate(
+            self.x_dims.as_ref(),
+            self.w_dims.as_ref(),
+            b_dims.as_ref().map(|d| &d[..]),
+            self.y_dims.as_ref(),
+        )
+    }
+
     /// Runs `kernel` on the input, weights and bias into an output filled with `fill` (so that
     /// elements it skips show), and returns the output.
     pub fn run(
@@ -65,6 +80,88 @@ impl<P, T: Copy, B, Q, D: AsRef<[usize]>, WD: AsRef<[usize]>> Layer<P, T, B, Q, 
             },
         );
         y
+    }
+}
+
+impl<P, T: Copy, B: Copy> Layer<P, T, B> {
+    /// A hand-written case of a layer without quantization: parameters, input, weights, bias and the
+    /// output's dims. Panics unless the dims are 4-d.
+    pub fn from_tensors(
+        p: P,
+        x: In<'_, T>,
+        w: In<'_, T>,
+        b: Option<&[B]>,
+        y_dims: &[usize],
+    ) -> Self {
+        let four_d = |dims: &[usize]| -> [usize; 4] {
+            dims.try_into()
+                .unwrap_or_else(|_| panic!("a layer case takes 4-d dims, not {dims:?}"))
+        };
+        Layer {
+            p,
+            x_dims: four_d(x.dims),
+            w_dims: four_d(w.dims),
+            y_dims: four_d(y_dims),
+            x: x.data.to_vec(),
+            w: w.data.to_vec(),
+            b: b.map(<[B]>::to_vec),
+            q: (),
+        }
+    }
+}
+
+/// A bias drawn from `values` when `with` is set, else none.
+pub fn maybe_bias<S>(with: bool, values: S) -> BoxedStrategy<Option<S::Value>>
+where
+    S: Strategy + 'static,
+    S::Value: Clone,
+{
+    if with {
+        values.prop_map(Some).boxed()
+    } else {
+        Just(None).boxed()
+    }
+}
+
+/// Visits the terms of a convolution by its definition. For each output `(b, oy, ox, o)` in
+/// row-major order, and for each tap `(ky, kx, ci)` of its window whose input position lies inside the
+/// input (the padding adds nothing), calls `term(y, x, w)` with the flat positions of the output, the
+/// input value and the weight.
+pub fn conv2d_terms(
+    p: &impl ConvGeometry,
+    x_dims: [usize; 4],
+    w_dims: [usize; 4],
+    y_dims: [usize; 4],
+    mut term: impl FnMut(usize, usize, usize),
+) {
+    let ((sh, sw), (dh, dw), [pad_top, pad_left, _, _], groups) = p.geometry();
+    let [n, h, w, _] = x_dims;
+    let [oc, kh, kw, icg] = w_dims;
+    let [_, oh, ow, _] = y_dims;
+    let ocg = oc / usize::from(groups);
+    for b in 0..n {
+        for oy in 0..oh {
+            for ox in 0..ow {
+                for o in 0..oc {
+                    let y = flat(&[b, oy, ox, o], &y_dims);
+                    let group = o / ocg;
+                    for ky in 0..kh {
+                        for kx in 0..kw {
+                            let iy = tap(oy, ky, sh, dh, pad_top);
+                            let ix = tap(ox, kx, sw, dw, pad_left);
+                            if iy < 0 || ix < 0 || iy >= h as i64 || ix >= w as i64 {
+                                continue;
+                            }
+                            let (iy, ix) = (iy as usize, ix as usize);
+                            for ci in 0..icg {
+                                let x = flat(&[b, iy, ix, group * icg + ci], &x_dims);
+                                term(y, x, flat(&[o, ky, kx, ci], &w_dims));
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 

@@ -12,178 +12,68 @@
 #[macro_export]
 macro_rules! f32_suite {
     ($name:ident, $table:expr) => {
-        mod $name {
-            use $crate::proptest::prelude::*;
-
+        $crate::__suite_module! {
+            $name, $table, ember_core::Kernels,
             use $crate::ops_f32::{array, conv, conv_transpose, indexing, math, nn, pool, reduce};
 
-            fn table() -> &'static ember_core::Kernels {
-                $table
-            }
-
             $crate::proptest::proptest! {
-                #[test]
-                fn unary_matches_definition(case in math::unary_case()) {
-                    math::check_unary(table(), &case)?;
-                }
                 #[test]
                 fn unary_nan_passes_through(op in math::unary_op()) {
                     math::unary_nan_passes_through(table(), op)?;
                 }
-                #[test]
-                fn binary_matches_definition(case in math::binary_case()) {
-                    math::check_binary(table(), &case)?;
-                }
-                #[test]
-                fn conv2d_matches_definition(case in conv::conv2d_case()) {
-                    conv::check_conv2d(table(), &case)?;
-                }
-                #[test]
-                fn conv_transpose2d_matches_definition(
-                    case in conv_transpose::conv_transpose2d_case()
-                ) {
-                    conv_transpose::check_conv_transpose2d(table(), &case)?;
-                }
-                #[test]
-                fn fully_connected_matches_definition(case in nn::fully_connected_case()) {
-                    nn::check_fully_connected(table(), &case)?;
-                }
-                #[test]
-                fn matmul_matches_definition(case in nn::matmul_case()) {
-                    nn::check_matmul(table(), &case)?;
-                }
-                #[test]
-                fn softmax_matches_definition(case in nn::softmax_case()) {
-                    nn::check_softmax(table(), &case)?;
-                }
-                #[test]
-                fn log_softmax_matches_definition(case in nn::softmax_case()) {
-                    nn::check_log_softmax(table(), &case)?;
-                }
-                #[test]
-                fn layer_norm_matches_definition(case in nn::layer_norm_case()) {
-                    nn::check_layer_norm(table(), &case)?;
-                }
-                #[test]
-                fn reduce_matches_definition(case in reduce::reduce_case()) {
-                    reduce::check_reduce(table(), &case)?;
-                }
-                #[test]
-                fn max_pool_matches_definition(case in pool::pool_case()) {
-                    pool::check_max_pool(table(), &case)?;
-                }
-                #[test]
-                fn avg_pool_matches_definition(case in pool::pool_case()) {
-                    pool::check_avg_pool(table(), &case)?;
-                }
-                #[test]
-                fn global_avg_pool_matches_definition(case in pool::global_avg_pool_case()) {
-                    pool::check_global_avg_pool(table(), &case)?;
-                }
-                #[test]
-                fn concat_matches_definition(case in array::concat_case()) {
-                    array::check_concat(table(), &case)?;
-                }
-                #[test]
-                fn transpose_matches_definition(case in array::transpose_case()) {
-                    array::check_transpose(table(), &case)?;
-                }
-                #[test]
-                fn pad_matches_definition(case in array::pad_case()) {
-                    array::check_pad(table(), &case)?;
-                }
-                #[test]
-                fn reshape_copies(case in array::reshape_case()) {
-                    array::check_reshape(table(), &case)?;
-                }
-                #[test]
-                fn slice_matches_definition(case in indexing::slice_case()) {
-                    indexing::check_slice(table(), &case)?;
-                }
-                #[test]
-                fn gather_matches_definition(case in indexing::gather_case()) {
-                    indexing::check_gather(table(), &case)?;
-                }
-                #[test]
-                fn broadcast_matches_definition(case in indexing::broadcast_case()) {
-                    indexing::check_broadcast(table(), &case)?;
-                }
-                #[test]
-                fn resize_matches_definition(case in indexing::resize_case()) {
-                    indexing::check_resize(table(), &case)?;
-                }
             }
 
-            $crate::proptest::proptest! {
-                // Most odd cases are rejected; more of them leave enough accepted ones.
-                #![proptest_config(ProptestConfig::with_cases(1024))]
-                #[test]
-                fn conv2d_validate_guards_kernel(case in conv::conv2d_edge_case()) {
-                    conv::check_conv2d_edge(table(), &case)?;
-                }
-                #[test]
-                fn conv_transpose2d_validate_guards_kernel(
-                    case in conv_transpose::conv_transpose2d_edge_case()
-                ) {
-                    conv_transpose::check_conv_transpose2d_edge(table(), &case)?;
-                }
-                #[test]
-                fn pool_validate_guards_kernel(case in pool::pool_edge_case()) {
-                    pool::check_pool_edge(table(), &case)?;
-                }
+            $crate::__case_checks! {
+                ProptestConfig::default();
+                unary_matches_definition: math::unary_case => check_unary,
+                binary_matches_definition: math::binary_case => check_binary,
+                conv2d_matches_definition: conv::conv2d_case => check_conv2d,
+                conv_transpose2d_matches_definition:
+                    conv_transpose::conv_transpose2d_case => check_conv_transpose2d,
+                fully_connected_matches_definition:
+                    nn::fully_connected_case => check_fully_connected,
+                matmul_matches_definition: nn::matmul_case => check_matmul,
+                softmax_matches_definition: nn::softmax_case => check_softmax,
+                log_softmax_matches_definition: nn::softmax_case => check_log_softmax,
+                layer_norm_matches_definition: nn::layer_norm_case => check_layer_norm,
+                reduce_matches_definition: reduce::reduce_case => check_reduce,
+                max_pool_matches_definition: pool::pool_case => check_max_pool,
+                avg_pool_matches_definition: pool::pool_case => check_avg_pool,
+                global_avg_pool_matches_definition:
+                    pool::global_avg_pool_case => check_global_avg_pool,
+                concat_matches_definition: array::concat_case => check_concat,
+                transpose_matches_definition: array::transpose_case => check_transpose,
+                pad_matches_definition: array::pad_case => check_pad,
+                reshape_copies: array::reshape_case => check_reshape,
+                slice_matches_definition: indexing::slice_case => check_slice,
+                gather_matches_definition: indexing::gather_case => check_gather,
+                broadcast_matches_definition: indexing::broadcast_case => check_broadcast,
+                resize_matches_definition: indexing::resize_case => check_resize,
             }
 
-            #[test]
-            fn unary_known_answers() {
-                math::known_unary(table());
+            // Most odd cases are rejected; more of them leave enough accepted ones.
+            $crate::__case_checks! {
+                ProptestConfig::with_cases(1024);
+                conv2d_validate_guards_kernel: conv::conv2d_edge_case => check_conv2d_edge,
+                conv_transpose2d_validate_guards_kernel:
+                    conv_transpose::conv_transpose2d_edge_case => check_conv_transpose2d_edge,
+                pool_validate_guards_kernel: pool::pool_edge_case => check_pool_edge,
             }
-            #[test]
-            fn binary_known_answers() {
-                math::known_binary(table());
-            }
-            #[test]
-            fn conv2d_known_answers() {
-                conv::known_conv2d(table());
-            }
-            #[test]
-            fn conv_transpose2d_known_answers() {
-                conv_transpose::known_conv_transpose2d(table());
-            }
-            #[test]
-            fn fully_connected_known_answers() {
-                nn::known_fully_connected(table());
-            }
-            #[test]
-            fn matmul_known_answers() {
-                nn::known_matmul(table());
-            }
-            #[test]
-            fn softmax_known_answers() {
-                nn::known_softmax(table());
-            }
-            #[test]
-            fn log_softmax_known_answers() {
-                nn::known_log_softmax(table());
-            }
-            #[test]
-            fn layer_norm_known_answers() {
-                nn::known_layer_norm(table());
-            }
-            #[test]
-            fn reduce_known_answers() {
-                reduce::known_reduce(table());
-            }
-            #[test]
-            fn pool_known_answers() {
-                pool::known_pools(table());
-            }
-            #[test]
-            fn array_known_answers() {
-                array::known_array(table());
-            }
-            #[test]
-            fn indexing_known_answers() {
-                indexing::known_indexing(table());
+
+            $crate::__known_answers! {
+                unary_known_answers: math::known_unary,
+                binary_known_answers: math::known_binary,
+                conv2d_known_answers: conv::known_conv2d,
+                conv_transpose2d_known_answers: conv_transpose::known_conv_transpose2d,
+                fully_connected_known_answers: nn::known_fully_connected,
+                matmul_known_answers: nn::known_matmul,
+                softmax_known_answers: nn::known_softmax,
+                log_softmax_known_answers: nn::known_log_softmax,
+                layer_norm_known_answers: nn::known_layer_norm,
+                reduce_known_answers: reduce::known_reduce,
+                pool_known_answers: pool::known_pools,
+                array_known_answers: array::known_array,
+                indexing_known_answers: indexing::known_indexing,
             }
         }
     };
@@ -195,91 +85,38 @@ macro_rules! f32_suite {
 #[macro_export]
 macro_rules! int8_suite {
     ($name:ident, $table:expr) => {
-        mod $name {
-            use $crate::proptest::prelude::*;
-
+        $crate::__suite_module! {
+            $name, $table, Int8Kernels,
             use $crate::ops_int8::{conv, elementwise, pool, softmax, tflm, Int8Kernels};
 
-            fn table() -> &'static Int8Kernels {
-                $table
+            $crate::__case_checks! {
+                ProptestConfig::with_cases(128);
+                conv2d_matches_definitions: conv::conv2d_case => check_conv2d,
+                fully_connected_matches_definitions:
+                    conv::fully_connected_case => check_fully_connected,
+                add_matches_definitions: elementwise::add_case => check_add,
+                mul_matches_definitions: elementwise::mul_case => check_mul,
+                requantize_matches_definitions: elementwise::requantize_case => check_requantize,
+                quantize_matches_definition: elementwise::quantize_case => check_quantize,
+                dequantize_matches_definition: elementwise::dequantize_case => check_dequantize,
+                pools_match_definitions: pool::pool_case => check_pools,
+                softmax_matches_definition: softmax::softmax_case => check_softmax,
             }
 
-            $crate::proptest::proptest! {
-                #![proptest_config(ProptestConfig::with_cases(128))]
-                #[test]
-                fn conv2d_matches_definitions(case in conv::conv2d_case()) {
-                    conv::check_conv2d(table(), &case)?;
-                }
-                #[test]
-                fn fully_connected_matches_definitions(case in conv::fully_connected_case()) {
-                    conv::check_fully_connected(table(), &case)?;
-                }
-                #[test]
-                fn add_matches_definitions(case in elementwise::add_case()) {
-                    elementwise::check_add(table(), &case)?;
-                }
-                #[test]
-                fn mul_matches_definitions(case in elementwise::mul_case()) {
-                    elementwise::check_mul(table(), &case)?;
-                }
-                #[test]
-                fn requantize_matches_definitions(case in elementwise::requantize_case()) {
-                    elementwise::check_requantize(table(), &case)?;
-                }
-                #[test]
-                fn quantize_matches_definition(case in elementwise::quantize_case()) {
-                    elementwise::check_quantize(table(), &case)?;
-                }
-                #[test]
-                fn dequantize_matches_definition(case in elementwise::dequantize_case()) {
-                    elementwise::check_dequantize(table(), &case)?;
-                }
-                #[test]
-                fn pools_match_definitions(case in pool::pool_case()) {
-                    pool::check_pools(table(), &case)?;
-                }
-                #[test]
-                fn softmax_matches_definition(case in softmax::softmax_case()) {
-                    softmax::check_softmax(table(), &case)?;
-                }
+            // Many odd cases are rejected; more of them leave enough accepted ones.
+            $crate::__case_checks! {
+                ProptestConfig::with_cases(256);
+                conv2d_validate_guards_kernel: conv::conv2d_edge_case => check_conv2d_edge,
+                pool_validate_guards_kernel: pool::pool_edge_case => check_pool_edge,
             }
 
-            $crate::proptest::proptest! {
-                // Many odd cases are rejected; more of them leave enough accepted ones.
-                #![proptest_config(ProptestConfig::with_cases(256))]
-                #[test]
-                fn conv2d_validate_guards_kernel(case in conv::conv2d_edge_case()) {
-                    conv::check_conv2d_edge(table(), &case)?;
-                }
-                #[test]
-                fn pool_validate_guards_kernel(case in pool::pool_edge_case()) {
-                    pool::check_pool_edge(table(), &case)?;
-                }
-            }
-
-            #[test]
-            fn conv2d_known_answers() {
-                conv::known_conv2d(table());
-            }
-            #[test]
-            fn fully_connected_known_answers() {
-                conv::known_fully_connected(table());
-            }
-            #[test]
-            fn elementwise_known_answers() {
-                elementwise::known_elementwise(table());
-            }
-            #[test]
-            fn pool_known_answers() {
-                pool::known_pools(table());
-            }
-            #[test]
-            fn softmax_known_answers() {
-                softmax::known_softmax(table());
-            }
-            #[test]
-            fn matches_tflm_bit_for_bit() {
-                tflm::check_tflm_golden(table());
+            $crate::__known_answers! {
+                conv2d_known_answers: conv::known_conv2d,
+                fully_connected_known_answers: conv::known_fully_connected,
+                elementwise_known_answers: elementwise::known_elementwise,
+                pool_known_answers: pool::known_pools,
+                softmax_known_answers: softmax::known_softmax,
+                matches_tflm_bit_for_bit: tflm::check_tflm_golden,
             }
         }
     };
@@ -291,101 +128,36 @@ macro_rules! int8_suite {
 #[macro_export]
 macro_rules! typed_suite {
     ($name:ident, $table:expr) => {
-        mod $name {
-            use $crate::proptest::prelude::*;
-
+        $crate::__suite_module! {
+            $name, $table, ember_core::Kernels,
             use $crate::ops_typed::{arg_reduce, arith, cast, compare, where_op};
 
-            fn table() -> &'static ember_core::Kernels {
-                $table
+            $crate::__case_checks! {
+                ProptestConfig::default();
+                compare_matches_definition: compare::compare_case => check_compare,
+                logical_matches_definition: compare::logical_case => check_logical,
+                not_matches_definition: compare::not_case => check_not,
+                where_matches_definition: where_op::where_case => check_where,
+                cast_matches_definition: cast::cast_case => check_cast,
+                cast_wide_int_to_float_rounds_once: cast::wide_int_to_float_case => check_cast,
+                int_binary_matches_definition: arith::int_binary_case => check_binary,
+                int_pow_matches_definition: arith::int_pow_case => check_binary,
+                f64_binary_matches_definition: arith::f64_binary_case => check_binary,
+                int_unary_matches_definition: arith::int_unary_case => check_unary,
+                f64_unary_matches_definition: arith::f64_unary_case => check_unary,
+                arg_reduce_matches_definition: arg_reduce::arg_reduce_case => check_arg_reduce,
             }
 
-            $crate::proptest::proptest! {
-                #[test]
-                fn compare_matches_definition(case in compare::compare_case()) {
-                    compare::check_compare(table(), &case)?;
-                }
-                #[test]
-                fn logical_matches_definition(case in compare::logical_case()) {
-                    compare::check_logical(table(), &case)?;
-                }
-                #[test]
-                fn not_matches_definition(case in compare::not_case()) {
-                    compare::check_not(table(), &case)?;
-                }
-                #[test]
-                fn where_matches_definition(case in where_op::where_case()) {
-                    where_op::check_where(table(), &case)?;
-                }
-                #[test]
-                fn cast_matches_definition(case in cast::cast_case()) {
-                    cast::check_cast(table(), &case)?;
-                }
-                #[test]
-                fn cast_wide_int_to_float_rounds_once(case in cast::wide_int_to_float_case()) {
-                    cast::check_cast(table(), &case)?;
-                }
-                #[test]
-                fn int_binary_matches_definition(case in arith::int_binary_case()) {
-                    arith::check_binary(table(), &case)?;
-                }
-                #[test]
-                fn int_pow_matches_definition(case in arith::int_pow_case()) {
-                    arith::check_binary(table(), &case)?;
-                }
-                #[test]
-                fn f64_binary_matches_definition(case in arith::f64_binary_case()) {
-                    arith::check_binary(table(), &case)?;
-                }
-                #[test]
-                fn int_unary_matches_definition(case in arith::int_unary_case()) {
-                    arith::check_unary(table(), &case)?;
-                }
-                #[test]
-                fn f64_unary_matches_definition(case in arith::f64_unary_case()) {
-                    arith::check_unary(table(), &case)?;
-                }
-                #[test]
-                fn arg_reduce_matches_definition(case in arg_reduce::arg_reduce_case()) {
-                    arg_reduce::check_arg_reduce(table(), &case)?;
-                }
-            }
-
-            #[test]
-            fn compare_known_answers() {
-                compare::known_compare(table());
-            }
-            #[test]
-            fn logical_known_answers() {
-                compare::known_logical(table());
-            }
-            #[test]
-            fn where_known_answers() {
-                where_op::known_where(table());
-            }
-            #[test]
-            fn cast_known_answers() {
-                cast::known_cast(table());
-            }
-            #[test]
-            fn int_binary_known_answers() {
-                arith::known_int_binary(table());
-            }
-            #[test]
-            fn int_pow_known_answers() {
-                arith::known_int_pow(table());
-            }
-            #[test]
-            fn f64_binary_known_answers() {
-                arith::known_f64_binary(table());
-            }
-            #[test]
-            fn unary_known_answers() {
-                arith::known_unary(table());
-            }
-            #[test]
-            fn arg_reduce_known_answers() {
-                arg_reduce::known_arg_reduce(table());
+            $crate::__known_answers! {
+                compare_known_answers: compare::known_compare,
+                logical_known_answers: compare::known_logical,
+                where_known_answers: where_op::known_where,
+                cast_known_answers: cast::known_cast,
+                int_binary_known_answers: arith::known_int_binary,
+                int_pow_known_answers: arith::known_int_pow,
+                f64_binary_known_answers: arith::known_f64_binary,
+                unary_known_answers: arith::known_unary,
+                arg_reduce_known_answers: arg_reduce::known_arg_reduce,
             }
         }
     };
@@ -450,5 +222,58 @@ macro_rules! __table_free_tests {
                 }
             )*
         }
+    };
+}
+
+/// The module `$name` of a suite: proptest's prelude, the modules of checks that `$uses` imports,
+/// `table()` returning `$table` (a `&'static $kernels`), then the tests.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __suite_module {
+    ($name:ident, $table:expr, $kernels:ty, $uses:item $($tests:tt)*) => {
+        mod $name {
+            use $crate::proptest::prelude::*;
+
+            $uses
+
+            fn table() -> &'static $kernels {
+                $table
+            }
+
+            $($tests)*
+        }
+    };
+}
+
+/// A proptest `#[test]` per `$test: $module::$case => $check`, under `$config`: it draws cases from
+/// `$module::$case()` and checks each one with `$module::$check(table(), &case)`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __case_checks {
+    ($config:expr; $($test:ident: $module:ident::$case:ident => $check:ident),* $(,)?) => {
+        $crate::proptest::proptest! {
+            #![proptest_config($config)]
+            $(
+                #[test]
+                fn $test(case in $module::$case()) {
+                    $module::$check(table(), &case)?;
+                }
+            )*
+        }
+    };
+}
+
+/// A `#[test]` per `$test: $module::$check`, calling `$module::$check(table())`: the answers computed
+/// by hand.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __known_answers {
+    ($($test:ident: $module:ident::$check:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $test() {
+                $module::$check(table());
+            }
+        )*
     };
 }

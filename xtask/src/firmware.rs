@@ -29,29 +29,14 @@ use report::{
 /// Every QEMU example `cargo xtask ci` builds, runs and checks. The commands match each crate's
 /// `.cargo/config.toml` runner.
 const BOARDS: &[Board] = &[
-    Board {
-        name: "mps2-an386",
-        core: "Cortex-M4F",
-        dir: "firmware-examples/qemu-mps2-an386",
-        target: "thumbv7em-none-eabihf",
-        qemu: Qemu::Arm,
-        machine: "mps2-an386",
-        cpu: Some("cortex-m4"),
-        extra_args: &[],
-        ram_bytes: 4 << 20,
-    },
+    Board::mps2("mps2-an386", "cortex-m4", "Cortex-M4F", DSP_CRATE),
     // The same ELF: the AN500 image has the AN386's memory map, with a Cortex-M7.
-    Board {
-        name: "mps2-an500",
-        core: "Cortex-M7, running the mps2-an386 ELF",
-        dir: "firmware-examples/qemu-mps2-an386",
-        target: "thumbv7em-none-eabihf",
-        qemu: Qemu::Arm,
-        machine: "mps2-an500",
-        cpu: Some("cortex-m7"),
-        extra_args: &[],
-        ram_bytes: 4 << 20,
-    },
+    Board::mps2(
+        "mps2-an500",
+        "cortex-m7",
+        "Cortex-M7, running the mps2-an386 ELF",
+        DSP_CRATE,
+    ),
     Board {
         name: "lm3s6965evb",
         core: "Cortex-M3, 64 KiB RAM, soft float",

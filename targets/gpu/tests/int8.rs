@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{conv_geometry, conv_output, pool_window, run_on, vulkan, Rng};
+use common::{conv_geometry, conv_output, conv_window, pool_window, run_both, vulkan, Rng};
 use ember_core::format::DType;
 use ember_core::ops::quant::add::QuantAddParams;
 use ember_core::ops::quant::avg_pool::QuantAvgPoolParams;
@@ -20,7 +20,8 @@ use ember_core::ops::quant::requantize::RequantizeParams;
 use ember_core::ops::quant::softmax::QuantSoftmaxParams;
 use ember_core::{AlignedBuf, OpKind};
 use ember_gpu::{Device, DeviceSession};
-use ember_testkit::model::{single_op_blob, typed_input, weight_i32, weight_i8, Operand};
+use ember_testkit::layer::quant_conv2d_params;
+use ember_testkit::model::{typed_input, weight_i32, weight_i8, Operand};
 use ember_tests::{model_dir, read_npy_f32};
 
 /// Random cases per op.
@@ -35,14 +36,7 @@ fn check(
     out_dims: &[usize],
     out_dtype: DType,
 ) -> usize {
-    let model = single_op_blob(kind, operands, out_dims, out_dtype);
-    let inputs: Vec<&[f32]> = operands
-        .iter()
-        .filter(|o| !o.weight)
-        .map(|o| o.values.as_slice())
-        .collect();
-    let cpu = run_on(model.as_bytes(), Device::Cpu, &inputs);
-    let got = run_on(model.as_bytes(), gpu, &inputs);
+    let (got, cpu) = run_both(gpu, kind, operands, out_dims, out_dtype);
     assert_eq!(got.len(), cpu.len());
     for (i, (g, c)) in got.iter().zip(&cpu).enumerate() {
         assert!(
@@ -130,23 +124,14 @@ fn int8_conv2d_and_depthwise_match_bit_for_bit() {
         };
         let (act_min, act_max) = clamp(&mut rng);
         let g = conv_geometry(&mut rng);
-        let [stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left, pad_bottom, pad_right] =
-            g;
+        let (strides, dilations, pads) = conv_window(g);
         let p = QuantConv2dParams {
-            stride_h,
-            stride_w,
-            dilation_h,
-            dilation_w,
-            pad_top,
-            pad_left,
-            pad_bottom,
-            pad_right,
-            groups: groups as u16,
             x_zero_point: zero_point(&mut rng),
             y_zero_point: zero_point(&mut rng),
             act_min,
             act_max,
             rounding: rounding(&mut rng),
+            ..quant_conv2d_params(strides, dilations, pads, groups as u16)
         };
         let x = [
             rng.int(1, 2),

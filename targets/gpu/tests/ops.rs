@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{check_op, conv_geometry, conv_output, pool_window, vulkan, Rng};
+use common::{check_op, conv_geometry, conv_output, conv_window, pool_window, vulkan, Rng};
 use ember_core::format::DType;
 use ember_core::ops::array::concat::ConcatParams;
 use ember_core::ops::array::gather::GatherParams;
@@ -23,6 +23,7 @@ use ember_core::ops::nn::reduce::{ReduceOp, ReduceParams};
 use ember_core::ops::nn::softmax::SoftmaxParams;
 use ember_core::ops::pool::max_pool;
 use ember_core::OpKind;
+use ember_testkit::layer::conv2d_params;
 use ember_testkit::model::{input, single_op_blob, weight};
 use ember_testkit::shape::numel;
 use proptest::prelude::*;
@@ -216,19 +217,8 @@ proptest! {
         let depthwise = rng.bool();
         let (group_ic, group_oc) = if depthwise { (1, 1) } else { (rng.int(1, 3), rng.int(1, 3)) };
         let g = conv_geometry(&mut rng);
-        let [stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left, pad_bottom, pad_right] = g;
-        let p = Conv2dParams {
-            stride_h,
-            stride_w,
-            dilation_h,
-            dilation_w,
-            pad_top,
-            pad_left,
-            pad_bottom,
-            pad_right,
-            groups: groups as u16,
-            act: activation(&mut rng),
-        };
+        let (strides, dilations, pads) = conv_window(g);
+        let p = conv2d_params(strides, dilations, pads, groups as u16, activation(&mut rng));
         let x = vec![rng.int(1, 2), rng.int(1, 7), rng.int(1, 7), groups * group_ic];
         let w = vec![groups * group_oc, rng.int(1, 3), rng.int(1, 3), group_ic];
         let y = conv_output(&x, &w, g);

@@ -91,14 +91,44 @@ pub fn check_concat(k: &Kernels, c: &ConcatCase) -> Result<(), TestCaseError> {
 
 // ------------------------------------------------------------------------------------------ transpose
 
-/// A permutation of the axes.
+/// A data movement of one input: its parameters, the input's dims and values, the output's dims.
 #[derive(Clone, Debug)]
-pub struct TransposeCase {
-    p: TransposeParams,
+pub struct MoveCase<P> {
+    p: P,
     x_dims: Vec<usize>,
     y_dims: Vec<usize>,
     x: Vec<f32>,
 }
+
+impl<P> MoveCase<P> {
+    /// Runs `kernel` on the case, as [`run_move`].
+    fn run(&self, validate: MoveValidate<P>, kernel: fn(&P, In<'_>, Out<'_>)) -> Vec<f32> {
+        let x = In {
+            data: &self.x,
+            dims: &self.x_dims,
+        };
+        run_move(&self.p, x, &self.y_dims, validate, kernel)
+    }
+}
+
+/// The `validate` of a data movement of one input: parameters, the input's and the output's dims.
+type MoveValidate<P> = fn(&P, &[usize], &[usize]) -> Result<(), Error>;
+
+/// Runs the kernel of a data movement of one input on `x` into an output of `y_dims`, after checking
+/// that its `validate` accepts them.
+fn run_move<P>(
+    p: &P,
+    x: In<'_>,
+    y_dims: &[usize],
+    validate: MoveValidate<P>,
+    kernel: fn(&P, In<'_>, Out<'_>),
+) -> Vec<f32> {
+    assert_eq!(validate(p, x.dims, y_dims), Ok(()));
+    run_into(y_dims, f32::NAN, |y| kernel(p, x, y))
+}
+
+/// A permutation of the axes.
+pub type TransposeCase = MoveCase<TransposeParams>;
 
 /// Rank 0 to 5, any permutation; `perm` entries past the rank hold junk (they must be ignored).
 pub fn transpose_case() -> impl Strategy<Value = TransposeCase> {
@@ -121,11 +151,6 @@ pub fn transpose_case() -> impl Strategy<Value = TransposeCase> {
         })
 }
 
-fn run_transpose(k: &Kernels, p: &TransposeParams, x: In<'_>, y_dims: &[usize]) -> Vec<f32> {
-    assert_eq!(transpose::validate(p, x.dims, y_dims), Ok(()));
-    run_into(y_dims, f32::NAN, |y| (k.transpose)(p, x, y))
-}
-
 /// The table's transpose against `y[i_0, ..., i_r] = x[j]` with `j[perm[a]] = i_a`.
 pub fn check_transpose(k: &Kernels, c: &TransposeCase) -> Result<(), TestCaseError> {
     prop_assert_eq!(transpose::validate(&c.p, &c.x_dims, &c.y_dims), Ok(()));
@@ -137,28 +162,13 @@ pub fn check_transpose(k: &Kernels, c: &TransposeCase) -> Result<(), TestCaseErr
         }
         c.x[flat(&x_index, &c.x_dims)]
     });
-    let y = run_transpose(
-        k,
-        &c.p,
-        In {
-            data: &c.x,
-            dims: &c.x_dims,
-        },
-        &c.y_dims,
-    );
-    assert_close(&y, &exact(want))
+    assert_close(&c.run(transpose::validate, k.transpose), &exact(want))
 }
 
 // ----------------------------------------------------------------------------------------------- pad
 
 /// A constant pad.
-#[derive(Clone, Debug)]
-pub struct PadCase {
-    p: PadParams,
-    x_dims: Vec<usize>,
-    y_dims: Vec<usize>,
-    x: Vec<f32>,
-}
+pub type PadCase = MoveCase<PadParams>;
 
 /// Rank 0 to 4, 0 to 2 added on each side; entries past the rank hold junk (they must be ignored).
 pub fn pad_case() -> impl Strategy<Value = PadCase> {
@@ -192,11 +202,6 @@ pub fn pad_case() -> impl Strategy<Value = PadCase> {
         })
 }
 
-fn run_pad(k: &Kernels, p: &PadParams, x: In<'_>, y_dims: &[usize]) -> Vec<f32> {
-    assert_eq!(pad::validate(p, x.dims, y_dims), Ok(()));
-    run_into(y_dims, f32::NAN, |y| (k.pad)(p, x, y))
-}
-
 /// The table's pad against the definition: inside the copied box `y[i] = x[i - before]`, else `value`.
 pub fn check_pad(k: &Kernels, c: &PadCase) -> Result<(), TestCaseError> {
     prop_assert_eq!(pad::validate(&c.p, &c.x_dims, &c.y_dims), Ok(()));
@@ -212,16 +217,7 @@ pub fn check_pad(k: &Kernels, c: &PadCase) -> Result<(), TestCaseError> {
             .collect();
         x_index.map_or(c.p.value, |j| c.x[flat(&j, &c.x_dims)])
     });
-    let y = run_pad(
-        k,
-        &c.p,
-        In {
-            data: &c.x,
-            dims: &c.x_dims,
-        },
-        &c.y_dims,
-    );
-    assert_close(&y, &exact(want))
+    assert_close(&c.run(pad::validate, k.pad), &exact(want))
 }
 
 // ------------------------------------------------------------------------------------------- reshape
@@ -297,7 +293,7 @@ pub fn known_array(k: &Kernels) {
         dims: &[2, 3],
     };
     assert_known(
-        &run_transpose(k, &p, x, &[3, 2]),
+        &run_move(&p, x, &[3, 2], transpose::validate, k.transpose),
         &[1.0, 4.0, 2.0, 5.0, 3.0, 6.0],
     );
     // NHWC [1, 2, 2, 2] to NCHW: channel planes (1, 3, 5, 7) and (2, 4, 6, 8).
@@ -308,7 +304,7 @@ pub fn known_array(k: &Kernels) {
         data: &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
         dims: &[1, 2, 2, 2],
     };
-    let y = run_transpose(k, &p, x, &[1, 2, 2, 2]);
+    let y = run_move(&p, x, &[1, 2, 2, 2], transpose::validate, k.transpose);
     assert_known(&y, &[1.0, 3.0, 5.0, 7.0, 2.0, 4.0, 6.0, 8.0]);
 
     // [1, 2] with one 9 before and two after.
@@ -321,7 +317,10 @@ pub fn known_array(k: &Kernels) {
         data: &[1.0, 2.0],
         dims: &[2],
     };
-    assert_known(&run_pad(k, &p, x, &[5]), &[9.0, 1.0, 2.0, 9.0, 9.0]);
+    assert_known(
+        &run_move(&p, x, &[5], pad::validate, k.pad),
+        &[9.0, 1.0, 2.0, 9.0, 9.0],
+    );
     // A 1x1 image framed by zeros.
     p.before[..2].copy_from_slice(&[1, 1]);
     p.after[..2].copy_from_slice(&[1, 1]);
@@ -331,7 +330,7 @@ pub fn known_array(k: &Kernels) {
         dims: &[1, 1],
     };
     assert_known(
-        &run_pad(k, &p, x, &[3, 3]),
+        &run_move(&p, x, &[3, 3], pad::validate, k.pad),
         &[0.0, 0.0, 0.0, 0.0, 5.0, 0.0, 0.0, 0.0, 0.0],
     );
 }

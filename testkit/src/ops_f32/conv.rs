@@ -1,67 +1,34 @@
 //! Convolution kernels: conv2d, plain, grouped and depthwise.
 
-use ember_core::kernels::with_scratch;
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::nn::conv::{self, Conv2dParams};
-use ember_core::ops::{In, Out};
+use ember_core::ops::In;
 use ember_core::{Error, Kernels, OpKind};
 use proptest::prelude::*;
 
 use crate::edge::validate_agrees;
 use crate::layer::{
-    conv2d_geometry_is_valid, conv2d_params, conv_output_len, conv_window, fitting_len,
-    grouped_dims, odd_layer_mistakes, tap, Layer,
+    conv2d_geometry_is_valid, conv2d_params, conv2d_terms, conv_output_len, conv_window,
+    fitting_len, grouped_dims, odd_layer_mistakes, Layer,
 };
 
 use super::{
-    activate, activation, assert_close, assert_known, flat, mostly_positive, numel, odd_padding,
-    values, Want,
+    activate, activation, assert_close, assert_known, assert_rejects_changes,
+    assert_rejects_layer_mistakes, bias_per_channel, layer_with_values, mostly_positive,
+    odd_padding, Want,
 };
-
-/// Input, weight, optional bias and output dims of a `validate` call.
-pub type Shapes<'a> = (&'a [usize], &'a [usize], Option<&'a [usize]>, &'a [usize]);
 
 /// A convolution: NHWC input, OHWI weights, optional bias.
 pub type ConvCase = Layer<Conv2dParams, f32, f32>;
 
 /// `conv::validate` of a case.
 fn validate(c: &ConvCase) -> Result<(), Error> {
-    let b_dims = c.b_dims();
-    let b_dims = b_dims.as_ref().map(|d| &d[..]);
-    conv::validate(&c.p, &c.x_dims, &c.w_dims, b_dims, &c.y_dims)
+    c.validate_with(|x, w, b, y| conv::validate(&c.p, x, w, b, y))
 }
 
 /// Runs the table's conv2d on a case, with the scratch the table asks for.
 fn run(k: &Kernels, c: &ConvCase) -> Vec<f32> {
-    let ins: [&[usize]; 2] = [&c.x_dims, &c.w_dims];
-    with_scratch(k, &OpKind::Conv2d(c.p), &ins, &c.y_dims, |ws| {
-        c.run(f32::NAN, |x, w, b, y| (k.conv2d)(&c.p, x, w, b, y, ws))
-    })
-}
-
-/// Values for the input, weights and bias of a convolution with these shapes.
-fn conv_with_values(
-    p: Conv2dParams,
-    x_dims: [usize; 4],
-    w_dims: [usize; 4],
-    y_dims: [usize; 4],
-    bias: bool,
-) -> impl Strategy<Value = ConvCase> {
-    let b = if bias {
-        values(w_dims[0]).prop_map(Some).boxed()
-    } else {
-        Just(None).boxed()
-    };
-    (values(numel(&x_dims)), values(numel(&w_dims)), b).prop_map(move |(x, w, b)| ConvCase {
-        p,
-        x_dims,
-        w_dims,
-        y_dims,
-        x,
-        w,
-        b,
-        q: (),
-    })
+    c.run_with_scratch(k, OpKind::Conv2d(c.p), k.conv2d)
 }
 
 /// A valid convolution: groups 1 to 3 (with one input channel per group, depthwise, possibly with a
@@ -83,7 +50,7 @@ pub fn conv2d_case() -> impl Strategy<Value = ConvCase> {
             let dims = (n, h, w, icg, ocg);
             let [x_dims, w_dims, y_dims] =
                 grouped_dims(dims, (kh, kw), (oh, ow), groups, (None, false));
-            conv_with_values(p, x_dims, w_dims, y_dims, bias)
+            layer_with_values(p, x_dims, w_dims, y_dims, bias)
         },
     )
 }
@@ -91,44 +58,11 @@ pub fn conv2d_case() -> impl Strategy<Value = ConvCase> {
 /// Convolution by its definition: each output is the sum over the kernel window and the input channels
 /// of its group, of input times weight, zero outside the input.
 fn conv2d_definition(c: &ConvCase) -> Vec<Want> {
-    let [n, h, w, _] = c.x_dims;
-    let [oc, kh, kw, icg] = c.w_dims;
-    let [_, oh, ow, _] = c.y_dims;
-    let p = &c.p;
-    let ocg = oc / usize::from(p.groups);
-    let mut y = vec![Want::exact(f64::NAN); numel(&c.y_dims)];
-    for b in 0..n {
-        for oy in 0..oh {
-            for ox in 0..ow {
-                for o in 0..oc {
-                    let group = o / ocg;
-                    let bias = c.b.as_ref().map_or(0.0, |b| f64::from(b[o]));
-                    let mut acc = Want::exact(bias);
-                    for ky in 0..kh {
-                        for kx in 0..kw {
-                            for ci in 0..icg {
-                                let iy = tap(oy, ky, p.stride_h, p.dilation_h, p.pad_top);
-                                let ix = tap(ox, kx, p.stride_w, p.dilation_w, p.pad_left);
-                                if iy < 0 || ix < 0 || iy >= h as i64 || ix >= w as i64 {
-                                    continue;
-                                }
-                                let xv = c.x[flat(
-                                    &[b, iy as usize, ix as usize, group * icg + ci],
-                                    &c.x_dims,
-                                )];
-                                let wv = c.w[flat(&[o, ky, kx, ci], &c.w_dims)];
-                                let term = f64::from(xv) * f64::from(wv);
-                                acc.value += term;
-                                acc.magnitude += term.abs();
-                            }
-                        }
-                    }
-                    y[flat(&[b, oy, ox, o], &c.y_dims)] = activate(p.act, acc);
-                }
-            }
-        }
-    }
-    y
+    let mut y = bias_per_channel(c.b.as_deref(), &c.y_dims);
+    conv2d_terms(&c.p, c.x_dims, c.w_dims, c.y_dims, |y_at, x_at, w_at| {
+        y[y_at].add(f64::from(c.x[x_at]) * f64::from(c.w[w_at]));
+    });
+    y.into_iter().map(|v| activate(c.p.act, v)).collect()
 }
 
 /// The table's conv2d kernel against the definition.
@@ -160,7 +94,7 @@ pub fn conv2d_edge_case() -> impl Strategy<Value = ConvCase> {
             let oh = out_len(h, kh, sh, dh, (pad_top, pad_bottom));
             let ow = out_len(w, kw, sw, dw, (pad_left, pad_right));
             let [x_dims, w_dims, y_dims] = grouped_dims(dims, (kh, kw), (oh, ow), groups, mistakes);
-            conv_with_values(p, x_dims, w_dims, y_dims, bias)
+            layer_with_values(p, x_dims, w_dims, y_dims, bias)
         },
     )
 }
@@ -186,32 +120,10 @@ fn conv_params(stride: u16, pad: u16, groups: u16) -> Conv2dParams {
     conv2d_params((stride, stride), (1, 1), [pad; 4], groups, Activation::None)
 }
 
-fn run_conv(
-    k: &Kernels,
-    p: &Conv2dParams,
-    x: In<'_>,
-    w: In<'_>,
-    b: Option<&[f32]>,
-    y_dims: &[usize],
-) -> Vec<f32> {
-    let b_dims = b.map(|b| [b.len()]);
-    let verdict = conv::validate(p, x.dims, w.dims, b_dims.as_ref().map(|d| &d[..]), y_dims);
-    assert_eq!(verdict, Ok(()));
-    let mut y = vec![f32::NAN; numel(y_dims)];
-    with_scratch(k, &OpKind::Conv2d(*p), &[x.dims, w.dims], y_dims, |ws| {
-        (k.conv2d)(
-            p,
-            x,
-            w,
-            b,
-            Out {
-                data: &mut y,
-                dims: y_dims,
-            },
-            ws,
-        )
-    });
-    y
+/// Runs the table's conv2d on a hand-written case, which `validate` must accept.
+fn run_known(k: &Kernels, c: &ConvCase) -> Vec<f32> {
+    assert_eq!(validate(c), Ok(()));
+    run(k, c)
 }
 
 /// Hand-computed convolutions.
@@ -229,7 +141,10 @@ pub fn known_conv2d(k: &Kernels) {
         data: &[1.0, 2.0, 3.0, 4.0],
         dims: &[1, 2, 2, 1],
     };
-    let y = run_conv(k, &conv_params(1, 0, 1), x, w, Some(&[1.0]), &[1, 2, 2, 1]);
+    let y = run_known(
+        k,
+        &ConvCase::from_tensors(conv_params(1, 0, 1), x, w, Some(&[1.0]), &[1, 2, 2, 1]),
+    );
     assert_known(&y, &[38.0, 48.0, 68.0, 78.0]);
 
     // Same x, 3x3 box of ones, padding 1, stride 2: windows centred on the corners.
@@ -239,7 +154,10 @@ pub fn known_conv2d(k: &Kernels) {
         data: &ones,
         dims: &[1, 3, 3, 1],
     };
-    let y = run_conv(k, &conv_params(2, 1, 1), x, w, None, &[1, 2, 2, 1]);
+    let y = run_known(
+        k,
+        &ConvCase::from_tensors(conv_params(2, 1, 1), x, w, None, &[1, 2, 2, 1]),
+    );
     assert_known(&y, &[12.0, 16.0, 24.0, 28.0]);
 
     // Depthwise (groups = channels = 2) 1x1: channel 0 times 2, channel 1 times -1, Relu.
@@ -253,7 +171,7 @@ pub fn known_conv2d(k: &Kernels) {
     };
     let mut p = conv_params(1, 0, 2);
     p.act = Activation::Relu;
-    let y = run_conv(k, &p, x, w, None, &[1, 1, 2, 2]);
+    let y = run_known(k, &ConvCase::from_tensors(p, x, w, None, &[1, 1, 2, 2]));
     assert_known(&y, &[2.0, 0.0, 6.0, 4.0]);
 
     // Dilation 2 on a 1x5 row with a 1x2 kernel [1, 10]: y[i] = x[i] + 10 * x[i + 2].
@@ -267,68 +185,27 @@ pub fn known_conv2d(k: &Kernels) {
     };
     let mut p = conv_params(1, 0, 1);
     p.dilation_w = 2;
-    let y = run_conv(k, &p, x, w, None, &[1, 1, 3, 1]);
+    let y = run_known(k, &ConvCase::from_tensors(p, x, w, None, &[1, 1, 3, 1]));
     assert_known(&y, &[31.0, 42.0, 53.0]);
 }
 
 /// `validate` rejects wrong ranks, shapes and parameters.
 pub fn conv2d_validate_rejects_bad_shapes() {
     let ok = conv_params(1, 0, 1);
-    let (x, w, y): (&[usize], &[usize], &[usize]) = (&[1, 3, 3, 2], &[4, 2, 2, 2], &[1, 2, 2, 4]);
-    assert_eq!(conv::validate(&ok, x, w, Some(&[4]), y), Ok(()));
-    let with = |f: fn(&mut Conv2dParams)| {
-        let mut p = ok;
-        f(&mut p);
-        p
-    };
-    let bad_params = [
-        with(|p| p.stride_h = 0),
-        with(|p| p.stride_w = 0),
-        with(|p| p.dilation_h = 0),
-        with(|p| p.dilation_w = 0),
-        with(|p| p.groups = 0),
-        with(|p| p.groups = 2), // w's last dim would have to be 1
-        with(|p| p.pad_top = 1),
-        with(|p| p.dilation_w = 3), // dilated kernel 4 > 3
-    ];
-    for p in bad_params {
-        assert!(
-            matches!(conv::validate(&p, x, w, None, y), Err(Error::Shape { .. })),
-            "{p:?}"
-        );
-    }
-    let bad_shapes: [Shapes; 10] = [
-        (&[3, 3, 2], w, None, y),                // x rank 3
-        (x, &[4, 2, 2], None, y),                // w rank 3
-        (x, w, None, &[2, 2, 4]),                // y rank 3
-        (x, &[4, 2, 2, 3], None, y),             // IC mismatch
-        (x, w, Some(&[3]), y),                   // bias length
-        (x, w, Some(&[4, 1]), y),                // bias rank
-        (x, w, None, &[2, 2, 2, 4]),             // batch
-        (x, w, None, &[1, 2, 2, 3]),             // OC
-        (x, w, None, &[1, 3, 2, 4]),             // OH
-        (x, &[4, 0, 2, 2], None, &[1, 4, 2, 4]), // empty kernel
-    ];
-    for (x, w, b, y) in bad_shapes {
-        assert!(
-            matches!(conv::validate(&ok, x, w, b, y), Err(Error::Shape { .. })),
-            "{x:?} {w:?} {b:?} {y:?}"
-        );
-    }
+    let (x, w, y) = ([1, 3, 3, 2], [4, 2, 2, 2], [1, 2, 2, 4]);
+    assert_eq!(conv::validate(&ok, &x, &w, Some(&[4]), &y), Ok(()));
+    let mut bad_params = conv_geometry_mistakes!(Conv2dParams).to_vec();
+    bad_params.push(|p| p.dilation_w = 3); // dilated kernel 4 > 3
+    assert_rejects_changes(ok, &bad_params, |p| conv::validate(p, &x, &w, None, &y));
+    assert_rejects_layer_mistakes((x, w, y), |x, w, b, y| conv::validate(&ok, x, w, b, y));
+    let empty_kernel = conv::validate(&ok, &x, &[4, 0, 2, 2], None, &[1, 4, 2, 4]);
+    assert!(matches!(empty_kernel, Err(Error::Shape { .. })));
     // Groups must divide both channel counts.
     let g3 = conv_params(1, 0, 3);
     assert!(conv::validate(&g3, &[1, 3, 3, 6], &[4, 1, 1, 2], None, &[1, 3, 3, 4]).is_err());
     assert!(conv::validate(&g3, &[1, 3, 3, 6], &[6, 1, 1, 2], None, &[1, 3, 3, 6]).is_ok());
-    // Huge dims overflow instead of wrapping.
+    // A huge dilated kernel overflows instead of wrapping.
     let huge = usize::MAX / 2;
-    assert!(conv::validate(
-        &ok,
-        &[1, huge, huge, 1],
-        &[1, 1, 1, 1],
-        None,
-        &[1, huge, huge, 1]
-    )
-    .is_err());
     let mut wide = ok;
     wide.dilation_h = u16::MAX;
     assert!(conv::validate(&wide, &[1, 3, 3, 1], &[1, huge, 1, 1], None, &[1, 1, 3, 1]).is_err());

@@ -1,9 +1,8 @@
 //! Transposed convolution: conv_transpose2d, plain and grouped, against its scatter definition.
 
-use ember_core::kernels::with_scratch;
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::nn::conv_transpose::{self, ConvTranspose2dParams};
-use ember_core::ops::{In, Out};
+use ember_core::ops::In;
 use ember_core::{Error, Kernels, OpKind};
 use proptest::prelude::*;
 
@@ -13,8 +12,9 @@ use crate::layer::{
 };
 
 use super::{
-    activate, activation, assert_close, assert_known, flat, mostly_positive, numel, odd_padding,
-    values, Want,
+    activate, activation, assert_close, assert_known, assert_rejects_changes,
+    assert_rejects_layer_mistakes, assert_rejects_shapes, bias_per_channel, flat,
+    layer_with_values, mostly_positive, odd_padding, Shapes, Want,
 };
 
 /// A transposed convolution: NHWC input, `[OC, KH, KW, IC / groups]` weights, optional bias.
@@ -22,19 +22,12 @@ pub type ConvTransposeCase = Layer<ConvTranspose2dParams, f32, f32>;
 
 /// `conv_transpose::validate` of a case.
 fn validate(c: &ConvTransposeCase) -> Result<(), Error> {
-    let b_dims = c.b_dims();
-    let b_dims = b_dims.as_ref().map(|d| &d[..]);
-    conv_transpose::validate(&c.p, &c.x_dims, &c.w_dims, b_dims, &c.y_dims)
+    c.validate_with(|x, w, b, y| conv_transpose::validate(&c.p, x, w, b, y))
 }
 
 /// Runs the table's conv_transpose2d on a case, with the scratch the table asks for.
 fn run_case(k: &Kernels, c: &ConvTransposeCase) -> Vec<f32> {
-    let ins: [&[usize]; 2] = [&c.x_dims, &c.w_dims];
-    with_scratch(k, &OpKind::ConvTranspose2d(c.p), &ins, &c.y_dims, |ws| {
-        c.run(f32::NAN, |x, w, b, y| {
-            (k.conv_transpose2d)(&c.p, x, w, b, y, ws)
-        })
-    })
+    c.run_with_scratch(k, OpKind::ConvTranspose2d(c.p), k.conv_transpose2d)
 }
 
 /// Output length of a transposed convolution along one axis, by ONNX's formula
@@ -87,33 +80,6 @@ fn output_hw(
     )
 }
 
-/// Values for the input, weights and bias of a transposed convolution with these shapes.
-fn with_values(
-    p: ConvTranspose2dParams,
-    x_dims: [usize; 4],
-    w_dims: [usize; 4],
-    y_dims: [usize; 4],
-    bias: bool,
-) -> impl Strategy<Value = ConvTransposeCase> {
-    let b = if bias {
-        values(w_dims[0]).prop_map(Some).boxed()
-    } else {
-        Just(None).boxed()
-    };
-    (values(numel(&x_dims)), values(numel(&w_dims)), b).prop_map(move |(x, w, b)| {
-        ConvTransposeCase {
-            p,
-            x_dims,
-            w_dims,
-            y_dims,
-            x,
-            w,
-            b,
-            q: (),
-        }
-    })
-}
-
 /// A valid transposed convolution: groups 1 to 3, 1 to 3 channels per group on each side, kernels 1
 /// to 3, strides 1 to 3, dilations 1 to 2, output padding 0 to 2, inputs 1 to 4, and pads 0 to 2 when
 /// the full output leaves room for them.
@@ -158,7 +124,7 @@ pub fn conv_transpose2d_case() -> impl Strategy<Value = ConvTransposeCase> {
             let dims = (n, h, w, icg, ocg);
             let [x_dims, w_dims, y_dims] =
                 grouped_dims(dims, (kh, kw), (oh, ow), groups, (None, false));
-            with_values(p, x_dims, w_dims, y_dims, bias)
+            layer_with_values(p, x_dims, w_dims, y_dims, bias)
         },
     )
 }
@@ -172,9 +138,7 @@ fn conv_transpose2d_definition(c: &ConvTransposeCase) -> Vec<Want> {
     let [_, oh, ow, _] = c.y_dims;
     let p = &c.p;
     let ocg = oc / usize::from(p.groups);
-    let mut y: Vec<Want> = (0..numel(&c.y_dims))
-        .map(|i| Want::exact(c.b.as_ref().map_or(0.0, |b| f64::from(b[i % oc]))))
-        .collect();
+    let mut y = bias_per_channel(c.b.as_deref(), &c.y_dims);
     for b in 0..n {
         for iy in 0..h {
             for ix in 0..w {
@@ -191,11 +155,7 @@ fn conv_transpose2d_definition(c: &ConvTransposeCase) -> Vec<Want> {
                             for m in 0..ocg {
                                 let o = group * ocg + m;
                                 let wv = f64::from(c.w[flat(&[o, ky, kx, ci % icg], &c.w_dims)]);
-                                let term = xv * wv;
-                                let out =
-                                    &mut y[flat(&[b, oy as usize, ox as usize, o], &c.y_dims)];
-                                out.value += term;
-                                out.magnitude += term.abs();
+                                y[flat(&[b, oy as usize, ox as usize, o], &c.y_dims)].add(xv * wv);
                             }
                         }
                     }
@@ -234,7 +194,7 @@ pub fn conv_transpose2d_edge_case() -> impl Strategy<Value = ConvTransposeCase> 
             let (oh, ow) = output_hw(&p, (h, w), (kh, kw));
             let (oh, ow) = (oh.unwrap_or(1), ow.unwrap_or(1));
             let [x_dims, w_dims, y_dims] = grouped_dims(dims, (kh, kw), (oh, ow), groups, mistakes);
-            with_values(p, x_dims, w_dims, y_dims, bias)
+            layer_with_values(p, x_dims, w_dims, y_dims, bias)
         },
     )
 }
@@ -267,39 +227,10 @@ pub fn check_conv_transpose2d_edge(
     Ok(())
 }
 
-fn run(
-    k: &Kernels,
-    p: &ConvTranspose2dParams,
-    x: In<'_>,
-    w: In<'_>,
-    b: Option<&[f32]>,
-    y_dims: &[usize],
-) -> Vec<f32> {
-    let b_dims = b.map(|b| [b.len()]);
-    let verdict =
-        conv_transpose::validate(p, x.dims, w.dims, b_dims.as_ref().map(|d| &d[..]), y_dims);
-    assert_eq!(verdict, Ok(()));
-    let mut y = vec![f32::NAN; numel(y_dims)];
-    with_scratch(
-        k,
-        &OpKind::ConvTranspose2d(*p),
-        &[x.dims, w.dims],
-        y_dims,
-        |ws| {
-            (k.conv_transpose2d)(
-                p,
-                x,
-                w,
-                b,
-                Out {
-                    data: &mut y,
-                    dims: y_dims,
-                },
-                ws,
-            )
-        },
-    );
-    y
+/// Runs the table's conv_transpose2d on a hand-written case, which `validate` must accept.
+fn run_known(k: &Kernels, c: &ConvTransposeCase) -> Vec<f32> {
+    assert_eq!(validate(c), Ok(()));
+    run_case(k, c)
 }
 
 /// Hand-computed transposed convolutions.
@@ -317,7 +248,10 @@ pub fn known_conv_transpose2d(k: &Kernels) {
         data: &ones,
         dims: &[1, 3, 3, 1],
     };
-    let y = run(k, &plain, x, w, None, &[1, 5, 5, 1]);
+    let y = run_known(
+        k,
+        &ConvTransposeCase::from_tensors(plain, x, w, None, &[1, 5, 5, 1]),
+    );
     #[rustfmt::skip]
     let want = [
         0.0, 1.0, 3.0, 3.0, 2.0,
@@ -340,12 +274,18 @@ pub fn known_conv_transpose2d(k: &Kernels) {
         dims: &[1, 1, 2, 1],
     };
     let p = conv_transpose2d_params((1, 2), (1, 1), [0; 4], (0, 1), 1, Activation::None);
-    let y = run(k, &p, x, w, Some(&[0.5]), &[1, 1, 5, 1]);
+    let y = run_known(
+        k,
+        &ConvTransposeCase::from_tensors(p, x, w, Some(&[0.5]), &[1, 1, 5, 1]),
+    );
     assert_known(&y, &[1.5, 10.5, 2.5, 20.5, 0.5]);
 
     // Same with the first and last columns cropped (pads left 1, right 1, no output padding).
     let p = conv_transpose2d_params((1, 2), (1, 1), [0, 1, 0, 1], (0, 0), 1, Activation::None);
-    let y = run(k, &p, x, w, None, &[1, 1, 2, 1]);
+    let y = run_known(
+        k,
+        &ConvTransposeCase::from_tensors(p, x, w, None, &[1, 1, 2, 1]),
+    );
     assert_known(&y, &[10.0, 2.0]);
 
     // Groups 2, one channel each: channel 0 scaled by 2, channel 1 by -1, then Relu. 1x1 kernel,
@@ -359,7 +299,10 @@ pub fn known_conv_transpose2d(k: &Kernels) {
         dims: &[2, 1, 1, 1],
     };
     let p = conv_transpose2d_params((2, 2), (1, 1), [0; 4], (1, 1), 2, Activation::Relu);
-    let y = run(k, &p, x, w, None, &[1, 2, 2, 2]);
+    let y = run_known(
+        k,
+        &ConvTransposeCase::from_tensors(p, x, w, None, &[1, 2, 2, 2]),
+    );
     assert_known(&y, &[6.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
 }
 
@@ -367,69 +310,35 @@ pub fn known_conv_transpose2d(k: &Kernels) {
 pub fn conv_transpose2d_validate_rejects_bad_shapes() {
     let ok = conv_transpose2d_params((2, 2), (1, 1), [0; 4], (0, 0), 1, Activation::None);
     // 3x3 input, 2x2 kernel, stride 2: 2 * 2 + 1 + 1 = 6.
-    let (x, w, y): (&[usize], &[usize], &[usize]) = (&[1, 3, 3, 2], &[4, 2, 2, 2], &[1, 6, 6, 4]);
-    assert_eq!(conv_transpose::validate(&ok, x, w, Some(&[4]), y), Ok(()));
-    let with = |f: fn(&mut ConvTranspose2dParams)| {
-        let mut p = ok;
-        f(&mut p);
-        p
-    };
-    let bad_params = [
-        with(|p| p.stride_h = 0),
-        with(|p| p.stride_w = 0),
-        with(|p| p.dilation_h = 0),
-        with(|p| p.dilation_w = 0),
-        with(|p| p.groups = 0),
-        with(|p| p.groups = 2), // w's last dim would have to be 1
-        with(|p| p.pad_top = 1),
-        with(|p| p.output_pad_w = 1),
-        with(|p| {
+    let (x, w, y) = ([1, 3, 3, 2], [4, 2, 2, 2], [1, 6, 6, 4]);
+    assert_eq!(
+        conv_transpose::validate(&ok, &x, &w, Some(&[4]), &y),
+        Ok(())
+    );
+    let mut bad_params = conv_geometry_mistakes!(ConvTranspose2dParams).to_vec();
+    bad_params.extend::<[fn(&mut ConvTranspose2dParams); 2]>([
+        |p| p.output_pad_w = 1,
+        |p| {
             // Crops more than the 6 rows there are.
             p.pad_top = 4;
             p.pad_bottom = 3;
-        }),
+        },
+    ]);
+    assert_rejects_changes(ok, &bad_params, |p| {
+        conv_transpose::validate(p, &x, &w, None, &y)
+    });
+    assert_rejects_layer_mistakes((x, w, y), |x, w, b, y| {
+        conv_transpose::validate(&ok, x, w, b, y)
+    });
+    let empty: [Shapes; 2] = [
+        (&x, &[4, 0, 2, 2], None, &[1, 5, 6, 4]), // empty kernel
+        (&[1, 0, 3, 2], &w, None, &[1, 0, 6, 4]), // empty input rows
     ];
-    for p in bad_params {
-        assert!(
-            matches!(
-                conv_transpose::validate(&p, x, w, None, y),
-                Err(Error::Shape { .. })
-            ),
-            "{p:?}"
-        );
-    }
-    let bad_shapes: [super::conv::Shapes; 11] = [
-        (&[3, 3, 2], w, None, y),                // x rank 3
-        (x, &[4, 2, 2], None, y),                // w rank 3
-        (x, w, None, &[6, 6, 4]),                // y rank 3
-        (x, &[4, 2, 2, 3], None, y),             // IC mismatch
-        (x, w, Some(&[3]), y),                   // bias length
-        (x, w, Some(&[4, 1]), y),                // bias rank
-        (x, w, None, &[2, 6, 6, 4]),             // batch
-        (x, w, None, &[1, 6, 6, 3]),             // OC
-        (x, w, None, &[1, 7, 6, 4]),             // OH
-        (x, &[4, 0, 2, 2], None, &[1, 5, 6, 4]), // empty kernel
-        (&[1, 0, 3, 2], w, None, &[1, 0, 6, 4]), // empty input rows
-    ];
-    for (x, w, b, y) in bad_shapes {
-        assert!(
-            matches!(
-                conv_transpose::validate(&ok, x, w, b, y),
-                Err(Error::Shape { .. })
-            ),
-            "{x:?} {w:?} {b:?} {y:?}"
-        );
-    }
-    // Huge dims and strides overflow instead of wrapping.
+    assert_rejects_shapes(&empty, |x, w, b, y| {
+        conv_transpose::validate(&ok, x, w, b, y)
+    });
+    // A huge dilated kernel overflows instead of wrapping.
     let huge = usize::MAX / 2;
-    assert!(conv_transpose::validate(
-        &ok,
-        &[1, huge, huge, 1],
-        &[1, 1, 1, 1],
-        None,
-        &[1, huge, huge, 1]
-    )
-    .is_err());
     let mut wide = ok;
     wide.dilation_h = u16::MAX;
     assert!(

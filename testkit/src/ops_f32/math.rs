@@ -436,20 +436,23 @@ impl BinaryCase {
     }
 }
 
+/// Every binary op.
+pub const BINARY_OPS: [BinaryOp; 10] = [
+    BinaryOp::Add,
+    BinaryOp::Sub,
+    BinaryOp::Mul,
+    BinaryOp::Div,
+    BinaryOp::Pow,
+    BinaryOp::Min,
+    BinaryOp::Max,
+    BinaryOp::PRelu,
+    BinaryOp::Mod,
+    BinaryOp::FloorMod,
+];
+
 /// Any binary op and activation over operands of rank 0 to 4 that broadcast.
 pub fn binary_case() -> impl Strategy<Value = BinaryCase> {
-    let op = proptest::sample::select(vec![
-        BinaryOp::Add,
-        BinaryOp::Sub,
-        BinaryOp::Mul,
-        BinaryOp::Div,
-        BinaryOp::Pow,
-        BinaryOp::Min,
-        BinaryOp::Max,
-        BinaryOp::PRelu,
-        BinaryOp::Mod,
-        BinaryOp::FloorMod,
-    ]);
+    let op = proptest::sample::select(BINARY_OPS.to_vec());
     (op, activation(), vec(dim(), 0..=4))
         .prop_flat_map(|(op, act, full)| {
             (
@@ -518,11 +521,6 @@ pub fn check_binary(k: &Kernels, c: &BinaryCase) -> Result<(), TestCaseError> {
 fn binary_definition(op: BinaryOp, u: f64, v: f64) -> f64 {
     let nan = u.is_nan() || v.is_nan();
     match op {
-        BinaryOp::Add => u + v,
-        BinaryOp::Sub => u - v,
-        BinaryOp::Mul => u * v,
-        BinaryOp::Div => u / v,
-        BinaryOp::Pow => u.powf(v),
         BinaryOp::Min if nan => f64::NAN,
         BinaryOp::Min => {
             if u < v {
@@ -546,8 +544,6 @@ fn binary_definition(op: BinaryOp, u: f64, v: f64) -> f64 {
                 u * v
             }
         }
-        // Rust's `%` on floats is C's fmod: truncated division, the sign of the dividend.
-        BinaryOp::Mod => u % v,
         // Floored: the sign of the divisor (Python's `%`), from the floor formula directly.
         BinaryOp::FloorMod => {
             let r = u - (u / v).floor() * v;
@@ -557,6 +553,24 @@ fn binary_definition(op: BinaryOp, u: f64, v: f64) -> f64 {
             } else {
                 r
             }
+        }
+        _ => arithmetic_definition(op, u, v),
+    }
+}
+
+/// The binary ops that every definition here takes as IEEE arithmetic in f64: Add, Sub, Mul, Div, Pow
+/// and Mod (Rust's `%` on floats is C's fmod: truncated division, the sign of the dividend). Panics on
+/// the others, which each definition writes out itself.
+pub fn arithmetic_definition(op: BinaryOp, u: f64, v: f64) -> f64 {
+    match op {
+        BinaryOp::Add => u + v,
+        BinaryOp::Sub => u - v,
+        BinaryOp::Mul => u * v,
+        BinaryOp::Div => u / v,
+        BinaryOp::Pow => u.powf(v),
+        BinaryOp::Mod => u % v,
+        BinaryOp::Min | BinaryOp::Max | BinaryOp::PRelu | BinaryOp::FloorMod => {
+            panic!("{op:?} has a definition of its own")
         }
     }
 }

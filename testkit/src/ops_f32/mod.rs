@@ -11,6 +11,24 @@
 //! them as `#[test]`s for one table, in each target's `tests/suite.rs`. The `validate` checks that take no
 //! table run once, in `ember-core`'s (see [`validate_suite!`](crate::validate_suite)).
 
+/// The changes to the parameters of a convolution of type `$ty` that its `validate` must reject on a
+/// case with no padding, one group and weights of more than one input channel: a zero stride, dilation
+/// or group count, two groups, a padding: as `[fn(&mut $ty); 7]`.
+macro_rules! conv_geometry_mistakes {
+    ($ty:ty) => {{
+        let mistakes: [fn(&mut $ty); 7] = [
+            |p| p.stride_h = 0,
+            |p| p.stride_w = 0,
+            |p| p.dilation_h = 0,
+            |p| p.dilation_w = 0,
+            |p| p.groups = 0,
+            |p| p.groups = 2, // w's last dim would have to be 1
+            |p| p.pad_top = 1,
+        ];
+        mistakes
+    }};
+}
+
 pub mod array;
 pub mod conv;
 pub mod conv_transpose;
@@ -20,8 +38,15 @@ pub mod nn;
 pub mod pool;
 pub mod reduce;
 
+use core::fmt::Debug;
+
+use ember_core::kernels::with_scratch;
 use ember_core::ops::math::activation::Activation;
+use ember_core::ops::{In, Out};
+use ember_core::{Error, Kernels, OpKind, Workspace};
 use proptest::prelude::*;
+
+use crate::layer::{maybe_bias, Layer};
 
 pub use crate::shape::{dim, flat, numel, unflat};
 
@@ -43,6 +68,134 @@ impl Want {
             magnitude: value.abs(),
         }
     }
+
+    /// Adds one term.
+    pub fn add(&mut self, term: f64) {
+        self.value += term;
+        self.magnitude += term.abs();
+    }
+}
+
+/// The starting point of a layer's outputs of dims `y_dims` (channels innermost): each output its
+/// channel's bias, or 0 without one.
+pub fn bias_per_channel(b: Option<&[f32]>, y_dims: &[usize]) -> Vec<Want> {
+    let channels = y_dims.last().copied().unwrap_or(1);
+    (0..numel(y_dims))
+        .map(|i| Want::exact(b.map_or(0.0, |b| f64::from(b[i % channels]))))
+        .collect()
+}
+
+impl<P, D: AsRef<[usize]>, WD: AsRef<[usize]>> Layer<P, f32, f32, (), D, WD> {
+    /// Runs a table's f32 layer `kernel` on the case, with the scratch the table asks for `op`, into
+    /// an output of NaNs (so that elements it skips show).
+    pub fn run_with_scratch(&self, k: &Kernels, op: OpKind, kernel: LayerFn<P>) -> Vec<f32> {
+        let ins = [self.x_dims.as_ref(), self.w_dims.as_ref()];
+        with_scratch(k, &op, &ins, self.y_dims.as_ref(), |ws| {
+            self.run(f32::NAN, |x, w, b, y| kernel(&self.p, x, w, b, y, ws))
+        })
+    }
+}
+
+/// An f32 layer kernel of a table: parameters, input, weights, bias, output and scratch.
+pub type LayerFn<P> = fn(&P, In<'_>, In<'_>, Option<&[f32]>, Out<'_>, Option<&mut Workspace<'_>>);
+
+/// Input, weight, optional bias and output dims of a layer's `validate` call.
+pub type Shapes<'a> = (&'a [usize], &'a [usize], Option<&'a [usize]>, &'a [usize]);
+
+/// Asserts that a layer's `validate` (of the dims of x, w, b and y) rejects each of `shapes` with a
+/// shape error.
+#[track_caller]
+pub fn assert_rejects_shapes(
+    shapes: &[Shapes<'_>],
+    validate: impl Fn(&[usize], &[usize], Option<&[usize]>, &[usize]) -> Result<(), Error>,
+) {
+    for &(x, w, b, y) in shapes {
+        assert!(
+            matches!(validate(x, w, b, y), Err(Error::Shape { .. })),
+            "{x:?} {w:?} {b:?} {y:?}"
+        );
+    }
+}
+
+/// Asserts that a convolution's `validate` (of the dims of x, w, b and y) rejects, with a shape error,
+/// each mistake that any layer can make in the dims of a case it accepts (`x`, `w`, `y` and a bias of
+/// `w[0]`): an input, weights or output one rank short, weights of one more input channel, a bias of
+/// the wrong length or rank, an output of another batch, one channel fewer or one row more; and an
+/// input so large that its output's size overflows.
+#[track_caller]
+pub fn assert_rejects_layer_mistakes(
+    (x, w, y): ([usize; 4], [usize; 4], [usize; 4]),
+    validate: impl Fn(&[usize], &[usize], Option<&[usize]>, &[usize]) -> Result<(), Error>,
+) {
+    let changed = |mut dims: [usize; 4], axis: usize, by: isize| {
+        dims[axis] = dims[axis].wrapping_add_signed(by);
+        dims
+    };
+    let (w_ic, y_batch) = (changed(w, 3, 1), changed(y, 0, 1));
+    let (y_oc, y_oh) = (changed(y, 3, -1), changed(y, 1, 1));
+    let mistakes: [Shapes; 9] = [
+        (&x[1..], &w, None, &y),
+        (&x, &w[..3], None, &y),
+        (&x, &w, None, &y[1..]),
+        (&x, &w_ic, None, &y),
+        (&x, &w, Some(&[w[0] - 1]), &y),
+        (&x, &w, Some(&[w[0], 1]), &y),
+        (&x, &w, None, &y_batch),
+        (&x, &w, None, &y_oc),
+        (&x, &w, None, &y_oh),
+    ];
+    assert_rejects_shapes(&mistakes, &validate);
+    let huge = usize::MAX / 2;
+    let verdict = validate(
+        &[1, huge, huge, 1],
+        &[1, 1, 1, 1],
+        None,
+        &[1, huge, huge, 1],
+    );
+    assert!(verdict.is_err(), "a huge input is accepted");
+}
+
+/// Asserts that `validate` rejects, with a shape error, the parameters `ok` as each of `changes`
+/// leaves them.
+#[track_caller]
+pub fn assert_rejects_changes<P: Copy + Debug>(
+    ok: P,
+    changes: &[fn(&mut P)],
+    validate: impl Fn(&P) -> Result<(), Error>,
+) {
+    for change in changes {
+        let mut p = ok;
+        change(&mut p);
+        assert!(matches!(validate(&p), Err(Error::Shape { .. })), "{p:?}");
+    }
+}
+
+/// A layer case of these dims, with values drawn for its input, its weights and, when `bias` is set,
+/// one bias per output channel (`w_dims[0]`).
+pub fn layer_with_values<P, D, WD>(
+    p: P,
+    x_dims: D,
+    w_dims: WD,
+    y_dims: D,
+    bias: bool,
+) -> impl Strategy<Value = Layer<P, f32, f32, (), D, WD>>
+where
+    P: Clone + Debug,
+    D: AsRef<[usize]> + Clone + Debug,
+    WD: AsRef<[usize]> + Clone + Debug,
+{
+    let (x_len, w_len) = (numel(x_dims.as_ref()), numel(w_dims.as_ref()));
+    let b = maybe_bias(bias, values(w_dims.as_ref()[0]));
+    (values(x_len), values(w_len), b).prop_map(move |(x, w, b)| Layer {
+        p: p.clone(),
+        x_dims: x_dims.clone(),
+        w_dims: w_dims.clone(),
+        y_dims: y_dims.clone(),
+        x,
+        w,
+        b,
+        q: (),
+    })
 }
 
 /// Relative and absolute tolerance of every comparison.

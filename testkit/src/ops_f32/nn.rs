@@ -12,9 +12,9 @@ use ember_core::{Error, Kernels, OpKind};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
-use super::conv::Shapes;
 use super::{
-    activate, activation, assert_close, assert_known, dim, flat, numel, unflat, values, Want,
+    activate, activation, assert_close, assert_known, assert_rejects_shapes, dim, flat,
+    layer_with_values, numel, unflat, values, Shapes, Want,
 };
 use crate::layer::Layer;
 use crate::shape::{broadcast_index, broadcast_operand, broadcast_shape};
@@ -37,48 +37,23 @@ pub fn fully_connected_case() -> impl Strategy<Value = FullyConnectedCase> {
         .prop_flat_map(|(lead, in_f, out_f, bias, act)| {
             let x_dims: Vec<usize> = lead.iter().copied().chain([in_f]).collect();
             let y_dims: Vec<usize> = lead.iter().copied().chain([out_f]).collect();
-            let b = if bias {
-                values(out_f).prop_map(Some).boxed()
-            } else {
-                Just(None).boxed()
-            };
-            let (nx, nw) = (numel(&x_dims), in_f * out_f);
-            (
-                Just(FullyConnectedParams { act }),
-                Just(x_dims),
-                Just([out_f, in_f]),
-                Just(y_dims),
-                values(nx),
-                values(nw),
-                b,
+            layer_with_values(
+                FullyConnectedParams { act },
+                x_dims,
+                [out_f, in_f],
+                y_dims,
+                bias,
             )
-        })
-        .prop_map(|(p, x_dims, w_dims, y_dims, x, w, b)| FullyConnectedCase {
-            p,
-            x_dims,
-            w_dims,
-            y_dims,
-            x,
-            w,
-            b,
-            q: (),
         })
 }
 
 fn run_fully_connected(k: &Kernels, c: &FullyConnectedCase) -> Vec<f32> {
-    let ins: [&[usize]; 2] = [&c.x_dims, &c.w_dims];
-    with_scratch(k, &OpKind::FullyConnected(c.p), &ins, &c.y_dims, |ws| {
-        c.run(f32::NAN, |x, w, b, y| {
-            (k.fully_connected)(&c.p, x, w, b, y, ws)
-        })
-    })
+    c.run_with_scratch(k, OpKind::FullyConnected(c.p), k.fully_connected)
 }
 
 /// The table's fully connected kernel against `y[r, o] = act(sum_i x[r, i] w[o, i] + b[o])`.
 pub fn check_fully_connected(k: &Kernels, c: &FullyConnectedCase) -> Result<(), TestCaseError> {
-    let b_dims = c.b_dims();
-    let b_dims = b_dims.as_ref().map(|d| &d[..]);
-    let verdict = fully_connected::validate(&c.p, &c.x_dims, &c.w_dims, b_dims, &c.y_dims);
+    let verdict = c.validate_with(|x, w, b, y| fully_connected::validate(&c.p, x, w, b, y));
     prop_assert_eq!(verdict, Ok(()));
     let [out_f, in_f] = c.w_dims;
     let rows = numel(&c.x_dims[..c.x_dims.len() - 1]);
@@ -142,15 +117,7 @@ pub fn fully_connected_validate_rejects_bad_shapes() {
         (&[2, 3], &[4, 3], None, &[8]),          // rank mismatch
         (&[2, 3], &[4, 3], None, &[]),           // y rank 0
     ];
-    for (x, w, b, y) in bad {
-        assert!(
-            matches!(
-                fully_connected::validate(&p, x, w, b, y),
-                Err(Error::Shape { .. })
-            ),
-            "{x:?} {w:?} {b:?} {y:?}"
-        );
-    }
+    assert_rejects_shapes(&bad, |x, w, b, y| fully_connected::validate(&p, x, w, b, y));
 }
 
 // --------------------------------------------------------------------------------------------- matmul
@@ -561,12 +528,10 @@ pub fn check_layer_norm(k: &Kernels, c: &LayerNormCase) -> Result<(), TestCaseEr
 
 /// Hand-computed layer norms.
 pub fn known_layer_norm(k: &Kernels) {
+    let params = |axis, epsilon| LayerNormParams { axis, epsilon };
     // Rows (1, 3) and (4, 0), epsilon 0: (-1, 1) and (1, -1), then scale (2, 3) and bias (0.5, -0.5).
     let c = LayerNormCase {
-        p: LayerNormParams {
-            axis: 1,
-            epsilon: 0.0,
-        },
+        p: params(1, 0.0),
         dims: vec![2, 2],
         x: vec![1.0, 3.0, 4.0, 0.0],
         scale: vec![2.0, 3.0],
@@ -575,10 +540,7 @@ pub fn known_layer_norm(k: &Kernels) {
     assert_known(&run_layer_norm(k, &c), &[-1.5, 2.5, 2.5, -3.5]);
     // Axis 0 of [2, 2] normalizes all four: mean 2.5, var 1.25, epsilon 0.75: sqrt(2) = 1.414...
     let c = LayerNormCase {
-        p: LayerNormParams {
-            axis: 0,
-            epsilon: 0.75,
-        },
+        p: params(0, 0.75),
         dims: vec![2, 2],
         x: vec![1.0, 2.0, 3.0, 4.0],
         scale: vec![1.0; 4],

@@ -9,12 +9,12 @@ use proptest::prelude::*;
 
 use crate::edge::validate_agrees;
 use crate::layer::{
-    conv2d_geometry_is_valid, conv_output_len, fitting_len, grouped_dims, quant_conv2d_params, tap,
-    Layer,
+    conv2d_geometry_is_valid, conv2d_terms, conv_output_len, fitting_len, grouped_dims, maybe_bias,
+    quant_conv2d_params, Layer,
 };
 
 use super::{
-    act_range, assert_within, clamp_lower_first, dim, flat, int8_values, numel, requantize_real,
+    act_range, assert_within, clamp_lower_first, dim, int8_values, numel, requantize_real,
     rounding, scale, scale_definition, zero_point, Int8Kernels,
 };
 
@@ -89,13 +89,7 @@ fn weights(n: usize) -> impl Strategy<Value = Vec<i8>> {
 }
 
 fn bias(n: usize, with: bool) -> BoxedStrategy<Option<Vec<i32>>> {
-    if with {
-        proptest::collection::vec(-20_000i32..20_000, n)
-            .prop_map(Some)
-            .boxed()
-    } else {
-        Just(None).boxed()
-    }
+    maybe_bias(with, proptest::collection::vec(-20_000i32..20_000, n))
 }
 
 /// A convolution with int8 data.
@@ -103,16 +97,8 @@ pub type ConvCase = Layer<QuantConv2dParams, i8, i32, LayerQuant>;
 
 /// `conv::validate` of a case.
 fn validate(c: &ConvCase) -> Result<(), Error> {
-    let b_dims = c.b_dims();
-    let b_dims = b_dims.as_ref().map(|d| &d[..]);
-    conv::validate(
-        &c.p,
-        &c.x_dims,
-        &c.w_dims,
-        b_dims,
-        &c.q.requant_dims(),
-        &c.y_dims,
-    )
+    let requant_dims = c.q.requant_dims();
+    c.validate_with(|x, w, b, y| conv::validate(&c.p, x, w, b, &requant_dims, y))
 }
 
 /// Runs the table's conv2d on a case.
@@ -126,41 +112,17 @@ impl ConvCase {
     /// For each output (row-major), the integer accumulator `sum w * (x - zp) + b` by the textbook
     /// formula (i64, zero outside the input).
     fn accumulators(&self) -> Vec<i64> {
-        let [n, h, w, _] = self.x_dims;
-        let [oc, kh, kw, icg] = self.w_dims;
-        let [_, oh, ow, _] = self.y_dims;
-        let p = &self.p;
-        let ocg = oc / usize::from(p.groups);
-        let mut acc = vec![0i64; numel(&self.y_dims)];
-        for b in 0..n {
-            for oy in 0..oh {
-                for ox in 0..ow {
-                    for o in 0..oc {
-                        let group = o / ocg;
-                        let mut sum = self.b.as_ref().map_or(0, |b| i64::from(b[o]));
-                        for ky in 0..kh {
-                            for kx in 0..kw {
-                                let iy = tap(oy, ky, p.stride_h, p.dilation_h, p.pad_top);
-                                let ix = tap(ox, kx, p.stride_w, p.dilation_w, p.pad_left);
-                                if iy < 0 || ix < 0 || iy >= h as i64 || ix >= w as i64 {
-                                    continue;
-                                }
-                                for ci in 0..icg {
-                                    let xv = self.x[flat(
-                                        &[b, iy as usize, ix as usize, group * icg + ci],
-                                        &self.x_dims,
-                                    )];
-                                    let wv = self.w[flat(&[o, ky, kx, ci], &self.w_dims)];
-                                    sum +=
-                                        i64::from(wv) * (i64::from(xv) - i64::from(p.x_zero_point));
-                                }
-                            }
-                        }
-                        acc[flat(&[b, oy, ox, o], &self.y_dims)] = sum;
-                    }
-                }
-            }
-        }
+        let mut acc: Vec<i64> = (0..numel(&self.y_dims))
+            .map(|i| {
+                self.b
+                    .as_ref()
+                    .map_or(0, |b| i64::from(b[i % self.w_dims[0]]))
+            })
+            .collect();
+        let x_zero_point = i64::from(self.p.x_zero_point);
+        conv2d_terms(&self.p, self.x_dims, self.w_dims, self.y_dims, |y, x, w| {
+            acc[y] += i64::from(self.w[w]) * (i64::from(self.x[x]) - x_zero_point);
+        });
         acc
     }
 }
@@ -422,11 +384,9 @@ pub fn fully_connected_case() -> impl Strategy<Value = FcCase> {
 
 /// The table's fully connected kernel against both definitions.
 pub fn check_fully_connected(k: &Int8Kernels, c: &FcCase) -> Result<(), TestCaseError> {
-    let b_dims = c.b_dims();
-    let b_dims = b_dims.as_ref().map(|d| &d[..]);
     let rq_dims = c.q.requant_dims();
     let verdict =
-        fully_connected::validate(&c.p, &c.x_dims, &c.w_dims, b_dims, &rq_dims, &c.y_dims);
+        c.validate_with(|x, w, b, y| fully_connected::validate(&c.p, x, w, b, &rq_dims, y));
     prop_assert_eq!(verdict, Ok(()));
     let [outputs, inputs] = c.w_dims;
     let rows = numel(&c.x_dims) / inputs;
@@ -451,8 +411,37 @@ pub fn check_fully_connected(k: &Int8Kernels, c: &FcCase) -> Result<(), TestCase
     assert_within(&got, &real, 1)
 }
 
+/// Runs the table's conv2d on hand-written tensors, which `validate` must accept: `x` and `w` with
+/// their dims, the bias, the requantization rows (`[OC or 1, 2]`) and the output's dims.
+fn run_known_conv2d(
+    k: &Int8Kernels,
+    p: &QuantConv2dParams,
+    (x, w): (In<'_, i8>, In<'_, i8>),
+    b: Option<&[i32]>,
+    requant: &[i32],
+    y_dims: &[usize],
+) -> Vec<i8> {
+    let b_dims = b.map(|b| [b.len()]);
+    let b_dims = b_dims.as_ref().map(|d| &d[..]);
+    let rq_dims = [requant.len() / 2, 2];
+    assert_eq!(
+        conv::validate(p, x.dims, w.dims, b_dims, &rq_dims, y_dims),
+        Ok(())
+    );
+    let mut y = vec![0; numel(y_dims)];
+    let out = Out {
+        data: &mut y,
+        dims: y_dims,
+    };
+    (k.conv2d)(p, x, w, b, requant, out);
+    y
+}
+
 /// Hand-computed convolutions.
 pub fn known_conv2d(k: &Int8Kernels) {
+    fn tensor<'a>(data: &'a [i8], dims: &'a [usize]) -> In<'a, i8> {
+        In { data, dims }
+    }
     // x (3x3, zero point 1, so real x = q - 1), w 2x2 [1 2; 3 4], bias 1, multiplier 0.5 (2^30 with
     // shift 0), output zero point -10:
     //   real x: 0 1 2 / 3 4 5 / 6 7 8; conv: 27, 37, 57, 67; plus 1, halved: 14, 19, 29, 34; minus 10.
@@ -462,31 +451,11 @@ pub fn known_conv2d(k: &Int8Kernels) {
         y_zero_point: -10,
         ..quant_conv2d_params((1, 1), (1, 1), [0; 4], 1)
     };
-    let requant = [1 << 30, 0];
-    let mut y = [0i8; 4];
-    let y_dims = [1, 2, 2, 1];
-    let (x_dims, w_dims) = ([1, 3, 3, 1], [1, 2, 2, 1]);
-    assert_eq!(
-        conv::validate(&p, &x_dims, &w_dims, Some(&[1]), &[1, 2], &y_dims),
-        Ok(())
+    let xw = (
+        tensor(&x, &[1, 3, 3, 1]),
+        tensor(&[1, 2, 3, 4], &[1, 2, 2, 1]),
     );
-    (k.conv2d)(
-        &p,
-        In {
-            data: &x,
-            dims: &x_dims,
-        },
-        In {
-            data: &[1, 2, 3, 4],
-            dims: &w_dims,
-        },
-        Some(&[1]),
-        &requant,
-        Out {
-            data: &mut y,
-            dims: &y_dims,
-        },
-    );
+    let y = run_known_conv2d(k, &p, xw, Some(&[1]), &[1 << 30, 0], &[1, 2, 2, 1]);
     assert_eq!(y, [4, 9, 19, 24]);
 
     // Depthwise with channel multiplier 2 (groups 1 = IC, OC 2), 1x1 kernel, per-channel multipliers
@@ -498,25 +467,15 @@ pub fn known_conv2d(k: &Int8Kernels) {
         act_min: 0,
         ..quant_conv2d_params((1, 1), (1, 1), [0; 4], 1)
     };
-    let mut y = [0i8; 2];
-    (k.conv2d)(
-        &p,
-        In {
-            data: &[-3],
-            dims: &[1, 1, 1, 1],
-        },
-        In {
-            data: &[5, -7],
-            dims: &[2, 1, 1, 1],
-        },
-        None,
-        &[1 << 30, 1, 1 << 30, -1],
-        Out {
-            data: &mut y,
-            dims: &[1, 1, 1, 2],
-        },
+    let xw = (
+        tensor(&[-3], &[1, 1, 1, 1]),
+        tensor(&[5, -7], &[2, 1, 1, 1]),
     );
-    assert_eq!(y, [0, 6]);
+    let requant = [1 << 30, 1, 1 << 30, -1];
+    assert_eq!(
+        run_known_conv2d(k, &p, xw, None, &requant, &[1, 1, 1, 2]),
+        [0, 6]
+    );
 
     // Padding holds the zero point: a 3x3 box of ones over a single pixel with padding 1 and x zero point
     // 7 sees x - 7 once: x = 10 gives 3 (multiplier 1).
@@ -524,25 +483,11 @@ pub fn known_conv2d(k: &Int8Kernels) {
         x_zero_point: 7,
         ..quant_conv2d_params((1, 1), (1, 1), [1; 4], 1)
     };
-    let mut y = [0i8; 1];
-    (k.conv2d)(
-        &p,
-        In {
-            data: &[10],
-            dims: &[1, 1, 1, 1],
-        },
-        In {
-            data: &[1; 9],
-            dims: &[1, 3, 3, 1],
-        },
-        None,
-        &[1 << 30, 1],
-        Out {
-            data: &mut y,
-            dims: &[1, 1, 1, 1],
-        },
+    let xw = (tensor(&[10], &[1, 1, 1, 1]), tensor(&[1; 9], &[1, 3, 3, 1]));
+    assert_eq!(
+        run_known_conv2d(k, &p, xw, None, &[1 << 30, 1], &[1, 1, 1, 1]),
+        [3]
     );
-    assert_eq!(y, [3]);
 }
 
 /// Hand-computed fully connected layers.

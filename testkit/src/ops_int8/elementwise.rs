@@ -123,6 +123,24 @@ impl BinaryCase {
             })
             .collect()
     }
+
+    /// Checks a kernel's output against TFLite's arithmetic (`tflite`, exactly) and against `op` on
+    /// the operands' real values, requantized (within 1 LSB).
+    fn check_output(
+        &self,
+        got: &[i8],
+        tflite: &[i8],
+        op: impl Fn(f64, f64) -> f64,
+    ) -> Result<(), TestCaseError> {
+        assert_within(got, tflite, 0)?;
+        let y_scale = f64::from(self.y_q.0 as f32);
+        let (y_zero_point, (act_min, act_max)) = (self.y_q.1, self.act);
+        let want = self.map(|a, b| {
+            let value = op(real(a, self.a_q), real(b, self.b_q));
+            requantize_real(value, y_scale, y_zero_point, act_min, act_max)
+        });
+        assert_within(got, &want, 1)
+    }
 }
 
 /// Shapes, values and quantizations; the output scale is `y_scale(a_scale, b_scale)`.
@@ -195,18 +213,7 @@ pub fn check_add(k: &Int8Kernels, c: &BinaryCase) -> Result<(), TestCaseError> {
                 + i64::from(p.y_zero_point);
             clamp_lower_first(out, p.act_min, p.act_max)
         });
-        assert_within(&got, &tflite, 0)?;
-        let y_scale = f64::from(c.y_q.0 as f32);
-        let want = c.map(|a, b| {
-            requantize_real(
-                real(a, c.a_q) + real(b, c.b_q),
-                y_scale,
-                c.y_q.1,
-                c.act.0,
-                c.act.1,
-            )
-        });
-        assert_within(&got, &want, 1)?;
+        c.check_output(&got, &tflite, |a, b| a + b)?;
     }
     Ok(())
 }
@@ -227,18 +234,7 @@ pub fn check_mul(k: &Int8Kernels, c: &BinaryCase) -> Result<(), TestCaseError> {
                 + i64::from(p.y_zero_point);
             clamp_lower_first(out, p.act_min, p.act_max)
         });
-        assert_within(&got, &tflite, 0)?;
-        let y_scale = f64::from(c.y_q.0 as f32);
-        let want = c.map(|a, b| {
-            requantize_real(
-                real(a, c.a_q) * real(b, c.b_q),
-                y_scale,
-                c.y_q.1,
-                c.act.0,
-                c.act.1,
-            )
-        });
-        assert_within(&got, &want, 1)?;
+        c.check_output(&got, &tflite, |a, b| a * b)?;
     }
     Ok(())
 }

@@ -23,7 +23,7 @@ use ember_core::ops::quant::requantize::RequantizeParams;
 use ember_core::ops::quant::softmax::QuantSoftmaxParams;
 use ember_core::ops::{In, Out};
 
-use crate::layer::Layer;
+use crate::layer::{quant_conv2d_params, Layer};
 use crate::shape::run_elementwise;
 
 use super::{numel, Int8Kernels};
@@ -123,33 +123,9 @@ fn requant_rows(x_scale: f32, w_scales: &[f32], y_scale: f32) -> Vec<i32> {
         .collect()
 }
 
-fn run_conv2d(k: &Int8Kernels, c: &Case<'_>) -> Vec<i8> {
-    let (stride, dilation, pad) = (c.u16s("stride"), c.u16s("dilation"), c.u16s("pad"));
-    let ((x_scale, x_zp), (y_scale, y_zp)) = (c.quant("x_quant"), c.quant("y_quant"));
-    let (act_min, act_max) = activation_range(c.activation(), y_scale, y_zp);
-    let p = QuantConv2dParams {
-        rounding: RequantRounding::Double,
-        stride_h: stride[0],
-        stride_w: stride[1],
-        dilation_h: dilation[0],
-        dilation_w: dilation[1],
-        pad_top: pad[0],
-        pad_left: pad[1],
-        pad_bottom: pad[2],
-        pad_right: pad[3],
-        groups: c.u16s("groups")[0],
-        x_zero_point: x_zp,
-        y_zero_point: y_zp,
-        act_min,
-        act_max,
-    };
-    let l = tflm_layer(c, x_scale, y_scale, |x, w, b, q, y| {
-        conv::validate(&p, x, w, b, q, y)
-    });
-    l.run(0x55, |x, w, b, y| (k.conv2d)(&p, x, w, b, &l.q, y))
-}
-
-fn run_fully_connected(k: &Int8Kernels, c: &Case<'_>) -> Vec<i8> {
+/// What every TFLM layer case holds of its quantization: the input and output scales, and the zero
+/// points, the clamp of its activation and TFLite's double rounding as fully connected parameters.
+fn layer_quant(c: &Case<'_>) -> (f32, f32, QuantFullyConnectedParams) {
     let ((x_scale, x_zp), (y_scale, y_zp)) = (c.quant("x_quant"), c.quant("y_quant"));
     let (act_min, act_max) = activation_range(c.activation(), y_scale, y_zp);
     let p = QuantFullyConnectedParams {
@@ -159,6 +135,34 @@ fn run_fully_connected(k: &Int8Kernels, c: &Case<'_>) -> Vec<i8> {
         act_min,
         act_max,
     };
+    (x_scale, y_scale, p)
+}
+
+fn run_conv2d(k: &Int8Kernels, c: &Case<'_>) -> Vec<i8> {
+    let (x_scale, y_scale, q) = layer_quant(c);
+    let (stride, dilation, pad) = (c.u16s("stride"), c.u16s("dilation"), c.u16s("pad"));
+    let geometry = quant_conv2d_params(
+        (stride[0], stride[1]),
+        (dilation[0], dilation[1]),
+        [pad[0], pad[1], pad[2], pad[3]],
+        c.u16s("groups")[0],
+    );
+    let p = QuantConv2dParams {
+        rounding: q.rounding,
+        x_zero_point: q.x_zero_point,
+        y_zero_point: q.y_zero_point,
+        act_min: q.act_min,
+        act_max: q.act_max,
+        ..geometry
+    };
+    let l = tflm_layer(c, x_scale, y_scale, |x, w, b, q, y| {
+        conv::validate(&p, x, w, b, q, y)
+    });
+    l.run(0x55, |x, w, b, y| (k.conv2d)(&p, x, w, b, &l.q, y))
+}
+
+fn run_fully_connected(k: &Int8Kernels, c: &Case<'_>) -> Vec<i8> {
+    let (x_scale, y_scale, p) = layer_quant(c);
     let l = tflm_layer(c, x_scale, y_scale, |x, w, b, q, y| {
         fully_connected::validate(&p, x, w, b, q, y)
     });

@@ -13,51 +13,34 @@ use ember_core::{DType, Kernels};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
+use crate::ops_f32::math::{arithmetic_definition, BINARY_OPS};
+
 use super::{
     assert_same, bits, broadcast_shapes, dim, floats, int_range, ints, is_shape_error, numel, run,
-    same, tensor, unflat, wrap, Arg, Known, Num, Tensor, INTS,
+    same, tensor, two_operands, wrap, Arg, Known, Num, Tensor, TwoOperands, INTS,
 };
 
 // --------------------------------------------------------------------------------------------- binary
 
 /// A binary op over two broadcasting operands of one dtype.
-#[derive(Clone, Debug)]
-pub struct BinaryCase {
-    p: BinaryParams,
-    a: Tensor,
-    b: Tensor,
-    y_dims: Vec<usize>,
-}
+pub type BinaryCase = TwoOperands<BinaryParams>;
 
 fn binary_case(ops: Vec<BinaryOp>, dtypes: Vec<DType>) -> impl Strategy<Value = BinaryCase> {
     let op = proptest::sample::select(ops);
-    (op, proptest::sample::select(dtypes), broadcast_shapes(2))
-        .prop_flat_map(|(op, dtype, (shapes, y_dims))| {
-            (
-                Just(BinaryParams {
-                    op,
-                    act: Activation::None,
-                }),
-                tensor(dtype, shapes[0].clone()),
-                tensor(dtype, shapes[1].clone()),
-                Just(y_dims),
-            )
-        })
-        .prop_map(|(p, a, b, y_dims)| BinaryCase { p, a, b, y_dims })
+    (op, proptest::sample::select(dtypes), broadcast_shapes(2)).prop_flat_map(
+        |(op, dtype, shapes)| {
+            let p = BinaryParams {
+                op,
+                act: Activation::None,
+            };
+            two_operands(p, shapes, move |dims| tensor(dtype, dims))
+        },
+    )
 }
 
 /// Every binary op but `Pow` (which has its own test) on every integer dtype.
 pub fn int_binary_case() -> impl Strategy<Value = BinaryCase> {
-    let ops = vec![
-        BinaryOp::Add,
-        BinaryOp::Sub,
-        BinaryOp::Mul,
-        BinaryOp::Div,
-        BinaryOp::Min,
-        BinaryOp::Max,
-        BinaryOp::Mod,
-        BinaryOp::FloorMod,
-    ];
+    let ops = binary_ops_but(&[BinaryOp::Pow, BinaryOp::PRelu]);
     binary_case(ops, INTS.to_vec())
 }
 
@@ -68,18 +51,13 @@ pub fn int_pow_case() -> impl Strategy<Value = BinaryCase> {
 
 /// Every binary op these kernels run, on f64.
 pub fn f64_binary_case() -> impl Strategy<Value = BinaryCase> {
-    let ops = vec![
-        BinaryOp::Add,
-        BinaryOp::Sub,
-        BinaryOp::Mul,
-        BinaryOp::Div,
-        BinaryOp::Pow,
-        BinaryOp::Min,
-        BinaryOp::Max,
-        BinaryOp::Mod,
-        BinaryOp::FloorMod,
-    ];
-    binary_case(ops, vec![DType::F64])
+    binary_case(binary_ops_but(&[BinaryOp::PRelu]), vec![DType::F64])
+}
+
+/// Every binary op but `excluded`, in [`BINARY_OPS`]' order.
+fn binary_ops_but(excluded: &[BinaryOp]) -> Vec<BinaryOp> {
+    let kept = BINARY_OPS.into_iter().filter(|op| !excluded.contains(op));
+    kept.collect()
 }
 
 /// `a / b` rounded toward zero (`b != 0`), from the magnitudes.
@@ -165,11 +143,6 @@ fn python_float_mod(u: f64, v: f64) -> f64 {
 fn f64_binary(op: BinaryOp, u: f64, v: f64) -> f64 {
     let nan = u.is_nan() || v.is_nan();
     match op {
-        BinaryOp::Add => u + v,
-        BinaryOp::Sub => u - v,
-        BinaryOp::Mul => u * v,
-        BinaryOp::Div => u / v,
-        BinaryOp::Pow => u.powf(v),
         BinaryOp::Min | BinaryOp::Max if nan => f64::NAN,
         // numpy: the first operand on ties (so min(+0, -0) is +0).
         BinaryOp::Min => {
@@ -186,9 +159,9 @@ fn f64_binary(op: BinaryOp, u: f64, v: f64) -> f64 {
                 v
             }
         }
-        BinaryOp::Mod => u % v,
         BinaryOp::FloorMod => python_float_mod(u, v),
         BinaryOp::PRelu => panic!("PRelu is not an f64 op here"),
+        _ => arithmetic_definition(op, u, v),
     }
 }
 
@@ -214,21 +187,11 @@ fn run_binary(k: &Kernels, p: &BinaryParams, a: &Tensor, b: &Tensor, y_dims: &[u
 
 /// The table's binary kernel against the definition, by explicit index mapping.
 pub fn check_binary(k: &Kernels, c: &BinaryCase) -> Result<(), TestCaseError> {
-    let (a, b) = (&c.a, &c.b);
-    prop_assert_eq!(
-        arith::validate_binary(
-            &c.p,
-            (&a.dims, a.dtype),
-            (&b.dims, b.dtype),
-            (&c.y_dims, a.dtype)
-        ),
-        Ok(())
-    );
-    let got = run_binary(k, &c.p, a, b, &c.y_dims);
+    let a = &c.a;
+    prop_assert_eq!(c.validate_with(a.dtype, arith::validate_binary), Ok(()));
+    let got = run_binary(k, &c.p, a, &c.b, &c.y_dims);
     prop_assert_eq!(got.len(), numel(&c.y_dims), "output length");
-    for (i, &g) in got.iter().enumerate() {
-        let index = unflat(i, &c.y_dims);
-        let (u, v) = (a.broadcast_at(&index), b.broadcast_at(&index));
+    for (i, (&g, (u, v))) in got.iter().zip(c.operands()).enumerate() {
         let w = binary_definition(c.p.op, a.dtype, u, v);
         let ok = if a.dtype == DType::F64 && c.p.op == BinaryOp::Pow {
             close(g, w)

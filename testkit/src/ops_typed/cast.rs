@@ -254,39 +254,34 @@ pub fn cast_validate_rejects() {
 /// binary16 does. Bit patterns from the binary16 definition.
 pub fn cast_to_and_from_float16() {
     use ember_core::ops::element::{AnyIn, AnyOut};
+    /// Casts the five elements of `x` (of `from`) into `y` (of `to`) with the reference kernel.
+    fn cast5<T: bytemuck::Pod, U: bytemuck::Pod>(
+        x: &[T; 5],
+        from: DType,
+        y: &mut [U; 5],
+        to: DType,
+    ) {
+        let dims = [5usize];
+        let x = AnyIn {
+            dtype: from,
+            bytes: bytemuck::cast_slice(x),
+            dims: &dims,
+        };
+        let y = AnyOut {
+            dtype: to,
+            bytes: bytemuck::cast_slice_mut(y),
+            dims: &dims,
+        };
+        cast::cast(&CastParams { to }, x, y);
+    }
     let x: [f32; 5] = [1.0 / 3.0, 2049.0, 65504.0, 70000.0, -2.5];
     let mut y = [0u16; 5];
-    let dims = [5usize];
-    cast::cast(
-        &CastParams { to: DType::F16 },
-        AnyIn {
-            dtype: DType::F32,
-            bytes: bytemuck::cast_slice(&x),
-            dims: &dims,
-        },
-        AnyOut {
-            dtype: DType::F16,
-            bytes: bytemuck::cast_slice_mut(&mut y),
-            dims: &dims,
-        },
-    );
+    cast5(&x, DType::F32, &mut y, DType::F16);
     // 1/3 -> 0x3555 (0.333251953125); 2049 -> 2048 (tie, even); 65504 is the largest finite value;
     // 70000 overflows to +inf (0x7c00); -2.5 -> 0xc100.
     assert_eq!(y, [0x3555, 0x6800, 0x7bff, 0x7c00, 0xc100]);
     let mut back = [0i32; 5];
-    cast::cast(
-        &CastParams { to: DType::I32 },
-        AnyIn {
-            dtype: DType::F16,
-            bytes: bytemuck::cast_slice(&y),
-            dims: &dims,
-        },
-        AnyOut {
-            dtype: DType::I32,
-            bytes: bytemuck::cast_slice_mut(&mut back),
-            dims: &dims,
-        },
-    );
+    cast5(&y, DType::F16, &mut back, DType::I32);
     // Truncation toward zero; infinity saturates.
     assert_eq!(back, [0, 2048, 65504, i32::MAX, -2]);
 }

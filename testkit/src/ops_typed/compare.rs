@@ -8,20 +8,14 @@ use ember_core::{DType, Kernels};
 use proptest::prelude::*;
 
 use super::{
-    assert_same, broadcast_shapes, dim, ints, is_shape_error, numel, run, tensor, tensor_with,
-    unflat, Arg, Known, Num, Tensor, ALL,
+    assert_same, broadcast_shapes, dim, ints, is_shape_error, run, tensor, tensor_with,
+    two_operands, Arg, Known, Num, Tensor, TwoOperands, ALL,
 };
 
 // ----------------------------------------------------------------------------------------- comparison
 
 /// A comparison of two broadcasting operands of one dtype.
-#[derive(Clone, Debug)]
-pub struct CompareCase {
-    p: CompareParams,
-    a: Tensor,
-    b: Tensor,
-    y_dims: Vec<usize>,
-}
+pub type CompareCase = TwoOperands<CompareParams>;
 
 /// Any comparison, any dtype, operands of rank 0 to 4 that broadcast.
 pub fn compare_case() -> impl Strategy<Value = CompareCase> {
@@ -37,15 +31,11 @@ pub fn compare_case() -> impl Strategy<Value = CompareCase> {
         proptest::sample::select(ALL.to_vec()),
         broadcast_shapes(2),
     )
-        .prop_flat_map(|(op, dtype, (shapes, y_dims))| {
-            (
-                Just(CompareParams { op }),
-                tensor(dtype, shapes[0].clone()),
-                tensor(dtype, shapes[1].clone()),
-                Just(y_dims),
-            )
+        .prop_flat_map(|(op, dtype, shapes)| {
+            two_operands(CompareParams { op }, shapes, move |dims| {
+                tensor(dtype, dims)
+            })
         })
-        .prop_map(|(p, a, b, y_dims)| CompareCase { p, a, b, y_dims })
 }
 
 /// The order of two exact values of one dtype; `None` when either is NaN (unordered).
@@ -96,23 +86,11 @@ fn run_compare(
 
 /// The table's comparison against the definition, by explicit index mapping.
 pub fn check_compare(k: &Kernels, c: &CompareCase) -> Result<(), TestCaseError> {
-    let (a, b) = (&c.a, &c.b);
-    prop_assert_eq!(
-        compare::validate(
-            &c.p,
-            (&a.dims, a.dtype),
-            (&b.dims, b.dtype),
-            (&c.y_dims, DType::Bool)
-        ),
-        Ok(())
-    );
-    let got = run_compare(k, &c.p, a, b, &c.y_dims);
-    let want: Vec<Num> = (0..numel(&c.y_dims))
-        .map(|i| {
-            let index = unflat(i, &c.y_dims);
-            let r = compare_definition(c.p.op, a.broadcast_at(&index), b.broadcast_at(&index));
-            Num::Int(i128::from(r))
-        })
+    prop_assert_eq!(c.validate_with(DType::Bool, compare::validate), Ok(()));
+    let got = run_compare(k, &c.p, &c.a, &c.b, &c.y_dims);
+    let want: Vec<Num> = c
+        .operands()
+        .map(|(u, v)| Num::Int(i128::from(compare_definition(c.p.op, u, v))))
         .collect();
     assert_same(&got, &want)
 }
@@ -219,13 +197,7 @@ pub fn compare_validate_rejects() {
 // ------------------------------------------------------------------------------------------- logical
 
 /// An And, Or or Xor of two broadcasting Bool operands.
-#[derive(Clone, Debug)]
-pub struct LogicalCase {
-    p: LogicalParams,
-    a: Tensor,
-    b: Tensor,
-    y_dims: Vec<usize>,
-}
+pub type LogicalCase = TwoOperands<LogicalParams>;
 
 /// A Bool element: 0 or 1, now and then another non-zero byte (which reads as true).
 fn bool_byte() -> BoxedStrategy<Num> {
@@ -237,16 +209,11 @@ fn bool_byte() -> BoxedStrategy<Num> {
 /// Any logical op over Bool operands of rank 0 to 4 that broadcast.
 pub fn logical_case() -> impl Strategy<Value = LogicalCase> {
     let op = proptest::sample::select(vec![LogicalOp::And, LogicalOp::Or, LogicalOp::Xor]);
-    (op, broadcast_shapes(2))
-        .prop_flat_map(|(op, (shapes, y_dims))| {
-            (
-                Just(LogicalParams { op }),
-                tensor_with(DType::Bool, shapes[0].clone(), bool_byte()),
-                tensor_with(DType::Bool, shapes[1].clone(), bool_byte()),
-                Just(y_dims),
-            )
+    (op, broadcast_shapes(2)).prop_flat_map(|(op, shapes)| {
+        two_operands(LogicalParams { op }, shapes, |dims| {
+            tensor_with(DType::Bool, dims, bool_byte())
         })
-        .prop_map(|(p, a, b, y_dims)| LogicalCase { p, a, b, y_dims })
+    })
 }
 
 /// The truth of a Bool element: any non-zero byte.
@@ -274,21 +241,12 @@ fn run_logical(
 
 /// The table's logical op against its truth table, by explicit index mapping.
 pub fn check_logical(k: &Kernels, c: &LogicalCase) -> Result<(), TestCaseError> {
-    let (a, b) = (&c.a, &c.b);
-    prop_assert_eq!(
-        logical::validate(
-            &c.p,
-            (&a.dims, a.dtype),
-            (&b.dims, b.dtype),
-            (&c.y_dims, DType::Bool)
-        ),
-        Ok(())
-    );
-    let got = run_logical(k, &c.p, a, b, &c.y_dims);
-    let want: Vec<Num> = (0..numel(&c.y_dims))
-        .map(|i| {
-            let index = unflat(i, &c.y_dims);
-            let (u, v) = (truth(a.broadcast_at(&index)), truth(b.broadcast_at(&index)));
+    prop_assert_eq!(c.validate_with(DType::Bool, logical::validate), Ok(()));
+    let got = run_logical(k, &c.p, &c.a, &c.b, &c.y_dims);
+    let want: Vec<Num> = c
+        .operands()
+        .map(|(u, v)| {
+            let (u, v) = (truth(u), truth(v));
             let r = match c.p.op {
                 LogicalOp::And => u && v,
                 LogicalOp::Or => u || v,

@@ -33,21 +33,6 @@ pub use crate::shape::{
 
 // --------------------------------------------------------------------------------------------- values
 
-/// Every dtype these kernels take (all but F16).
-pub const ALL: [DType; 11] = [
-    DType::F32,
-    DType::F64,
-    DType::I8,
-    DType::U8,
-    DType::I16,
-    DType::U16,
-    DType::I32,
-    DType::U32,
-    DType::I64,
-    DType::U64,
-    DType::Bool,
-];
-
 /// The integer dtypes.
 pub const INTS: [DType; 8] = [
     DType::I8,
@@ -59,6 +44,19 @@ pub const INTS: [DType; 8] = [
     DType::I64,
     DType::U64,
 ];
+
+/// Every dtype these kernels take (all but F16): F32, F64, the [`INTS`] and Bool.
+pub const ALL: [DType; 11] = {
+    let mut all = [DType::Bool; 11];
+    all[0] = DType::F32;
+    all[1] = DType::F64;
+    let mut i = 0;
+    while i < INTS.len() {
+        all[2 + i] = INTS[i];
+        i += 1;
+    }
+    all
+};
 
 /// An element's exact value, whatever its dtype: integers and bools as `i128` (wide enough for every
 /// integer type, and for sums and quotients of two of them), floats as `f64` (which holds every f32).
@@ -482,6 +480,60 @@ pub fn run(
 
 /// A tensor's dims and dtype, as every `validate` takes them.
 pub type Arg<'a> = (&'a [usize], DType);
+
+/// An op over two broadcasting operands: its parameters, the operands and the output's dims.
+#[derive(Clone, Debug)]
+pub struct TwoOperands<P> {
+    p: P,
+    a: Tensor,
+    b: Tensor,
+    y_dims: Vec<usize>,
+}
+
+impl<P> TwoOperands<P> {
+    /// `validate`'s verdict on the case, with an output of `y_dtype`.
+    pub fn validate_with<R>(
+        &self,
+        y_dtype: DType,
+        validate: impl FnOnce(&P, Arg<'_>, Arg<'_>, Arg<'_>) -> R,
+    ) -> R {
+        let (a, b) = (&self.a, &self.b);
+        validate(
+            &self.p,
+            (&a.dims, a.dtype),
+            (&b.dims, b.dtype),
+            (&self.y_dims, y_dtype),
+        )
+    }
+
+    /// The operands of each output in turn, by explicit index mapping.
+    pub fn operands(&self) -> impl Iterator<Item = (Num, Num)> + '_ {
+        (0..numel(&self.y_dims)).map(|i| {
+            let index = unflat(i, &self.y_dims);
+            (self.a.broadcast_at(&index), self.b.broadcast_at(&index))
+        })
+    }
+}
+
+/// The case of parameters `p` over operands of the broadcasting `shapes` (as [`broadcast_shapes`]
+/// draws them), each drawn by `operand` from its dims.
+pub fn two_operands<P, S>(
+    p: P,
+    (shapes, y_dims): (Vec<Vec<usize>>, Vec<usize>),
+    operand: impl Fn(Vec<usize>) -> S,
+) -> impl Strategy<Value = TwoOperands<P>>
+where
+    P: Clone + fmt::Debug,
+    S: Strategy<Value = Tensor>,
+{
+    let a_and_b = (operand(shapes[0].clone()), operand(shapes[1].clone()));
+    a_and_b.prop_map(move |(a, b)| TwoOperands {
+        p: p.clone(),
+        a,
+        b,
+        y_dims: y_dims.clone(),
+    })
+}
 
 /// Whether a validate result is a shape error (the one error every `validate` here returns).
 pub fn is_shape_error(r: Result<(), ember_core::Error>) -> bool {

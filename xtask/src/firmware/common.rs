@@ -30,6 +30,29 @@ pub(crate) struct Board {
     pub(crate) ram_bytes: u64,
 }
 
+impl Board {
+    /// One of QEMU's MPS2 boards (4 MiB of RAM), named after its `machine`, with `-cpu` `cpu`, running
+    /// the `thumbv7em-none-eabihf` crate `dir`.
+    pub(crate) const fn mps2(
+        machine: &'static str,
+        cpu: &'static str,
+        core: &'static str,
+        dir: &'static str,
+    ) -> Board {
+        Board {
+            name: machine,
+            core,
+            dir,
+            target: "thumbv7em-none-eabihf",
+            qemu: Qemu::Arm,
+            machine,
+            cpu: Some(cpu),
+            extra_args: &[],
+            ram_bytes: 4 << 20,
+        }
+    }
+}
+
 /// A QEMU system emulator and the Debian package that ships it.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Qemu {

@@ -19,28 +19,8 @@ const TARGET: &str = "thumbv7em-none-eabihf";
 
 /// The machines that run the one ELF.
 const MACHINES: &[Board] = &[
-    Board {
-        name: "mps2-an386",
-        core: "Cortex-M4F",
-        dir: DIR,
-        target: TARGET,
-        qemu: Qemu::Arm,
-        machine: "mps2-an386",
-        cpu: Some("cortex-m4"),
-        extra_args: &[],
-        ram_bytes: 4 << 20,
-    },
-    Board {
-        name: "mps2-an500",
-        core: "Cortex-M7",
-        dir: DIR,
-        target: TARGET,
-        qemu: Qemu::Arm,
-        machine: "mps2-an500",
-        cpu: Some("cortex-m7"),
-        extra_args: &[],
-        ram_bytes: 4 << 20,
-    },
+    Board::mps2("mps2-an386", "cortex-m4", "Cortex-M4F", DIR),
+    Board::mps2("mps2-an500", "cortex-m7", "Cortex-M7", DIR),
 ];
 
 /// One `kernel` line: cases, mismatching cases, and the ticks each table took over all cases.

@@ -3,7 +3,7 @@
 use cubecl::prelude::*;
 use cubecl::server::CubeCountSelection;
 
-use super::lower::{Launch as L, Work};
+use super::lower::{Launch as L, LayerKernel, Work};
 use super::{Buffer, GpuSession, Step};
 use crate::kernels::{array, math, nn, pool, quant};
 use crate::Error;
@@ -62,8 +62,7 @@ impl GpuSession {
             match *launch {
                 L::Unary { x, op, a, b } => go!(math::unary, n; buf(x)?, arg(y), op, a, b),
                 L::Binary { a, b, meta, op, act } => go!(math::binary, n; buf(a)?, buf(b)?, arg(y), t(meta), op, act.code, act.lo, act.hi),
-                L::Conv2d { x, w, b, meta, act } => go!(nn::conv2d, n; buf(x)?, buf(w)?, opt(b)?, arg(y), t(meta), act.code, act.lo, act.hi),
-                L::FullyConnected { x, w, b, meta, act } => go!(nn::fully_connected, n; buf(x)?, buf(w)?, opt(b)?, arg(y), t(meta), act.code, act.lo, act.hi),
+                L::Layer { kernel, x, w, b, meta, act } => go!(nn::layer, n; buf(x)?, buf(w)?, opt(b)?, arg(y), t(meta), act.code, act.lo, act.hi, kernel == LayerKernel::Conv2d),
                 L::MatMul { a, b, meta } => go!(nn::matmul, n; buf(a)?, buf(b)?, arg(y), t(meta)),
                 L::Softmax { x, meta, log, lanes } => go!(nn::softmax, lanes; buf(x)?, arg(y), t(meta), u32::from(log)),
                 L::LayerNorm { x, scale, bias, meta, epsilon, rows } => go!(nn::layer_norm, rows; buf(x)?, buf(scale)?, opt(bias)?, arg(y), t(meta), epsilon),
@@ -75,8 +74,7 @@ impl GpuSession {
                     go!(array::gather_map, to.len; buf(x)?, t(map), arg(to), lo, hi, u32::from(fill.is_some()), fill.unwrap_or(0.0))
                 }
                 L::ResizeLinear { x, rows, fracs } => go!(array::resize_linear, n; buf(x)?, arg(y), t(rows), t(fracs)),
-                L::QuantConv2d { x, w, b, rows, meta, params } => go!(quant::quant_conv2d, n; buf(x)?, buf(w)?, opt(b)?, buf(rows)?, arg(y), t(meta), t(params)),
-                L::QuantFullyConnected { x, w, b, rows, meta, params } => go!(quant::quant_fully_connected, n; buf(x)?, buf(w)?, opt(b)?, buf(rows)?, arg(y), t(meta), t(params)),
+                L::QuantLayer { kernel, x, w, b, rows, meta, params } => go!(quant::quant_layer, n; buf(x)?, buf(w)?, opt(b)?, buf(rows)?, arg(y), t(meta), t(params), kernel == LayerKernel::Conv2d),
                 L::QuantBinary { a, b, meta, params, op } => go!(quant::quant_binary, n; buf(a)?, buf(b)?, arg(y), t(meta), t(params), op),
                 L::QuantPool { x, meta, params, avg } => go!(quant::quant_pool2d, n; buf(x)?, arg(y), t(meta), t(params), u32::from(avg)),
                 L::Quantize { x, scale, zero_point, even } => go!(quant::quantize, n; buf(x)?, arg(y), scale, zero_point, u32::from(even)),

@@ -11,6 +11,7 @@ use ember_core::ops::math::unary::UnaryOp;
 use ember_core::ops::nn::conv::Conv2dParams;
 use ember_core::ops::nn::reduce::ReduceOp;
 use ember_core::ops::pool::Pool2dParams;
+use ember_core::ops::quant::conv::QuantConv2dParams;
 use ember_core::OpKind;
 
 mod quant;
@@ -70,14 +71,9 @@ pub(crate) enum Launch {
         op: u32,
         act: Act,
     },
-    Conv2d {
-        x: usize,
-        w: usize,
-        b: Option<usize>,
-        meta: usize,
-        act: Act,
-    },
-    FullyConnected {
+    /// A convolution or a fully connected layer: `meta` is the kernel's.
+    Layer {
+        kernel: LayerKernel,
         x: usize,
         w: usize,
         b: Option<usize>,
@@ -131,16 +127,9 @@ pub(crate) enum Launch {
         rows: usize,
         fracs: usize,
     },
-    /// int8 Conv2d: `rows` is the requantization tensor, `params` an i32 table (`quant::params`).
-    QuantConv2d {
-        x: usize,
-        w: usize,
-        b: Option<usize>,
-        rows: usize,
-        meta: usize,
-        params: usize,
-    },
-    QuantFullyConnected {
+    /// An int8 layer: `rows` is the requantization tensor, `params` an i32 table (`quant::params`).
+    QuantLayer {
+        kernel: LayerKernel,
         x: usize,
         w: usize,
         b: Option<usize>,
@@ -375,11 +364,9 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
             let col = op.scratch_base + scratch.len();
             scratch.push(pixels * taps);
             let map = table(Table::U32(im2col_map(&p, xd, wd, yd)));
-            let meta = table(Table::U32(u32s([
-                taps,
-                wd[0],
-                usize::from(input(2).is_some()),
-            ])?));
+            // The weights as `[OC, taps]`.
+            let meta = fully_connected_meta(&[wd[0], taps], input(2).is_some());
+            let meta = table(Table::U32(u32s(meta)?));
             Work::Launches(vec![
                 Launch::GatherMap {
                     x,
@@ -389,7 +376,8 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
                     fill: Some(0.0),
                     into: Some(col),
                 },
-                Launch::FullyConnected {
+                Launch::Layer {
+                    kernel: LayerKernel::FullyConnected,
                     x: col,
                     w: op.inputs[1],
                     b: input(2),
@@ -398,33 +386,26 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
                 },
             ])
         }
-        OpKind::Conv2d(p) => {
-            let window = ConvWindow {
-                groups: p.groups,
-                stride: (p.stride_h, p.stride_w),
-                dilation: (p.dilation_h, p.dilation_w),
-                pad: (p.pad_top, p.pad_left),
+        OpKind::Conv2d(_) | OpKind::FullyConnected(_) => {
+            let (wd, has_bias) = (op.input_dims[1], input(2).is_some());
+            let (kernel, meta, act) = match op.kind {
+                OpKind::Conv2d(p) => {
+                    let meta = conv_meta(xd, wd, yd, &p, has_bias);
+                    (LayerKernel::Conv2d, meta, p.act)
+                }
+                OpKind::FullyConnected(p) => {
+                    let meta = fully_connected_meta(wd, has_bias).to_vec();
+                    (LayerKernel::FullyConnected, meta, p.act)
+                }
+                _ => unreachable!("matched above"),
             };
-            let meta = conv_meta(xd, op.input_dims[1], yd, &window, input(2).is_some());
-            let meta = table(Table::U32(u32s(meta)?));
-            launch(Launch::Conv2d {
+            launch(Launch::Layer {
+                kernel,
                 x,
                 w: op.inputs[1],
                 b: input(2),
-                meta,
-                act: p.act.into(),
-            })
-        }
-        OpKind::FullyConnected(p) => {
-            let wd = op.input_dims[1];
-            let meta = [wd[1], wd[0], usize::from(input(2).is_some())];
-            let meta = table(Table::U32(u32s(meta)?));
-            launch(Launch::FullyConnected {
-                x,
-                w: op.inputs[1],
-                b: input(2),
-                meta,
-                act: p.act.into(),
+                meta: table(Table::U32(u32s(meta)?)),
+                act: act.into(),
             })
         }
         OpKind::MatMul(_) => {
@@ -622,22 +603,57 @@ fn im2col_map(p: &Conv2dParams, xd: &[usize], wd: &[usize], yd: &[usize]) -> Vec
     map
 }
 
-/// The window of a convolution, f32 or int8.
-pub(super) struct ConvWindow {
-    pub(super) groups: u16,
-    pub(super) stride: (u16, u16),
-    pub(super) dilation: (u16, u16),
-    pub(super) pad: (u16, u16),
+/// Which kernel a layer launch runs: a convolution's or a fully connected layer's, which take the
+/// same arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LayerKernel {
+    Conv2d,
+    FullyConnected,
 }
 
-/// A convolution's `meta` (`nn::conv_meta`): NHWC `xd`, OHWI `wd`, NHWC `yd`.
+/// The window of a convolution, f32 or int8.
+pub(super) struct ConvWindow {
+    groups: u16,
+    stride: (u16, u16),
+    dilation: (u16, u16),
+    pad: (u16, u16),
+}
+
+/// `ConvWindow::from(&params)` for each convolution's parameters (their geometry fields have the same
+/// names).
+macro_rules! conv_window_from {
+    ($($params:ty),*) => {$(
+        impl From<&$params> for ConvWindow {
+            fn from(p: &$params) -> Self {
+                ConvWindow {
+                    groups: p.groups,
+                    stride: (p.stride_h, p.stride_w),
+                    dilation: (p.dilation_h, p.dilation_w),
+                    pad: (p.pad_top, p.pad_left),
+                }
+            }
+        }
+    )*};
+}
+
+conv_window_from!(Conv2dParams, QuantConv2dParams);
+
+/// A fully connected layer's `meta`: `[in features, out features, has bias]` from its `[OUT, IN]`
+/// weights' dims `wd`.
+pub(super) fn fully_connected_meta(wd: &[usize], bias: bool) -> [usize; 3] {
+    [wd[1], wd[0], usize::from(bias)]
+}
+
+/// A convolution's `meta` (`nn::conv_meta`): NHWC `xd`, OHWI `wd`, NHWC `yd`, the window of `window`
+/// (a convolution's parameters).
 pub(super) fn conv_meta(
     xd: &[usize],
     wd: &[usize],
     yd: &[usize],
-    c: &ConvWindow,
+    window: impl Into<ConvWindow>,
     bias: bool,
 ) -> Vec<usize> {
+    let c: ConvWindow = window.into();
     let mut meta = vec![0usize; cm::LEN];
     meta[cm::N] = xd[0];
     meta[cm::H] = xd[1];

@@ -59,49 +59,14 @@ fn softplus(v: f32) -> f32 {
     r
 }
 
-/// Unary op codes (`UnaryOp` in ember-core); `a` and `b` carry the op's parameters.
-pub(crate) mod code {
-    pub const RELU: u32 = 0;
-    pub const CLIP: u32 = 1;
-    pub const SIGMOID: u32 = 2;
-    pub const TANH: u32 = 3;
-    pub const ABS: u32 = 4;
-    pub const NEG: u32 = 5;
-    pub const SQRT: u32 = 6;
-    pub const EXP: u32 = 7;
-    pub const LOG: u32 = 8;
-    pub const ERF: u32 = 9;
-    pub const GELU: u32 = 10;
-    pub const GELU_TANH: u32 = 11;
-    pub const FLOOR: u32 = 12;
-    pub const CEIL: u32 = 13;
-    pub const ROUND: u32 = 14;
-    pub const RECIPROCAL: u32 = 15;
-    pub const LEAKY_RELU: u32 = 16;
-    pub const HARD_SIGMOID: u32 = 17;
-    pub const HARD_SWISH: u32 = 18;
-    pub const ELU: u32 = 19;
-    pub const SELU: u32 = 20;
-    pub const SOFTPLUS: u32 = 21;
-    pub const SOFTSIGN: u32 = 22;
-    pub const SIGN: u32 = 23;
-    pub const SIN: u32 = 24;
-    pub const COS: u32 = 25;
-    pub const TAN: u32 = 26;
-    pub const ASIN: u32 = 27;
-    pub const ACOS: u32 = 28;
-    pub const ATAN: u32 = 29;
-    pub const SINH: u32 = 30;
-    pub const COSH: u32 = 31;
-    pub const ASINH: u32 = 32;
-    pub const ACOSH: u32 = 33;
-    pub const ATANH: u32 = 34;
-    pub const CELU: u32 = 35;
-    pub const THRESHOLDED_RELU: u32 = 36;
-    pub const MISH: u32 = 37;
-    pub const SHRINK: u32 = 38;
-    pub const SWISH: u32 = 39;
-    pub const SCALED_HARD_SWISH: u32 = 40;
+numbered! {
+    /// Unary op codes (`UnaryOp` in ember-core); `a` and `b` carry the op's parameters.
+    pub(crate) mod code: u32 {
+        RELU, CLIP, SIGMOID, TANH, ABS, NEG, SQRT, EXP, LOG, ERF, GELU, GELU_TANH, FLOOR,
+        CEIL, ROUND, RECIPROCAL, LEAKY_RELU, HARD_SIGMOID, HARD_SWISH, ELU, SELU, SOFTPLUS,
+        SOFTSIGN, SIGN, SIN, COS, TAN, ASIN, ACOS, ATAN, SINH, COSH, ASINH, ACOSH, ATANH,
+        CELU, THRESHOLDED_RELU, MISH, SHRINK, SWISH, SCALED_HARD_SWISH,
+    }
 }
 
 /// One unary op applied to `v`.
@@ -226,18 +191,11 @@ pub(crate) fn unary(x: &[f32], y: &mut [f32], op: u32, a: f32, b: f32) {
     }
 }
 
-/// Binary op codes (`BinaryOp` in ember-core).
-pub(crate) mod binary_code {
-    pub const ADD: u32 = 0;
-    pub const SUB: u32 = 1;
-    pub const MUL: u32 = 2;
-    pub const DIV: u32 = 3;
-    pub const POW: u32 = 4;
-    pub const MIN: u32 = 5;
-    pub const MAX: u32 = 6;
-    pub const PRELU: u32 = 7;
-    pub const MOD: u32 = 8;
-    pub const FLOOR_MOD: u32 = 9;
+numbered! {
+    /// Binary op codes (`BinaryOp` in ember-core).
+    pub(crate) mod binary_code: u32 {
+        ADD, SUB, MUL, DIV, POW, MIN, MAX, PRELU, MOD, FLOOR_MOD,
+    }
 }
 
 /// `powf` with C's rules where SPIR-V's `Pow` is undefined: negative bases with whole exponents, and

@@ -6,36 +6,23 @@
 
 use cubecl::prelude::*;
 
-use super::MAX_RANK;
+use super::{nhwc_index, MAX_RANK};
 use crate::kernels::math::{activate, broadcast_offsets};
 
-/// Layout of a conv's `meta`.
-pub(crate) mod conv_meta {
-    pub const N: usize = 0;
-    pub const H: usize = 1;
-    pub const W: usize = 2;
-    pub const IC: usize = 3;
-    pub const OH: usize = 4;
-    pub const OW: usize = 5;
-    pub const OC: usize = 6;
-    pub const KH: usize = 7;
-    pub const KW: usize = 8;
-    pub const GROUP_IC: usize = 9;
-    pub const GROUP_OC: usize = 10;
-    pub const STRIDE_H: usize = 11;
-    pub const STRIDE_W: usize = 12;
-    pub const DIL_H: usize = 13;
-    pub const DIL_W: usize = 14;
-    pub const PAD_TOP: usize = 15;
-    pub const PAD_LEFT: usize = 16;
-    pub const HAS_BIAS: usize = 17;
-    pub const LEN: usize = 18;
+numbered! {
+    /// Layout of a conv's `meta`.
+    pub(crate) mod conv_meta: usize, len LEN {
+        N, H, W, IC, OH, OW, OC, KH, KW, GROUP_IC, GROUP_OC, STRIDE_H, STRIDE_W, DIL_H,
+        DIL_W, PAD_TOP, PAD_LEFT, HAS_BIAS,
+    }
 }
 
-/// `y = act(conv(x, w) + b)`, NHWC input and output, OHWI weights. One unit per output value.
+/// A layer with weights, one unit per output value: when `conv`, a convolution `y = act(conv(x, w) +
+/// b)` (NHWC input and output, OHWI weights, `meta` as [`conv_meta`]), else a fully connected layer
+/// `y[r, o] = act(x[r, :] . w[o, :] + b[o])` (`meta` is `[in features, out features, has bias]`).
 #[cube(launch)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn conv2d(
+pub(crate) fn layer(
     x: &[f32],
     w: &[f32],
     bias: &[f32],
@@ -44,90 +31,103 @@ pub(crate) fn conv2d(
     act: u32,
     lo: f32,
     hi: f32,
+    #[comptime] conv: bool,
 ) {
     let pos = ABSOLUTE_POS;
     if pos < y.len() {
-        let in_h = meta[1] as usize;
-        let in_w = meta[2] as usize;
-        let in_c = meta[3] as usize;
-        let out_h = meta[4] as usize;
-        let out_w = meta[5] as usize;
-        let out_c = meta[6] as usize;
-        let k_h = meta[7] as usize;
-        let k_w = meta[8] as usize;
-        let group_ic = meta[9] as usize;
-        let group_oc = meta[10] as usize;
-        let stride_h = meta[11] as usize;
-        let stride_w = meta[12] as usize;
-        let dil_h = meta[13] as usize;
-        let dil_w = meta[14] as usize;
-        let pad_top = meta[15] as usize;
-        let pad_left = meta[16] as usize;
-
-        let oc = pos % out_c;
-        let pixel = pos / out_c;
-        let ox = pixel % out_w;
-        let rest = pixel / out_w;
-        let oy = rest % out_h;
-        let n = rest / out_h;
-        let first_ic = (oc / group_oc) * group_ic;
-
-        let mut acc = 0.0f32;
-        if meta[17] != 0 {
-            acc = bias[oc];
+        if conv {
+            y[pos] = activate(conv2d_value(x, w, bias, meta, pos), act, lo, hi);
+        } else {
+            y[pos] = activate(fully_connected_value(x, w, bias, meta, pos), act, lo, hi);
         }
-        for ky in 0..k_h {
-            let ry = oy * stride_h + ky * dil_h;
-            if ry >= pad_top && ry - pad_top < in_h {
-                let iy = ry - pad_top;
-                for kx in 0..k_w {
-                    let rx = ox * stride_w + kx * dil_w;
-                    if rx >= pad_left && rx - pad_left < in_w {
-                        let ix = rx - pad_left;
-                        let x_at = ((n * in_h + iy) * in_w + ix) * in_c + first_ic;
-                        let w_at = ((oc * k_h + ky) * k_w + kx) * group_ic;
-                        let mut dot = 0.0f32;
-                        for c in 0..group_ic {
-                            dot += x[x_at + c] * w[w_at + c];
-                        }
-                        acc += dot;
-                    }
-                }
+    }
+}
+
+/// Output value `pos` of a convolution before its activation: the bias, plus the dot product of each
+/// tap of the window inside the input, in the reference's order.
+#[cube]
+fn conv2d_value(x: &[f32], w: &[f32], bias: &[f32], meta: &[u32], pos: usize) -> f32 {
+    let (n, oy, ox, oc) = conv_output(meta, pos);
+    let group_ic = meta[9] as usize;
+    let mut acc = 0.0f32;
+    if meta[17] != 0 {
+        acc = bias[oc];
+    }
+    for t in 0..(meta[7] * meta[8]) as usize {
+        let (inside, x_at, w_at) = conv_tap(meta, n, oy, ox, oc, t);
+        if inside {
+            let mut dot = 0.0f32;
+            for c in 0..group_ic {
+                dot += x[x_at + c] * w[w_at + c];
             }
+            acc += dot;
         }
-        y[pos] = activate(acc, act, lo, hi);
     }
+    acc
 }
 
-/// `y[r, o] = act(x[r, :] . w[o, :] + b[o])`; `meta` is `[in features, out features, has bias]`.
-#[cube(launch)]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn fully_connected(
-    x: &[f32],
-    w: &[f32],
-    bias: &[f32],
-    y: &mut [f32],
-    meta: &[u32],
-    act: u32,
-    lo: f32,
-    hi: f32,
-) {
-    let pos = ABSOLUTE_POS;
-    if pos < y.len() {
-        let in_f = meta[0] as usize;
-        let out_f = meta[1] as usize;
-        let o = pos % out_f;
-        let r = pos / out_f;
-        let mut dot = 0.0f32;
-        for i in 0..in_f {
-            dot += x[r * in_f + i] * w[o * in_f + i];
-        }
-        let mut b = 0.0f32;
-        if meta[2] != 0 {
-            b = bias[o];
-        }
-        y[pos] = activate(dot + b, act, lo, hi);
+/// Output value `pos` of a fully connected layer before its activation: `x[r, :] . w[o, :] + b[o]`.
+#[cube]
+fn fully_connected_value(x: &[f32], w: &[f32], bias: &[f32], meta: &[u32], pos: usize) -> f32 {
+    let (x_at, w_at, in_f, o) = fully_connected_output(meta, pos);
+    let mut dot = 0.0f32;
+    for i in 0..in_f {
+        dot += x[x_at + i] * w[w_at + i];
     }
+    let mut b = 0.0f32;
+    if meta[2] != 0 {
+        b = bias[o];
+    }
+    dot + b
+}
+
+/// Output value `pos` of a convolution (`meta` is [`conv_meta`]'s) as `(n, oy, ox, oc)`: its batch,
+/// row, column and channel.
+#[cube]
+pub(crate) fn conv_output(meta: &[u32], pos: usize) -> (usize, usize, usize, usize) {
+    nhwc_index(pos, meta[4] as usize, meta[5] as usize, meta[6] as usize)
+}
+
+/// Tap `t` (row-major over the kernel) of the window of output `(n, oy, ox, oc)` of a convolution
+/// (`meta` is [`conv_meta`]'s) as `(inside, x_at, w_at)`: whether the input pixel it reads lies inside
+/// the input (not in the padding), and where that pixel's first channel of the output channel's group
+/// (`x_at`, when inside) and the tap's weights (`w_at`) start; both run over `GROUP_IC` channels.
+#[cube]
+pub(crate) fn conv_tap(
+    meta: &[u32],
+    n: usize,
+    oy: usize,
+    ox: usize,
+    oc: usize,
+    t: usize,
+) -> (bool, usize, usize) {
+    let in_h = meta[1] as usize;
+    let in_w = meta[2] as usize;
+    let k_w = meta[8] as usize;
+    let group_ic = meta[9] as usize;
+    let pad_top = meta[15] as usize;
+    let pad_left = meta[16] as usize;
+    let ry = oy * (meta[11] as usize) + (t / k_w) * (meta[13] as usize);
+    let rx = ox * (meta[12] as usize) + (t % k_w) * (meta[14] as usize);
+    let inside = ry >= pad_top && ry - pad_top < in_h && rx >= pad_left && rx - pad_left < in_w;
+    let mut x_at = 0usize;
+    if inside {
+        let first_ic = (oc / (meta[10] as usize)) * group_ic;
+        x_at = ((n * in_h + ry - pad_top) * in_w + rx - pad_left) * (meta[3] as usize) + first_ic;
+    }
+    let w_at = (oc * (meta[7] as usize) * k_w + t) * group_ic;
+    (inside, x_at, w_at)
+}
+
+/// Output value `pos` of a fully connected layer (`meta` is `[in features, out features, ..]`) as
+/// `(x_at, w_at, in_f, o)`: where its row of `x` and its output feature's row of `w` start, their
+/// length, and the output feature.
+#[cube]
+pub(crate) fn fully_connected_output(meta: &[u32], pos: usize) -> (usize, usize, usize, usize) {
+    let in_f = meta[0] as usize;
+    let out_f = meta[1] as usize;
+    let o = pos % out_f;
+    ((pos / out_f) * in_f, o * in_f, in_f, o)
 }
 
 /// `y = a @ b` with broadcast batch dims. `meta` is `[batch rank, M, K, N, y batch dims (6),
@@ -225,18 +225,11 @@ pub(crate) fn layer_norm(
     }
 }
 
-/// Reduce op codes (`ReduceOp` in ember-core).
-pub(crate) mod reduce_code {
-    pub const SUM: u32 = 0;
-    pub const MEAN: u32 = 1;
-    pub const MAX: u32 = 2;
-    pub const MIN: u32 = 3;
-    pub const PROD: u32 = 4;
-    pub const L1: u32 = 5;
-    pub const L2: u32 = 6;
-    pub const LOG_SUM_EXP: u32 = 7;
-    pub const SUM_SQUARE: u32 = 8;
-    pub const LOG_SUM: u32 = 9;
+numbered! {
+    /// Reduce op codes (`ReduceOp` in ember-core).
+    pub(crate) mod reduce_code: u32 {
+        SUM, MEAN, MAX, MIN, PROD, L1, L2, LOG_SUM_EXP, SUM_SQUARE, LOG_SUM,
+    }
 }
 
 /// Offset in `x` of element `index` of the `rank` dims at `meta[dims..]`, with the strides at

@@ -2,21 +2,13 @@
 
 use cubecl::prelude::*;
 
-/// Layout of a pool's `meta`.
-pub(crate) mod pool_meta {
-    pub const H: usize = 0;
-    pub const W: usize = 1;
-    pub const C: usize = 2;
-    pub const OH: usize = 3;
-    pub const OW: usize = 4;
-    pub const KH: usize = 5;
-    pub const KW: usize = 6;
-    pub const STRIDE_H: usize = 7;
-    pub const STRIDE_W: usize = 8;
-    pub const PAD_TOP: usize = 9;
-    pub const PAD_LEFT: usize = 10;
-    pub const INCLUDE_PAD: usize = 11;
-    pub const LEN: usize = 12;
+use super::nhwc_index;
+
+numbered! {
+    /// Layout of a pool's `meta`.
+    pub(crate) mod pool_meta: usize, len LEN {
+        H, W, C, OH, OW, KH, KW, STRIDE_H, STRIDE_W, PAD_TOP, PAD_LEFT, INCLUDE_PAD,
+    }
 }
 
 /// The window of output value `pos` of a pooling kernel (`meta` is [`pool_meta`]'s), clipped to the
@@ -34,33 +26,29 @@ pub(crate) fn pool_window(meta: &[u32], pos: usize) -> (usize, usize, usize, usi
     let pad_top = meta[9] as usize;
     let pad_left = meta[10] as usize;
 
-    let c = pos % c_len;
-    let pixel = pos / c_len;
-    let ox = pixel % out_w;
-    let rest = pixel / out_w;
-    let oy = rest % out_h;
-    let n = rest / out_h;
+    let (n, oy, ox, c) = nhwc_index(pos, out_h, out_w, c_len);
 
     let sy = oy * (meta[7] as usize);
     let sx = ox * (meta[8] as usize);
-    // The window clipped to the input: `[max(s, pad), min(s + k, pad + size)) - pad`.
-    let mut y0 = 0usize;
-    if sy > pad_top {
-        y0 = sy - pad_top;
-    }
-    let mut y1 = in_h;
-    if sy + k_h < pad_top + in_h {
-        y1 = sy + k_h - pad_top;
-    }
-    let mut x0 = 0usize;
-    if sx > pad_left {
-        x0 = sx - pad_left;
-    }
-    let mut x1 = in_w;
-    if sx + k_w < pad_left + in_w {
-        x1 = sx + k_w - pad_left;
-    }
+    let (y0, y1) = clipped(sy, k_h, pad_top, in_h);
+    let (x0, x1) = clipped(sx, k_w, pad_left, in_w);
     (n * in_h * in_w * c_len + c, y0, y1, x0, x1)
+}
+
+/// One axis of a window clipped to the input: the window starts at `s` of the padded axis and is `k`
+/// long, the input `len` long after `pad` of padding. Returns `[max(s, pad), min(s + k, pad + len)) -
+/// pad` as `(start, end)`.
+#[cube]
+fn clipped(s: usize, k: usize, pad: usize, len: usize) -> (usize, usize) {
+    let mut start = 0usize;
+    if s > pad {
+        start = s - pad;
+    }
+    let mut end = len;
+    if s + k < pad + len {
+        end = s + k - pad;
+    }
+    (start, end)
 }
 
 /// Max (`avg == 0`) or average pooling; one unit per output value. Windows are clipped to the input,

@@ -10,32 +10,34 @@
 use cubecl::prelude::*;
 
 use crate::kernels::math::broadcast_offsets;
+use crate::kernels::nn::{conv_output, conv_tap, fully_connected_output};
 use crate::kernels::pool::pool_window;
 
-/// Layout of the `params` table (i32) of the int8 kernels.
-pub(crate) mod params {
-    /// Zero point of the (first) input.
-    pub const X_ZP: usize = 0;
-    /// Zero point of the output.
-    pub const Y_ZP: usize = 1;
-    /// Lower clamp of the output.
-    pub const ACT_MIN: usize = 2;
-    /// Upper clamp of the output.
-    pub const ACT_MAX: usize = 3;
-    /// 0: double rounding (TFLite's default), 1: single rounding.
-    pub const ROUNDING: usize = 4;
-    /// Zero point of the second input (Add, Mul).
-    pub const B_ZP: usize = 5;
-    /// Multiplier and shift pairs (Add: a, b, y; Mul and Requantize: y).
-    pub const M0: usize = 6;
-    pub const S0: usize = 7;
-    pub const M1: usize = 8;
-    pub const S1: usize = 9;
-    pub const M2: usize = 10;
-    pub const S2: usize = 11;
-    /// Add: bits every input is shifted left by before scaling.
-    pub const LEFT_SHIFT: usize = 12;
-    pub const LEN: usize = 13;
+numbered! {
+    /// Layout of the `params` table (i32) of the int8 kernels.
+    pub(crate) mod params: usize, len LEN {
+        /// Zero point of the (first) input.
+        X_ZP,
+        /// Zero point of the output.
+        Y_ZP,
+        /// Lower clamp of the output.
+        ACT_MIN,
+        /// Upper clamp of the output.
+        ACT_MAX,
+        /// 0: double rounding (TFLite's default), 1: single rounding.
+        ROUNDING,
+        /// Zero point of the second input (Add, Mul).
+        B_ZP,
+        /// Multiplier and shift pairs (Add: a, b, y; Mul and Requantize: y).
+        M0,
+        S0,
+        M1,
+        S1,
+        M2,
+        S2,
+        /// Add: bits every input is shifted left by before scaling.
+        LEFT_SHIFT,
+    }
 }
 
 /// `x * multiplier * 2^(shift - 31)`, rounded as `rounding` says: 1 is one rounding of the exact
@@ -177,11 +179,13 @@ fn requantized(acc: i32, has_bias: u32, bias: &[i32], rows: &[i32], p: &[i32], o
     output(scaled, p[1], p[2], p[3])
 }
 
-/// int8 convolution (groups, depthwise), NHWC input and output, OHWI weights; one unit per output.
-/// `meta` is the f32 convolution's (`nn::conv_meta`); `rows` the `[OC, 2]` or `[1, 2]` requantization.
+/// An int8 layer with weights, one unit per output value: when `conv`, a convolution (groups,
+/// depthwise; NHWC input and output, OHWI weights, `meta` the f32 convolution's, `nn::conv_meta`),
+/// else a fully connected layer (`meta` is `[in features, out features, has bias]`). `rows` is the
+/// `[OC, 2]` or `[1, 2]` requantization.
 #[cube(launch)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn quant_conv2d(
+pub(crate) fn quant_layer(
     x: &[f32],
     w: &[i32],
     bias: &[i32],
@@ -189,82 +193,55 @@ pub(crate) fn quant_conv2d(
     y: &mut [f32],
     meta: &[u32],
     p: &[i32],
+    #[comptime] conv: bool,
 ) {
     let pos = ABSOLUTE_POS;
     if pos < y.len() {
-        let in_h = meta[1] as usize;
-        let in_w = meta[2] as usize;
-        let in_c = meta[3] as usize;
-        let out_h = meta[4] as usize;
-        let out_w = meta[5] as usize;
-        let out_c = meta[6] as usize;
-        let k_h = meta[7] as usize;
-        let k_w = meta[8] as usize;
-        let group_ic = meta[9] as usize;
-        let group_oc = meta[10] as usize;
-        let stride_h = meta[11] as usize;
-        let stride_w = meta[12] as usize;
-        let dil_h = meta[13] as usize;
-        let dil_w = meta[14] as usize;
-        let pad_top = meta[15] as usize;
-        let pad_left = meta[16] as usize;
-
-        let oc = pos % out_c;
-        let pixel = pos / out_c;
-        let ox = pixel % out_w;
-        let rest = pixel / out_w;
-        let oy = rest % out_h;
-        let n = rest / out_h;
-        let first_ic = (oc / group_oc) * group_ic;
         let x_offset = -p[0];
-
-        let mut acc = 0i32;
-        for ky in 0..k_h {
-            let ry = oy * stride_h + ky * dil_h;
-            if ry >= pad_top && ry - pad_top < in_h {
-                let iy = ry - pad_top;
-                for kx in 0..k_w {
-                    let rx = ox * stride_w + kx * dil_w;
-                    if rx >= pad_left && rx - pad_left < in_w {
-                        let ix = rx - pad_left;
-                        let x_at = ((n * in_h + iy) * in_w + ix) * in_c + first_ic;
-                        let w_at = ((oc * k_h + ky) * k_w + kx) * group_ic;
-                        for c in 0..group_ic {
-                            acc += w[w_at + c] * (int(x[x_at + c]) + x_offset);
-                        }
-                    }
-                }
-            }
+        if conv {
+            let (acc, oc) = conv2d_acc(x, w, meta, pos, x_offset);
+            y[pos] = requantized(acc, meta[17], bias, rows, p, oc);
+        } else {
+            let (acc, o) = fully_connected_acc(x, w, meta, pos, x_offset);
+            y[pos] = requantized(acc, meta[2], bias, rows, p, o);
         }
-        y[pos] = requantized(acc, meta[17], bias, rows, p, oc);
     }
 }
 
-/// int8 fully connected: `meta` is `[in features, out features, has bias]`.
-#[cube(launch)]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn quant_fully_connected(
+/// The i32 accumulator `sum w * (x + x_offset)` of output value `pos` of an int8 convolution, over
+/// the taps of its window inside the input, and its output channel: `(acc, oc)`.
+#[cube]
+fn conv2d_acc(x: &[f32], w: &[i32], meta: &[u32], pos: usize, x_offset: i32) -> (i32, usize) {
+    let (n, oy, ox, oc) = conv_output(meta, pos);
+    let group_ic = meta[9] as usize;
+    let mut acc = 0i32;
+    for t in 0..(meta[7] * meta[8]) as usize {
+        let (inside, x_at, w_at) = conv_tap(meta, n, oy, ox, oc, t);
+        if inside {
+            for c in 0..group_ic {
+                acc += w[w_at + c] * (int(x[x_at + c]) + x_offset);
+            }
+        }
+    }
+    (acc, oc)
+}
+
+/// The i32 accumulator `w[o, :] . (x[r, :] + x_offset)` of output value `pos` of an int8 fully
+/// connected layer, and its output feature: `(acc, o)`.
+#[cube]
+fn fully_connected_acc(
     x: &[f32],
     w: &[i32],
-    bias: &[i32],
-    rows: &[i32],
-    y: &mut [f32],
     meta: &[u32],
-    p: &[i32],
-) {
-    let pos = ABSOLUTE_POS;
-    if pos < y.len() {
-        let in_f = meta[0] as usize;
-        let out_f = meta[1] as usize;
-        let o = pos % out_f;
-        let r = pos / out_f;
-        let x_offset = -p[0];
-        let mut acc = 0i32;
-        for i in 0..in_f {
-            acc += w[o * in_f + i] * (int(x[r * in_f + i]) + x_offset);
-        }
-        y[pos] = requantized(acc, meta[2], bias, rows, p, o);
+    pos: usize,
+    x_offset: i32,
+) -> (i32, usize) {
+    let (x_at, w_at, in_f, o) = fully_connected_output(meta, pos);
+    let mut acc = 0i32;
+    for i in 0..in_f {
+        acc += w[w_at + i] * (int(x[x_at + i]) + x_offset);
     }
+    (acc, o)
 }
 
 /// Broadcasting int8 Add (`op == 0`) or Mul (`op == 1`); `meta` is the f32 binary kernel's.

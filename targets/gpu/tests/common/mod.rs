@@ -81,6 +81,13 @@ pub fn conv_geometry(rng: &mut Rng) -> [u16; 8] {
     .map(|v| v as u16)
 }
 
+/// The geometry `g` (as [`conv_geometry`] orders it) as `ember_testkit::layer`'s parameter helpers
+/// take it: `(strides, dilations, pads)`.
+pub fn conv_window(g: [u16; 8]) -> ((u16, u16), (u16, u16), [u16; 4]) {
+    let [sh, sw, dh, dw, pt, pl, pb, pr] = g;
+    ((sh, sw), (dh, dw), [pt, pl, pb, pr])
+}
+
 /// The NHWC output dims of a convolution of `x` by the OHWI weights `w` with geometry `g` (as
 /// [`conv_geometry`] orders it), or `None` where the dilated kernel does not fit the padded input.
 pub fn conv_output(x: &[usize], w: &[usize], g: [u16; 8]) -> Option<[usize; 4]> {
@@ -137,16 +144,28 @@ pub fn assert_close(what: &str, gpu: &[f32], cpu: &[f32]) {
     }
 }
 
-/// Builds the single-op model, runs it on the CPU reference kernels and on `gpu`, and compares.
-pub fn check_op(gpu: Device, kind: OpKind, operands: &[Operand], out_dims: &[usize]) {
-    let blob = single_op_blob(kind, operands, out_dims, DType::F32);
+/// Builds the single-op model with an output of `out_dtype` and runs it on `gpu` and on the CPU
+/// reference kernels: `(gpu's output, the reference's)`.
+pub fn run_both(
+    gpu: Device,
+    kind: OpKind,
+    operands: &[Operand],
+    out_dims: &[usize],
+    out_dtype: DType,
+) -> (Vec<f32>, Vec<f32>) {
+    let blob = single_op_blob(kind, operands, out_dims, out_dtype);
     let inputs: Vec<&[f32]> = operands
         .iter()
         .filter(|o| !o.weight)
         .map(|o| o.values.as_slice())
         .collect();
     let cpu = run_on(blob.as_bytes(), Device::Cpu, &inputs);
-    let got = run_on(blob.as_bytes(), gpu, &inputs);
+    (run_on(blob.as_bytes(), gpu, &inputs), cpu)
+}
+
+/// Builds the single-op model, runs it on the CPU reference kernels and on `gpu`, and compares.
+pub fn check_op(gpu: Device, kind: OpKind, operands: &[Operand], out_dims: &[usize]) {
+    let (got, cpu) = run_both(gpu, kind, operands, out_dims, DType::F32);
     let dims: Vec<_> = operands.iter().map(|o| o.dims.clone()).collect();
     assert_close(&format!("{kind:?} on {dims:?}"), &got, &cpu);
 }

@@ -7,10 +7,34 @@ use ember_core::ops::quant::softmax;
 use ember_core::OpKind;
 
 use super::{
-    add_table, binary_meta, conv_meta, pool_meta, softmax_meta, u32s, ConvWindow, Launch, OpView,
-    Table, Work,
+    add_table, binary_meta, conv_meta, fully_connected_meta, pool_meta, softmax_meta, u32s, Launch,
+    LayerKernel, OpView, Table, Work,
 };
 use crate::kernels::quant::params as qp;
+
+/// The [`params`] table of an int8 op's parameters `$p`, for the ops whose parameters name its fields
+/// alike: a layer's (a convolution's or a fully connected layer's, input zero point `x_zero_point`),
+/// or Add's and Mul's (`a_zero_point`, and `b_zero_point` as `B_ZP`).
+macro_rules! op_params {
+    (layer $p:expr) => {
+        params(
+            $p.x_zero_point,
+            $p.y_zero_point,
+            [$p.act_min, $p.act_max],
+            $p.rounding,
+        )
+    };
+    (binary $p:expr) => {{
+        let mut params = params(
+            $p.a_zero_point,
+            $p.y_zero_point,
+            [$p.act_min, $p.act_max],
+            $p.rounding,
+        );
+        params[qp::B_ZP] = $p.b_zero_point.into();
+        params
+    }};
+}
 
 /// The launches of an int8 op, or `None` for any other op.
 pub(super) fn lower(op: &OpView<'_>, tables: &mut Vec<Table>) -> Result<Option<Work>, String> {
@@ -19,65 +43,36 @@ pub(super) fn lower(op: &OpView<'_>, tables: &mut Vec<Table>) -> Result<Option<W
     let input = |k: usize| op.inputs.get(k).copied();
     let launch = |l: Launch| Work::Launches(vec![l]);
     let work = match op.kind {
-        OpKind::QuantConv2d(p) => {
-            let window = ConvWindow {
-                groups: p.groups,
-                stride: (p.stride_h, p.stride_w),
-                dilation: (p.dilation_h, p.dilation_w),
-                pad: (p.pad_top, p.pad_left),
+        OpKind::QuantConv2d(_) | OpKind::QuantFullyConnected(_) => {
+            let (wd, has_bias) = (op.input_dims[1], input(3).is_some());
+            let (kernel, meta, params) = match op.kind {
+                OpKind::QuantConv2d(p) => (
+                    LayerKernel::Conv2d,
+                    conv_meta(xd, wd, yd, &p, has_bias),
+                    op_params!(layer p),
+                ),
+                OpKind::QuantFullyConnected(p) => (
+                    LayerKernel::FullyConnected,
+                    fully_connected_meta(wd, has_bias).to_vec(),
+                    op_params!(layer p),
+                ),
+                _ => unreachable!("matched above"),
             };
-            let meta = conv_meta(xd, op.input_dims[1], yd, &window, input(3).is_some());
-            let meta = table(Table::U32(u32s(meta)?));
-            let params = params(
-                p.x_zero_point,
-                p.y_zero_point,
-                [p.act_min, p.act_max],
-                p.rounding,
-            );
-            let params = table(Table::I32(params));
-            launch(Launch::QuantConv2d {
+            launch(Launch::QuantLayer {
+                kernel,
                 x,
                 w: op.inputs[1],
                 b: input(3),
                 rows: op.inputs[2],
-                meta,
-                params,
-            })
-        }
-        OpKind::QuantFullyConnected(p) => {
-            let wd = op.input_dims[1];
-            let meta = table(Table::U32(u32s([
-                wd[1],
-                wd[0],
-                usize::from(input(3).is_some()),
-            ])?));
-            let params = params(
-                p.x_zero_point,
-                p.y_zero_point,
-                [p.act_min, p.act_max],
-                p.rounding,
-            );
-            let params = table(Table::I32(params));
-            launch(Launch::QuantFullyConnected {
-                x,
-                w: op.inputs[1],
-                b: input(3),
-                rows: op.inputs[2],
-                meta,
-                params,
+                meta: table(Table::U32(u32s(meta)?)),
+                params: table(Table::I32(params)),
             })
         }
         OpKind::QuantAdd(_) | OpKind::QuantMul(_) => {
             let meta = table(Table::U32(u32s(binary_meta(xd, op.input_dims[1], yd))?));
             let (params, op_code) = match op.kind {
                 OpKind::QuantAdd(p) => {
-                    let mut params = params(
-                        p.a_zero_point,
-                        p.y_zero_point,
-                        [p.act_min, p.act_max],
-                        p.rounding,
-                    );
-                    params[qp::B_ZP] = p.b_zero_point.into();
+                    let mut params = op_params!(binary p);
                     params[qp::M0] = p.a_multiplier;
                     params[qp::S0] = p.a_shift;
                     params[qp::M1] = p.b_multiplier;
@@ -88,13 +83,7 @@ pub(super) fn lower(op: &OpView<'_>, tables: &mut Vec<Table>) -> Result<Option<W
                     (params, 0)
                 }
                 OpKind::QuantMul(p) => {
-                    let mut params = params(
-                        p.a_zero_point,
-                        p.y_zero_point,
-                        [p.act_min, p.act_max],
-                        p.rounding,
-                    );
-                    params[qp::B_ZP] = p.b_zero_point.into();
+                    let mut params = op_params!(binary p);
                     params[qp::M0] = p.multiplier;
                     params[qp::S0] = p.shift;
                     (params, 1)
