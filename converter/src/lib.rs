@@ -54,6 +54,10 @@ pub struct ConvertOptions {
     /// How int8 ops round when they requantize (`--rounding`): [`RequantRounding::Single`] by default, which
     /// agrees with onnxruntime; [`RequantRounding::Double`] gives TFLM's reference results bit for bit.
     pub rounding: RequantRounding,
+    /// ONNX values to keep as tensors of their own (no pass fuses them into a neighbour or folds them
+    /// away), under their names, so that `Session::run_observed` sees each one: what calibration
+    /// measures, and what a per-layer comparison reads. Empty by default: every fusion applies.
+    pub observe: Vec<String>,
 }
 
 impl Default for ConvertOptions {
@@ -62,6 +66,7 @@ impl Default for ConvertOptions {
             shapes: Vec::new(),
             keep_names: true,
             rounding: RequantRounding::Single,
+            observe: Vec::new(),
         }
     }
 }

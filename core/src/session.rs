@@ -341,6 +341,11 @@ impl<'a, const E: u64> Session<'a, E> {
             index,
             count: ids.len(),
         })?;
+        self.arena_tensor(id)
+    }
+
+    /// Tensor `id`'s record and its bytes' range in the arena.
+    fn arena_tensor(&self, id: u32) -> Result<(TensorRecord, Range<usize>), Error> {
         let t = self.model.tensor(id as usize).ok_or(Error::BadMetadata {
             reason: "graph tensor id out of range",
         })?;
@@ -386,6 +391,32 @@ impl<'a, const E: u64> Session<'a, E> {
         let model = self.model;
         for i in 0..model.op_count() {
             model.with_op_tensors(i, &mut |t| self.run_op(i, t))?;
+        }
+        Ok(())
+    }
+
+    /// Runs every op once, as [`Session::run`] does, and hands `observe` each op's output as soon as
+    /// the op has written it: the op's index, the output's tensor id in the model (its name is
+    /// [`Model::tensor_name`](crate::Model::tensor_name)) and the tensor. Every intermediate value of a
+    /// run, for calibration and per-layer comparisons, without making them graph outputs; the tensor
+    /// lives only for the call (a later op may reuse its bytes).
+    pub fn run_observed(
+        &mut self,
+        observe: &mut dyn FnMut(usize, u32, TensorRef<'_>),
+    ) -> Result<(), Error> {
+        let model = self.model;
+        for i in 0..model.op_count() {
+            let mut output = 0;
+            model.with_op_tensors(i, &mut |t| {
+                output = t.op.output;
+                self.run_op(i, t)
+            })?;
+            let (record, range) = self.arena_tensor(output)?;
+            let bytes = self.activations.get(range).ok_or(Error::BadOp {
+                op: i as u32,
+                reason: "output out of bounds",
+            })?;
+            observe(i, output, TensorRef { record, bytes });
         }
         Ok(())
     }

@@ -125,6 +125,42 @@ fn runs_and_matches_the_definition() {
     }
 }
 
+/// `run_observed` hands over every op's output as it is written: the hidden layer `relu(W x + b)` (tensor
+/// 3) and the reshape (tensor 4, the same bytes) before the softmax overwrites nothing of theirs, and the
+/// graph output last, each as the definition gives it.
+#[test]
+fn run_observed_sees_every_intermediate_value() {
+    let blob = AlignedBuf::from_bytes(&small_blob());
+    let model = Model::parse(blob.as_bytes()).unwrap();
+    let mut arena = AlignedBuf::zeroed(model.arena_bytes());
+    let mut s = Session::new(&model, arena.as_mut_bytes()).unwrap();
+    let x = [1.0f32, 2.0];
+    s.input(0).unwrap().write_f32(&x).unwrap();
+    let mut seen = Vec::new();
+    s.run_observed(&mut |op, tensor, t| {
+        seen.push((op, tensor, t.dims().to_vec(), t.as_f32().unwrap().to_vec()))
+    })
+    .unwrap();
+    let hidden: Vec<f32> = (0..3)
+        .map(|o| (W[2 * o] * x[0] + W[2 * o + 1] * x[1] + B[o]).max(0.0))
+        .collect();
+    assert_eq!(seen.len(), 3);
+    assert_eq!(seen[0], (0, 3, vec![1, 3], hidden.clone()));
+    assert_eq!(seen[1], (1, 4, vec![3], hidden));
+    assert_eq!((seen[2].0, seen[2].1), (2, 5));
+    let want = expected(x);
+    assert!(
+        seen[2]
+            .3
+            .iter()
+            .zip(want)
+            .all(|(g, w)| (g - w).abs() < 1e-6),
+        "{seen:?}"
+    );
+    // The graph output after an observed run is the one a plain run writes.
+    assert_eq!(s.output(0).unwrap().as_f32().unwrap(), seen[2].3.as_slice());
+}
+
 /// Runs `s` on `x` and checks the output against [`expected`].
 fn assert_runs_as_defined(s: &mut Session<'_>, x: [f32; 2]) {
     s.input(0).unwrap().write_f32(&x).unwrap();

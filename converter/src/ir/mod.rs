@@ -111,6 +111,9 @@ pub struct Graph {
     pub inputs: Vec<TensorId>,
     /// Graph outputs, in ONNX order.
     pub outputs: Vec<TensorId>,
+    /// Values kept as tensors of their own for a caller to observe (`ConvertOptions::observe`): the
+    /// passes treat them as they treat outputs ([`Graph::is_kept`]), but they are not graph outputs.
+    pub observed: Vec<TensorId>,
     /// Default-domain opset of the source model (for error messages).
     pub opset: i64,
     names: HashSet<String>,
@@ -231,6 +234,12 @@ impl Graph {
     /// True if `id` is a graph output.
     pub fn is_output(&self, id: TensorId) -> bool {
         self.outputs.contains(&id)
+    }
+
+    /// True if `id` must stay a tensor of its own: a graph output, or a value kept for observation.
+    /// Passes fuse or fold away only values that are not.
+    pub fn is_kept(&self, id: TensorId) -> bool {
+        self.is_output(id) || self.observed.contains(&id)
     }
 
     /// Producing node index of every node output.

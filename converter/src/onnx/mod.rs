@@ -224,6 +224,13 @@ pub fn import_summarized(
         check_declared_output(vi, imp.graph.tensor(id), &mut imp.notices).map_err(out_err)?;
         imp.graph.outputs.push(id);
     }
+    for name in &opts.observe {
+        if let Some(&id) = imp.values.get(name) {
+            if !imp.graph.is_const(id) && !imp.graph.observed.contains(&id) {
+                imp.graph.observed.push(id);
+            }
+        }
+    }
     notices.append(&mut imp.notices);
     Ok((imp.graph, summary))
 }

@@ -44,7 +44,7 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
             && shape.len() == 2
             && Some(&shape[0]) == dims.first()
             && shape[1] == k;
-        if !flattens || g.is_output(t_out) || g.is_output(flat) || uses.get(&t_out) != Some(&1) {
+        if !flattens || g.is_kept(t_out) || g.is_kept(flat) || uses.get(&t_out) != Some(&1) {
             continue;
         }
         let Some(readers) = fc_readers(g, flat, k, &uses) else {

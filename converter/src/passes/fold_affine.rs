@@ -100,7 +100,7 @@ fn fold_into_producers(g: &mut Graph) -> Result<bool, ConvertError> {
             };
             let producer_of = |x: TensorId| {
                 let p = *producers.get(&x)?;
-                (!g.is_output(x) && uses.get(&x) == Some(&1))
+                (!g.is_kept(x) && uses.get(&x) == Some(&1))
                     .then(|| producer_channels(g, p))
                     .flatten()
             };
@@ -150,7 +150,7 @@ fn fold_into_readers(g: &mut Graph) -> Result<bool, ConvertError> {
                 continue;
             }
             let y = g.nodes[idx].output;
-            if g.is_output(y) || uses.get(&y) != Some(&1) {
+            if g.is_kept(y) || uses.get(&y) != Some(&1) {
                 continue;
             }
             let Some(r) = g.nodes.iter().position(|n| n.inputs.first() == Some(&y)) else {

@@ -37,7 +37,7 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
         };
         let (s, t) = affine(g, &node, epsilon)?;
         let x = node.inputs[0];
-        let sole_reader = !g.is_output(x) && uses.get(&x) == Some(&1);
+        let sole_reader = !g.is_kept(x) && uses.get(&x) == Some(&1);
         if let Some(&p) = producer.get(&x).filter(|_| sole_reader) {
             if fold_into(g, &mut out[p], &s, &t) {
                 out[p].output = node.output;

@@ -22,7 +22,7 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
             _ => continue,
         };
         let (x, y) = (n.inputs[0], n.output);
-        if g.is_output(x) || uses.get(&x) != Some(&1) {
+        if g.is_kept(x) || uses.get(&x) != Some(&1) {
             continue;
         }
         // A removed producer is an activation that was itself fused; its output moved on.
@@ -34,7 +34,7 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
         let (p, through) = match &g.nodes[p].op {
             Op::Reshape { .. } => {
                 let r = g.nodes[p].inputs[0];
-                if g.is_output(r) || uses.get(&r) != Some(&1) {
+                if g.is_kept(r) || uses.get(&r) != Some(&1) {
                     continue;
                 }
                 match producers.get(&r).filter(|&&q| !removed[q]) {

@@ -22,7 +22,7 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
     let uses = g.use_counts();
     // (index of the last node, the chain's other nodes, x)
     let mut found: Vec<(usize, Vec<usize>, TensorId)> = Vec::new();
-    let private = |t: TensorId| !g.is_output(t) && uses.get(&t) == Some(&1);
+    let private = |t: TensorId| !g.is_kept(t) && uses.get(&t) == Some(&1);
     let node_of = |t: TensorId| producers.get(&t).map(|&i| (i, &g.nodes[i]));
     for (idx, n) in g.nodes.iter().enumerate() {
         // The outer step: `m / 6` or `m * (1/6)` (written-out form), or `x * hs` (HardSigmoid form).

@@ -31,10 +31,10 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
         if g.tensor(x).shape != *shape {
             continue;
         }
-        if !g.is_output(y) {
+        if !g.is_kept(y) {
             replace.insert(y, x);
             *gone = true;
-        } else if retarget.is_empty() && !g.is_output(x) {
+        } else if retarget.is_empty() && !g.is_kept(x) {
             if let Some(&p) = producers.get(&x) {
                 retarget.push((idx, p));
             }

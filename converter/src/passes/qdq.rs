@@ -147,13 +147,13 @@ fn hoist_quantize(g: &mut Graph, idx: usize) -> Option<(Vec<Node>, usize)> {
     if !moves_data(&r.op)
         || r.inputs.len() != 1
         || g.use_count(r.output) != 1
-        || g.is_output(r.output)
+        || g.is_kept(r.output)
     {
         return None;
     }
     let x = r.inputs[0];
     let xt = g.tensor(x);
-    if xt.dtype != DType::F32 || xt.data.is_some() || g.is_output(x) || g.use_count(x) != 1 {
+    if xt.dtype != DType::F32 || xt.data.is_some() || g.is_kept(x) || g.use_count(x) != 1 {
         return None;
     }
     g.producer(x)?;
@@ -192,7 +192,7 @@ fn dequantized(g: &Graph, t: TensorId) -> Option<(TensorId, Affine)> {
 
 /// `(index, parameters)` of the only reader of `t` when it is an int8 Quantize and `t` no graph output.
 fn quantized_by(g: &Graph, t: TensorId) -> Option<(usize, Affine)> {
-    if g.is_output(t) || g.use_count(t) != 1 {
+    if g.is_kept(t) || g.use_count(t) != 1 {
         return None;
     }
     let idx = g.nodes.iter().position(|n| n.inputs.contains(&t))?;

@@ -26,7 +26,7 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
             reader.insert(t, i);
         }
     }
-    let private = |t: TensorId| !g.is_output(t) && uses.get(&t) == Some(&1);
+    let private = |t: TensorId| !g.is_kept(t) && uses.get(&t) == Some(&1);
     let mut remove = vec![false; g.nodes.len()];
     // (the HardSwish node, its new op, its new output, the folded nodes)
     let mut found = Vec::new();

@@ -108,17 +108,32 @@ pub fn calibrate(
         .map(|v| v.name.clone())
         .filter(|n| !graph.initializer.iter().any(|t| &t.name == n))
         .collect();
-    let already: HashSet<String> = graph.output.iter().map(|o| o.name.clone()).collect();
-    let exposed: Vec<String> = names
-        .iter()
-        .filter(|n| !inputs.contains(n) && !already.contains(*n))
-        .cloned()
-        .collect();
-    for name in &exposed {
-        graph.output.push(ValueInfoProto::float_unshaped(name));
+    // Every op's output is observed as the session writes it, so no tensor has to become a graph
+    // output (a blob has at most 16); the conversion keeps the measured values as tensors of their
+    // own (`ConvertOptions::observe`). One it still does not write under its name is made a graph
+    // output, and the model converted again.
+    let mut observed = Observed::new(&model, opts, &names)?;
+    if !observed.missing.is_empty() {
+        let graph = model
+            .graph
+            .as_mut()
+            .ok_or_else(|| model_err("the model holds no graph"))?;
+        for name in &observed.missing {
+            graph.output.push(ValueInfoProto::float_unshaped(name));
+        }
+        observed = Observed::new(&model, opts, &names)?;
+        if let Some(name) = observed.missing.first() {
+            return Err(ConvertError::internal(format!(
+                "calibration: tensor \"{name}\" is not computed by the converted model"
+            )));
+        }
     }
-    let converted = convert(&model.encode_to_vec(), opts)?;
-    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
+    let Observed {
+        converted,
+        blob,
+        watched,
+        ..
+    } = observed;
     let m = ember_core::Model::parse(blob.as_bytes())
         .map_err(|e| ConvertError::internal(format!("the calibration blob does not parse: {e}")))?;
     let mut arena = ember_core::AlignedBuf::zeroed(m.arena_bytes());
@@ -132,12 +147,7 @@ pub fn calibrate(
         .collect();
 
     let mut stats: HashMap<String, Stats> = HashMap::new();
-    let mut keep = |name: &str, values: &[f32]| {
-        stats
-            .entry(name.to_string())
-            .or_insert_with(Stats::new)
-            .add(values, method != Calibration::MinMax);
-    };
+    let keep_all = method != Calibration::MinMax;
     for (k, sample) in samples.iter().enumerate() {
         for (slot, &i) in input_order.iter().enumerate() {
             let values = sample.get(i).ok_or_else(|| {
@@ -157,21 +167,29 @@ pub fn calibrate(
                     ))
                 })?;
             if names.contains(&inputs[i]) {
-                keep(&inputs[i], values);
+                stats
+                    .entry(inputs[i].clone())
+                    .or_insert_with(Stats::new)
+                    .add(values, keep_all);
             }
         }
+        let mut failed = None;
         session
-            .run()
+            .run_observed(&mut |_, tensor, t| {
+                let Some(name) = watched.get(&tensor) else {
+                    return;
+                };
+                match t.as_f32() {
+                    Ok(values) => stats
+                        .entry(name.clone())
+                        .or_insert_with(Stats::new)
+                        .add(values, keep_all),
+                    Err(e) => failed = Some(format!("calibration tensor {name}: {e}")),
+                }
+            })
             .map_err(|e| ConvertError::internal(format!("calibration run: {e}")))?;
-        for (slot, (name, _)) in converted.report.outputs.iter().enumerate() {
-            if !names.contains(name) {
-                continue;
-            }
-            let out = session
-                .output(slot)
-                .and_then(|t| t.as_f32())
-                .map_err(|e| ConvertError::internal(format!("calibration output {name}: {e}")))?;
-            keep(name, out);
+        if let Some(reason) = failed {
+            return Err(ConvertError::internal(reason));
         }
         progress(k + 1, samples.len());
     }
@@ -183,6 +201,64 @@ pub fn calibrate(
         }
     }
     Ok(ranges)
+}
+
+/// The float model converted for calibration, and which of its tensors hold the quantized values.
+struct Observed {
+    converted: crate::Converted,
+    blob: ember_core::AlignedBuf,
+    /// Tensor id in the blob to the ONNX value it holds, for the values calibration measures.
+    watched: HashMap<u32, String>,
+    /// The values to measure that no op of the blob writes under their name (graph inputs aside).
+    missing: Vec<String>,
+}
+
+impl Observed {
+    fn new(
+        model: &ModelProto,
+        opts: &ConvertOptions,
+        names: &[String],
+    ) -> Result<Self, ConvertError> {
+        let opts = ConvertOptions {
+            keep_names: true,
+            observe: names.to_vec(),
+            ..opts.clone()
+        };
+        let converted = convert(&model.encode_to_vec(), &opts)?;
+        let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
+        let m = ember_core::Model::parse(blob.as_bytes()).map_err(|e| {
+            ConvertError::internal(format!("the calibration blob does not parse: {e}"))
+        })?;
+        let wanted: HashSet<&str> = names.iter().map(String::as_str).collect();
+        let inputs: HashSet<&str> = converted
+            .report
+            .inputs
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        let mut watched = HashMap::new();
+        for i in 0..m.op_count() {
+            let Some(op) = m.op(i) else { continue };
+            if let Some(name) = m
+                .tensor_name(op.output as usize)
+                .filter(|n| wanted.contains(n))
+            {
+                watched.insert(op.output, name.to_string());
+            }
+        }
+        let found: HashSet<&str> = watched.values().map(String::as_str).collect();
+        let missing = names
+            .iter()
+            .filter(|n| !found.contains(n.as_str()) && !inputs.contains(n.as_str()))
+            .cloned()
+            .collect();
+        Ok(Observed {
+            converted,
+            blob,
+            watched,
+            missing,
+        })
+    }
 }
 
 /// What calibration keeps of one tensor: its exact min and max, and for percentiles a uniform sample of

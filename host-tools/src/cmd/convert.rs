@@ -111,6 +111,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         shapes,
         keep_names: !args.strip_names,
         rounding: args.rounding.into(),
+        ..ConvertOptions::default()
     };
     let storage = match args.quantize {
         Some(Quantize::Int8Weights) => {
