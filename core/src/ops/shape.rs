@@ -26,6 +26,19 @@ pub(crate) fn shape_error(reason: &'static str) -> Error {
     Error::Shape { reason }
 }
 
+/// Declares `pub fn validate`, the public form of the file's `check` over the same parameters: the
+/// same checks, failing with [`Error::Shape`] and the reason (`check` gives the reason alone, which
+/// `Model::parse` turns into its own error).
+macro_rules! validate_by_check {
+    ($(#[$doc:meta])* ($($arg:ident: $ty:ty),* $(,)?)) => {
+        $(#[$doc])*
+        pub fn validate($($arg: $ty),*) -> Result<(), $crate::Error> {
+            check($($arg),*).map_err($crate::ops::shape::shape_error)
+        }
+    };
+}
+pub(crate) use validate_by_check;
+
 /// `Ok(())` when `cond` holds, else a shape error saying `reason`.
 pub(crate) fn ensure(cond: bool, reason: &'static str) -> Result<(), Error> {
     if cond {

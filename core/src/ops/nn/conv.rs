@@ -4,25 +4,20 @@
 pub use crate::schema::Conv2dParams;
 
 use crate::ops::entry::{op_entry, out};
-use crate::ops::shape::{dims_fit, dot, require, shape_error, sum3, Checked};
+use crate::ops::shape::{dims_fit, dot, require, sum3, validate_by_check, Checked};
 use crate::ops::{In, Out};
+use crate::schema::Activation;
+use crate::single_threaded_kernel;
 use crate::workspace::Workspace;
-use crate::Error;
 
-/// Checks the shapes: `x` `[N, H, W, IC]`, `w` `[OC, KH, KW, IC / groups]`, `b` `[OC]` if present,
-/// `y` `[N, OH, OW, OC]` with `OH = (H + pad_top + pad_bottom - dilation_h * (KH - 1) - 1) / stride_h + 1`
-/// (likewise OW), every stride, dilation and `groups` non-zero.
-///
-/// Also checks that `groups` divides IC and OC, that the kernel is at least 1x1, and that the dilated kernel
-/// fits in the padded input. A window may lie entirely in the padding (it then sees zeros).
-pub fn validate(
-    p: &Conv2dParams,
-    x: &[usize],
-    w: &[usize],
-    b: Option<&[usize]>,
-    y: &[usize],
-) -> Result<(), Error> {
-    check(p, x, w, b, y).map_err(shape_error)
+validate_by_check! {
+    /// Checks the shapes: `x` `[N, H, W, IC]`, `w` `[OC, KH, KW, IC / groups]`, `b` `[OC]` if present,
+    /// `y` `[N, OH, OW, OC]` with `OH = (H + pad_top + pad_bottom - dilation_h * (KH - 1) - 1) / stride_h + 1`
+    /// (likewise OW), every stride, dilation and `groups` non-zero.
+    ///
+    /// Also checks that `groups` divides IC and OC, that the kernel is at least 1x1, and that the dilated kernel
+    /// fits in the padded input. A window may lie entirely in the padding (it then sees zeros).
+    (p: &Conv2dParams, x: &[usize], w: &[usize], b: Option<&[usize]>, y: &[usize])
 }
 
 /// [`validate`] as a [`Checked`](crate::ops::shape::Checked).
@@ -118,52 +113,178 @@ fn output_len(
     Ok((padded - span) / usize::from(stride) + 1)
 }
 
+/// The sizes of a 2-D convolution's tensors (NHWC `x` and `y`, OHWI `w`, as validated) and its window,
+/// as `usize`: what every convolution loop nest reads first (the float, transposed and int8 ones in
+/// this crate, and the targets' kernels).
+#[derive(Clone, Copy, Debug)]
+pub struct ConvGeometry {
+    /// Batch (`N`).
+    pub batch: usize,
+    /// Input height.
+    pub in_h: usize,
+    /// Input width.
+    pub in_w: usize,
+    /// Input channels.
+    pub in_c: usize,
+    /// Output channels (`OC`).
+    pub out_c: usize,
+    /// Kernel height.
+    pub k_h: usize,
+    /// Kernel width.
+    pub k_w: usize,
+    /// Input channels per group (the weights' last dim).
+    pub group_in_c: usize,
+    /// Output height.
+    pub out_h: usize,
+    /// Output width.
+    pub out_w: usize,
+    /// Groups.
+    pub groups: usize,
+    /// Vertical stride.
+    pub stride_h: usize,
+    /// Horizontal stride.
+    pub stride_w: usize,
+    /// Vertical dilation.
+    pub dil_h: usize,
+    /// Horizontal dilation.
+    pub dil_w: usize,
+    /// Rows of padding above (for a transposed convolution, rows cropped from the top).
+    pub pad_top: usize,
+    /// Columns of padding on the left (likewise).
+    pub pad_left: usize,
+}
+
+/// The parameters a convolution's loop nest reads besides the dims: strides, dilations, top and left
+/// padding, and groups.
+pub trait ConvWindow {
+    /// The geometry of a convolution with these parameters over tensors of dims `x`, `w` and `y`
+    /// (4-D, as validated).
+    fn geometry(&self, x: &[usize], w: &[usize], y: &[usize]) -> ConvGeometry;
+}
+
+/// [`ConvWindow`] for parameter structs with the convolution's field names.
+macro_rules! conv_window {
+    ($($params:ty),*) => {$(
+        impl ConvWindow for $params {
+            #[inline(always)]
+            fn geometry(&self, x: &[usize], w: &[usize], y: &[usize]) -> ConvGeometry {
+                ConvGeometry {
+                    batch: x[0],
+                    in_h: x[1],
+                    in_w: x[2],
+                    in_c: x[3],
+                    out_c: w[0],
+                    k_h: w[1],
+                    k_w: w[2],
+                    group_in_c: w[3],
+                    out_h: y[1],
+                    out_w: y[2],
+                    groups: usize::from(self.groups),
+                    stride_h: usize::from(self.stride_h),
+                    stride_w: usize::from(self.stride_w),
+                    dil_h: usize::from(self.dilation_h),
+                    dil_w: usize::from(self.dilation_w),
+                    pad_top: usize::from(self.pad_top),
+                    pad_left: usize::from(self.pad_left),
+                }
+            }
+        }
+    )*};
+}
+
+conv_window!(
+    Conv2dParams,
+    crate::schema::ConvTranspose2dParams,
+    crate::schema::QuantConv2dParams
+);
+
+impl ConvGeometry {
+    /// The input row that kernel row `ky` of output row `oy` reads, or `None` in the padding.
+    #[inline(always)]
+    pub fn input_y(&self, oy: usize, ky: usize) -> Option<usize> {
+        (oy * self.stride_h + ky * self.dil_h)
+            .checked_sub(self.pad_top)
+            .filter(|&iy| iy < self.in_h)
+    }
+
+    /// The input column that kernel column `kx` of output column `ox` reads, or `None` in the padding.
+    #[inline(always)]
+    pub fn input_x(&self, ox: usize, kx: usize) -> Option<usize> {
+        (ox * self.stride_w + kx * self.dil_w)
+            .checked_sub(self.pad_left)
+            .filter(|&ix| ix < self.in_w)
+    }
+
+    /// Offset in `x` of channel 0 of input pixel `(n, iy, ix)`.
+    #[inline(always)]
+    pub fn pixel(&self, n: usize, iy: usize, ix: usize) -> usize {
+        ((n * self.in_h + iy) * self.in_w + ix) * self.in_c
+    }
+}
+
 /// `y = act(conv(x, w) + b)`.
 ///
 /// For each output pixel: start from the bias, then for each kernel tap that lands inside the input, add
 /// for each output channel the dot product of the input pixel's channels of its group with the weight row
 /// `w[oc, ky, kx, ..]` (both contiguous).
 pub fn conv2d(p: &Conv2dParams, x: In<'_>, w: In<'_>, b: Option<&[f32]>, y: Out<'_>) {
-    let (batch, in_h, in_w, in_c) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
-    let (out_c, k_h, k_w, group_in_c) = (w.dims[0], w.dims[1], w.dims[2], w.dims[3]);
-    let (out_h, out_w) = (y.dims[1], y.dims[2]);
+    let g = p.geometry(x.dims, w.dims, y.dims);
+    // Taps in the padding add nothing.
+    float_conv(
+        &g,
+        p.act,
+        x,
+        w,
+        b,
+        y,
+        |oy, ky| g.input_y(oy, ky),
+        |ox, kx| g.input_x(ox, kx),
+    )
+}
+
+/// The float convolutions' loop nest ([`conv2d`] and
+/// [`conv_transpose2d`](super::conv_transpose::conv_transpose2d)): for each output pixel, start from
+/// the bias, then for each kernel tap `(ky, kx)` whose input row `source_y(oy, ky)` and column
+/// `source_x(ox, kx)` exist, add for each output channel the dot product of that pixel's channels of
+/// its group with the weight row `w[oc, ky, kx, ..]`; then apply `act`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn float_conv(
+    g: &ConvGeometry,
+    act: Activation,
+    x: In<'_>,
+    w: In<'_>,
+    b: Option<&[f32]>,
+    y: Out<'_>,
+    source_y: impl Fn(usize, usize) -> Option<usize>,
+    source_x: impl Fn(usize, usize) -> Option<usize>,
+) {
     if y.data.is_empty() {
         return;
     }
-    let groups = usize::from(p.groups);
-    let group_out_c = out_c / groups;
-    let (stride_h, stride_w) = (usize::from(p.stride_h), usize::from(p.stride_w));
-    let (dil_h, dil_w) = (usize::from(p.dilation_h), usize::from(p.dilation_w));
-    let (pad_top, pad_left) = (usize::from(p.pad_top), usize::from(p.pad_left));
-
-    let mut pixels = y.data.chunks_exact_mut(out_c);
-    for n in 0..batch {
-        for oy in 0..out_h {
-            for ox in 0..out_w {
+    let (in_c, group_in_c, k_h, k_w) = (g.in_c, g.group_in_c, g.k_h, g.k_w);
+    let group_out_c = g.out_c / g.groups;
+    let mut pixels = y.data.chunks_exact_mut(g.out_c);
+    for n in 0..g.batch {
+        for oy in 0..g.out_h {
+            for ox in 0..g.out_w {
                 let Some(out) = pixels.next() else { return };
                 match b {
                     Some(b) => out.copy_from_slice(b),
                     None => out.fill(0.0),
                 }
                 for ky in 0..k_h {
-                    // Row in padded coordinates, then in the input; taps in the padding add nothing.
-                    let Some(iy) = (oy * stride_h + ky * dil_h).checked_sub(pad_top) else {
+                    let Some(iy) = source_y(oy, ky) else {
                         continue;
                     };
-                    if iy >= in_h {
-                        continue;
-                    }
                     for kx in 0..k_w {
-                        let Some(ix) = (ox * stride_w + kx * dil_w).checked_sub(pad_left) else {
+                        let Some(ix) = source_x(ox, kx) else {
                             continue;
                         };
-                        if ix >= in_w {
-                            continue;
-                        }
-                        let pixel = &x.data[((n * in_h + iy) * in_w + ix) * in_c..][..in_c];
-                        for g in 0..groups {
-                            let x_group = &pixel[g * group_in_c..][..group_in_c];
-                            let first_oc = g * group_out_c;
+                        let pixel = &x.data[g.pixel(n, iy, ix)..][..in_c];
+                        for gi in 0..g.groups {
+                            let x_group = &pixel[gi * group_in_c..][..group_in_c];
+                            let first_oc = gi * group_out_c;
                             for (j, acc) in out[first_oc..][..group_out_c].iter_mut().enumerate() {
                                 let w_row = ((first_oc + j) * k_h + ky) * k_w + kx;
                                 *acc += dot(x_group, &w.data[w_row * group_in_c..][..group_in_c]);
@@ -172,7 +293,7 @@ pub fn conv2d(p: &Conv2dParams, x: In<'_>, w: In<'_>, b: Option<&[f32]>, y: Out<
                     }
                 }
                 for v in out.iter_mut() {
-                    *v = p.act.apply(*v);
+                    *v = act.apply(*v);
                 }
             }
         }
@@ -184,16 +305,9 @@ pub fn conv2d(p: &Conv2dParams, x: In<'_>, w: In<'_>, b: Option<&[f32]>, y: Out<
 pub type Conv2dFn =
     fn(&Conv2dParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>, Option<&mut Workspace<'_>>);
 
-/// [`conv2d`] in the table's signature: it needs no scratch and runs on one thread.
-fn reference(
-    p: &Conv2dParams,
-    x: In<'_>,
-    w: In<'_>,
-    b: Option<&[f32]>,
-    y: Out<'_>,
-    _: Option<&mut Workspace<'_>>,
-) {
-    conv2d(p, x, w, b, y)
+single_threaded_kernel! {
+    /// [`conv2d`] in the table's signature: it needs no scratch and runs on one thread.
+    fn reference = conv2d(p: &Conv2dParams, x: In<'_>, w: In<'_>, b: Option<&[f32]>, y: Out<'_>)
 }
 
 op_entry! {

@@ -192,6 +192,77 @@ pub fn requantize_acc(
     clamp_to_i8(scaled.saturating_add(y_zero_point.into()), act_min, act_max)
 }
 
+/// The output stage of an int8 convolution or fully connected layer, as one value: add output
+/// channel `channel`'s bias to the int32 accumulator (wrapping), then [`requantize_acc`] it. The
+/// reference kernels and the targets' (`ember-cortex-m`) finish every output with it.
+#[derive(Clone, Copy, Debug)]
+pub struct OutputStage<'a> {
+    /// The int32 bias, `[OC]`, if any.
+    pub bias: Option<&'a [i32]>,
+    /// The `(multiplier, shift)` rows, `[OC, 2]` or `[1, 2]`.
+    pub requant: &'a [i32],
+    /// How the accumulator is rounded when it is scaled.
+    pub rounding: RequantRounding,
+    /// Zero point of the output.
+    pub y_zero_point: i8,
+    /// Lower clamp of the output.
+    pub act_min: i8,
+    /// Upper clamp of the output.
+    pub act_max: i8,
+}
+
+impl OutputStage<'_> {
+    /// Output channel `channel`'s int8 value for the accumulator `acc` (without its bias).
+    #[inline(always)]
+    pub fn finish(&self, acc: i32, channel: usize) -> i8 {
+        // Validation keeps the bias in bounds; `get` keeps a panic path out of the binary.
+        let acc = match self.bias.and_then(|b| b.get(channel)) {
+            Some(&b) => acc.wrapping_add(b),
+            None => acc,
+        };
+        requantize_acc(
+            acc,
+            self.requant,
+            channel,
+            self.rounding,
+            self.y_zero_point,
+            self.act_min,
+            self.act_max,
+        )
+    }
+}
+
+/// The [`OutputStage`] of the int8 convolution's and fully connected layer's parameters.
+pub trait HasOutputStage {
+    /// The output stage with these parameters' rounding, zero point and clamp, over `bias` and
+    /// `requant`.
+    fn output_stage<'a>(&self, bias: Option<&'a [i32]>, requant: &'a [i32]) -> OutputStage<'a>;
+}
+
+/// [`HasOutputStage`] for parameter structs with the int8 output fields.
+macro_rules! has_output_stage {
+    ($($params:ty),*) => {$(
+        impl HasOutputStage for $params {
+            #[inline(always)]
+            fn output_stage<'a>(&self, bias: Option<&'a [i32]>, requant: &'a [i32]) -> OutputStage<'a> {
+                OutputStage {
+                    bias,
+                    requant,
+                    rounding: self.rounding,
+                    y_zero_point: self.y_zero_point,
+                    act_min: self.act_min,
+                    act_max: self.act_max,
+                }
+            }
+        }
+    )*};
+}
+
+has_output_stage!(
+    crate::schema::QuantConv2dParams,
+    crate::schema::QuantFullyConnectedParams
+);
+
 /// Checks one multiplier: `multiplier >= 0` and `shift` in `min_shift..=max_shift`.
 pub(crate) fn check_multiplier(
     multiplier: i32,
