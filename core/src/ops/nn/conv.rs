@@ -6,7 +6,6 @@ pub use crate::schema::Conv2dParams;
 use crate::ops::entry::{op_entry, out};
 use crate::ops::shape::{dims_fit, dot, require, sum3, validate_by_check, Checked};
 use crate::ops::{In, Out};
-use crate::schema::Activation;
 use crate::single_threaded_kernel;
 use crate::workspace::Workspace;
 
@@ -114,8 +113,8 @@ fn output_len(
 }
 
 /// The sizes of a 2-D convolution's tensors (NHWC `x` and `y`, OHWI `w`, as validated) and its window,
-/// as `usize`: what every convolution loop nest reads first (the float, transposed and int8 ones in
-/// this crate, and the targets' kernels).
+/// as `usize`: what a convolution loop nest reads first (the int8 reference's, and ember-cortex-m's
+/// kernels).
 #[derive(Clone, Copy, Debug)]
 pub struct ConvGeometry {
     /// Batch (`N`).
@@ -148,9 +147,9 @@ pub struct ConvGeometry {
     pub dil_h: usize,
     /// Horizontal dilation.
     pub dil_w: usize,
-    /// Rows of padding above (for a transposed convolution, rows cropped from the top).
+    /// Rows of padding above.
     pub pad_top: usize,
-    /// Columns of padding on the left (likewise).
+    /// Columns of padding on the left.
     pub pad_left: usize,
 }
 
@@ -192,27 +191,22 @@ macro_rules! conv_window {
     )*};
 }
 
-conv_window!(
-    Conv2dParams,
-    crate::schema::ConvTranspose2dParams,
-    crate::schema::QuantConv2dParams
-);
+conv_window!(Conv2dParams, crate::schema::QuantConv2dParams);
 
 impl ConvGeometry {
     /// The input row that kernel row `ky` of output row `oy` reads, or `None` in the padding.
     #[inline(always)]
     pub fn input_y(&self, oy: usize, ky: usize) -> Option<usize> {
-        (oy * self.stride_h + ky * self.dil_h)
-            .checked_sub(self.pad_top)
-            .filter(|&iy| iy < self.in_h)
+        // A row above the input wraps around to far past its last row.
+        let iy = (oy * self.stride_h + ky * self.dil_h).wrapping_sub(self.pad_top);
+        (iy < self.in_h).then_some(iy)
     }
 
     /// The input column that kernel column `kx` of output column `ox` reads, or `None` in the padding.
     #[inline(always)]
     pub fn input_x(&self, ox: usize, kx: usize) -> Option<usize> {
-        (ox * self.stride_w + kx * self.dil_w)
-            .checked_sub(self.pad_left)
-            .filter(|&ix| ix < self.in_w)
+        let ix = (ox * self.stride_w + kx * self.dil_w).wrapping_sub(self.pad_left);
+        (ix < self.in_w).then_some(ix)
     }
 
     /// Offset in `x` of channel 0 of input pixel `(n, iy, ix)`.
@@ -228,63 +222,46 @@ impl ConvGeometry {
 /// for each output channel the dot product of the input pixel's channels of its group with the weight row
 /// `w[oc, ky, kx, ..]` (both contiguous).
 pub fn conv2d(p: &Conv2dParams, x: In<'_>, w: In<'_>, b: Option<&[f32]>, y: Out<'_>) {
-    let g = p.geometry(x.dims, w.dims, y.dims);
-    // Taps in the padding add nothing.
-    float_conv(
-        &g,
-        p.act,
-        x,
-        w,
-        b,
-        y,
-        |oy, ky| g.input_y(oy, ky),
-        |ox, kx| g.input_x(ox, kx),
-    )
-}
-
-/// The float convolutions' loop nest ([`conv2d`] and
-/// [`conv_transpose2d`](super::conv_transpose::conv_transpose2d)): for each output pixel, start from
-/// the bias, then for each kernel tap `(ky, kx)` whose input row `source_y(oy, ky)` and column
-/// `source_x(ox, kx)` exist, add for each output channel the dot product of that pixel's channels of
-/// its group with the weight row `w[oc, ky, kx, ..]`; then apply `act`.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn float_conv(
-    g: &ConvGeometry,
-    act: Activation,
-    x: In<'_>,
-    w: In<'_>,
-    b: Option<&[f32]>,
-    y: Out<'_>,
-    source_y: impl Fn(usize, usize) -> Option<usize>,
-    source_x: impl Fn(usize, usize) -> Option<usize>,
-) {
+    let (batch, in_h, in_w, in_c) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
+    let (out_c, k_h, k_w, group_in_c) = (w.dims[0], w.dims[1], w.dims[2], w.dims[3]);
+    let (out_h, out_w) = (y.dims[1], y.dims[2]);
     if y.data.is_empty() {
         return;
     }
-    let (in_c, group_in_c, k_h, k_w) = (g.in_c, g.group_in_c, g.k_h, g.k_w);
-    let group_out_c = g.out_c / g.groups;
-    let mut pixels = y.data.chunks_exact_mut(g.out_c);
-    for n in 0..g.batch {
-        for oy in 0..g.out_h {
-            for ox in 0..g.out_w {
+    let groups = usize::from(p.groups);
+    let group_out_c = out_c / groups;
+    let (stride_h, stride_w) = (usize::from(p.stride_h), usize::from(p.stride_w));
+    let (dil_h, dil_w) = (usize::from(p.dilation_h), usize::from(p.dilation_w));
+    let (pad_top, pad_left) = (usize::from(p.pad_top), usize::from(p.pad_left));
+
+    let mut pixels = y.data.chunks_exact_mut(out_c);
+    for n in 0..batch {
+        for oy in 0..out_h {
+            for ox in 0..out_w {
                 let Some(out) = pixels.next() else { return };
                 match b {
                     Some(b) => out.copy_from_slice(b),
                     None => out.fill(0.0),
                 }
                 for ky in 0..k_h {
-                    let Some(iy) = source_y(oy, ky) else {
+                    // Row in padded coordinates, then in the input; taps in the padding add nothing.
+                    let Some(iy) = (oy * stride_h + ky * dil_h).checked_sub(pad_top) else {
                         continue;
                     };
+                    if iy >= in_h {
+                        continue;
+                    }
                     for kx in 0..k_w {
-                        let Some(ix) = source_x(ox, kx) else {
+                        let Some(ix) = (ox * stride_w + kx * dil_w).checked_sub(pad_left) else {
                             continue;
                         };
-                        let pixel = &x.data[g.pixel(n, iy, ix)..][..in_c];
-                        for gi in 0..g.groups {
-                            let x_group = &pixel[gi * group_in_c..][..group_in_c];
-                            let first_oc = gi * group_out_c;
+                        if ix >= in_w {
+                            continue;
+                        }
+                        let pixel = &x.data[((n * in_h + iy) * in_w + ix) * in_c..][..in_c];
+                        for g in 0..groups {
+                            let x_group = &pixel[g * group_in_c..][..group_in_c];
+                            let first_oc = g * group_out_c;
                             for (j, acc) in out[first_oc..][..group_out_c].iter_mut().enumerate() {
                                 let w_row = ((first_oc + j) * k_h + ky) * k_w + kx;
                                 *acc += dot(x_group, &w.data[w_row * group_in_c..][..group_in_c]);
@@ -293,7 +270,7 @@ pub(crate) fn float_conv(
                     }
                 }
                 for v in out.iter_mut() {
-                    *v = act.apply(*v);
+                    *v = p.act.apply(*v);
                 }
             }
         }

@@ -15,8 +15,7 @@
 pub use crate::schema::ConvTranspose2dParams;
 
 use crate::ops::entry::{op_entry, out, shape_reason};
-use crate::ops::nn::conv::{float_conv, ConvWindow};
-use crate::ops::shape::{check_dims, ensure};
+use crate::ops::shape::{check_dims, dot, ensure};
 use crate::ops::{In, Out};
 use crate::single_threaded_kernel;
 use crate::workspace::Workspace;
@@ -169,10 +168,52 @@ pub fn conv_transpose2d(
     b: Option<&[f32]>,
     y: Out<'_>,
 ) {
-    let g = p.geometry(x.dims, w.dims, y.dims);
-    let source_y = |oy, ky| source(oy, g.pad_top, ky, g.dil_h, g.stride_h, g.in_h);
-    let source_x = |ox, kx| source(ox, g.pad_left, kx, g.dil_w, g.stride_w, g.in_w);
-    float_conv(&g, p.act, x, w, b, y, source_y, source_x)
+    let (batch, in_h, in_w, in_c) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
+    let (out_c, k_h, k_w, group_in_c) = (w.dims[0], w.dims[1], w.dims[2], w.dims[3]);
+    let (out_h, out_w) = (y.dims[1], y.dims[2]);
+    if y.data.is_empty() {
+        return;
+    }
+    let groups = usize::from(p.groups);
+    let group_out_c = out_c / groups;
+    let (stride_h, stride_w) = (usize::from(p.stride_h), usize::from(p.stride_w));
+    let (dil_h, dil_w) = (usize::from(p.dilation_h), usize::from(p.dilation_w));
+    let (pad_top, pad_left) = (usize::from(p.pad_top), usize::from(p.pad_left));
+
+    let mut pixels = y.data.chunks_exact_mut(out_c);
+    for n in 0..batch {
+        for oy in 0..out_h {
+            for ox in 0..out_w {
+                let Some(out) = pixels.next() else { return };
+                match b {
+                    Some(b) => out.copy_from_slice(b),
+                    None => out.fill(0.0),
+                }
+                for ky in 0..k_h {
+                    let Some(iy) = source(oy, pad_top, ky, dil_h, stride_h, in_h) else {
+                        continue;
+                    };
+                    for kx in 0..k_w {
+                        let Some(ix) = source(ox, pad_left, kx, dil_w, stride_w, in_w) else {
+                            continue;
+                        };
+                        let pixel = &x.data[((n * in_h + iy) * in_w + ix) * in_c..][..in_c];
+                        for g in 0..groups {
+                            let x_group = &pixel[g * group_in_c..][..group_in_c];
+                            let first_oc = g * group_out_c;
+                            for (j, acc) in out[first_oc..][..group_out_c].iter_mut().enumerate() {
+                                let w_row = ((first_oc + j) * k_h + ky) * k_w + kx;
+                                *acc += dot(x_group, &w.data[w_row * group_in_c..][..group_in_c]);
+                            }
+                        }
+                    }
+                }
+                for v in out.iter_mut() {
+                    *v = p.act.apply(*v);
+                }
+            }
+        }
+    }
 }
 
 /// Signature of a 2-D transposed convolution kernel.
