@@ -74,6 +74,9 @@ impl Element for half::f16 {
     }
 }
 
+/// A tensor's dims and dtype: what the validators of the ops that run on several dtypes check.
+pub type TypedDims<'a> = (&'a [usize], DType);
+
 /// A read-only tensor of any dtype.
 #[derive(Clone, Copy, Debug)]
 pub struct AnyIn<'a> {
