@@ -46,7 +46,10 @@ pub(crate) fn for_each_lane<T, U>(
     }
 }
 
-/// `y = exp(x - max) / sum(exp(x - max))` along `axis` (the lanes of [`for_each_lane`]).
+/// `y = exp(x - max) / sum(exp(x - max))` along `axis`.
+///
+/// The tensor is seen as `[outer, len, inner]` with `len` the axis; each of the `outer * inner` lanes is
+/// read with a step of `inner` (contiguous when the axis is the last one).
 pub fn softmax(p: &SoftmaxParams, x: In<'_>, y: Out<'_>) {
     for_each_lane(p.axis, x, y, |x_block, y_block, lane, inner, _| {
         let xs = || x_block[lane..].iter().step_by(inner);
