@@ -171,6 +171,13 @@ pub fn clamp_to_i8(v: i32, act_min: i8, act_max: i8) -> i8 {
     lower.min(act_max.into()) as i8
 }
 
+/// `v + zero_point` (saturating) clamped to `act_min..=act_max` as int8 ([`clamp_to_i8`]): how every int8
+/// op turns its scaled result into its output value.
+#[inline(always)]
+pub fn offset_and_clamp(v: i32, zero_point: i8, act_min: i8, act_max: i8) -> i8 {
+    clamp_to_i8(v.saturating_add(zero_point.into()), act_min, act_max)
+}
+
 /// The output stage of Conv2d and FullyConnected: scale the int32 accumulator by output channel
 /// `channel`'s `(multiplier, shift)` row of `requant` (a validated `[OC, 2]` or `[1, 2]` tensor) in
 /// `rounding` mode, add the output zero point (saturating), clamp to `act_min..=act_max`. Targets with
@@ -189,7 +196,7 @@ pub fn requantize_acc(
 ) -> i8 {
     let (multiplier, shift) = channel_row(requant, channel);
     let scaled = rounding.scale(acc, multiplier, shift);
-    clamp_to_i8(scaled.saturating_add(y_zero_point.into()), act_min, act_max)
+    offset_and_clamp(scaled, y_zero_point, act_min, act_max)
 }
 
 /// The output stage of an int8 convolution or fully connected layer, as one value: add output
