@@ -12,6 +12,20 @@
 use crate::ops::{numel, In, Out};
 use crate::schema::{OpKind, MAX_RANK};
 
+/// Declares `fn $name`, the kernel `$kernel` in its kernel table's signature: `$kernel`'s arguments and
+/// then a [`Workspace`] it does not use (a kernel that needs no scratch and runs on one thread). The
+/// reference kernels' table entries and the targets' (`ember-cortex-m`'s) are declared with it.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! single_threaded_kernel {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident = $kernel:ident($($arg:ident: $ty:ty),* $(,)?)) => {
+        $(#[$doc])*
+        $vis fn $name($($arg: $ty,)* _: Option<&mut $crate::Workspace<'_>>) {
+            $kernel($($arg),*)
+        }
+    };
+}
+
 /// Workers that share the parts of one job: a thread pool on a host (`ember-cpu` has one); there is
 /// none on a microcontroller.
 pub trait Parallel: Sync {

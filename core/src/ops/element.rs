@@ -24,20 +24,28 @@ pub trait Element: bytemuck::Pod + PartialOrd + Default {
     fn from_i64(v: i64) -> Self;
 }
 
-macro_rules! int_element {
-    ($($t:ty => $d:ident),*) => {$(
+/// An integer as i64: u64 values above i64::MAX saturate; every other integer type fits.
+fn saturating_i64<T: TryInto<i64>>(v: T) -> i64 {
+    v.try_into().unwrap_or(i64::MAX)
+}
+
+/// [`Element`] for Rust's primitive numbers, whose conversions are `as` casts but for `to_i64`
+/// (`to_i64(v) = ...`, with `v` the value).
+macro_rules! primitive_element {
+    ($($t:ty => $d:ident),*; to_i64($v:ident) = $to_i64:expr) => {$(
         impl Element for $t {
             const DTYPE: DType = DType::$d;
             fn to_f64(self) -> f64 {
                 self as f64
             }
             fn from_f64(v: f64) -> Self {
-                // `as` truncates toward zero, saturates, and maps NaN to 0.
+                // `as` rounds to a float type; to an integer type it truncates toward zero, saturates,
+                // and maps NaN to 0.
                 v as $t
             }
             fn to_i64(self) -> i64 {
-                // u64 values above i64::MAX saturate; every other integer type fits.
-                i64::try_from(self).unwrap_or(i64::MAX)
+                let $v = self;
+                $to_i64
             }
             fn from_i64(v: i64) -> Self {
                 v as $t
@@ -46,29 +54,9 @@ macro_rules! int_element {
     )*};
 }
 
-int_element!(i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64);
-
-macro_rules! float_element {
-    ($($t:ty => $d:ident),*) => {$(
-        impl Element for $t {
-            const DTYPE: DType = DType::$d;
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            fn from_f64(v: f64) -> Self {
-                v as $t
-            }
-            fn to_i64(self) -> i64 {
-                self as i64
-            }
-            fn from_i64(v: i64) -> Self {
-                v as $t
-            }
-        }
-    )*};
-}
-
-float_element!(f32 => F32, f64 => F64);
+primitive_element!(i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64;
+    to_i64(v) = saturating_i64(v));
+primitive_element!(f32 => F32, f64 => F64; to_i64(v) = v as i64);
 
 impl Element for half::f16 {
     const DTYPE: DType = DType::F16;
@@ -85,6 +73,9 @@ impl Element for half::f16 {
         half::f16::from_f64(v as f64)
     }
 }
+
+/// A tensor's dims and dtype: what the validators of the ops that run on several dtypes check.
+pub type TypedDims<'a> = (&'a [usize], DType);
 
 /// A read-only tensor of any dtype.
 #[derive(Clone, Copy, Debug)]
@@ -150,56 +141,31 @@ impl<'a> AnyOut<'a> {
 }
 
 /// Calls `$body` with `$T` bound to the storage type of `$dtype` (booleans as `u8`, F16 as
-/// `half::f16`).
+/// `half::f16`). The `@arms` rule writes the match from the table of dtypes and types.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! with_element {
-    ($dtype:expr, $T:ident => $body:expr) => {
+    (@arms $dtype:expr, $T:ident, $body:expr; $($($d:ident)|+ => $t:ty,)*) => {
         match $dtype {
-            $crate::schema::DType::F32 => {
-                type $T = f32;
+            $($($crate::schema::DType::$d)|+ => {
+                type $T = $t;
                 $body
-            }
-            $crate::schema::DType::F64 => {
-                type $T = f64;
-                $body
-            }
-            $crate::schema::DType::I8 => {
-                type $T = i8;
-                $body
-            }
-            $crate::schema::DType::U8 | $crate::schema::DType::Bool => {
-                type $T = u8;
-                $body
-            }
-            $crate::schema::DType::I16 => {
-                type $T = i16;
-                $body
-            }
-            $crate::schema::DType::U16 => {
-                type $T = u16;
-                $body
-            }
-            $crate::schema::DType::I32 => {
-                type $T = i32;
-                $body
-            }
-            $crate::schema::DType::U32 => {
-                type $T = u32;
-                $body
-            }
-            $crate::schema::DType::I64 => {
-                type $T = i64;
-                $body
-            }
-            $crate::schema::DType::U64 => {
-                type $T = u64;
-                $body
-            }
-            $crate::schema::DType::F16 => {
-                type $T = $crate::half::f16;
-                $body
-            }
+            })*
         }
+    };
+    ($dtype:expr, $T:ident => $body:expr) => {
+        $crate::with_element!(@arms $dtype, $T, $body;
+            F32 => f32,
+            F64 => f64,
+            I8 => i8,
+            U8 | Bool => u8,
+            I16 => i16,
+            U16 => u16,
+            I32 => i32,
+            U32 => u32,
+            I64 => i64,
+            U64 => u64,
+            F16 => $crate::half::f16,
+        )
     };
 }

@@ -26,6 +26,19 @@ pub(crate) fn shape_error(reason: &'static str) -> Error {
     Error::Shape { reason }
 }
 
+/// Declares `pub fn validate`, the public form of the file's `check` over the same parameters: the
+/// same checks, failing with [`Error::Shape`] and the reason (`check` gives the reason alone, which
+/// `Model::parse` turns into its own error).
+macro_rules! validate_by_check {
+    ($(#[$doc:meta])* ($($arg:ident: $ty:ty),* $(,)?)) => {
+        $(#[$doc])*
+        pub fn validate($($arg: $ty),*) -> Result<(), $crate::Error> {
+            check($($arg),*).map_err($crate::ops::shape::shape_error)
+        }
+    };
+}
+pub(crate) use validate_by_check;
+
 /// `Ok(())` when `cond` holds, else a shape error saying `reason`.
 pub(crate) fn ensure(cond: bool, reason: &'static str) -> Result<(), Error> {
     if cond {
@@ -142,6 +155,42 @@ pub(crate) fn broadcast_strides(dims: &[usize]) -> [usize; MAX_RANK] {
     strides
 }
 
+/// What the row-by-row copies (broadcast, slice, pad) do first: the rank of the tensor they walk (of
+/// `walked` dims and `len` elements) when it has rows to walk; `None` when it is empty, or when it is a
+/// scalar, whose one element this copies from `x` to `y`.
+#[inline]
+pub(crate) fn rank_to_walk<T: Copy>(
+    walked: &[usize],
+    len: usize,
+    x: &[T],
+    y: &mut [T],
+) -> Option<usize> {
+    if len == 0 {
+        return None;
+    }
+    if walked.is_empty() {
+        y.copy_from_slice(x);
+        return None;
+    }
+    Some(walked.len())
+}
+
+/// `y[i...] = x[sum(i[d] * strides[d])]`: fills `y` (rank >= 1) row by row (last axis), reading `x`
+/// at `strides` (one per axis of `y`; a broadcast axis has 0, a transpose permutes `x`'s).
+pub(crate) fn gather_strided<T: Copy>(x: &[T], strides: [usize; MAX_RANK], y: Out<'_, T>) {
+    let rank = y.dims.len();
+    let row_len = y.dims[rank - 1];
+    let step = strides[rank - 1];
+    let mut rows = y.data.chunks_exact_mut(row_len);
+    for_each_offset(&y.dims[..rank - 1], &[strides], |[start]| {
+        if let Some(row) = rows.next() {
+            for (i, out) in row.iter_mut().enumerate() {
+                *out = x[start + i * step];
+            }
+        }
+    });
+}
+
 /// Calls `f` once per index of `dims` (`dims.len() <= MAX_RANK`), in row-major order, with, for each of
 /// `K` tensors, the offset `sum(index[d] * strides[k][d])`. Calls nothing when a dim is zero, and once
 /// (with offsets 0) when `dims` is empty.
@@ -204,28 +253,40 @@ pub(crate) fn broadcast_zip<A: Copy, B: Copy, C>(
         }
         return;
     }
-    if y.data.is_empty() {
-        return;
-    }
-    // A scalar output is walked as one row of one element.
-    let rank = y.dims.len().max(1);
-    let y_dims = right_align(y.dims, rank);
-    let a_strides = broadcast_strides(&right_align(a.dims, rank)[..rank]);
-    let b_strides = broadcast_strides(&right_align(b.dims, rank)[..rank]);
-    let row_len = y_dims[rank - 1];
-    let (a_step, b_step) = (a_strides[rank - 1], b_strides[rank - 1]);
-    let mut rows = y.data.chunks_exact_mut(row_len);
-    for_each_offset(
-        &y_dims[..rank - 1],
-        &[a_strides, b_strides],
-        |[a_row, b_row]| {
-            if let Some(row) = rows.next() {
-                for (i, out) in row.iter_mut().enumerate() {
-                    *out = f(a.data[a_row + i * a_step], b.data[b_row + i * b_step]);
-                }
+    broadcast_rows(
+        [a.dims, b.dims],
+        y,
+        |row, [a_row, b_row], [a_step, b_step]| {
+            for (i, out) in row.iter_mut().enumerate() {
+                *out = f(a.data[a_row + i * a_step], b.data[b_row + i * b_step]);
             }
         },
     );
+}
+
+/// The walk of [`broadcast_zip`] and [`broadcast_zip3`]: `row(y_row, starts, steps)` for each row of `y`
+/// (a scalar `y` is one row of one element), with, for each of the `K` inputs (of dims `ins`,
+/// broadcast to `y`), the offset of the row's first element and the step along the row (0 when the
+/// input is broadcast along it).
+#[inline(always)]
+fn broadcast_rows<T, const K: usize>(
+    ins: [&[usize]; K],
+    y: Out<'_, T>,
+    mut row: impl FnMut(&mut [T], [usize; K], [usize; K]),
+) {
+    if y.data.is_empty() {
+        return;
+    }
+    let rank = y.dims.len().max(1);
+    let y_dims = right_align(y.dims, rank);
+    let strides = ins.map(|dims| broadcast_strides(&right_align(dims, rank)[..rank]));
+    let steps = strides.map(|s| s[rank - 1]);
+    let mut rows = y.data.chunks_exact_mut(y_dims[rank - 1]);
+    for_each_offset(&y_dims[..rank - 1], &strides, |starts| {
+        if let Some(y_row) = rows.next() {
+            row(y_row, starts, steps);
+        }
+    });
 }
 
 /// Like [`broadcast_zip`] for three inputs (`Where`).
@@ -236,33 +297,16 @@ pub(crate) fn broadcast_zip3<A: Copy, B: Copy, C: Copy, D>(
     y: Out<'_, D>,
     f: impl Fn(A, B, C) -> D,
 ) {
-    if y.data.is_empty() {
-        return;
-    }
-    let rank = y.dims.len().max(1);
-    let y_dims = right_align(y.dims, rank);
-    let a_strides = broadcast_strides(&right_align(a.dims, rank)[..rank]);
-    let b_strides = broadcast_strides(&right_align(b.dims, rank)[..rank]);
-    let c_strides = broadcast_strides(&right_align(c.dims, rank)[..rank]);
-    let row_len = y_dims[rank - 1];
-    let steps = (
-        a_strides[rank - 1],
-        b_strides[rank - 1],
-        c_strides[rank - 1],
-    );
-    let mut rows = y.data.chunks_exact_mut(row_len);
-    for_each_offset(
-        &y_dims[..rank - 1],
-        &[a_strides, b_strides, c_strides],
-        |[a_row, b_row, c_row]| {
-            if let Some(row) = rows.next() {
-                for (i, out) in row.iter_mut().enumerate() {
-                    *out = f(
-                        a.data[a_row + i * steps.0],
-                        b.data[b_row + i * steps.1],
-                        c.data[c_row + i * steps.2],
-                    );
-                }
+    broadcast_rows(
+        [a.dims, b.dims, c.dims],
+        y,
+        |row, [a_row, b_row, c_row], steps| {
+            for (i, out) in row.iter_mut().enumerate() {
+                *out = f(
+                    a.data[a_row + i * steps[0]],
+                    b.data[b_row + i * steps[1]],
+                    c.data[c_row + i * steps[2]],
+                );
             }
         },
     );

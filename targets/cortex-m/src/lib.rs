@@ -65,36 +65,24 @@ pub static KERNELS_INT8: Kernels = Kernels {
 /// one thread, so they ignore the [`Workspace`](ember_core::Workspace).
 #[cfg(ember_dsp_kernels)]
 pub mod table {
-    use ember_core::ops::quant::{
-        conv::QuantConv2dParams, fully_connected::QuantFullyConnectedParams,
-    };
+    use ember_core::ops::quant::conv::QuantConv2dParams;
+    use ember_core::ops::quant::fully_connected::QuantFullyConnectedParams;
     use ember_core::ops::{In, Out};
-    use ember_core::Workspace;
+    use ember_core::single_threaded_kernel;
 
-    /// [`conv2d`](crate::ops::quant::conv::conv2d).
-    pub fn quant_conv2d(
-        p: &QuantConv2dParams,
-        x: In<'_, i8>,
-        w: In<'_, i8>,
-        b: Option<&[i32]>,
-        requant: &[i32],
-        y: Out<'_, i8>,
-        _: Option<&mut Workspace<'_>>,
-    ) {
-        crate::ops::quant::conv::conv2d(p, x, w, b, requant, y)
+    use crate::ops::quant::conv::conv2d;
+    use crate::ops::quant::fully_connected::fully_connected;
+
+    single_threaded_kernel! {
+        /// [`conv2d`](crate::ops::quant::conv::conv2d).
+        pub fn quant_conv2d = conv2d(p: &QuantConv2dParams, x: In<'_, i8>, w: In<'_, i8>,
+            b: Option<&[i32]>, requant: &[i32], y: Out<'_, i8>)
     }
 
-    /// [`fully_connected`](crate::ops::quant::fully_connected::fully_connected).
-    pub fn quant_fully_connected(
-        p: &QuantFullyConnectedParams,
-        x: In<'_, i8>,
-        w: In<'_, i8>,
-        b: Option<&[i32]>,
-        requant: &[i32],
-        y: Out<'_, i8>,
-        _: Option<&mut Workspace<'_>>,
-    ) {
-        crate::ops::quant::fully_connected::fully_connected(p, x, w, b, requant, y)
+    single_threaded_kernel! {
+        /// [`fully_connected`](crate::ops::quant::fully_connected::fully_connected).
+        pub fn quant_fully_connected = fully_connected(p: &QuantFullyConnectedParams,
+            x: In<'_, i8>, w: In<'_, i8>, b: Option<&[i32]>, requant: &[i32], y: Out<'_, i8>)
     }
 }
 

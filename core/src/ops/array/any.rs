@@ -109,38 +109,26 @@ fn fill_value<T: bytemuck::Pod + Default>(dtype: DType, value: f32) -> T {
 /// Slice, Gather or Broadcast).
 pub type MovementFn = fn(&OpKind, &[AnyIn<'_>], AnyOut<'_>) -> Result<(), Error>;
 
-/// The [`Kernels::movement8`](crate::Kernels::movement8) entry: [`movement8`].
-pub struct Movement8;
+/// Declares the `movementN` entries, one unit type per element size, each running `movementN`.
+macro_rules! movement_entries {
+    ($($name:ident = $kernel:ident),*) => {$(
+        #[doc = concat!(
+            "The [`Kernels::", stringify!($kernel), "`](crate::Kernels::", stringify!($kernel),
+            ") entry: [`", stringify!($kernel), "`]."
+        )]
+        pub struct $name;
 
-impl KernelEntry for Movement8 {
-    type Kernel = MovementFn;
-    const REFERENCE: MovementFn = movement8;
-    const STUB: MovementFn = |_, _, _| Err(LEFT_OUT);
+        impl KernelEntry for $name {
+            type Kernel = MovementFn;
+            const REFERENCE: MovementFn = $kernel;
+            const STUB: MovementFn = |_, _, _| Err(LEFT_OUT);
+        }
+    )*};
 }
 
-/// The [`Kernels::movement16`](crate::Kernels::movement16) entry: [`movement16`].
-pub struct Movement16;
-
-impl KernelEntry for Movement16 {
-    type Kernel = MovementFn;
-    const REFERENCE: MovementFn = movement16;
-    const STUB: MovementFn = |_, _, _| Err(LEFT_OUT);
-}
-
-/// The [`Kernels::movement32`](crate::Kernels::movement32) entry: [`movement32`].
-pub struct Movement32;
-
-impl KernelEntry for Movement32 {
-    type Kernel = MovementFn;
-    const REFERENCE: MovementFn = movement32;
-    const STUB: MovementFn = |_, _, _| Err(LEFT_OUT);
-}
-
-/// The [`Kernels::movement64`](crate::Kernels::movement64) entry: [`movement64`].
-pub struct Movement64;
-
-impl KernelEntry for Movement64 {
-    type Kernel = MovementFn;
-    const REFERENCE: MovementFn = movement64;
-    const STUB: MovementFn = |_, _, _| Err(LEFT_OUT);
-}
+movement_entries!(
+    Movement8 = movement8,
+    Movement16 = movement16,
+    Movement32 = movement32,
+    Movement64 = movement64
+);

@@ -2,7 +2,9 @@
 //! `y`. ONNX `Expand` lowers to it, and `Tile` too (as Reshape, Broadcast, Reshape).
 
 use crate::ops::entry::{op_entry, out, shape_reason};
-use crate::ops::shape::{broadcast_strides, check_dims, ensure, for_each_offset, right_align};
+use crate::ops::shape::{
+    broadcast_strides, check_dims, ensure, gather_strided, rank_to_walk, right_align,
+};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -25,26 +27,12 @@ pub fn validate(x: &[usize], y: &[usize]) -> Result<(), Error> {
 
 /// `y[i...] = x[i...]` with the index taken as 0 along `x`'s size-1 (and missing) axes.
 pub fn broadcast<T: Copy>(x: In<'_, T>, y: Out<'_, T>) {
-    if y.data.is_empty() {
+    let Some(rank) = rank_to_walk(y.dims, y.data.len(), x.data, y.data) else {
         return;
-    }
-    let rank = y.dims.len();
-    if rank == 0 {
-        y.data.copy_from_slice(x.data);
-        return;
-    }
+    };
     let aligned = right_align(x.dims, rank);
     let strides = broadcast_strides(&aligned[..rank]);
-    let row_len = y.dims[rank - 1];
-    let step = strides[rank - 1];
-    let mut rows = y.data.chunks_exact_mut(row_len);
-    for_each_offset(&y.dims[..rank - 1], &[strides], |[start]| {
-        if let Some(row) = rows.next() {
-            for (i, out) in row.iter_mut().enumerate() {
-                *out = x.data[start + i * step];
-            }
-        }
-    });
+    gather_strided(x.data, strides, y);
 }
 
 /// Signature of a broadcast copy.

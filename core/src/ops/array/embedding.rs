@@ -11,7 +11,7 @@
 //! `Error`'s formatting, and an `i64` field would make every `Result` it moves larger).
 
 use crate::ops::element::AnyIn;
-use crate::ops::shape::{dims_fit, require, same_dims, shape_error, Checked};
+use crate::ops::shape::{dims_fit, require, same_dims, validate_by_check, Checked};
 use crate::ops::Out;
 use crate::schema::DType;
 use crate::Error;
@@ -22,15 +22,10 @@ pub const OUT_OF_RANGE: Error = Error::Shape {
 };
 use crate::ops::entry::{out, DTypes, KernelEntry, OpArgs, OpEntry, Operands, LEFT_OUT};
 
-/// Checks the shapes: `table` `[ROWS, ...]` with `ROWS > 0`, `scales` `[ROWS]` when present, and `y`
-/// the dims of `ids` followed by the table's dims after the first.
-pub fn validate(
-    table: &[usize],
-    ids: &[usize],
-    scales: Option<&[usize]>,
-    y: &[usize],
-) -> Result<(), Error> {
-    check(table, ids, scales, y).map_err(shape_error)
+validate_by_check! {
+    /// Checks the shapes: `table` `[ROWS, ...]` with `ROWS > 0`, `scales` `[ROWS]` when present, and `y`
+    /// the dims of `ids` followed by the table's dims after the first.
+    (table: &[usize], ids: &[usize], scales: Option<&[usize]>, y: &[usize])
 }
 
 /// [`validate`] as a [`Checked`].

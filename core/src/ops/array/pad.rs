@@ -3,7 +3,9 @@
 pub use crate::schema::PadParams;
 
 use crate::ops::entry::{op_entry, out, shape_reason};
-use crate::ops::shape::{check_dims, checked_sum3, ensure, for_each_offset, row_major_strides};
+use crate::ops::shape::{
+    check_dims, checked_sum3, ensure, for_each_offset, rank_to_walk, row_major_strides,
+};
 use crate::ops::{In, Out};
 use crate::Error;
 
@@ -29,14 +31,9 @@ pub fn pad(p: &PadParams, x: In<'_>, y: Out<'_>) {
 /// Fills all of `y`, then copies each row (last axis) of `x` to its place.
 pub fn pad_with<T: Copy>(p: &PadParams, value: T, x: In<'_, T>, y: Out<'_, T>) {
     y.data.fill(value);
-    if x.data.is_empty() {
+    let Some(rank) = rank_to_walk(x.dims, x.data.len(), x.data, y.data) else {
         return;
-    }
-    let rank = x.dims.len();
-    if rank == 0 {
-        y.data.copy_from_slice(x.data);
-        return;
-    }
+    };
     let y_strides = row_major_strides(y.dims);
     let corner: usize = (0..rank).map(|i| p.before[i] as usize * y_strides[i]).sum();
     let row_len = x.dims[rank - 1];

@@ -5,7 +5,7 @@
 pub use crate::schema::SliceParams;
 
 use crate::ops::entry::{op_entry, out, shape_reason};
-use crate::ops::shape::{check_dims, ensure, row_major_strides};
+use crate::ops::shape::{check_dims, ensure, rank_to_walk, row_major_strides};
 use crate::ops::{In, Out};
 use crate::schema::MAX_RANK;
 use crate::Error;
@@ -36,14 +36,9 @@ pub fn validate(p: &SliceParams, x: &[usize], y: &[usize]) -> Result<(), Error> 
 ///
 /// Walks `y` row by row (last axis), carrying a signed input offset like an odometer.
 pub fn slice<T: Copy>(p: &SliceParams, x: In<'_, T>, y: Out<'_, T>) {
-    if y.data.is_empty() {
+    let Some(rank) = rank_to_walk(y.dims, y.data.len(), x.data, y.data) else {
         return;
-    }
-    let rank = y.dims.len();
-    if rank == 0 {
-        y.data.copy_from_slice(x.data);
-        return;
-    }
+    };
     let x_strides = row_major_strides(x.dims);
     let mut jump = [0isize; MAX_RANK];
     let mut base = 0isize;

@@ -3,7 +3,7 @@
 pub use crate::schema::TransposeParams;
 
 use crate::ops::entry::{op_entry, out, shape_reason};
-use crate::ops::shape::{check_dims, ensure, for_each_offset, row_major_strides};
+use crate::ops::shape::{check_dims, ensure, gather_strided, row_major_strides};
 use crate::ops::{In, Out};
 use crate::schema::MAX_RANK;
 use crate::Error;
@@ -53,16 +53,7 @@ pub fn transpose<T: Copy>(p: &TransposeParams, x: In<'_, T>, y: Out<'_, T>) {
     for (s, &axis) in strides.iter_mut().zip(perm) {
         *s = x_strides[usize::from(axis)];
     }
-    let row_len = y.dims[rank - 1];
-    let step = strides[rank - 1];
-    let mut rows = y.data.chunks_exact_mut(row_len);
-    for_each_offset(&y.dims[..rank - 1], &[strides], |[start]| {
-        if let Some(row) = rows.next() {
-            for (i, out) in row.iter_mut().enumerate() {
-                *out = x.data[start + i * step];
-            }
-        }
-    });
+    gather_strided(x.data, strides, y);
 }
 
 /// Signature of a transpose kernel.

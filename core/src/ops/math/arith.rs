@@ -5,7 +5,7 @@
 //! zero give 0 instead of trapping. Integer `Div` truncates toward zero (C and ONNX), `Mod` (fmod) takes
 //! the dividend's sign and `FloorMod` the divisor's (Python's `%`, ONNX `Mod` with `fmod=0`).
 
-use crate::ops::element::{AnyIn, AnyOut, Element};
+use crate::ops::element::{AnyIn, AnyOut, Element, TypedDims};
 use crate::ops::entry::{op_entry, shape_reason};
 use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure};
 use crate::ops::{In, Out};
@@ -156,13 +156,13 @@ fn binary_supported(op: BinaryOp) -> bool {
 /// runs, and broadcast shapes.
 pub fn validate_binary(
     p: &BinaryParams,
-    a: (&[usize], DType),
-    b: (&[usize], DType),
-    y: (&[usize], DType),
+    a: TypedDims<'_>,
+    b: TypedDims<'_>,
+    y: TypedDims<'_>,
 ) -> Result<(), Error> {
-    check_dims(a.0)?;
-    check_dims(b.0)?;
-    check_dims(y.0)?;
+    for dims in [a.0, b.0, y.0] {
+        check_dims(dims)?;
+    }
     ensure(
         a.1 == b.1 && b.1 == y.1,
         "binary op inputs and output differ in dtype",
@@ -269,11 +269,7 @@ fn unary_supported(op: UnaryOp, d: DType) -> bool {
 }
 
 /// Checks a non-f32 unary op: one dtype, integer or f64, an op this file runs, equal dims.
-pub fn validate_unary(
-    p: &UnaryParams,
-    x: (&[usize], DType),
-    y: (&[usize], DType),
-) -> Result<(), Error> {
+pub fn validate_unary(p: &UnaryParams, x: TypedDims<'_>, y: TypedDims<'_>) -> Result<(), Error> {
     check_dims(x.0)?;
     ensure(x.0 == y.0, "unary output dims differ from input")?;
     ensure(x.1 == y.1, "unary input and output differ in dtype")?;

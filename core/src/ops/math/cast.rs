@@ -4,14 +4,14 @@
 
 pub use crate::schema::CastParams;
 
-use crate::ops::element::{AnyIn, AnyOut, Element};
+use crate::ops::element::{AnyIn, AnyOut, Element, TypedDims};
 use crate::ops::entry::{op_entry, shape_reason};
 use crate::ops::shape::{check_dims, ensure};
 use crate::schema::DType;
 use crate::Error;
 
 /// Checks that `y` has `x`'s dims and the dtype `p.to`, and that neither is F16.
-pub fn validate(p: &CastParams, x: (&[usize], DType), y: (&[usize], DType)) -> Result<(), Error> {
+pub fn validate(p: &CastParams, x: TypedDims<'_>, y: TypedDims<'_>) -> Result<(), Error> {
     check_dims(x.0)?;
     ensure(x.0 == y.0, "cast output dims differ from input")?;
     ensure(y.1 == p.to, "cast output dtype differs from the op's")

@@ -4,7 +4,7 @@
 
 pub use crate::schema::{CompareOp, CompareParams};
 
-use crate::ops::element::{AnyIn, AnyOut};
+use crate::ops::element::{AnyIn, AnyOut, TypedDims};
 use crate::ops::entry::{op_entry, shape_reason};
 use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure};
 use crate::ops::{In, Out};
@@ -14,13 +14,13 @@ use crate::Error;
 /// Checks shapes (`a` and `b` broadcast to `y`) and dtypes (`a` and `b` the same; `y` Bool).
 pub fn validate(
     _p: &CompareParams,
-    a: (&[usize], DType),
-    b: (&[usize], DType),
-    y: (&[usize], DType),
+    a: TypedDims<'_>,
+    b: TypedDims<'_>,
+    y: TypedDims<'_>,
 ) -> Result<(), Error> {
-    check_dims(a.0)?;
-    check_dims(b.0)?;
-    check_dims(y.0)?;
+    for dims in [a.0, b.0, y.0] {
+        check_dims(dims)?;
+    }
     ensure(a.1 == b.1, "comparison inputs have different dtypes")?;
     ensure(y.1 == DType::Bool, "comparison output is not bool")?;
     check_broadcast(a.0, b.0, y.0)

@@ -3,6 +3,7 @@
 
 pub use crate::schema::{LogicalOp, LogicalParams};
 
+use crate::ops::element::TypedDims;
 use crate::ops::entry::{op_entry, out, shape_reason};
 use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure};
 use crate::ops::{In, Out};
@@ -12,13 +13,13 @@ use crate::Error;
 /// Checks that `a` and `b` broadcast to `y` and that all three are Bool.
 pub fn validate(
     _p: &LogicalParams,
-    a: (&[usize], DType),
-    b: (&[usize], DType),
-    y: (&[usize], DType),
+    a: TypedDims<'_>,
+    b: TypedDims<'_>,
+    y: TypedDims<'_>,
 ) -> Result<(), Error> {
-    check_dims(a.0)?;
-    check_dims(b.0)?;
-    check_dims(y.0)?;
+    for dims in [a.0, b.0, y.0] {
+        check_dims(dims)?;
+    }
     ensure(
         a.1 == DType::Bool && b.1 == DType::Bool && y.1 == DType::Bool,
         "logical op on a tensor that is not bool",
@@ -36,7 +37,7 @@ pub fn logical(p: &LogicalParams, a: In<'_, u8>, b: In<'_, u8>, y: Out<'_, u8>) 
 }
 
 /// Checks that `x` and `y` are Bool tensors of one shape.
-pub fn validate_not(x: (&[usize], DType), y: (&[usize], DType)) -> Result<(), Error> {
+pub fn validate_not(x: TypedDims<'_>, y: TypedDims<'_>) -> Result<(), Error> {
     check_dims(x.0)?;
     ensure(x.0 == y.0, "not: output dims differ from input")?;
     ensure(

@@ -1,7 +1,7 @@
 //! `Where`: `y = cond ? a : b` element-wise, with three-way numpy broadcasting. `cond` is Bool; `a`, `b`
 //! and `y` share one dtype (any).
 
-use crate::ops::element::{AnyIn, AnyOut};
+use crate::ops::element::{AnyIn, AnyOut, TypedDims};
 use crate::ops::entry::{op_entry, shape_reason};
 use crate::ops::shape::{broadcast_zip3, check_broadcast, check_dims, ensure};
 use crate::schema::{DType, MAX_RANK};
@@ -9,15 +9,14 @@ use crate::Error;
 
 /// Checks dtypes (`cond` Bool, `a`, `b`, `y` equal) and that the three inputs broadcast to `y`.
 pub fn validate(
-    cond: (&[usize], DType),
-    a: (&[usize], DType),
-    b: (&[usize], DType),
-    y: (&[usize], DType),
+    cond: TypedDims<'_>,
+    a: TypedDims<'_>,
+    b: TypedDims<'_>,
+    y: TypedDims<'_>,
 ) -> Result<(), Error> {
-    check_dims(cond.0)?;
-    check_dims(a.0)?;
-    check_dims(b.0)?;
-    check_dims(y.0)?;
+    for dims in [cond.0, a.0, b.0, y.0] {
+        check_dims(dims)?;
+    }
     ensure(cond.1 == DType::Bool, "where: condition is not bool")?;
     ensure(
         a.1 == b.1 && b.1 == y.1,

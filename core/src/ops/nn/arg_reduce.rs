@@ -4,7 +4,7 @@
 
 pub use crate::schema::ArgReduceParams;
 
-use crate::ops::element::{AnyIn, Element};
+use crate::ops::element::{AnyIn, Element, TypedDims};
 use crate::ops::entry::{op_entry, out, shape_reason};
 use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{In, Out};
@@ -13,13 +13,10 @@ use crate::Error;
 
 /// Checks dtypes (`x` numeric, `y` I64), that the axis has at least one element, and that `y` is `x`
 /// with the axis reduced (kept as 1 or removed).
-pub fn validate(
-    p: &ArgReduceParams,
-    x: (&[usize], DType),
-    y: (&[usize], DType),
-) -> Result<(), Error> {
-    check_dims(x.0)?;
-    check_dims(y.0)?;
+pub fn validate(p: &ArgReduceParams, x: TypedDims<'_>, y: TypedDims<'_>) -> Result<(), Error> {
+    for dims in [x.0, y.0] {
+        check_dims(dims)?;
+    }
     ensure(y.1 == DType::I64, "arg-reduction output is not int64")?;
     ensure(
         x.1 != DType::Bool,

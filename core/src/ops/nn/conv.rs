@@ -4,25 +4,19 @@
 pub use crate::schema::Conv2dParams;
 
 use crate::ops::entry::{op_entry, out};
-use crate::ops::shape::{dims_fit, dot, require, shape_error, sum3, Checked};
+use crate::ops::shape::{dims_fit, dot, require, sum3, validate_by_check, Checked};
 use crate::ops::{In, Out};
+use crate::single_threaded_kernel;
 use crate::workspace::Workspace;
-use crate::Error;
 
-/// Checks the shapes: `x` `[N, H, W, IC]`, `w` `[OC, KH, KW, IC / groups]`, `b` `[OC]` if present,
-/// `y` `[N, OH, OW, OC]` with `OH = (H + pad_top + pad_bottom - dilation_h * (KH - 1) - 1) / stride_h + 1`
-/// (likewise OW), every stride, dilation and `groups` non-zero.
-///
-/// Also checks that `groups` divides IC and OC, that the kernel is at least 1x1, and that the dilated kernel
-/// fits in the padded input. A window may lie entirely in the padding (it then sees zeros).
-pub fn validate(
-    p: &Conv2dParams,
-    x: &[usize],
-    w: &[usize],
-    b: Option<&[usize]>,
-    y: &[usize],
-) -> Result<(), Error> {
-    check(p, x, w, b, y).map_err(shape_error)
+validate_by_check! {
+    /// Checks the shapes: `x` `[N, H, W, IC]`, `w` `[OC, KH, KW, IC / groups]`, `b` `[OC]` if present,
+    /// `y` `[N, OH, OW, OC]` with `OH = (H + pad_top + pad_bottom - dilation_h * (KH - 1) - 1) / stride_h + 1`
+    /// (likewise OW), every stride, dilation and `groups` non-zero.
+    ///
+    /// Also checks that `groups` divides IC and OC, that the kernel is at least 1x1, and that the dilated kernel
+    /// fits in the padded input. A window may lie entirely in the padding (it then sees zeros).
+    (p: &Conv2dParams, x: &[usize], w: &[usize], b: Option<&[usize]>, y: &[usize])
 }
 
 /// [`validate`] as a [`Checked`](crate::ops::shape::Checked).
@@ -118,6 +112,110 @@ fn output_len(
     Ok((padded - span) / usize::from(stride) + 1)
 }
 
+/// The sizes of a 2-D convolution's tensors (NHWC `x` and `y`, OHWI `w`, as validated) and its window,
+/// as `usize`: what a convolution loop nest reads first (the int8 reference's, and ember-cortex-m's
+/// kernels).
+#[derive(Clone, Copy, Debug)]
+pub struct ConvGeometry {
+    /// Batch (`N`).
+    pub batch: usize,
+    /// Input height.
+    pub in_h: usize,
+    /// Input width.
+    pub in_w: usize,
+    /// Input channels.
+    pub in_c: usize,
+    /// Output channels (`OC`).
+    pub out_c: usize,
+    /// Kernel height.
+    pub k_h: usize,
+    /// Kernel width.
+    pub k_w: usize,
+    /// Input channels per group (the weights' last dim).
+    pub group_in_c: usize,
+    /// Output height.
+    pub out_h: usize,
+    /// Output width.
+    pub out_w: usize,
+    /// Groups.
+    pub groups: usize,
+    /// Vertical stride.
+    pub stride_h: usize,
+    /// Horizontal stride.
+    pub stride_w: usize,
+    /// Vertical dilation.
+    pub dil_h: usize,
+    /// Horizontal dilation.
+    pub dil_w: usize,
+    /// Rows of padding above.
+    pub pad_top: usize,
+    /// Columns of padding on the left.
+    pub pad_left: usize,
+}
+
+/// The parameters a convolution's loop nest reads besides the dims: strides, dilations, top and left
+/// padding, and groups.
+pub trait ConvWindow {
+    /// The geometry of a convolution with these parameters over tensors of dims `x`, `w` and `y`
+    /// (4-D, as validated).
+    fn geometry(&self, x: &[usize], w: &[usize], y: &[usize]) -> ConvGeometry;
+}
+
+/// [`ConvWindow`] for parameter structs with the convolution's field names.
+macro_rules! conv_window {
+    ($($params:ty),*) => {$(
+        impl ConvWindow for $params {
+            #[inline(always)]
+            fn geometry(&self, x: &[usize], w: &[usize], y: &[usize]) -> ConvGeometry {
+                ConvGeometry {
+                    batch: x[0],
+                    in_h: x[1],
+                    in_w: x[2],
+                    in_c: x[3],
+                    out_c: w[0],
+                    k_h: w[1],
+                    k_w: w[2],
+                    group_in_c: w[3],
+                    out_h: y[1],
+                    out_w: y[2],
+                    groups: usize::from(self.groups),
+                    stride_h: usize::from(self.stride_h),
+                    stride_w: usize::from(self.stride_w),
+                    dil_h: usize::from(self.dilation_h),
+                    dil_w: usize::from(self.dilation_w),
+                    pad_top: usize::from(self.pad_top),
+                    pad_left: usize::from(self.pad_left),
+                }
+            }
+        }
+    )*};
+}
+
+conv_window!(Conv2dParams, crate::schema::QuantConv2dParams);
+
+impl ConvGeometry {
+    /// The input row that kernel row `ky` of output row `oy` reads, or `None` in the padding.
+    #[inline(always)]
+    pub fn input_y(&self, oy: usize, ky: usize) -> Option<usize> {
+        // A row above the input wraps around to far past its last row.
+        let iy = (oy * self.stride_h + ky * self.dil_h).wrapping_sub(self.pad_top);
+        (iy < self.in_h).then_some(iy)
+    }
+
+    /// The input column that kernel column `kx` of output column `ox` reads, or `None` in the padding.
+    #[inline(always)]
+    pub fn input_x(&self, ox: usize, kx: usize) -> Option<usize> {
+        let ix = (ox * self.stride_w + kx * self.dil_w).wrapping_sub(self.pad_left);
+        (ix < self.in_w).then_some(ix)
+    }
+
+    /// Offset in `x` of channel 0 of input pixel `(n, iy, ix)`.
+    #[inline(always)]
+    pub fn pixel(&self, n: usize, iy: usize, ix: usize) -> usize {
+        ((n * self.in_h + iy) * self.in_w + ix) * self.in_c
+    }
+}
+
 /// `y = act(conv(x, w) + b)`.
 ///
 /// For each output pixel: start from the bias, then for each kernel tap that lands inside the input, add
@@ -184,16 +282,9 @@ pub fn conv2d(p: &Conv2dParams, x: In<'_>, w: In<'_>, b: Option<&[f32]>, y: Out<
 pub type Conv2dFn =
     fn(&Conv2dParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>, Option<&mut Workspace<'_>>);
 
-/// [`conv2d`] in the table's signature: it needs no scratch and runs on one thread.
-fn reference(
-    p: &Conv2dParams,
-    x: In<'_>,
-    w: In<'_>,
-    b: Option<&[f32]>,
-    y: Out<'_>,
-    _: Option<&mut Workspace<'_>>,
-) {
-    conv2d(p, x, w, b, y)
+single_threaded_kernel! {
+    /// [`conv2d`] in the table's signature: it needs no scratch and runs on one thread.
+    fn reference = conv2d(p: &Conv2dParams, x: In<'_>, w: In<'_>, b: Option<&[f32]>, y: Out<'_>)
 }
 
 op_entry! {

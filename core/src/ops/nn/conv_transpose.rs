@@ -17,6 +17,7 @@ pub use crate::schema::ConvTranspose2dParams;
 use crate::ops::entry::{op_entry, out, shape_reason};
 use crate::ops::shape::{check_dims, dot, ensure};
 use crate::ops::{In, Out};
+use crate::single_threaded_kernel;
 use crate::workspace::Workspace;
 use crate::Error;
 
@@ -219,16 +220,9 @@ pub fn conv_transpose2d(
 pub type ConvTranspose2dFn =
     fn(&ConvTranspose2dParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>, Option<&mut Workspace<'_>>);
 
-/// [`conv_transpose2d`] in the table's signature: it needs no scratch and runs on one thread.
-fn reference(
-    p: &ConvTranspose2dParams,
-    x: In<'_>,
-    w: In<'_>,
-    b: Option<&[f32]>,
-    y: Out<'_>,
-    _: Option<&mut Workspace<'_>>,
-) {
-    conv_transpose2d(p, x, w, b, y)
+single_threaded_kernel! {
+    /// [`conv_transpose2d`] in the table's signature: it needs no scratch and runs on one thread.
+    fn reference = conv_transpose2d(p: &ConvTranspose2dParams, x: In<'_>, w: In<'_>, b: Option<&[f32]>, y: Out<'_>)
 }
 
 op_entry! {

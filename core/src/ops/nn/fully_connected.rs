@@ -3,21 +3,15 @@
 pub use crate::schema::FullyConnectedParams;
 
 use crate::ops::entry::{op_entry, out};
-use crate::ops::shape::{dims_fit, dot, require, same_dims, shape_error, Checked};
+use crate::ops::shape::{dims_fit, dot, require, same_dims, validate_by_check, Checked};
 use crate::ops::{In, Out};
+use crate::single_threaded_kernel;
 use crate::workspace::Workspace;
-use crate::Error;
 
-/// Checks the shapes: `x` `[..., IN]` (rank >= 1; leading dims are batch), `w` `[OUT, IN]`, `b` `[OUT]` if
-/// present, `y` `[..., OUT]` with the same leading dims as `x`.
-pub fn validate(
-    _p: &FullyConnectedParams,
-    x: &[usize],
-    w: &[usize],
-    b: Option<&[usize]>,
-    y: &[usize],
-) -> Result<(), Error> {
-    check(_p, x, w, b, y).map_err(shape_error)
+validate_by_check! {
+    /// Checks the shapes: `x` `[..., IN]` (rank >= 1; leading dims are batch), `w` `[OUT, IN]`, `b` `[OUT]` if
+    /// present, `y` `[..., OUT]` with the same leading dims as `x`.
+    (_p: &FullyConnectedParams, x: &[usize], w: &[usize], b: Option<&[usize]>, y: &[usize])
 }
 
 /// [`validate`] as a [`Checked`](crate::ops::shape::Checked).
@@ -67,6 +61,22 @@ pub fn fully_connected(
     b: Option<&[f32]>,
     y: Out<'_>,
 ) {
+    for_each_output(x, w, y, |x_row, w_row, o| {
+        let bias = b.map_or(0.0, |b| b[o]);
+        p.act.apply(dot(x_row, w_row) + bias)
+    })
+}
+
+/// The loop of the fully connected layers (f32 and weight-only int8 weights): `y[r, o] =
+/// output(x_row, w_row, o)` for every row `r` of `x` and output `o`, with `x_row` row `r` of `x` and
+/// `w_row` row `o` of `w` (`IN` values each).
+#[inline(always)]
+pub(crate) fn for_each_output<W>(
+    x: In<'_>,
+    w: In<'_, W>,
+    y: Out<'_>,
+    output: impl Fn(&[f32], &[W], usize) -> f32,
+) {
     let in_features = w.dims[1];
     let out_features = w.dims[0];
     if y.data.is_empty() {
@@ -75,9 +85,7 @@ pub fn fully_connected(
     for (r, y_row) in y.data.chunks_exact_mut(out_features).enumerate() {
         let x_row = &x.data[r * in_features..][..in_features];
         for (o, out) in y_row.iter_mut().enumerate() {
-            let w_row = &w.data[o * in_features..][..in_features];
-            let bias = b.map_or(0.0, |b| b[o]);
-            *out = p.act.apply(dot(x_row, w_row) + bias);
+            *out = output(x_row, &w.data[o * in_features..][..in_features], o);
         }
     }
 }
@@ -86,16 +94,9 @@ pub fn fully_connected(
 pub type FullyConnectedFn =
     fn(&FullyConnectedParams, In<'_>, In<'_>, Option<&[f32]>, Out<'_>, Option<&mut Workspace<'_>>);
 
-/// [`fully_connected`] in the table's signature: it needs no scratch and runs on one thread.
-fn reference(
-    p: &FullyConnectedParams,
-    x: In<'_>,
-    w: In<'_>,
-    b: Option<&[f32]>,
-    y: Out<'_>,
-    _: Option<&mut Workspace<'_>>,
-) {
-    fully_connected(p, x, w, b, y)
+single_threaded_kernel! {
+    /// [`fully_connected`] in the table's signature: it needs no scratch and runs on one thread.
+    fn reference = fully_connected(p: &FullyConnectedParams, x: In<'_>, w: In<'_>, b: Option<&[f32]>, y: Out<'_>)
 }
 
 op_entry! {

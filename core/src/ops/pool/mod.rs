@@ -60,6 +60,37 @@ fn window(o: usize, k: usize, stride: usize, pad_before: usize, size: usize) -> 
     (lo, hi)
 }
 
+/// The window walk of every pooling kernel (f32 and int8): for each output pixel `out` (its channels),
+/// `visit(out, n, (y0, y1), (x0, x1))` with its batch index and the input rows `y0..y1` and columns
+/// `x0..x1` its window covers (padding cells left out; non-empty once validated).
+#[inline(always)]
+pub(crate) fn for_each_window<T>(
+    p: &Pool2dParams,
+    x_dims: &[usize],
+    y: Out<'_, T>,
+    mut visit: impl FnMut(&mut [T], usize, (usize, usize), (usize, usize)),
+) {
+    let (batch, in_h, in_w, channels) = (x_dims[0], x_dims[1], x_dims[2], x_dims[3]);
+    let (out_h, out_w) = (y.dims[1], y.dims[2]);
+    if y.data.is_empty() {
+        return;
+    }
+    let (k_h, k_w) = (usize::from(p.kernel_h), usize::from(p.kernel_w));
+    let (stride_h, stride_w) = (usize::from(p.stride_h), usize::from(p.stride_w));
+    let (pad_top, pad_left) = (usize::from(p.pad_top), usize::from(p.pad_left));
+    let mut pixels = y.data.chunks_exact_mut(channels);
+    for n in 0..batch {
+        for oy in 0..out_h {
+            let rows = window(oy, k_h, stride_h, pad_top, in_h);
+            for ox in 0..out_w {
+                let cols = window(ox, k_w, stride_w, pad_left, in_w);
+                let Some(out) = pixels.next() else { return };
+                visit(out, n, rows, cols);
+            }
+        }
+    }
+}
+
 /// The loop shared by max and average pooling: for each output pixel, `init` each channel, fold every
 /// valid input pixel of the window into it channel by channel with `combine`, then call
 /// `finish(out_pixel, valid_cells)`. Padding cells are never visited.
@@ -72,33 +103,18 @@ fn pool2d(
     combine: impl Fn(f32, f32) -> f32,
     mut finish: impl FnMut(&mut [f32], usize),
 ) {
-    let (batch, in_h, in_w, channels) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
-    let (out_h, out_w) = (y.dims[1], y.dims[2]);
-    if y.data.is_empty() {
-        return;
-    }
-    let (k_h, k_w) = (usize::from(p.kernel_h), usize::from(p.kernel_w));
-    let (stride_h, stride_w) = (usize::from(p.stride_h), usize::from(p.stride_w));
-    let (pad_top, pad_left) = (usize::from(p.pad_top), usize::from(p.pad_left));
-    let mut pixels = y.data.chunks_exact_mut(channels);
-    for n in 0..batch {
-        for oy in 0..out_h {
-            let (y0, y1) = window(oy, k_h, stride_h, pad_top, in_h);
-            for ox in 0..out_w {
-                let (x0, x1) = window(ox, k_w, stride_w, pad_left, in_w);
-                let Some(out) = pixels.next() else { return };
-                out.fill(init);
-                for iy in y0..y1 {
-                    let row = ((n * in_h + iy) * in_w + x0) * channels;
-                    let cells = &x.data[row..][..(x1 - x0) * channels];
-                    for pixel in cells.chunks_exact(channels) {
-                        for (acc, &v) in out.iter_mut().zip(pixel) {
-                            *acc = combine(*acc, v);
-                        }
-                    }
+    let (in_h, in_w, channels) = (x.dims[1], x.dims[2], x.dims[3]);
+    for_each_window(p, x.dims, y, |out, n, (y0, y1), (x0, x1)| {
+        out.fill(init);
+        for iy in y0..y1 {
+            let row = ((n * in_h + iy) * in_w + x0) * channels;
+            let cells = &x.data[row..][..(x1 - x0) * channels];
+            for pixel in cells.chunks_exact(channels) {
+                for (acc, &v) in out.iter_mut().zip(pixel) {
+                    *acc = combine(*acc, v);
                 }
-                finish(out, (y1 - y0) * (x1 - x0));
             }
         }
-    }
+        finish(out, (y1 - y0) * (x1 - x0));
+    })
 }

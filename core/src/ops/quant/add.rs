@@ -4,7 +4,9 @@
 pub use crate::schema::QuantAddParams;
 
 use crate::ops::entry::{op_entry, out, shape_reason};
-use crate::ops::quant::requant::{check_multiplier, clamp_to_i8, quantize_multiplier, MIN_SHIFT};
+use crate::ops::quant::requant::{
+    check_multiplier, offset_and_clamp, quantize_multiplier, MIN_SHIFT,
+};
 use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims, ensure};
 use crate::ops::{In, Out};
 use crate::schema::RequantRounding;
@@ -78,11 +80,7 @@ pub fn add(p: &QuantAddParams, a: In<'_, i8>, b: In<'_, i8>, y: Out<'_, i8>) {
         let sum = p
             .rounding
             .scale(u.wrapping_add(v), p.y_multiplier, p.y_shift);
-        clamp_to_i8(
-            sum.saturating_add(p.y_zero_point.into()),
-            p.act_min,
-            p.act_max,
-        )
+        offset_and_clamp(sum, p.y_zero_point, p.act_min, p.act_max)
     });
 }
 

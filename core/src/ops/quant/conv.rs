@@ -4,14 +4,17 @@
 
 pub use crate::schema::QuantConv2dParams;
 
-use crate::ops::entry::{out, DTypes, Int8DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::entry::{op_entry, out};
 use crate::ops::nn::conv as float_conv;
-use crate::ops::quant::requant::{check_per_channel_dims, check_requant_input, requantize_acc};
-use crate::ops::shape::{shape_error, Checked};
+use crate::ops::nn::conv::{ConvGeometry, ConvWindow};
+use crate::ops::quant::requant::{
+    check_per_channel_dims, check_requant_input, HasOutputStage, OutputStage,
+};
+use crate::ops::shape::{validate_by_check, Checked};
 use crate::ops::{In, Out};
-use crate::schema::{Activation, Conv2dParams, DType};
+use crate::schema::{Activation, Conv2dParams};
+use crate::single_threaded_kernel;
 use crate::workspace::Workspace;
-use crate::Error;
 
 impl QuantConv2dParams {
     /// The shape parameters as the float convolution's (whose shape rules this op shares).
@@ -31,20 +34,48 @@ impl QuantConv2dParams {
     }
 }
 
-/// Checks the shapes: the float convolution's rules (see [`nn::conv::validate`](float_conv::validate):
-/// `x` `[N, H, W, IC]`, `w` `[OC, KH, KW, IC / groups]`, `b` `[OC]` if present, `y` `[N, OH, OW, OC]`,
-/// strides, dilations and groups non-zero), and `requant` `[OC, 2]` or `[1, 2]`.
-///
-/// The requantization values are checked by [`requant::check_per_channel`](super::requant::check_per_channel).
-pub fn validate(
-    p: &QuantConv2dParams,
-    x: &[usize],
-    w: &[usize],
-    b: Option<&[usize]>,
-    requant: &[usize],
-    y: &[usize],
-) -> Result<(), Error> {
-    check(p, x, w, b, requant, y).map_err(shape_error)
+/// What an int8 convolution's loop nest reads besides the elements of its tensors, derived once from
+/// the parameters, the dims, the bias and the requantization: by the reference ([`conv2d_with`]) and by
+/// the targets' kernels (ember-cortex-m's).
+#[derive(Clone, Copy, Debug)]
+pub struct QuantConvArgs<'a> {
+    /// The sizes and the window.
+    pub g: ConvGeometry,
+    /// Zero point of the input (the value of padding).
+    pub x_zero_point: i8,
+    /// `-x_zero_point`, added to every input value.
+    pub x_offset: i32,
+    /// Bias and requantization of each output channel.
+    pub stage: OutputStage<'a>,
+}
+
+impl QuantConv2dParams {
+    /// The loop nest's arguments over tensors of dims `x`, `w` and `y` (validated), with `bias` and
+    /// `requant`.
+    #[inline(always)]
+    pub fn args<'a>(
+        &self,
+        [x, w, y]: [&[usize]; 3],
+        bias: Option<&'a [i32]>,
+        requant: &'a [i32],
+    ) -> QuantConvArgs<'a> {
+        QuantConvArgs {
+            g: self.geometry(x, w, y),
+            x_zero_point: self.x_zero_point,
+            x_offset: -i32::from(self.x_zero_point),
+            stage: self.output_stage(bias, requant),
+        }
+    }
+}
+
+validate_by_check! {
+    /// Checks the shapes: the float convolution's rules (see [`nn::conv::validate`](float_conv::validate):
+    /// `x` `[N, H, W, IC]`, `w` `[OC, KH, KW, IC / groups]`, `b` `[OC]` if present, `y` `[N, OH, OW, OC]`,
+    /// strides, dilations and groups non-zero), and `requant` `[OC, 2]` or `[1, 2]`.
+    ///
+    /// The requantization values are checked by [`requant::check_per_channel`](super::requant::check_per_channel).
+    (p: &QuantConv2dParams, x: &[usize], w: &[usize], b: Option<&[usize]>,
+        requant: &[usize], y: &[usize])
 }
 
 /// [`validate`] as a [`Checked`](crate::ops::shape::Checked).
@@ -75,77 +106,47 @@ pub fn conv2d(
     requant: &[i32],
     y: Out<'_, i8>,
 ) {
-    conv2d_with::<ScalarDot>(p, x, w, b, requant, y)
+    let args = p.args([x.dims, w.dims, y.dims], b, requant);
+    conv2d_with::<ScalarDot>(&args, x.data, w.data, y.data)
 }
 
-/// [`conv2d`]'s loop nest with the inner product `D`: one `D::dot` per output channel and kernel tap
-/// that lands inside the input, over the channels of the output channel's group. A target runs it
-/// with its own inner product (ember-cortex-m's SMLAD one) and gets the reference's results.
+/// [`conv2d`]'s loop nest over its arguments ([`QuantConv2dParams::args`]) and the elements of `x`, `w`
+/// and `y`, with the inner product `D`: one `D::dot` per output channel and kernel tap that lands
+/// inside the input, over the channels of the output channel's group. A target runs it with its own
+/// inner product (ember-cortex-m's SMLAD one) and gets the reference's results.
 #[inline(always)]
-pub fn conv2d_with<D: DotOffset>(
-    p: &QuantConv2dParams,
-    x: In<'_, i8>,
-    w: In<'_, i8>,
-    b: Option<&[i32]>,
-    requant: &[i32],
-    y: Out<'_, i8>,
-) {
-    let (batch, in_h, in_w, in_c) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
-    let (out_c, k_h, k_w, group_in_c) = (w.dims[0], w.dims[1], w.dims[2], w.dims[3]);
-    let (out_h, out_w) = (y.dims[1], y.dims[2]);
-    if y.data.is_empty() {
+pub fn conv2d_with<D: DotOffset>(a: &QuantConvArgs<'_>, x: &[i8], w: &[i8], y: &mut [i8]) {
+    if y.is_empty() {
         return;
     }
-    let group_out_c = out_c / usize::from(p.groups);
-    let (stride_h, stride_w) = (usize::from(p.stride_h), usize::from(p.stride_w));
-    let (dil_h, dil_w) = (usize::from(p.dilation_h), usize::from(p.dilation_w));
-    let (pad_top, pad_left) = (usize::from(p.pad_top), usize::from(p.pad_left));
-    let x_offset = -i32::from(p.x_zero_point);
+    let (g, x_offset) = (&a.g, a.x_offset);
+    let group_out_c = g.out_c / g.groups;
 
-    let mut pixels = y.data.chunks_exact_mut(out_c);
-    for n in 0..batch {
-        for oy in 0..out_h {
-            for ox in 0..out_w {
+    let mut pixels = y.chunks_exact_mut(g.out_c);
+    for n in 0..g.batch {
+        for oy in 0..g.out_h {
+            for ox in 0..g.out_w {
                 let Some(out) = pixels.next() else { return };
                 for (oc, out) in out.iter_mut().enumerate() {
-                    let group_start = (oc / group_out_c) * group_in_c;
+                    let group_start = (oc / group_out_c) * g.group_in_c;
                     let mut acc: i32 = 0;
-                    for ky in 0..k_h {
-                        // Row in padded coordinates, then in the input; taps in the padding add nothing.
-                        let Some(iy) = (oy * stride_h + ky * dil_h).checked_sub(pad_top) else {
+                    for ky in 0..g.k_h {
+                        // Taps in the padding add nothing.
+                        let Some(iy) = g.input_y(oy, ky) else {
                             continue;
                         };
-                        if iy >= in_h {
-                            continue;
-                        }
-                        for kx in 0..k_w {
-                            let Some(ix) = (ox * stride_w + kx * dil_w).checked_sub(pad_left)
-                            else {
+                        for kx in 0..g.k_w {
+                            let Some(ix) = g.input_x(ox, kx) else {
                                 continue;
                             };
-                            if ix >= in_w {
-                                continue;
-                            }
-                            let pixel = ((n * in_h + iy) * in_w + ix) * in_c;
                             // The pixel's group channels onward: `dot_offset` stops at the
                             // `group_in_c` weights.
-                            let xs = x.data.get(pixel + group_start..).unwrap_or(&[]);
-                            let ws = row(w.data, (oc * k_h + ky) * k_w + kx, group_in_c);
+                            let xs = x.get(g.pixel(n, iy, ix) + group_start..).unwrap_or(&[]);
+                            let ws = row(w, (oc * g.k_h + ky) * g.k_w + kx, g.group_in_c);
                             acc = acc.wrapping_add(D::dot(xs, ws, x_offset));
                         }
                     }
-                    if let Some(&b) = b.and_then(|b| b.get(oc)) {
-                        acc = acc.wrapping_add(b);
-                    }
-                    *out = requantize_acc(
-                        acc,
-                        requant,
-                        oc,
-                        p.rounding,
-                        p.y_zero_point,
-                        p.act_min,
-                        p.act_max,
-                    );
+                    *out = a.stage.finish(acc, oc);
                 }
             }
         }
@@ -209,46 +210,19 @@ pub type QuantConv2dFn = fn(
     Option<&mut Workspace<'_>>,
 );
 
-/// [`conv2d`] in the table's signature: it needs no scratch and runs on one thread.
-fn reference(
-    p: &QuantConv2dParams,
-    x: In<'_, i8>,
-    w: In<'_, i8>,
-    b: Option<&[i32]>,
-    requant: &[i32],
-    y: Out<'_, i8>,
-    _: Option<&mut Workspace<'_>>,
-) {
-    conv2d(p, x, w, b, requant, y)
+single_threaded_kernel! {
+    /// [`conv2d`] in the table's signature: it needs no scratch and runs on one thread.
+    fn reference = conv2d(p: &QuantConv2dParams, x: In<'_, i8>, w: In<'_, i8>,
+        b: Option<&[i32]>, requant: &[i32], y: Out<'_, i8>)
 }
 
-/// The [`Kernels::quant_conv2d`](crate::Kernels::quant_conv2d) entry, which runs
-/// [`OpKind::QuantConv2d`](crate::OpKind::QuantConv2d).
-pub struct QuantConv2d;
-
-impl KernelEntry for QuantConv2d {
-    type Kernel = QuantConv2dFn;
-    const REFERENCE: QuantConv2dFn = reference;
-    const STUB: QuantConv2dFn = |_, _, _, _, _, _, _| {};
-}
-
-impl OpEntry for QuantConv2d {
-    type Params = QuantConv2dParams;
-    const DTYPES: DTypes = DTypes::Int8(&Int8DTypes {
-        inputs: &[DType::I8, DType::I8, DType::I32, DType::I32],
-        output: DType::I8,
-    });
-
-    fn validate(p: &QuantConv2dParams, o: &impl Operands) -> Checked {
+op_entry! {
+    /// The [`Kernels::quant_conv2d`](crate::Kernels::quant_conv2d) entry, which runs
+    /// [`OpKind::QuantConv2d`](crate::OpKind::QuantConv2d).
+    QuantConv2d: QuantConv2dFn = reference, QuantConv2dParams, Int8[I8, I8, I32, I32] -> I8;
+    validate |p, o| {
         check(p, o.dims(0), o.dims(1), o.opt(3), o.dims(2), o.out_dims())?;
         check_requant_input(o)
-    }
-
-    #[inline(always)]
-    fn run(kernel: QuantConv2dFn, p: &QuantConv2dParams, a: OpArgs<'_, '_>) -> Result<(), Error> {
-        let bias = a.opt(3)?;
-        let requant = a.x::<i32>(2)?.data;
-        kernel(p, a.x(0)?, a.x(1)?, bias, requant, out(a.y)?, a.ws);
-        Ok(())
-    }
+    };
+    run |kernel, p, a| kernel(p, a.x(0)?, a.x(1)?, a.opt(3)?, a.x::<i32>(2)?.data, out(a.y)?, a.ws);
 }

@@ -3,28 +3,24 @@
 
 pub use crate::schema::QuantFullyConnectedParams;
 
-use crate::ops::entry::{out, DTypes, Int8DTypes, KernelEntry, OpArgs, OpEntry, Operands};
+use crate::ops::entry::{op_entry, out};
 use crate::ops::nn::fully_connected as float_fc;
 use crate::ops::quant::conv::{row, DotOffset, ScalarDot};
-use crate::ops::quant::requant::{check_per_channel_dims, check_requant_input, requantize_acc};
-use crate::ops::shape::{shape_error, Checked};
+use crate::ops::quant::requant::{
+    check_per_channel_dims, check_requant_input, HasOutputStage, OutputStage,
+};
+use crate::ops::shape::{validate_by_check, Checked};
 use crate::ops::{In, Out};
-use crate::schema::{Activation, DType, FullyConnectedParams};
+use crate::schema::{Activation, FullyConnectedParams};
+use crate::single_threaded_kernel;
 use crate::workspace::Workspace;
-use crate::Error;
 
-/// Checks the shapes: the float layer's rules (see
-/// [`nn::fully_connected::validate`](float_fc::validate): `x` `[..., IN]`, `w` `[OUT, IN]`, `b` `[OUT]`
-/// if present, `y` `[..., OUT]`), and `requant` `[OUT, 2]` or `[1, 2]`.
-pub fn validate(
-    _p: &QuantFullyConnectedParams,
-    x: &[usize],
-    w: &[usize],
-    b: Option<&[usize]>,
-    requant: &[usize],
-    y: &[usize],
-) -> Result<(), Error> {
-    check(_p, x, w, b, requant, y).map_err(shape_error)
+validate_by_check! {
+    /// Checks the shapes: the float layer's rules (see
+    /// [`nn::fully_connected::validate`](float_fc::validate): `x` `[..., IN]`, `w` `[OUT, IN]`, `b` `[OUT]`
+    /// if present, `y` `[..., OUT]`), and `requant` `[OUT, 2]` or `[1, 2]`.
+    (_p: &QuantFullyConnectedParams, x: &[usize], w: &[usize], b: Option<&[usize]>,
+        requant: &[usize], y: &[usize])
 }
 
 /// [`validate`] as a [`Checked`](crate::ops::shape::Checked).
@@ -53,19 +49,19 @@ pub fn fully_connected(
     requant: &[i32],
     y: Out<'_, i8>,
 ) {
-    fully_connected_with::<ScalarDot>(p, x, w, b, requant, y)
+    fully_connected_with::<ScalarDot>(p, x, w, p.output_stage(b, requant), y)
 }
 
-/// [`fully_connected`]'s loop nest with the inner product `D`: one `D::dot` per row and output, or,
-/// where [`DotOffset::PAIRS`], one `D::dot2` per row and two outputs. A target runs it with its own
-/// inner product (ember-cortex-m's SMLAD one) and gets the reference's results.
+/// [`fully_connected`]'s loop nest, finishing each output with `stage`, with the inner product `D`:
+/// one `D::dot` per row and output, or, where [`DotOffset::PAIRS`], one `D::dot2` per row and two
+/// outputs. A target runs it with its own inner product (ember-cortex-m's SMLAD one) and gets the
+/// reference's results.
 #[inline(always)]
 pub fn fully_connected_with<D: DotOffset>(
     p: &QuantFullyConnectedParams,
     x: In<'_, i8>,
     w: In<'_, i8>,
-    b: Option<&[i32]>,
-    requant: &[i32],
+    stage: OutputStage<'_>,
     y: Out<'_, i8>,
 ) {
     let (out_features, in_features) = (w.dims[0], w.dims[1]);
@@ -73,27 +69,13 @@ pub fn fully_connected_with<D: DotOffset>(
         return;
     }
     let x_offset = -i32::from(p.x_zero_point);
-    let finish = |mut acc: i32, o: usize| {
-        if let Some(&b) = b.and_then(|b| b.get(o)) {
-            acc = acc.wrapping_add(b);
-        }
-        requantize_acc(
-            acc,
-            requant,
-            o,
-            p.rounding,
-            p.y_zero_point,
-            p.act_min,
-            p.act_max,
-        )
-    };
     // Rows by `get` (validated shapes keep them in bounds): no panic path in the binary.
     let w_row = |o: usize| row(w.data, o, in_features);
     for (r, y_row) in y.data.chunks_exact_mut(out_features).enumerate() {
         let x_row = row(x.data, r, in_features);
         if !D::PAIRS {
             for (o, out) in y_row.iter_mut().enumerate() {
-                *out = finish(D::dot(x_row, w_row(o), x_offset), o);
+                *out = stage.finish(D::dot(x_row, w_row(o), x_offset), o);
             }
             continue;
         }
@@ -101,12 +83,12 @@ pub fn fully_connected_with<D: DotOffset>(
         for (pair, outs) in (&mut pairs).enumerate() {
             let o = 2 * pair;
             let (da, db) = D::dot2(x_row, w_row(o), w_row(o + 1), x_offset);
-            outs[0] = finish(da, o);
-            outs[1] = finish(db, o + 1);
+            outs[0] = stage.finish(da, o);
+            outs[1] = stage.finish(db, o + 1);
         }
         if let [last] = pairs.into_remainder() {
             let o = out_features - 1;
-            *last = finish(D::dot(x_row, w_row(o), x_offset), o);
+            *last = stage.finish(D::dot(x_row, w_row(o), x_offset), o);
         }
     }
 }
@@ -122,50 +104,19 @@ pub type QuantFullyConnectedFn = fn(
     Option<&mut Workspace<'_>>,
 );
 
-/// [`fully_connected`] in the table's signature: it needs no scratch and runs on one thread.
-fn reference(
-    p: &QuantFullyConnectedParams,
-    x: In<'_, i8>,
-    w: In<'_, i8>,
-    b: Option<&[i32]>,
-    requant: &[i32],
-    y: Out<'_, i8>,
-    _: Option<&mut Workspace<'_>>,
-) {
-    fully_connected(p, x, w, b, requant, y)
+single_threaded_kernel! {
+    /// [`fully_connected`] in the table's signature: it needs no scratch and runs on one thread.
+    fn reference = fully_connected(p: &QuantFullyConnectedParams, x: In<'_, i8>, w: In<'_, i8>,
+        b: Option<&[i32]>, requant: &[i32], y: Out<'_, i8>)
 }
 
-/// The [`Kernels::quant_fully_connected`](crate::Kernels::quant_fully_connected) entry, which runs
-/// [`OpKind::QuantFullyConnected`](crate::OpKind::QuantFullyConnected).
-pub struct QuantFullyConnected;
-
-impl KernelEntry for QuantFullyConnected {
-    type Kernel = QuantFullyConnectedFn;
-    const REFERENCE: QuantFullyConnectedFn = reference;
-    const STUB: QuantFullyConnectedFn = |_, _, _, _, _, _, _| {};
-}
-
-impl OpEntry for QuantFullyConnected {
-    type Params = QuantFullyConnectedParams;
-    const DTYPES: DTypes = DTypes::Int8(&Int8DTypes {
-        inputs: &[DType::I8, DType::I8, DType::I32, DType::I32],
-        output: DType::I8,
-    });
-
-    fn validate(p: &QuantFullyConnectedParams, o: &impl Operands) -> Checked {
+op_entry! {
+    /// The [`Kernels::quant_fully_connected`](crate::Kernels::quant_fully_connected) entry, which runs
+    /// [`OpKind::QuantFullyConnected`](crate::OpKind::QuantFullyConnected).
+    QuantFullyConnected: QuantFullyConnectedFn = reference, QuantFullyConnectedParams, Int8[I8, I8, I32, I32] -> I8;
+    validate |p, o| {
         check(p, o.dims(0), o.dims(1), o.opt(3), o.dims(2), o.out_dims())?;
         check_requant_input(o)
-    }
-
-    #[inline(always)]
-    fn run(
-        kernel: QuantFullyConnectedFn,
-        p: &QuantFullyConnectedParams,
-        a: OpArgs<'_, '_>,
-    ) -> Result<(), Error> {
-        let bias = a.opt(3)?;
-        let requant = a.x::<i32>(2)?.data;
-        kernel(p, a.x(0)?, a.x(1)?, bias, requant, out(a.y)?, a.ws);
-        Ok(())
-    }
+    };
+    run |kernel, p, a| kernel(p, a.x(0)?, a.x(1)?, a.opt(3)?, a.x::<i32>(2)?.data, out(a.y)?, a.ws);
 }

@@ -5,7 +5,7 @@ pub use crate::schema::QuantMulParams;
 
 use crate::ops::entry::{op_entry, out, shape_reason};
 use crate::ops::quant::requant::{
-    check_multiplier, clamp_to_i8, quantize_multiplier, MAX_SHIFT, MIN_SHIFT,
+    check_multiplier, offset_and_clamp, quantize_multiplier, MAX_SHIFT, MIN_SHIFT,
 };
 use crate::ops::shape::{broadcast_zip, check_broadcast, check_dims};
 use crate::ops::{In, Out};
@@ -54,11 +54,7 @@ pub fn mul(p: &QuantMulParams, a: In<'_, i8>, b: In<'_, i8>, y: Out<'_, i8>) {
         let v = i32::from(v) - i32::from(p.b_zero_point);
         // |u|, |v| <= 255: the product fits.
         let scaled = p.rounding.scale(u * v, p.multiplier, p.shift);
-        clamp_to_i8(
-            scaled.saturating_add(p.y_zero_point.into()),
-            p.act_min,
-            p.act_max,
-        )
+        offset_and_clamp(scaled, p.y_zero_point, p.act_min, p.act_max)
     });
 }
 

@@ -171,6 +171,13 @@ pub fn clamp_to_i8(v: i32, act_min: i8, act_max: i8) -> i8 {
     lower.min(act_max.into()) as i8
 }
 
+/// `v + zero_point` (saturating) clamped to `act_min..=act_max` as int8 ([`clamp_to_i8`]): how every int8
+/// op turns its scaled result into its output value.
+#[inline(always)]
+pub fn offset_and_clamp(v: i32, zero_point: i8, act_min: i8, act_max: i8) -> i8 {
+    clamp_to_i8(v.saturating_add(zero_point.into()), act_min, act_max)
+}
+
 /// The output stage of Conv2d and FullyConnected: scale the int32 accumulator by output channel
 /// `channel`'s `(multiplier, shift)` row of `requant` (a validated `[OC, 2]` or `[1, 2]` tensor) in
 /// `rounding` mode, add the output zero point (saturating), clamp to `act_min..=act_max`. Targets with
@@ -189,8 +196,79 @@ pub fn requantize_acc(
 ) -> i8 {
     let (multiplier, shift) = channel_row(requant, channel);
     let scaled = rounding.scale(acc, multiplier, shift);
-    clamp_to_i8(scaled.saturating_add(y_zero_point.into()), act_min, act_max)
+    offset_and_clamp(scaled, y_zero_point, act_min, act_max)
 }
+
+/// The output stage of an int8 convolution or fully connected layer, as one value: add output
+/// channel `channel`'s bias to the int32 accumulator (wrapping), then [`requantize_acc`] it. The
+/// reference kernels and the targets' (`ember-cortex-m`) finish every output with it.
+#[derive(Clone, Copy, Debug)]
+pub struct OutputStage<'a> {
+    /// The int32 bias, `[OC]`, if any.
+    pub bias: Option<&'a [i32]>,
+    /// The `(multiplier, shift)` rows, `[OC, 2]` or `[1, 2]`.
+    pub requant: &'a [i32],
+    /// How the accumulator is rounded when it is scaled.
+    pub rounding: RequantRounding,
+    /// Zero point of the output.
+    pub y_zero_point: i8,
+    /// Lower clamp of the output.
+    pub act_min: i8,
+    /// Upper clamp of the output.
+    pub act_max: i8,
+}
+
+impl OutputStage<'_> {
+    /// Output channel `channel`'s int8 value for the accumulator `acc` (without its bias).
+    #[inline(always)]
+    pub fn finish(&self, acc: i32, channel: usize) -> i8 {
+        // Validation keeps the bias in bounds; `get` keeps a panic path out of the binary.
+        let acc = match self.bias.and_then(|b| b.get(channel)) {
+            Some(&b) => acc.wrapping_add(b),
+            None => acc,
+        };
+        requantize_acc(
+            acc,
+            self.requant,
+            channel,
+            self.rounding,
+            self.y_zero_point,
+            self.act_min,
+            self.act_max,
+        )
+    }
+}
+
+/// The [`OutputStage`] of the int8 convolution's and fully connected layer's parameters.
+pub trait HasOutputStage {
+    /// The output stage with these parameters' rounding, zero point and clamp, over `bias` and
+    /// `requant`.
+    fn output_stage<'a>(&self, bias: Option<&'a [i32]>, requant: &'a [i32]) -> OutputStage<'a>;
+}
+
+/// [`HasOutputStage`] for parameter structs with the int8 output fields.
+macro_rules! has_output_stage {
+    ($($params:ty),*) => {$(
+        impl HasOutputStage for $params {
+            #[inline(always)]
+            fn output_stage<'a>(&self, bias: Option<&'a [i32]>, requant: &'a [i32]) -> OutputStage<'a> {
+                OutputStage {
+                    bias,
+                    requant,
+                    rounding: self.rounding,
+                    y_zero_point: self.y_zero_point,
+                    act_min: self.act_min,
+                    act_max: self.act_max,
+                }
+            }
+        }
+    )*};
+}
+
+has_output_stage!(
+    crate::schema::QuantConv2dParams,
+    crate::schema::QuantFullyConnectedParams
+);
 
 /// Checks one multiplier: `multiplier >= 0` and `shift` in `min_shift..=max_shift`.
 pub(crate) fn check_multiplier(

@@ -5,7 +5,7 @@ pub use crate::schema::RequantizeParams;
 
 use crate::ops::entry::{op_entry, out, shape_reason};
 use crate::ops::quant::requant::{
-    check_multiplier, clamp_to_i8, quantize_multiplier, MAX_SHIFT, MIN_SHIFT,
+    check_multiplier, offset_and_clamp, quantize_multiplier, MAX_SHIFT, MIN_SHIFT,
 };
 use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{In, Out};
@@ -45,11 +45,7 @@ pub fn requantize(p: &RequantizeParams, x: In<'_, i8>, y: Out<'_, i8>) {
     for (out, &v) in y.data.iter_mut().zip(x.data) {
         let centered = i32::from(v) - i32::from(p.x_zero_point);
         let scaled = p.rounding.scale(centered, p.multiplier, p.shift);
-        *out = clamp_to_i8(
-            scaled.saturating_add(p.y_zero_point.into()),
-            i8::MIN,
-            i8::MAX,
-        );
+        *out = offset_and_clamp(scaled, p.y_zero_point, i8::MIN, i8::MAX);
     }
 }
 

@@ -6,6 +6,7 @@
 pub use crate::schema::QuantSoftmaxParams;
 
 use crate::ops::entry::{op_entry, out};
+use crate::ops::nn::softmax::for_each_lane;
 use crate::ops::quant::requant::saturating_rounding_doubling_high_mul as q31_mul;
 use crate::ops::quant::requant::{quantize_multiplier, rounding_divide_by_pot as divide_by_pot};
 use crate::ops::shape::{dims_fit, require, same_dims, shape_error, Checked};
@@ -84,57 +85,44 @@ pub fn exp_table(p: &QuantSoftmaxParams) -> [i32; 256] {
 
 /// `y = clamp(round(256 * softmax(x)) - 128)` along `axis`, by TFLM's fixed-point algorithm.
 ///
-/// The tensor is seen as `[outer, len, inner]` with `len` the axis; each of the `outer * inner` lanes is
-/// read with a step of `inner` (contiguous when the axis is the last one, TFLM's only case).
+/// Lane by lane ([`nn::softmax`](crate::ops::nn::softmax)'s lanes, contiguous when the axis is the last
+/// one, TFLM's only case).
 pub fn softmax(p: &QuantSoftmaxParams, x: In<'_, i8>, y: Out<'_, i8>) {
-    let axis = usize::from(p.axis);
-    let len = x.dims[axis];
-    let inner: usize = x.dims[axis + 1..].iter().product();
-    if y.data.is_empty() {
-        return;
-    }
-    let block = len * inner;
-    for (x_block, y_block) in x
-        .data
-        .chunks_exact(block)
-        .zip(y.data.chunks_exact_mut(block))
-    {
-        for lane in 0..inner {
-            // Element `j` of the lane is at `lane + j * inner` (indexed: a step-by iterator per loop
-            // costs flash, and this runs once per lane).
-            let at = |j: usize| lane + j * inner;
-            // In bounds (`at(j) < block`); `get` keeps a panic path out of the binary.
-            let x_at = |j: usize| x_block.get(at(j)).copied().unwrap_or(i8::MIN);
-            let max = (0..len).fold(i8::MIN, |m, j| m.max(x_at(j)));
-            let diff = |v: i8| i32::from(v) - i32::from(max);
-            let mut sum: i32 = 0;
-            for j in 0..len {
-                let d = diff(x_at(j));
-                if d >= p.diff_min {
-                    let e = exp_on_negative_values(scale_diff(p, d));
-                    sum = sum.wrapping_add(rounding_divide_by_pot(e, ACCUMULATION_INTEGER_BITS));
-                }
-            }
-            let (reciprocal, bits_over_unit) = reciprocal(sum, ACCUMULATION_INTEGER_BITS);
-            for j in 0..len {
-                let d = diff(x_at(j));
-                let Some(out) = y_block.get_mut(at(j)) else {
-                    break;
-                };
-                *out = if d >= p.diff_min {
-                    let e = exp_on_negative_values(scale_diff(p, d));
-                    // Q0.31 probability, shifted to 8 fractional bits: 256 * p.
-                    let scaled =
-                        rounding_divide_by_pot(mul_q31(reciprocal, e), bits_over_unit + 31 - 8);
-                    scaled
-                        .wrapping_add(i8::MIN.into())
-                        .clamp(i8::MIN.into(), i8::MAX.into()) as i8
-                } else {
-                    i8::MIN
-                };
+    for_each_lane(p.axis, x, y, |x_block, y_block, lane, inner, len| {
+        // Element `j` of the lane is at `lane + j * inner` (indexed: a step-by iterator per loop
+        // costs flash, and this runs once per lane).
+        let at = |j: usize| lane + j * inner;
+        // In bounds (`at(j) < block`); `get` keeps a panic path out of the binary.
+        let x_at = |j: usize| x_block.get(at(j)).copied().unwrap_or(i8::MIN);
+        let max = (0..len).fold(i8::MIN, |m, j| m.max(x_at(j)));
+        let diff = |v: i8| i32::from(v) - i32::from(max);
+        let mut sum: i32 = 0;
+        for j in 0..len {
+            let d = diff(x_at(j));
+            if d >= p.diff_min {
+                let e = exp_on_negative_values(scale_diff(p, d));
+                sum = sum.wrapping_add(rounding_divide_by_pot(e, ACCUMULATION_INTEGER_BITS));
             }
         }
-    }
+        let (reciprocal, bits_over_unit) = reciprocal(sum, ACCUMULATION_INTEGER_BITS);
+        for j in 0..len {
+            let d = diff(x_at(j));
+            let Some(out) = y_block.get_mut(at(j)) else {
+                break;
+            };
+            *out = if d >= p.diff_min {
+                let e = exp_on_negative_values(scale_diff(p, d));
+                // Q0.31 probability, shifted to 8 fractional bits: 256 * p.
+                let scaled =
+                    rounding_divide_by_pot(mul_q31(reciprocal, e), bits_over_unit + 31 - 8);
+                scaled
+                    .wrapping_add(i8::MIN.into())
+                    .clamp(i8::MIN.into(), i8::MAX.into()) as i8
+            } else {
+                i8::MIN
+            };
+        }
+    })
 }
 
 /// A difference from the maximum (`<= 0`) scaled by `beta * x_scale` into Q5.26

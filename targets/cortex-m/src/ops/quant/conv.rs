@@ -17,11 +17,11 @@
 //! - other groups of two or three input channels, and depthwise kernels over 64 taps: no run worth
 //!   packing, so the reference kernel runs.
 
-use ember_core::ops::quant::conv::{self as reference, QuantConv2dParams};
+use ember_core::ops::quant::conv::{self as reference, QuantConv2dParams, QuantConvArgs};
 use ember_core::ops::{In, Out};
 
 use super::dot::{dot_offset, dot_offset2, Smlad, STEP};
-use ember_core::ops::quant::requant::requantize_acc;
+use ember_core::ops::nn::conv::ConvGeometry;
 
 /// `y = clamp(requant(conv(x - x_zero_point, w) + b) + y_zero_point, act_min, act_max)`: the
 /// reference's contract (see `ember_core::ops::quant::conv::conv2d`), for the shapes its `validate`
@@ -34,14 +34,15 @@ pub fn conv2d(
     requant: &[i32],
     y: Out<'_, i8>,
 ) {
-    let group_in_c = w.dims[3];
+    let a = p.args([x.dims, w.dims, y.dims], b, requant);
+    let g = &a.g;
     if p.groups == 1 && p.dilation_w == 1 {
-        conv2d_rows(p, x, w, b, requant, y);
-    } else if group_in_c >= STEP {
+        conv2d_rows(&a, x.data, w.data, y.data);
+    } else if g.group_in_c >= STEP {
         // Grouped or dilated, at least `STEP` input channels per group: one dot product per tap.
-        reference::conv2d_with::<Smlad>(p, x, w, b, requant, y);
-    } else if group_in_c == 1 && w.dims[1] * w.dims[2] <= DEPTHWISE_TAPS {
-        depthwise_conv2d(p, x, w, b, requant, y);
+        reference::conv2d_with::<Smlad>(&a, x.data, w.data, y.data);
+    } else if g.group_in_c == 1 && g.k_h * g.k_w <= DEPTHWISE_TAPS {
+        depthwise_conv2d(&a, x.data, w.data, y.data);
     } else {
         reference::conv2d(p, x, w, b, requant, y);
     }
@@ -57,39 +58,29 @@ const GATHER_MIN_CHANNELS: usize = 4;
 /// `groups == 1`, `dilation_w == 1`: the receptive field gathered into [`PATCH_BYTES`] on the stack and
 /// one dot product per output channel over it, or, for larger fields, one per kernel row; two output
 /// channels at a time either way.
-fn conv2d_rows(
-    p: &QuantConv2dParams,
-    x: In<'_, i8>,
-    w: In<'_, i8>,
-    b: Option<&[i32]>,
-    requant: &[i32],
-    y: Out<'_, i8>,
-) {
-    let (batch, in_h, in_w, in_c) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
-    let (out_c, k_h, k_w) = (w.dims[0], w.dims[1], w.dims[2]);
-    let (out_h, out_w) = (y.dims[1], y.dims[2]);
-    if y.data.is_empty() {
+fn conv2d_rows(a: &QuantConvArgs<'_>, x: &[i8], w: &[i8], y: &mut [i8]) {
+    if y.is_empty() {
         return;
     }
-    let (stride_h, stride_w) = (usize::from(p.stride_h), usize::from(p.stride_w));
-    let dil_h = usize::from(p.dilation_h);
-    let (pad_top, pad_left) = (usize::from(p.pad_top), usize::from(p.pad_left));
-    let x_offset = -i32::from(p.x_zero_point);
-    let finish = |acc: i32, oc: usize| {
-        let acc = match b {
-            Some(b) => acc.wrapping_add(b[oc]),
-            None => acc,
-        };
-        requantize_acc(
-            acc,
-            requant,
-            oc,
-            p.rounding,
-            p.y_zero_point,
-            p.act_min,
-            p.act_max,
-        )
-    };
+    let ConvGeometry {
+        batch,
+        in_h,
+        in_w,
+        in_c,
+        out_c,
+        k_h,
+        k_w,
+        out_h,
+        out_w,
+        stride_h,
+        stride_w,
+        dil_h,
+        pad_top,
+        pad_left,
+        ..
+    } = a.g;
+    let (g, x_offset, x_zero_point) = (&a.g, a.x_offset, a.x_zero_point);
+    let finish = |acc: i32, oc: usize| a.stage.finish(acc, oc);
 
     // The receptive field of one output pixel, gathered when it fits.
     let patch_len = k_h * k_w * in_c;
@@ -97,7 +88,7 @@ fn conv2d_rows(
     let gather = out_c >= GATHER_MIN_CHANNELS && in_c > 0;
     let mut patch = [0i8; PATCH_BYTES];
 
-    let mut pixels = y.data.chunks_exact_mut(out_c);
+    let mut pixels = y.chunks_exact_mut(out_c);
     for n in 0..batch {
         for oy in 0..out_h {
             for ox in 0..out_w {
@@ -119,10 +110,10 @@ fn conv2d_rows(
                 // One `x` run per valid kernel row, shared by every output channel.
                 let row_of = |ky: usize| {
                     let iy = (oy * stride_h + ky * dil_h).checked_sub(pad_top)?;
-                    (iy < in_h).then(|| &x.data[((n * in_h + iy) * in_w + ix_lo) * in_c..][..run])
+                    (iy < in_h).then(|| &x[g.pixel(n, iy, ix_lo)..][..run])
                 };
                 let w_run =
-                    |oc: usize, ky: usize| &w.data[((oc * k_h + ky) * k_w + kx_lo) * in_c..][..run];
+                    |oc: usize, ky: usize| &w[((oc * k_h + ky) * k_w + kx_lo) * in_c..][..run];
 
                 if gather && patch_len <= PATCH_BYTES {
                     // The pixel's whole receptive field: a 1xK kernel's one full row as it is, else
@@ -140,17 +131,17 @@ fn conv2d_rows(
                             {
                                 match row_of(ky) {
                                     Some(xs) => {
-                                        dst[..kx_lo * in_c].fill(p.x_zero_point);
+                                        dst[..kx_lo * in_c].fill(x_zero_point);
                                         dst[kx_lo * in_c..kx_hi * in_c].copy_from_slice(xs);
-                                        dst[kx_hi * in_c..].fill(p.x_zero_point);
+                                        dst[kx_hi * in_c..].fill(x_zero_point);
                                     }
-                                    None => dst.fill(p.x_zero_point),
+                                    None => dst.fill(x_zero_point),
                                 }
                             }
                             &patch[..patch_len]
                         }
                     };
-                    let w_all = |oc: usize| &w.data[oc * patch_len..][..patch_len];
+                    let w_all = |oc: usize| &w[oc * patch_len..][..patch_len];
                     let mut channels = out.chunks_exact_mut(2);
                     for (pair, outs) in (&mut channels).enumerate() {
                         let oc = 2 * pair;
@@ -199,71 +190,43 @@ const DEPTHWISE_TAPS: usize = 64;
 /// Depthwise (`groups == IC`, one input channel per group, `OC / IC` output channels per input
 /// channel): per output pixel, the input offset of every tap (or none, for padding) once; per channel,
 /// its taps gathered and one dot product with each of its output channels' contiguous weights.
-fn depthwise_conv2d(
-    p: &QuantConv2dParams,
-    x: In<'_, i8>,
-    w: In<'_, i8>,
-    b: Option<&[i32]>,
-    requant: &[i32],
-    y: Out<'_, i8>,
-) {
-    let (batch, in_h, in_w, in_c) = (x.dims[0], x.dims[1], x.dims[2], x.dims[3]);
-    let (out_c, k_h, k_w) = (w.dims[0], w.dims[1], w.dims[2]);
-    let (out_h, out_w) = (y.dims[1], y.dims[2]);
-    if y.data.is_empty() {
+fn depthwise_conv2d(a: &QuantConvArgs<'_>, x: &[i8], w: &[i8], y: &mut [i8]) {
+    if y.is_empty() {
         return;
     }
-    let taps = k_h * k_w;
-    let multiplier = out_c / usize::from(p.groups);
-    let (stride_h, stride_w) = (usize::from(p.stride_h), usize::from(p.stride_w));
-    let (dil_h, dil_w) = (usize::from(p.dilation_h), usize::from(p.dilation_w));
-    let (pad_top, pad_left) = (usize::from(p.pad_top), usize::from(p.pad_left));
-    let x_offset = -i32::from(p.x_zero_point);
+    let (g, x_offset) = (&a.g, a.x_offset);
+    let taps = g.k_h * g.k_w;
+    let multiplier = g.out_c / g.groups;
     // Offset in `x` of each tap's pixel (channel 0), `None` in the padding.
     let mut sources = [None::<usize>; DEPTHWISE_TAPS];
     // One channel's taps, padding as the input zero point.
     let mut gathered = [0i8; DEPTHWISE_TAPS];
 
-    let mut pixels = y.data.chunks_exact_mut(out_c);
-    for n in 0..batch {
-        for oy in 0..out_h {
-            for ox in 0..out_w {
+    let mut pixels = y.chunks_exact_mut(g.out_c);
+    for n in 0..g.batch {
+        for oy in 0..g.out_h {
+            for ox in 0..g.out_w {
                 let Some(out) = pixels.next() else { return };
                 for (t, source) in sources[..taps].iter_mut().enumerate() {
-                    let (ky, kx) = (t / k_w, t % k_w);
-                    let iy = (oy * stride_h + ky * dil_h)
-                        .checked_sub(pad_top)
-                        .filter(|&iy| iy < in_h);
-                    let ix = (ox * stride_w + kx * dil_w)
-                        .checked_sub(pad_left)
-                        .filter(|&ix| ix < in_w);
-                    *source = iy
-                        .zip(ix)
-                        .map(|(iy, ix)| ((n * in_h + iy) * in_w + ix) * in_c);
+                    let (ky, kx) = (t / g.k_w, t % g.k_w);
+                    *source = g
+                        .input_y(oy, ky)
+                        .zip(g.input_x(ox, kx))
+                        .map(|(iy, ix)| g.pixel(n, iy, ix));
                 }
                 for (c, outs) in out.chunks_exact_mut(multiplier).enumerate() {
-                    for (g, source) in gathered[..taps].iter_mut().zip(&sources[..taps]) {
-                        *g = match source {
-                            Some(at) => x.data[at + c],
-                            None => p.x_zero_point,
+                    for (t, source) in gathered[..taps].iter_mut().zip(&sources[..taps]) {
+                        *t = match source {
+                            Some(at) => x[at + c],
+                            None => a.x_zero_point,
                         };
                     }
                     for (m, out) in outs.iter_mut().enumerate() {
                         let oc = c * multiplier + m;
-                        let ws = &w.data[oc * taps..][..taps];
-                        let mut acc = dot_offset(&gathered[..taps], ws, x_offset);
-                        if let Some(b) = b {
-                            acc = acc.wrapping_add(b[oc]);
-                        }
-                        *out = requantize_acc(
-                            acc,
-                            requant,
-                            oc,
-                            p.rounding,
-                            p.y_zero_point,
-                            p.act_min,
-                            p.act_max,
-                        );
+                        let ws = &w[oc * taps..][..taps];
+                        *out = a
+                            .stage
+                            .finish(dot_offset(&gathered[..taps], ws, x_offset), oc);
                     }
                 }
             }

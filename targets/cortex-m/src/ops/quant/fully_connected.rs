@@ -4,6 +4,7 @@
 //! so that every `x` word is unpacked once per pair of outputs.
 
 use ember_core::ops::quant::fully_connected::{fully_connected_with, QuantFullyConnectedParams};
+use ember_core::ops::quant::requant::HasOutputStage;
 use ember_core::ops::{In, Out};
 
 use super::dot::Smlad;
@@ -18,5 +19,5 @@ pub fn fully_connected(
     requant: &[i32],
     y: Out<'_, i8>,
 ) {
-    fully_connected_with::<Smlad>(p, x, w, b, requant, y)
+    fully_connected_with::<Smlad>(p, x, w, p.output_stage(b, requant), y)
 }
