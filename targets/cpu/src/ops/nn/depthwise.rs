@@ -18,7 +18,7 @@ use crate::gemm::lanes::{clamp1, clip_bounds, Lanes};
 use crate::par::{self, Shared};
 use crate::scratch::{line_stride, Carve};
 
-use super::Tensors;
+use super::tensors::Tensors;
 
 /// One output row of a depthwise convolution (one multiplier index).
 pub(crate) struct DepthwiseArgs {

@@ -10,16 +10,18 @@ pub(crate) mod matmul;
 pub(crate) mod narrow;
 pub(crate) mod reduce;
 pub(crate) mod softmax;
+pub(crate) mod tensors;
 
 use ember_core::ops::nn::conv::Conv2dFn;
 use ember_core::ops::nn::conv_transpose::ConvTranspose2dFn;
 use ember_core::ops::nn::fully_connected::FullyConnectedFn;
 use ember_core::ops::nn::matmul::MatMulFn;
-use ember_core::ops::{In, Out};
+use ember_core::ops::Out;
 use ember_core::{Parallel, Workspace};
 
 use crate::level::Level;
 use crate::scratch::Carve;
+pub(crate) use tensors::Tensors;
 
 /// The GEMM-based table entries (convolutions, fully connected, matmul) of one level: this crate's
 /// kernels run with that level's [`Level`].
@@ -64,17 +66,6 @@ pub(crate) const AVX512: GemmEntries = gemm_entries!(crate::levels::avx512());
 /// NEON's GEMM-based entries.
 #[cfg(target_arch = "aarch64")]
 pub(crate) const NEON: GemmEntries = gemm_entries!(&crate::levels::NEON);
-
-/// The tensors of a convolution or fully connected layer, as its table entry gets them.
-#[derive(Clone, Copy)]
-pub(crate) struct Tensors<'a> {
-    /// The input.
-    pub x: In<'a>,
-    /// The weights.
-    pub w: In<'a>,
-    /// The bias, one per output channel.
-    pub b: Option<&'a [f32]>,
-}
 
 /// Runs a GEMM-based op with `level`'s kernels: `run(workers, y, scratch, parallel)` for the session's
 /// workers, then for one (the table's scratch function may have sized the scratch for one), until

@@ -17,7 +17,7 @@ use crate::gemm::lanes::{clip_bounds, Lanes};
 use crate::par::{self, Shared};
 use crate::scratch::{line_stride, Carve};
 
-use super::Tensors;
+use super::tensors::Tensors;
 
 /// Output channels that share the input loads in one pass of [`narrow_row`].
 pub(crate) const CHANNELS: usize = 4;
