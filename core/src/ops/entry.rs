@@ -47,7 +47,7 @@ pub trait KernelEntry {
 /// converter carries as its blob kind has, the body of [`OpEntry::infer`] (the output's dims from the
 /// parameters and the inputs' dims; the dtype follows from the [`DTypes`]); `run` is the kernel's call in
 /// [`OpEntry::run`] (`#[inline(always)]`, as every entry's), its arguments taken from the parameters
-/// and the [`OpArgs`], after the `let`s before it if any; the stub ignores as many arguments. Entries
+/// and the [`OpArgs`]; the stub ignores as many arguments. Entries
 /// whose `run` does more (splits the work, gathers inputs, returns the kernel's `Result`) write both
 /// impls out.
 macro_rules! op_entry {
@@ -57,7 +57,7 @@ macro_rules! op_entry {
             $dtypes:ident $([$($input:ident),*] -> $output:ident)?;
         validate |$p:pat_param, $o:ident| $validate:expr;
         $(infer |$ip:pat_param, $ix:ident| $infer:expr;)?
-        run |$kernel:ident, $run_p:pat_param, $a:ident| $(let $v:ident = $e:expr;)*
+        run |$kernel:ident, $run_p:pat_param, $a:ident|
             $call:ident($($arg:expr),* $(,)?);
     ) => {
         $(#[$doc])*
@@ -100,7 +100,6 @@ macro_rules! op_entry {
                 $run_p: &$params,
                 $a: $crate::ops::entry::OpArgs<'_, '_>,
             ) -> Result<(), $crate::Error> {
-                $(let $v = $e;)*
                 $call($($arg),*);
                 Ok(())
             }
