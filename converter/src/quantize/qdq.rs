@@ -24,6 +24,9 @@ pub struct QdqSummary {
     pub biases: usize,
     /// Tensors left in float, with the reason.
     pub skipped: Vec<String>,
+    /// The model's default-domain opset, which the rewrite keeps. Below 13 the per-channel
+    /// DequantizeLinear nodes are Ember's reading only: onnxruntime refuses such a model.
+    pub opset: i64,
 }
 
 /// Rewrites the float ONNX model `onnx` in QDQ form with the calibrated `ranges`.
@@ -34,18 +37,18 @@ pub fn quantize_qdq(onnx: &[u8], ranges: &Ranges) -> Result<(Vec<u8>, QdqSummary
         .iter()
         .find(|o| is_default_domain(&o.domain))
         .map_or(0, |o| o.version);
-    if opset < 13 {
-        return Err(model_err(format!(
-            "quantization writes per-channel DequantizeLinear nodes, which need opset 13 or later; the \
-             model has opset {opset}: upgrade it with onnx.version_converter.convert_version(model, 13)"
-        )));
-    }
+    // Per-channel DequantizeLinear (its `axis`) is ONNX opset 13; Ember's importer reads it at any
+    // opset, so an older model quantizes as it is: upgrading its opset here would change what its other
+    // nodes mean (Split, Squeeze, Softmax, ReduceSum read their operands differently from 13).
+    let mut summary = QdqSummary {
+        opset,
+        ..QdqSummary::default()
+    };
     let names = quantized_tensors(&model);
     let g = model
         .graph
         .as_mut()
         .ok_or_else(|| model_err("the model holds no graph"))?;
-    let mut summary = QdqSummary::default();
 
     let producer: HashMap<String, String> = g
         .node
@@ -71,6 +74,19 @@ pub fn quantize_qdq(onnx: &[u8], ranges: &Ranges) -> Result<(Vec<u8>, QdqSummary
         .drain(..)
         .map(|t| (t.name.clone(), t))
         .collect();
+    // Weights written as Constant nodes (paddle2onnx writes every weight so) are initializers by
+    // another name: make them initializers, so they quantize like any other.
+    let mut nodes_left = Vec::with_capacity(g.node.len());
+    for n in std::mem::take(&mut g.node) {
+        match constant_value(&n) {
+            Some(mut t) => {
+                t.name = n.output[0].clone();
+                init.insert(t.name.clone(), t);
+            }
+            None => nodes_left.push(n),
+        }
+    }
+    g.node = nodes_left;
     let mut new_inits: Vec<TensorProto> = Vec::new();
     let mut head: Vec<NodeProto> = Vec::new();
     let mut weight_scales: HashMap<String, Vec<f32>> = HashMap::new();
@@ -225,6 +241,18 @@ pub fn quantize_qdq(onnx: &[u8], ranges: &Ranges) -> Result<(Vec<u8>, QdqSummary
     kept.extend(new_inits);
     g.initializer = kept;
     Ok((model.encode_to_vec(), summary))
+}
+
+/// The tensor of a default-domain `Constant` node that holds it in a `value` attribute (not the
+/// `value_float`-style forms), with one output.
+fn constant_value(n: &NodeProto) -> Option<TensorProto> {
+    if n.op_type != "Constant" || !is_default_domain(&n.domain) || n.output.len() != 1 {
+        return None;
+    }
+    match n.attribute.as_slice() {
+        [a] if a.name == "value" => a.t.clone(),
+        _ => None,
+    }
 }
 
 /// `QuantizeLinear(input, {base}_scale, {base}_zero_point) -> output`.

@@ -326,6 +326,15 @@ fn quantize_int8(
         eprintln!("notice: left in float: {s}");
     }
     if let Some(p) = &args.save_qdq {
+        if summary.opset < 13 {
+            bail!(
+                "cannot write {}: the quantized model keeps the float model's opset {}, and per-channel \
+                 DequantizeLinear needs opset 13 for onnxruntime; upgrade the float model first \
+                 (onnx.version_converter.convert_version(model, 13)), or leave out --save-qdq",
+                p.display(),
+                summary.opset
+            );
+        }
         write_atomically(p, &qdq)?;
         println!("wrote {}", p.display());
     }
