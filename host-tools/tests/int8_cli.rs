@@ -80,6 +80,14 @@ fn quantize_int8_reports_agreement_with_float() {
         t.contains("4 weight tensors (per channel), 4 biases"),
         "{t}"
     );
+    // Convs, Gemms, pools, Relus, the flatten and the softmax all run on int8 data: the only
+    // conversions are the input's Quantize and the output's Dequantize.
+    assert!(
+        t.contains(
+            "int8 coverage: all 9 ops run on int8 data (2 Quantize/Dequantize at the edges)"
+        ),
+        "{t}"
+    );
     // Without calibration data it is a clear error, and nothing is written.
     let other = dir.join("none.ember");
     let o = convert(&model("digits/model.onnx"), &other, &["--quantize", "int8"]);

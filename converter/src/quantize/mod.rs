@@ -100,6 +100,9 @@ pub struct Agreement {
     pub max_abs_diff: f32,
     /// Mean absolute difference over all output elements.
     pub mean_abs_diff: f32,
+    /// Cosine similarity of all the float outputs with all the int8 ones (1 when they point the same
+    /// way; the measure for outputs without a class axis, like a detector's probability map).
+    pub cosine: f64,
 }
 
 /// Runs both blobs on every sample (as [`calibrate`] takes them) and compares their first outputs.
@@ -155,6 +158,7 @@ pub fn agreement(
         ..Agreement::default()
     };
     let (mut sum, mut n) = (0f64, 0usize);
+    let (mut dot, mut xx, mut yy) = (0f64, 0f64, 0f64);
     for (x, y) in a.iter().zip(&b) {
         for (rx, ry) in x.chunks(row).zip(y.chunks(row)) {
             ag.rows += 1;
@@ -167,9 +171,16 @@ pub fn agreement(
             ag.max_abs_diff = ag.max_abs_diff.max(d);
             sum += f64::from(d);
             n += 1;
+            let (u, v) = (f64::from(u), f64::from(v));
+            (dot, xx, yy) = (dot + u * v, xx + u * u, yy + v * v);
         }
     }
     ag.mean_abs_diff = (sum / n.max(1) as f64) as f32;
+    ag.cosine = if xx == 0.0 && yy == 0.0 {
+        1.0
+    } else {
+        dot / (xx.sqrt() * yy.sqrt()).max(f64::MIN_POSITIVE)
+    };
     Ok(ag)
 }
 

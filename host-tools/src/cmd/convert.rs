@@ -342,12 +342,46 @@ fn quantize_int8(
     let ag = quantize::agreement(&float.blob, &int8.blob, &samples)
         .context("cannot compare the float and int8 models")?;
     eprintln!(
-        "float vs int8 on the calibration set: top-1 {}/{} rows agree ({:.2}%), max |diff| {:.4}, mean |diff| {:.5}",
+        "float vs int8 on the calibration set: top-1 {}/{} rows agree ({:.2}%), cosine {:.5}, max |diff| {:.4}, mean |diff| {:.5}",
         ag.top1_same,
         ag.rows,
         100.0 * ag.top1_same as f64 / ag.rows.max(1) as f64,
+        ag.cosine,
         ag.max_abs_diff,
         ag.mean_abs_diff
     );
+    eprintln!("{}", int8_coverage(&int8.blob)?);
     Ok(int8)
+}
+
+/// One line on where an int8 model computes: how many ops run on int8 data, which are kept in float
+/// (each between a Dequantize and a Quantize), and how many conversions that costs.
+fn int8_coverage(blob: &[u8]) -> Result<String> {
+    let aligned = ember_core::AlignedBuf::from_bytes(blob);
+    let model = ember_core::Model::parse(aligned.as_bytes())
+        .map_err(|e| anyhow::anyhow!("the int8 blob does not parse: {e}"))?;
+    let mut float: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    let (mut int8, mut boundary) = (0, 0);
+    for i in 0..model.op_count() {
+        let Some(op) = model.op(i) else { continue };
+        let out = model.tensor(op.output as usize).map(|t| t.dtype);
+        match op.kind.name() {
+            "Quantize" | "Dequantize" => boundary += 1,
+            _ if out == Some(ember_core::DType::F32) => {
+                *float.entry(op.kind.name()).or_default() += 1
+            }
+            _ => int8 += 1,
+        }
+    }
+    let kept: usize = float.values().sum();
+    if kept == 0 {
+        return Ok(format!(
+            "int8 coverage: all {int8} ops run on int8 data ({boundary} Quantize/Dequantize at the edges)"
+        ));
+    }
+    let list: Vec<String> = float.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    Ok(format!(
+        "int8 coverage: {int8} ops run on int8 data, {kept} kept in float ({}), {boundary} Quantize/Dequantize around them",
+        list.join(", ")
+    ))
 }
