@@ -178,7 +178,25 @@ pub fn blob() -> &'static [u8] {{
     )
 }
 
-/// Writes `bytes` to `path`, naming the file on failure.
+/// Writes `bytes` to `path` atomically, naming the file on failure: into a new temporary file beside it,
+/// flushed to the disk, then renamed over `path`. A failed write (a full disk, a size limit) removes the
+/// temporary file and leaves `path` as it was; a process killed midway leaves `path` as it was too (and
+/// at most a `.ember-*.tmp` file beside it). Every file the CLI writes goes through here.
 pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
-    std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+    use std::io::Write;
+    let what = || format!("cannot write {}", path.display());
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".ember-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .with_context(what)?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .with_context(what)?;
+    tmp.persist(path).map_err(|e| e.error).with_context(what)?;
+    Ok(())
 }

@@ -197,5 +197,5 @@ pub fn write_typed(
         }
         E::F16 => bail!("writing float16 .npy files is not supported; cast the output to float32"),
     }
-    std::fs::write(path, out).with_context(|| format!("cannot write {}", path.display()))
+    crate::emit::write(path, &out)
 }

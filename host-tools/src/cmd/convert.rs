@@ -162,15 +162,15 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             .unwrap_or_default()
     };
     match args.emit {
-        Emit::Blob => write_atomically(&args.output, &converted.blob)?,
+        Emit::Blob => crate::emit::write(&args.output, &converted.blob)?,
         Emit::Rust => {
             let blob_path = sibling("ember");
             if blob_path == args.output {
                 bail!("--emit rust writes a Rust module: name it model.rs (the blob goes beside it as model.ember)");
             }
-            write_atomically(&blob_path, &converted.blob)?;
+            crate::emit::write(&blob_path, &converted.blob)?;
             let module = crate::emit::rust_module(&file_name(&blob_path), &source, &sizes);
-            write_atomically(&args.output, module.as_bytes())?;
+            crate::emit::write(&args.output, module.as_bytes())?;
             println!("wrote {}", blob_path.display());
         }
         Emit::Object => {
@@ -179,13 +179,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             if script == args.output || glue == args.output {
                 bail!("--emit object writes an object file: name it model.o (model.x and model.rs go beside it)");
             }
-            write_atomically(&args.output, &object)?;
-            write_atomically(
+            crate::emit::write(&args.output, &object)?;
+            crate::emit::write(
                 &script,
                 crate::emit::linker_fragment(&file_name(&args.output)).as_bytes(),
             )?;
             let glue_text = crate::emit::object_glue(&source, &args.symbol, &sizes);
-            write_atomically(&glue, glue_text.as_bytes())?;
+            crate::emit::write(&glue, glue_text.as_bytes())?;
             println!("wrote {} and {}", script.display(), glue.display());
         }
     }
@@ -236,15 +236,6 @@ fn convert_folder(
         }
     }
     Ok(done.converted)
-}
-
-/// Writes to a temporary name first, so that a failure never leaves a partial file behind.
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = std::path::PathBuf::from(tmp);
-    crate::emit::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// `--quantize int8`: calibrate, rewrite as QDQ, convert that, and report the agreement with the float
@@ -335,7 +326,7 @@ fn quantize_int8(
                 summary.opset
             );
         }
-        write_atomically(p, &qdq)?;
+        crate::emit::write(p, &qdq)?;
         println!("wrote {}", p.display());
     }
     let int8 = convert(&qdq, opts).context("cannot convert the quantized (QDQ) model")?;

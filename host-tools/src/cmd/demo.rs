@@ -41,8 +41,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         ..Default::default()
     };
     let converted = convert(MODEL, &opts).context("cannot convert the bundled digits model")?;
-    std::fs::write(&out, &converted.blob)
-        .with_context(|| format!("cannot write {}", out.display()))?;
+    crate::emit::write(&out, &converted.blob)?;
     println!(
         "converted  tests/models/digits/model.onnx ({} bytes) -> {} ({} bytes) in {:.1} ms",
         MODEL.len(),

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use ember_core::format::Storage;
 
 use super::common::{parse, read_blob, shape_str};
@@ -37,8 +37,7 @@ pub fn run(
     let code = show(path, &blob)?;
     if let Some(svg) = plot {
         let model = parse(&blob, path)?;
-        std::fs::write(svg, plot::arena_svg(&model))
-            .with_context(|| format!("cannot write {}", svg.display()))?;
+        crate::emit::write(svg, plot::arena_svg(&model).as_bytes())?;
         println!();
         println!("wrote {}", svg.display());
     }
