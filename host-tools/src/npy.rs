@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use npyz::{DType, NpyFile, TypeChar, WriterBuilder};
+use npyz::WriterBuilder;
 
 /// A float32 array read from a `.npy` file.
 pub struct Array {
@@ -11,60 +11,45 @@ pub struct Array {
     pub data: Vec<f32>,
 }
 
-/// Reads a float32 `.npy` file (C order).
+/// Reads a float32 `.npy` file.
 pub fn read_f32(path: &Path) -> Result<Array> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let (npy, shape) = open_c_order(path, &bytes)?;
-    match npy.dtype() {
-        DType::Plain(t) if t.type_char() == TypeChar::Float && t.size_field() == 4 => {}
-        other => bail!(
-            "{} holds {} values; Ember reads float32 inputs (use x.astype(np.float32))",
-            path.display(),
-            describe(&other)
-        ),
-    }
-    let data: Vec<f32> = npy
-        .into_vec()
-        .with_context(|| format!("cannot decode the float32 data of {}", path.display()))?;
-    Ok(Array { shape, data })
+    let t = read_typed(path)?;
+    float32(t, &path.display().to_string())
 }
 
 /// Parses a float32 `.npy` held in memory (the demo's bundled data).
 pub fn parse_f32(bytes: &[u8], what: &str) -> Result<Array> {
-    let npy = NpyFile::new(bytes).with_context(|| format!("{what} is not a valid .npy file"))?;
-    let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
-    let data = npy
-        .into_vec::<f32>()
-        .with_context(|| format!("{what} does not hold float32 values"))?;
-    Ok(Array { shape, data })
+    float32(parse_typed(bytes, what)?, what)
 }
 
 /// Parses an int64 `.npy` held in memory.
 pub fn parse_i64(bytes: &[u8], what: &str) -> Result<Vec<i64>> {
-    let npy = NpyFile::new(bytes).with_context(|| format!("{what} is not a valid .npy file"))?;
-    npy.into_vec::<i64>()
-        .with_context(|| format!("{what} does not hold int64 values"))
+    let t = parse_typed(bytes, what)?;
+    if t.dtype != ember_core::DType::I64 {
+        bail!("{what} holds {} values, not int64", t.dtype.name());
+    }
+    Ok(t.bytes
+        .chunks_exact(8)
+        .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+        .collect())
 }
 
-/// The `.npy` file `bytes` read from `path`, with its shape, checked to be in C order.
-fn open_c_order<'a>(path: &Path, bytes: &'a [u8]) -> Result<(NpyFile<&'a [u8]>, Vec<usize>)> {
-    let npy = NpyFile::new(bytes)
-        .with_context(|| format!("{} is not a valid .npy file", path.display()))?;
-    let shape: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
-    if npy.order() != npyz::Order::C {
+fn float32(t: Typed, what: &str) -> Result<Array> {
+    if t.dtype != ember_core::DType::F32 {
         bail!(
-            "{} is stored in Fortran order; save it in C order (np.ascontiguousarray)",
-            path.display()
+            "{what} holds {} values; Ember reads float32 inputs (use x.astype(np.float32))",
+            t.dtype.name()
         );
     }
-    Ok((npy, shape))
-}
-
-fn describe(d: &DType) -> String {
-    match d {
-        DType::Plain(t) => format!("{t}"),
-        _ => "structured".to_string(),
-    }
+    let data = t
+        .bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    Ok(Array {
+        shape: t.shape,
+        data,
+    })
 }
 
 /// An array of any element type Ember has, as little-endian bytes of that type.
@@ -74,55 +59,41 @@ pub struct Typed {
     pub bytes: Vec<u8>,
 }
 
-/// Reads a `.npy` file of float32/64, (u)int8/16/32/64 or bool (C order), keeping its element type.
+/// Reads a `.npy` file of float32/64, (u)int8/16/32/64 or bool, keeping its element type (Fortran-order
+/// and big-endian arrays are read into row-major little-endian order).
 pub fn read_typed(path: &Path) -> Result<Typed> {
-    use ember_core::DType as E;
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let (npy, shape) = open_c_order(path, &bytes)?;
-    let dtype = npy.dtype();
-    let kind = match &dtype {
-        DType::Plain(t) => (t.type_char(), t.size_field()),
-        other => bail!("{} holds {} values", path.display(), describe(other)),
-    };
-    let what = || format!("cannot decode the data of {}", path.display());
-    macro_rules! le {
-        ($t:ty) => {
-            npy.into_vec::<$t>()
-                .with_context(what)?
-                .iter()
-                .flat_map(|v| v.to_le_bytes())
-                .collect::<Vec<u8>>()
-        };
-    }
-    let (dtype, bytes) = match kind {
-        (TypeChar::Float, 4) => (E::F32, le!(f32)),
-        (TypeChar::Float, 8) => (E::F64, le!(f64)),
-        (TypeChar::Int, 1) => (E::I8, le!(i8)),
-        (TypeChar::Int, 2) => (E::I16, le!(i16)),
-        (TypeChar::Int, 4) => (E::I32, le!(i32)),
-        (TypeChar::Int, 8) => (E::I64, le!(i64)),
-        (TypeChar::Uint, 1) => (E::U8, le!(u8)),
-        (TypeChar::Uint, 2) => (E::U16, le!(u16)),
-        (TypeChar::Uint, 4) => (E::U32, le!(u32)),
-        (TypeChar::Uint, 8) => (E::U64, le!(u64)),
-        (TypeChar::Bool, 1) => (
-            E::Bool,
-            npy.into_vec::<bool>()
-                .with_context(what)?
-                .into_iter()
-                .map(u8::from)
-                .collect(),
-        ),
-        _ => bail!(
-            "{} holds {} values; Ember reads float32/64, (u)int8/16/32/64 and bool",
-            path.display(),
-            describe(&dtype)
-        ),
+    parse_typed(&bytes, &path.display().to_string())
+}
+
+/// [`read_typed`] of `.npy` bytes held in memory, `what` naming them in errors. The header is read by
+/// the converter's checked reader: a shape whose size overflows or exceeds what the file holds is an
+/// error before anything is allocated.
+pub fn parse_typed(bytes: &[u8], what: &str) -> Result<Typed> {
+    use ember_convert::weights::ElementType as T;
+    use ember_core::DType as E;
+    let t = ember_convert::weights::npy::read(bytes, &ember_convert::weights::Limits::default())
+        .map_err(|why| anyhow::anyhow!("{what} is not a .npy array Ember reads: {why}"))?;
+    let dtype = match t.dtype() {
+        T::F32 => E::F32,
+        T::F64 => E::F64,
+        T::I8 => E::I8,
+        T::I16 => E::I16,
+        T::I32 => E::I32,
+        T::I64 => E::I64,
+        T::U8 => E::U8,
+        T::U16 => E::U16,
+        T::U32 => E::U32,
+        T::U64 => E::U64,
+        T::Bool => E::Bool,
+        other => {
+            bail!("{what} holds {other} values; Ember reads float32/64, (u)int8/16/32/64 and bool")
+        }
     };
     Ok(Typed {
-        shape,
+        shape: t.shape().to_vec(),
         dtype,
-        bytes,
+        bytes: t.bytes().to_vec(),
     })
 }
 

@@ -238,6 +238,37 @@ fn write_npy_f32(path: &Path, shape: &[usize], values: &[f32]) {
 }
 
 #[test]
+fn a_npy_header_that_lies_about_its_size_is_an_error() {
+    // Found by fuzzing the .npy reader: a shape whose element count overflows made `ember run` panic
+    // ("attempt to multiply with overflow") before it read any data.
+    let dir = scratch_dir("npy-sizes");
+    let blob = digits_blob(&dir, "d.ember");
+    for (shape, want) in [
+        (
+            &[1usize << 32, (1 << 32) + 1][..],
+            "over the element budget",
+        ),
+        (&[1_000_000_000_000][..], "the file holds 16"),
+        (&[1, 1, 8, 8][..], "needs 256 bytes, the file holds 16"),
+    ] {
+        let x = dir.join("x.npy");
+        std::fs::write(&x, npy_bytes("<f4", shape, &[0; 16])).unwrap();
+        let out = ember(&[
+            "run",
+            blob.to_str().unwrap(),
+            "--input",
+            x.to_str().unwrap(),
+        ]);
+        let t = text(&out);
+        assert!(!out.status.success(), "{t}");
+        assert!(
+            t.contains(want) && t.contains("x.npy") && !t.contains("panicked"),
+            "{t}"
+        );
+    }
+}
+
+#[test]
 fn repeated_runs_and_the_profile_keep_the_outputs_right() {
     // A run consumes its inputs (later ops reuse their bytes); `--repeat` must rewrite them each time.
     let blob = digits_blob(&scratch_dir("repeat"), "d.ember");

@@ -27,6 +27,7 @@
 pub(crate) mod archive;
 mod element;
 mod gather;
+pub mod npy;
 pub mod npz;
 pub(crate) mod pickle;
 pub mod safetensors;

@@ -9,7 +9,7 @@
 
 use super::archive::Archive;
 use super::gather::{CopyBudget, Storage, View};
-use super::{numel, Checkpoint, ElementType, Limits};
+use super::{numel, Bytes, Checkpoint, ElementType, Limits, Tensor};
 use crate::ConvertError;
 
 /// A parsed `.npy` header.
@@ -129,6 +129,60 @@ fn parse_header(npy: &[u8]) -> Result<Header, String> {
     })
 }
 
+/// Why a `.npy` array does not read: its format (said without a file name, which the caller adds), or
+/// an error of the tensor's reading.
+pub(crate) enum ArrayError {
+    Format(String),
+    Convert(ConvertError),
+}
+
+/// The array of one `.npy` file's bytes, its sizes checked against `limits` before anything is read.
+pub(crate) fn array<'a>(
+    data: Bytes<'a>,
+    limits: &Limits,
+    budget: &mut CopyBudget,
+    name: &str,
+) -> Result<Tensor<'a>, ArrayError> {
+    let fail = ArrayError::Format;
+    let h = parse_header(data.as_slice()).map_err(fail)?;
+    if h.shape.len() > limits.max_rank {
+        return Err(fail(format!(
+            "{} dimensions (Limits::max_rank)",
+            h.shape.len()
+        )));
+    }
+    let n = numel(&h.shape)
+        .filter(|&n| n as u64 <= limits.max_elements)
+        .ok_or_else(|| fail(format!("shape {:?} is over the element budget", h.shape)))?;
+    let need = n
+        .checked_mul(h.dtype.bits() / 8)
+        .ok_or_else(|| fail(format!("shape {:?} is too large", h.shape)))?;
+    let have = data.as_slice().len() - h.data_start;
+    if have < need {
+        return Err(fail(format!(
+            "shape {:?} of {} needs {need} bytes, the file holds {have}",
+            h.shape, h.dtype
+        )));
+    }
+    let storage = Storage {
+        bytes: data.sub(h.data_start..h.data_start + need),
+        dtype: h.dtype,
+        big_endian: h.big_endian,
+    };
+    let view = if h.fortran {
+        // Column-major: the first dim is the fastest.
+        let mut v = View::contiguous(0, h.shape.iter().rev().copied().collect());
+        v.shape.reverse();
+        v.strides.reverse();
+        v
+    } else {
+        View::contiguous(0, h.shape.clone())
+    };
+    storage
+        .tensor(&view, budget, name)
+        .map_err(ArrayError::Convert)
+}
+
 /// Reads an `.npz` file.
 pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Checkpoint<'a>, ConvertError> {
     let mut archive = Archive::open(bytes)?;
@@ -152,41 +206,10 @@ pub fn read<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Checkpoint<'a>, Conv
         let data = archive
             .entry(&entry, max)?
             .ok_or_else(|| fail("listed but not found in the archive".to_string()))?;
-        let h = parse_header(data.as_slice()).map_err(fail)?;
-        if h.shape.len() > limits.max_rank {
-            return Err(fail(format!(
-                "{} dimensions (Limits::max_rank)",
-                h.shape.len()
-            )));
-        }
-        let n = numel(&h.shape)
-            .filter(|&n| n as u64 <= limits.max_elements)
-            .ok_or_else(|| fail(format!("shape {:?} is over the element budget", h.shape)))?;
-        let need = n
-            .checked_mul(h.dtype.bits() / 8)
-            .ok_or_else(|| fail(format!("shape {:?} is too large", h.shape)))?;
-        let have = data.as_slice().len() - h.data_start;
-        if have < need {
-            return Err(fail(format!(
-                "shape {:?} of {} needs {need} bytes, the entry holds {have}",
-                h.shape, h.dtype
-            )));
-        }
-        let storage = Storage {
-            bytes: data.sub(h.data_start..h.data_start + need),
-            dtype: h.dtype,
-            big_endian: h.big_endian,
-        };
-        let view = if h.fortran {
-            // Column-major: the first dim is the fastest.
-            let mut v = View::contiguous(0, h.shape.iter().rev().copied().collect());
-            v.shape.reverse();
-            v.strides.reverse();
-            v
-        } else {
-            View::contiguous(0, h.shape.clone())
-        };
-        let t = storage.tensor(&view, &mut budget, name)?;
+        let t = array(data, limits, &mut budget, name).map_err(|e| match e {
+            ArrayError::Format(why) => fail(why),
+            ArrayError::Convert(e) => e,
+        })?;
         ckpt.insert(name, t)?;
     }
     if !skipped.is_empty() {
