@@ -37,3 +37,4 @@ pub fn convert_model(name: &str, shapes: &[(&str, &[usize])]) -> Vec<u8> {
 }
 
 pub mod conformance;
+pub mod fuzz;

@@ -21,9 +21,12 @@ use crate::lower::ops::lower_op;
 
 /// Largest output (elements) of a computing op that is folded; bigger constants stay runtime ops.
 /// Data movement (a Reshape, Transpose, Slice, Broadcast, Concat, Gather or Where of constants) and
-/// Cast are folded whatever their size: their values are the constants' own, copied or converted, and
-/// the importers always folded them (a float16 weight cast to float is a float weight).
-const MAX_FOLDED: usize = 1 << 20;
+/// Cast are folded up to the size of their inputs, whatever it is: their values are the constants'
+/// own, copied or converted, and the importers always folded them (a float16 weight cast to float is
+/// a float weight). What would grow past both bounds (a Broadcast or Gather repeating a constant into
+/// billions of elements, from a few bytes of model) stays a runtime op, so the converter's memory is
+/// bounded by its input's size plus this.
+pub const MAX_FOLDED: usize = 1 << 20;
 
 /// A constant input of [`eval`]: dims, values, dtype.
 pub type ConstInput<'a> = (&'a [usize], &'a ConstData, DType);
@@ -96,7 +99,13 @@ pub fn eval(
             | Op::Where
             | Op::Cast { .. }
     );
-    if inputs.is_empty() || (!copies && out_len > MAX_FOLDED) {
+    let in_len: usize = inputs.iter().map(|(dims, ..)| dims.iter().product::<usize>()).sum();
+    let limit = if copies {
+        MAX_FOLDED.max(in_len)
+    } else {
+        MAX_FOLDED
+    };
+    if inputs.is_empty() || out_len > limit {
         return Ok(None);
     }
     let node = Node {
