@@ -95,6 +95,8 @@ fn einsum_transposes_sums_and_takes_diagonals() {
         (vec![2], vec![6.0, 15.0])
     );
     assert_eq!(einsum("ij->", &[&[2, 3]], &[&x]), (vec![], vec![21.0]));
+    // Implicit "ij" is "ij->ij", a copy.
+    assert_eq!(einsum("ij", &[&[2, 3]], &[&x]), (vec![2, 3], x.to_vec()));
     // [[1, 2, 3], [4, 5, 6], [7, 8, 9]]: diagonal 1, 5, 9; trace 15.
     let m: Vec<f32> = (1..=9).map(|v| v as f32).collect();
     assert_eq!(

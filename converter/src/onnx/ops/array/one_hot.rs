@@ -15,8 +15,8 @@ use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::BinaryOp;
 use ember_core::ops::math::compare::CompareOp;
 
-use crate::ir::shape::{numel, resolve_axis};
 use crate::ir::op::Slice;
+use crate::ir::shape::{numel, resolve_axis};
 use crate::ir::{ConstData, DType, Op, TensorId};
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
@@ -55,7 +55,11 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         // index < 0 ? index + depth : index
         let zero = scalar(ctx, "zero", 0);
         let shift = scalar(ctx, "depth", depth_i64);
-        let negative = ctx.emit_tmp("negative", Op::Compare(CompareOp::Less), vec![compared, zero])?;
+        let negative = ctx.emit_tmp(
+            "negative",
+            Op::Compare(CompareOp::Less),
+            vec![compared, zero],
+        )?;
         let add = Op::Binary {
             op: BinaryOp::Add,
             act: Activation::None,

@@ -73,7 +73,9 @@ pub fn import_is_inf(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
             let n = shape.iter().product();
             let name = format!("{}.none", ctx.name);
             let none = ConstData::I64(vec![0; n]);
-            ctx.imp.graph.add_constant_of(&name, shape, none, DType::Bool)
+            ctx.imp
+                .graph
+                .add_constant_of(&name, shape, none, DType::Bool)
         }
     };
     ctx.finish(y)

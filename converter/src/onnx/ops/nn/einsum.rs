@@ -70,7 +70,9 @@ fn parse_term(term: &str) -> Result<Vec<Option<char>>, String> {
             labels.push(Some(c));
             rest = &rest[1..];
         } else {
-            return Err(format!("term \"{term}\" has '{c}', which is not a letter or \"...\""));
+            return Err(format!(
+                "term \"{term}\" has '{c}', which is not a letter or \"...\""
+            ));
         }
     }
     Ok(labels)
@@ -96,7 +98,10 @@ fn parse(equation: &str, dims: &[Vec<usize>]) -> Result<Equation, String> {
         Some((l, r)) => (l, Some(r)),
         None => (eq.as_str(), None),
     };
-    let terms = lhs.split(',').map(parse_term).collect::<Result<Vec<_>, _>>()?;
+    let terms = lhs
+        .split(',')
+        .map(parse_term)
+        .collect::<Result<Vec<_>, _>>()?;
     if terms.len() != dims.len() {
         return Err(format!(
             "it has {} input terms for {} inputs",
@@ -117,7 +122,11 @@ fn parse(equation: &str, dims: &[Vec<usize>]) -> Result<Equation, String> {
             format!(
                 "input {i} has rank {} but its term has {letters} letters{}",
                 d.len(),
-                if term.contains(&None) { " and \"...\"" } else { "" }
+                if term.contains(&None) {
+                    " and \"...\""
+                } else {
+                    ""
+                }
             )
         })?);
     }
@@ -202,22 +211,35 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         .map(|i| ctx.input(i, "Inputs"))
         .collect::<Result<Vec<_>, _>>()?;
     let dims: Vec<Vec<usize>> = ids.iter().map(|&i| ctx.shape(i)).collect();
-    let eq = parse(&equation, &dims)
-        .map_err(|e| ctx.err(format!("equation \"{equation}\": {e}")))?;
+    let eq =
+        parse(&equation, &dims).map_err(|e| ctx.err(format!("equation \"{equation}\": {e}")))?;
     let mut lower = Lowering { ctx, equation };
     let mut operands = Vec::new();
+    let inputs = ids.clone();
     for (i, (id, labels)) in ids.into_iter().zip(eq.inputs.iter()).enumerate() {
-        let op = lower.diagonals(Operand { id, labels: labels.clone() }, i)?;
+        let op = lower.diagonals(
+            Operand {
+                id,
+                labels: labels.clone(),
+            },
+            i,
+        )?;
         // Labels no other operand and not the output have are summed out now.
         let elsewhere = |l: &Label| {
             eq.output.contains(l)
-                || eq.inputs.iter().enumerate().any(|(j, t)| j != i && t.contains(l))
+                || eq
+                    .inputs
+                    .iter()
+                    .enumerate()
+                    .any(|(j, t)| j != i && t.contains(l))
         };
         operands.push(lower.sum_out(op, elsewhere, i)?);
     }
     let mut rest = operands.into_iter();
     // The term count equals the input count, at least one.
-    let mut acc = rest.next().ok_or_else(|| lower.ctx.err("Einsum needs an input"))?;
+    let mut acc = rest
+        .next()
+        .ok_or_else(|| lower.ctx.err("Einsum needs an input"))?;
     let later: Vec<Operand> = rest.collect();
     for (i, b) in later.iter().enumerate() {
         let mut keep = eq.output.clone();
@@ -229,10 +251,13 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         acc = lower.contract(acc, b.clone(), &keep, i + 1)?;
     }
     let y = lower.arrange(acc, &eq.output, "output")?;
-    let y = if lower.ctx.graph().inputs.contains(&y) || lower.ctx.graph().is_const(y) {
-        // Nothing was computed (an identity): the output is a copy of the input.
+    let y = if inputs.contains(&y) {
+        // Nothing was computed ("ij->ij"): the output is a copy of the input, not the input's
+        // own value renamed.
         let shape = lower.ctx.shape(y);
-        lower.ctx.emit_tmp("identity", Op::Reshape { shape }, vec![y])?
+        lower
+            .ctx
+            .emit_tmp("identity", Op::Reshape { shape }, vec![y])?
     } else {
         y
     };
@@ -246,7 +271,12 @@ struct Lowering<'c, 'n> {
 }
 
 impl Lowering<'_, '_> {
-    fn emit(&mut self, suffix: &str, op: Op, inputs: Vec<TensorId>) -> Result<TensorId, ConvertError> {
+    fn emit(
+        &mut self,
+        suffix: &str,
+        op: Op,
+        inputs: Vec<TensorId>,
+    ) -> Result<TensorId, ConvertError> {
         self.ctx.emit_tmp(suffix, op, inputs)
     }
 
@@ -264,7 +294,12 @@ impl Lowering<'_, '_> {
     }
 
     /// `x` reshaped to `shape` (nothing emitted when it has it).
-    fn reshape(&mut self, x: TensorId, shape: Vec<usize>, suffix: &str) -> Result<TensorId, ConvertError> {
+    fn reshape(
+        &mut self,
+        x: TensorId,
+        shape: Vec<usize>,
+        suffix: &str,
+    ) -> Result<TensorId, ConvertError> {
         if self.ctx.shape(x) == shape {
             return Ok(x);
         }
@@ -272,7 +307,12 @@ impl Lowering<'_, '_> {
     }
 
     /// `x` with its axes in the order `order` (a permutation of its labels).
-    fn arrange(&mut self, x: Operand, order: &[Label], suffix: &str) -> Result<TensorId, ConvertError> {
+    fn arrange(
+        &mut self,
+        x: Operand,
+        order: &[Label],
+        suffix: &str,
+    ) -> Result<TensorId, ConvertError> {
         let perm: Vec<usize> = order
             .iter()
             .filter_map(|l| x.labels.iter().position(|m| m == l))
@@ -286,7 +326,10 @@ impl Lowering<'_, '_> {
     /// `x` with each repeated label replaced by the diagonal of its two axes (moved to the end).
     fn diagonals(&mut self, mut x: Operand, index: usize) -> Result<Operand, ConvertError> {
         while let Some((p, q)) = (0..x.labels.len()).find_map(|q| {
-            x.labels[..q].iter().position(|l| *l == x.labels[q]).map(|p| (p, q))
+            x.labels[..q]
+                .iter()
+                .position(|l| *l == x.labels[q])
+                .map(|p| (p, q))
         }) {
             let label = x.labels[p];
             let mut order: Vec<Label> = Vec::new();
@@ -303,7 +346,11 @@ impl Lowering<'_, '_> {
             let moved = if perm.iter().enumerate().all(|(i, &v)| i == v) {
                 x.id
             } else {
-                self.emit(&format!("in{index}.diagonal_axes"), Op::Transpose { perm: perm.clone() }, vec![x.id])?
+                self.emit(
+                    &format!("in{index}.diagonal_axes"),
+                    Op::Transpose { perm: perm.clone() },
+                    vec![x.id],
+                )?
             };
             let mut joined: Vec<usize> = perm[..perm.len() - 2].iter().map(|&i| dims[i]).collect();
             let rank = joined.len() + 1;
@@ -332,7 +379,9 @@ impl Lowering<'_, '_> {
         keep: impl Fn(&Label) -> bool,
         index: usize,
     ) -> Result<Operand, ConvertError> {
-        let axes: Vec<usize> = (0..x.labels.len()).filter(|&i| !keep(&x.labels[i])).collect();
+        let axes: Vec<usize> = (0..x.labels.len())
+            .filter(|&i| !keep(&x.labels[i]))
+            .collect();
         if axes.is_empty() {
             return Ok(x);
         }
@@ -367,11 +416,30 @@ impl Lowering<'_, '_> {
         self.require_float(b.id, "contracts axes")?;
         // A constant goes second, where it can be a FullyConnected layer's weights.
         let g = self.ctx.graph();
-        let (a, b) = if g.is_const(a.id) && !g.is_const(b.id) { (b, a) } else { (a, b) };
-        let (in_a, in_b) = (|l: &Label| a.labels.contains(l), |l: &Label| b.labels.contains(l));
-        let batch: Vec<Label> = keep.iter().filter(|l| in_a(l) && in_b(l)).copied().collect();
-        let m: Vec<Label> = keep.iter().filter(|l| in_a(l) && !in_b(l)).copied().collect();
-        let n: Vec<Label> = keep.iter().filter(|l| !in_a(l) && in_b(l)).copied().collect();
+        let (a, b) = if g.is_const(a.id) && !g.is_const(b.id) {
+            (b, a)
+        } else {
+            (a, b)
+        };
+        let (in_a, in_b) = (
+            |l: &Label| a.labels.contains(l),
+            |l: &Label| b.labels.contains(l),
+        );
+        let batch: Vec<Label> = keep
+            .iter()
+            .filter(|l| in_a(l) && in_b(l))
+            .copied()
+            .collect();
+        let m: Vec<Label> = keep
+            .iter()
+            .filter(|l| in_a(l) && !in_b(l))
+            .copied()
+            .collect();
+        let n: Vec<Label> = keep
+            .iter()
+            .filter(|l| !in_a(l) && in_b(l))
+            .copied()
+            .collect();
         let size_of = |x: &Operand, dims: &[usize], l: &Label| {
             x.labels.iter().position(|m| m == l).map_or(1, |i| dims[i])
         };
@@ -388,11 +456,23 @@ impl Lowering<'_, '_> {
         let b_const = self.ctx.graph().is_const(b.id);
         let at = self.arrange(a, &at_order, &format!("step{index}.a_axes"))?;
         let bt = self.arrange(b, &bt_order, &format!("step{index}.b_axes"))?;
-        let a2 = self.reshape(at, [&a_batch[..], &[mm, k]].concat(), &format!("step{index}.a_matrix"))?;
-        let b2 = self.reshape(bt, [&b_batch[..], &[k, nn]].concat(), &format!("step{index}.b_matrix"))?;
+        let a2 = self.reshape(
+            at,
+            [&a_batch[..], &[mm, k]].concat(),
+            &format!("step{index}.a_matrix"),
+        )?;
+        let b2 = self.reshape(
+            bt,
+            [&b_batch[..], &[k, nn]].concat(),
+            &format!("step{index}.b_matrix"),
+        )?;
         let y = if batch.is_empty() && b_const {
             // Weights [N, K] (a constant: the transpose folds).
-            let w = self.emit(&format!("step{index}.weights"), Op::Transpose { perm: vec![1, 0] }, vec![b2])?;
+            let w = self.emit(
+                &format!("step{index}.weights"),
+                Op::Transpose { perm: vec![1, 0] },
+                vec![b2],
+            )?;
             let fc = Op::FullyConnected {
                 act: Activation::None,
             };
@@ -425,7 +505,11 @@ impl Lowering<'_, '_> {
             .collect();
         let mut aligned = Vec::new();
         for (x, name) in [(a, "a"), (b, "b")] {
-            let own: Vec<Label> = order.iter().filter(|l| x.labels.contains(l)).copied().collect();
+            let own: Vec<Label> = order
+                .iter()
+                .filter(|l| x.labels.contains(l))
+                .copied()
+                .collect();
             let dims = self.ctx.shape(x.id);
             let shape: Vec<usize> = order
                 .iter()

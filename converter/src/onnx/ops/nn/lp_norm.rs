@@ -25,7 +25,11 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let op = match ctx.attr_int("p")?.unwrap_or(2) {
         1 => ReduceOp::L1,
         2 => ReduceOp::L2,
-        p => return Err(ctx.err(format!("attribute p={p} is not supported; ONNX defines 1 and 2"))),
+        p => {
+            return Err(ctx.err(format!(
+                "attribute p={p} is not supported; ONNX defines 1 and 2"
+            )))
+        }
     };
     let reduce = Op::Reduce {
         op,
@@ -35,7 +39,11 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let norm = ctx.emit_tmp("norm", reduce, vec![x])?;
     let zero = ctx.add_constant("zero", vec![], ConstData::F32(vec![0.0]));
     let one = ctx.add_constant("one", vec![], ConstData::F32(vec![1.0]));
-    let is_zero = ctx.emit_tmp("norm_is_zero", Op::Compare(CompareOp::Equal), vec![norm, zero])?;
+    let is_zero = ctx.emit_tmp(
+        "norm_is_zero",
+        Op::Compare(CompareOp::Equal),
+        vec![norm, zero],
+    )?;
     let divisor = ctx.emit_tmp("divisor", Op::Where, vec![is_zero, one, norm])?;
     let div = Op::Binary {
         op: BinaryOp::Div,
