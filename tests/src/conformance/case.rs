@@ -10,7 +10,8 @@
 //!
 //! Many node tests feed weights as graph inputs (Conv's `W`, Clip's `min`, Pad's `value`), which
 //! Ember wants as constants. A case whose config names its runtime inputs (`input=x`) folds every other
-//! float input too. A case without that flag first runs with every float input at run time; if the
+//! float input too; an integer input it names stays at run time (`input=indices`: OneHot's `depth`,
+//! a float, is folded while its integer indices are fed). A case without that flag first runs with every float input at run time; if the
 //! conversion fails (other than on an unknown op) and there are several float inputs, it is retried
 //! with only the first one at run time; a pass that way reports the flag it needed (`--regen` writes
 //! it into the manifest), and a failure reports the retry's outcome, marked `(with input=x)`.
@@ -220,6 +221,7 @@ fn attempt(
 
     let mut feeds: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
     let mut folded: Vec<TensorProto> = Vec::new();
+    let mut named_ints: Vec<String> = Vec::new();
     for (name, t) in runtime.iter().zip(&data.inputs) {
         match dtype_of(t.data_type) {
             Some(DType::F32) if runtime_inputs.is_some_and(|r| !r.contains(name)) => {
@@ -236,9 +238,16 @@ fn attempt(
                 let bytes = le_bytes(t).map_err(Outcome::Error)?;
                 feeds.push((name.clone(), dims, bytes));
             }
-            // An empty integer input (no axes, say) can only be a constant.
-            Some(_) if !fold_ints && !dims_of(t).map_err(Outcome::Error)?.contains(&0) => {
+            // An empty integer input (no axes, say) can only be a constant; one the flag names
+            // (`input=indices`) stays at run time.
+            Some(_)
+                if runtime_inputs.is_some_and(|r| r.contains(name))
+                    || !fold_ints && !dims_of(t).map_err(Outcome::Error)?.contains(&0) =>
+            {
                 let dims = dims_of(t).map_err(Outcome::Error)?;
+                if runtime_inputs.is_some_and(|r| r.contains(name)) {
+                    named_ints.push(name.clone());
+                }
                 *int_inputs += 1;
                 let bytes = le_bytes(t).map_err(Outcome::Error)?;
                 feeds.push((name.clone(), dims, bytes));
@@ -258,9 +267,12 @@ fn attempt(
         }
     }
     if let Some(r) = runtime_inputs {
-        if let Some(n) = r.iter().find(|n| !floats.contains(n)) {
+        if let Some(n) = r
+            .iter()
+            .find(|n| !floats.contains(n) && !named_ints.contains(n))
+        {
             return Err(Outcome::Error(format!(
-                "flag input={}: the case has no float input \"{n}\" (it has {floats:?})",
+                "flag input={}: the case has no input \"{n}\" (its float inputs are {floats:?})",
                 r.join(",")
             )));
         }

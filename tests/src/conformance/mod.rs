@@ -27,8 +27,9 @@ use compare::Tolerance;
 pub struct CaseConfig {
     /// Comparison tolerance (`rtol=`, `atol=`).
     pub tol: Tolerance,
-    /// The float inputs kept at run time (`input=x,y`); the other float inputs are folded into the
-    /// model as constants. `None`: all at run time, with the retry described in [`case`].
+    /// The inputs kept at run time (`input=x,y`; float ones, or an integer one to keep it there);
+    /// the other float inputs are folded into the model as constants. `None`: all at run time, with
+    /// the retry described in [`case`].
     pub inputs: Option<Vec<String>>,
 }
 

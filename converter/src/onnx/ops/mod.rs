@@ -157,6 +157,7 @@ const OPS: &[OpSpec] = op_table! {
     DequantizeLinear       [10..]     [2..=3]   [1]       quant::dequantize_linear::import;
     Div                    [7..]      [2]       [1]       math::binary::import;
     Dropout                [7..]      [1..=3]   [1..=2]   array::identity::import;
+    Einsum                 [12..]     [1..]     [1]       nn::einsum::import;
     Elu                    [7..]      [1]       [1]       math::unary::import;
     Equal                  [7..]      [2]       [1]       math::compare::import;
     Erf                    [9..]      [1]       [1]       math::unary::import;
@@ -177,12 +178,15 @@ const OPS: &[OpSpec] = op_table! {
     Hardmax                [7..]      [1]       [1]       nn::softmax::import;
     Identity               [7..]      [1]       [1]       array::identity::import;
     InstanceNormalization  [7..]      [3]       [1]       nn::instance_norm::import;
+    IsInf                  [10..]     [1]       [1]       math::is_nan::import_is_inf;
+    IsNaN                  [9..]      [1]       [1]       math::is_nan::import_is_nan;
     LayerNormalization     [17..]     [2..=3]   [1..=3]   nn::layer_norm::import;
     LeakyRelu              [7..]      [1]       [1]       math::unary::import;
     Less                   [7..]      [2]       [1]       math::compare::import;
     LessOrEqual            [12..]     [2]       [1]       math::compare::import;
     Log                    [7..]      [1]       [1]       math::unary::import;
     LogSoftmax             [7..]      [1]       [1]       nn::softmax::import;
+    LpNormalization        [7..]      [1]       [1]       nn::lp_norm::import;
     MatMul                 [7..]      [2]       [1]       nn::matmul::import;
     MatMulInteger          [10..]     [2..=4]   [1]       quant::matmul_integer::import;
     Max                    [7..]      [1..]     [1]       math::variadic::import;
@@ -194,6 +198,7 @@ const OPS: &[OpSpec] = op_table! {
     Mul                    [7..]      [2]       [1]       math::binary::import;
     Neg                    [7..]      [1]       [1]       math::unary::import;
     Not                    [7..]      [1]       [1]       math::logical::import_not;
+    OneHot                 [9..]      [3]       [1]       array::one_hot::import;
     Or                     [7..]      [2]       [1]       math::logical::import;
     PRelu                  [7..]      [2]       [1]       math::binary::import;
     Pad                    [7..]      [1..=4]   [1]       array::pad::import;
@@ -308,8 +313,8 @@ const IGNORED_ATTRIBUTES: &[(&str, &str, &str)] = &[
 /// runtime's together: an op declared in the runtime with no importer here fails it.
 const BLOB_OPS: &[(&str, &[&str])] = &[
     ("Conv2d", &["Conv", "ConvInteger"]),
-    ("FullyConnected", &["Gemm", "MatMul"]),
-    ("MatMul", &["MatMul", "Gemm"]),
+    ("FullyConnected", &["Gemm", "MatMul", "Einsum"]),
+    ("MatMul", &["MatMul", "Gemm", "Einsum"]),
     (
         "Binary",
         &[
@@ -341,7 +346,10 @@ const BLOB_OPS: &[(&str, &[&str])] = &[
         ],
     ),
     ("LogSoftmax", &["LogSoftmax"]),
-    ("Reduce", &["nn/reduce", "GlobalMaxPool"]),
+    (
+        "Reduce",
+        &["nn/reduce", "GlobalMaxPool", "Einsum", "LpNormalization"],
+    ),
     (
         "LayerNorm",
         &[
@@ -354,10 +362,13 @@ const BLOB_OPS: &[(&str, &[&str])] = &[
     ("Gather", &["Gather"]),
     ("Broadcast", &["Expand", "Tile"]),
     ("Resize", &["Resize", "Upsample"]),
-    ("Compare", &["math/compare"]),
+    (
+        "Compare",
+        &["math/compare", "math/is_nan", "LpNormalization", "OneHot"],
+    ),
     ("Logical", &["And", "Or", "Xor"]),
     ("Not", &["Not"]),
-    ("Where", &["Where"]),
+    ("Where", &["Where", "LpNormalization", "OneHot"]),
     ("Cast", &["Cast", "CastLike"]),
     ("ArgReduce", &["ArgMax", "ArgMin"]),
     ("ConvTranspose2d", &["ConvTranspose"]),

@@ -8,7 +8,8 @@ pooling with padding, Gemm/MatMul variants, broadcasting with constants in NHWC,
 Concat/Transpose/Pad/Reshape, old-opset attribute forms (Clip, Pad, Softmax coercion), element-wise
 math breadth (unary ops, Pow/PRelu/Mod, variadic Min/Max/Sum/Mean), the Reduce* family and
 GlobalMaxPool (`reductions`), and BatchNormalization folding, Layer/InstanceNormalization and LogSoftmax
-(`norms`), and 1-D Conv and pooling on [N, C, L] (`conv1d`).
+(`norms`), 1-D Conv and pooling on [N, C, L] (`conv1d`), and an attention block written with Einsum
+and LpNormalization (`attention_einsum`).
 Deterministic: fixed seed, so rerunning gives byte-identical files.
 
     target/venv/bin/python converter/tests/models/ops/make.py [CASE ...]
@@ -585,7 +586,37 @@ def group_norms():
              y_shape=[2, 6, 5, 4])
 
 
+def attention_einsum():
+    """An attention block written with Einsum, as exporters write it: per-head projections
+    (`bsd,hde->bhse`, constant weights), scores `bhqd,bhkd->bhqk`, Softmax, `bhqk,bhkd->bhqd`, the
+    output projection contracting heads and head dims (`bhqd,hde->bqe`), then LpNormalization
+    (p=2) over the features and a p=1 one over the sequence axis."""
+    rng = np.random.default_rng(41)
+
+    def r(*shape):
+        return rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+
+    b, s, d, h, e = 2, 5, 8, 2, 4
+    n = helper.make_node
+    nodes = [
+        n("Einsum", ["x", "wq"], ["q"], name="q", equation="bsd,hde->bhse"),
+        n("Einsum", ["x", "wk"], ["k"], name="k", equation="bsd,hde->bhse"),
+        n("Einsum", ["x", "wv"], ["v"], name="v", equation="bsd,hde->bhse"),
+        n("Einsum", ["q", "k"], ["scores"], name="scores", equation="bhqd,bhkd->bhqk"),
+        n("Mul", ["scores", "scale"], ["scaled"], name="scale"),
+        n("Softmax", ["scaled"], ["p"], name="softmax", axis=-1),
+        n("Einsum", ["p", "v"], ["ctx"], name="ctx", equation="bhqk,bhkd->bhqd"),
+        n("Einsum", ["ctx", "wo"], ["o"], name="out", equation="bhqd,hde->bqe"),
+        n("LpNormalization", ["o"], ["l2"], name="l2", axis=-1, p=2),
+        n("LpNormalization", ["l2"], ["y"], name="l1", axis=1, p=1),
+    ]
+    inits = [init("wq", r(h, d, e)), init("wk", r(h, d, e)), init("wv", r(h, d, e)),
+             init("wo", r(h, e, d)), init("scale", np.array(1.0 / np.sqrt(e), dtype=np.float32))]
+    save("attention_einsum", 13, nodes, [b, s, d], inits, x=r(b, s, d), y_shape=[b, s, d])
+
+
 CASES = {
+    "attention_einsum": attention_einsum,
     "group_norms": group_norms,
     "conv_variants": conv_variants,
     "pools": pools,
@@ -623,6 +654,7 @@ def main():
     conv1d()
     fold_affine()
     scaled_hard_swish()
+    attention_einsum()
     print(f"onnxruntime {ort.__version__}, onnx {onnx.__version__}, numpy {np.__version__}")
 
 
