@@ -303,21 +303,24 @@ fn unsupported_modes_are_errors() {
             .1
             .contains("storage_order=1")
     );
-    assert!(
-        err_of(&pool(vec![k(), attr_ints("dilations", &[2, 2])]), &opts())
-            .1
-            .contains("dilations")
-    );
-    let ceil = err_of(
+    assert!(err_of(
         &pool(vec![
             k(),
-            attr_ints("strides", &[2, 2]),
-            attr_i("ceil_mode", 1),
+            attr_ints("dilations", &[2, 2]),
+            attr_ints("pads", &[2, 0, 0, 0])
         ]),
-        &opts(),
+        &opts()
     )
-    .1;
-    assert!(ceil.contains("ceil_mode=1 gives output size 3"), "{ceil}");
+    .1
+    .contains("pads [2, 0, 0, 0] must be smaller than the window [2, 2]"));
+    // 5x5 with 2x2 windows, stride 2: ceil gives 3 where floor gives 2, as extra end padding.
+    let ceil = pool(vec![
+        k(),
+        attr_ints("strides", &[2, 2]),
+        attr_i("ceil_mode", 1),
+    ]);
+    let c = convert(&ceil, &opts()).expect("ceil_mode converts");
+    assert_eq!(c.report.outputs[0].1, [1, 2, 3, 3]);
     // 6x6 with 2x2 windows, stride 2: ceil and floor agree.
     let even = one_node_model(
         13,
@@ -489,9 +492,9 @@ fn one_d_window_errors_name_node_op_and_opset() {
             "MaxPool",
             vec![
                 attr_ints("kernel_shape", &[2]),
-                attr_ints("dilations", &[2]),
+                attr_ints("dilations", &[2, 2]),
             ],
-            "dilations=[2] is not supported",
+            "dilations=[2, 2] must have 1 value",
         ),
     ];
     for (op, attrs, want) in cases {

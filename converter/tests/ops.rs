@@ -39,6 +39,29 @@ fn pools() {
 }
 
 #[test]
+fn pool_ceil() {
+    let c = check_case("pool_ceil");
+    // ceil_mode is extra end padding on the existing kinds; count_include_pad=1 with explicit pads
+    // (two of the pools) pads with zeros first.
+    assert_op_count(&c, "MaxPool2d", 2);
+    assert_op_count(&c, "AvgPool2d", 5);
+    assert_op_count(&c, "Pad", 3);
+}
+
+#[test]
+fn pool_dilations() {
+    let c = check_case("pool_dilations");
+    // No pooling kernel: one strided Slice per tap (4 + 6 + 4 + 6 + 9 + 3), folded by Binary ops.
+    let ops = op_names(&c);
+    assert!(
+        !ops.iter().any(|o| o.contains("Pool")),
+        "{:?}",
+        c.report.ops
+    );
+    assert_op_count(&c, "Slice", 32);
+}
+
+#[test]
 fn conv1d() {
     let c = check_case("conv1d");
     // 1-D convolutions run as 2-D ones over [N, C, 1, L], their Relus fused through the reshapes.

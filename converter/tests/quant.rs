@@ -380,3 +380,106 @@ fn uint8_qdq_chain_runs_in_int8_without_conversions_between_ops() {
         assert_eq!(got, want, "element {k}");
     }
 }
+
+/// `x` (one 6x6 channel) dequantized, pooled by a `k`x`k` window with stride 2 and `pad` cells of
+/// zeros on every side counted as cells, with ONNX's ceil_mode output size (`out` per axis):
+/// `max` or the mean of the cells clipped to the padded input.
+fn pool_ceil_reference(xd: &[f32], k: usize, pad: usize, out: usize, max: bool) -> Vec<f32> {
+    let padded = 6 + 2 * pad;
+    let at = |r: usize, c: usize| {
+        let inside = (pad..pad + 6).contains(&r) && (pad..pad + 6).contains(&c);
+        if inside {
+            xd[(r - pad) * 6 + c - pad]
+        } else {
+            0.0
+        }
+    };
+    let mut y = Vec::new();
+    for oy in 0..out {
+        for ox in 0..out {
+            let rows = oy * 2..(oy * 2 + k).min(padded);
+            let cols = ox * 2..(ox * 2 + k).min(padded);
+            let cells: Vec<f32> = rows
+                .flat_map(|r| cols.clone().map(move |c| (r, c)))
+                .map(|(r, c)| at(r, c))
+                .collect();
+            y.push(if max {
+                cells.iter().copied().fold(f32::NEG_INFINITY, f32::max)
+            } else {
+                cells.iter().sum::<f32>() / cells.len() as f32
+            });
+        }
+    }
+    y
+}
+
+#[test]
+fn qdq_pools_with_ceil_mode_run_in_int8() {
+    let (s, z) = (0.02f32, -3i32);
+    let pool = |op: &str, name: &str, out: &str, extra: Vec<_>| {
+        let mut attrs = vec![
+            attr_ints("kernel_shape", &[3, 3]),
+            attr_ints("strides", &[2, 2]),
+            attr_i("ceil_mode", 1),
+        ];
+        attrs.extend(extra);
+        node(op, name, &["xd"], &[out], attrs)
+    };
+    let onnx = model(
+        13,
+        [
+            &qdq("x", ["x", "x8", "xd"], ["s", "z"])[..],
+            &[
+                // 6 wide, window 3, stride 2: ceil 3 where floor gives 2.
+                pool("MaxPool", "max", "m", vec![]),
+                pool("AveragePool", "avg", "a", vec![]),
+                // Padded to 8: ceil 4 where floor gives 3; the pads count, the ceil cells do not.
+                pool(
+                    "AveragePool",
+                    "avg_incl",
+                    "b",
+                    vec![attr_ints("pads", &[1; 4]), attr_i("count_include_pad", 1)],
+                ),
+            ],
+            &qdq("m", ["m", "m8", "y1"], ["s", "z"]),
+            &qdq("a", ["a", "a8", "y2"], ["s", "z"]),
+            &qdq("b", ["b", "b8", "y3"], ["s", "z"]),
+        ]
+        .concat(),
+        vec![fixed("x", &[1, 1, 6, 6])],
+        vec![unshaped("y1"), unshaped("y2"), unshaped("y3")],
+        qparams(("s", s), ("z", z), data_type::INT8).to_vec(),
+    );
+    let (c, ops) = convert_ops(&onnx);
+    assert!(ops.contains(&"QuantMaxPool2d".to_string()), "{ops:?}");
+    assert_eq!(
+        ops.iter().filter(|o| *o == "QuantAvgPool2d").count(),
+        2,
+        "{ops:?}"
+    );
+    assert!(
+        !ops.iter().any(|o| o == "MaxPool2d" || o == "AvgPool2d"),
+        "{ops:?}"
+    );
+    let x: Vec<f32> = pseudo_random(36, 5).iter().map(|v| v * 2.0).collect();
+    let q = |v: f32| ((v / s).round_ties_even() as i32 + z).clamp(-128, 127);
+    let xd: Vec<f32> = x.iter().map(|&v| (q(v) - z) as f32 * s).collect();
+    let outputs = run(&c, &x);
+    let cases = [
+        (pool_ceil_reference(&xd, 3, 0, 3, true), 0),
+        (pool_ceil_reference(&xd, 3, 0, 3, false), 1),
+        (pool_ceil_reference(&xd, 3, 1, 4, false), 1),
+    ];
+    for (k, ((want, lsb), (dtype, bytes))) in cases.iter().zip(&outputs).enumerate() {
+        assert_eq!(*dtype, DType::F32, "output {k}");
+        let got: Vec<f32> = bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        assert_eq!(got.len(), want.len(), "output {k}");
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            let steps = (q(*g) - q(*w)).abs();
+            assert!(steps <= *lsb, "output {k} element {i}: {g} vs {w}");
+        }
+    }
+}

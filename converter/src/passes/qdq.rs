@@ -10,6 +10,7 @@
 //! | MaxPool, AvgPool, GlobalAvgPool | QuantMaxPool2d, QuantAvgPool2d (the whole image for GlobalAvgPool) | followed by a Requantize when input and output parameters differ |
 //! | Softmax (last axis) | QuantSoftmax | output scale 1/256, zero point -128 (TFLite's) |
 //! | Reshape, Transpose, Concat | the same op on int8 | every input and the output share scale and zero point |
+//! | Dequantize -> Pad | Pad (int8) -> Dequantize | the fill value is exactly an int8 value |
 //! | Dequantize -> Quantize | Requantize (or a free Reshape when the parameters are equal) | |
 //!
 //! Before that, uint8 round trips (a uint8 Quantize's output dequantized as uint8, each moved to and
@@ -99,14 +100,30 @@ fn moves_data(op: &Op) -> bool {
 }
 
 /// `Dequantize -> Reshape/Transpose` becomes `Reshape/Transpose (int8) -> Dequantize`, so the
-/// float op after it sees a Dequantize (a Flatten before a Gemm, the Reshape of a 1-D Conv).
+/// float op after it sees a Dequantize (a Flatten before a Gemm, the Reshape of a 1-D Conv). So does
+/// a Pad whose fill value int8 holds exactly (the zeros an AveragePool with `ceil_mode` and
+/// `count_include_pad` pads with first), filling with that int8 value.
 fn sink_dequantize(g: &mut Graph, idx: usize) -> Option<Vec<Node>> {
     let n = &g.nodes[idx];
-    if !moves_data(&n.op) || n.inputs.len() != 1 {
+    if n.inputs.len() != 1 {
         return None;
     }
     let (x8, xq) = dequantized(g, n.inputs[0])?;
-    let n = n.clone();
+    let op = match &n.op {
+        Op::Pad {
+            before,
+            after,
+            value,
+        } => Op::Pad {
+            before: before.clone(),
+            after: after.clone(),
+            value: f32::from(exact_int8(*value, xq)?),
+        },
+        op if moves_data(op) => op.clone(),
+        _ => return None,
+    };
+    let mut n = n.clone();
+    n.op = op;
     let shape = g.tensor(n.output).shape.clone();
     let moved = g.add_activation_of(
         &format!("{}.int8", g.tensor(n.output).name),
@@ -180,6 +197,13 @@ fn hoist_quantize(g: &mut Graph, idx: usize) -> Option<(Vec<Node>, usize)> {
 
 /// Per-tensor int8 `(scale, zero_point)`.
 type Affine = (f32, i8);
+
+/// The int8 value that dequantizes to exactly `v` with parameters `q`, if there is one.
+fn exact_int8(v: f32, (scale, zero_point): Affine) -> Option<i8> {
+    let q = (v / scale).round_ties_even() + f32::from(zero_point);
+    let q = i8::try_from(q as i32).ok()?;
+    ((f32::from(q) - f32::from(zero_point)) * scale == v).then_some(q)
+}
 
 /// `(int8 input, its parameters)` when `t` is the output of an int8 Dequantize.
 fn dequantized(g: &Graph, t: TensorId) -> Option<(TensorId, Affine)> {

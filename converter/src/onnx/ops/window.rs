@@ -166,32 +166,163 @@ fn same_pads(
     })
 }
 
-/// For pooling with `ceil_mode=1`: checks that rounding up gives the same output size as rounding
-/// down (Ember's pooling rounds down), and explains the problem otherwise.
-pub fn check_ceil_mode(
+/// For pooling with `ceil_mode=1`: the padding to add at the end of each spatial axis (`[h, w]`)
+/// so that Ember's pooling, which rounds the output size down, gives the size that rounding up gives.
+/// The extra cells are padding like the explicit ones: max pooling ignores them and average pooling
+/// without `count_include_pad` leaves them out of the divisor.
+pub fn ceil_mode_pads(
     ctx: &NodeCtx<'_>,
     hw: [usize; 2],
     kernel: [usize; 2],
     w: &Window,
-) -> Result<(), ConvertError> {
+) -> Result<[usize; 2], ConvertError> {
+    let mut extra = [0; 2];
     for axis in 0..2 {
         let (begin, end) = (w.pads[axis], w.pads[axis + 2]);
-        let floor = window_out(hw[axis], kernel[axis], w.strides[axis], 1, begin, end)
-            .map_err(|e| ctx.err(e))?;
-        let padded = hw[axis] + begin + end;
-        let mut ceil = (padded - kernel[axis]).div_ceil(w.strides[axis]) + 1;
-        // A last window that would start in the end padding is dropped (ONNX and onnxruntime).
-        if (ceil - 1) * w.strides[axis] >= hw[axis] + begin {
-            ceil -= 1;
-        }
-        if ceil != floor {
-            return Err(ctx.err(format!(
-                "attribute ceil_mode=1 gives output size {ceil} on spatial axis {axis} where rounding \
-                 down gives {floor}; Ember's pooling rounds down, so only ceil_mode=1 models where both \
-                 agree are supported. Re-export with ceil_mode=0 (with extra end padding if the last \
-                 window is needed)"
-            )));
+        extra[axis] = ceil_extra_end(
+            hw[axis],
+            kernel[axis],
+            w.strides[axis],
+            w.dilations[axis],
+            begin,
+            end,
+        )
+        .map_err(|e| ctx.err(format!("spatial axis {axis}: {e}")))?;
+    }
+    Ok(extra)
+}
+
+/// The output length of a pooling window with `ceil_mode=1` along one axis, as ONNX and onnxruntime
+/// define it: `ceil((size + begin + end - span) / stride) + 1`, less one when the last window would
+/// start in the end padding (at or past `size + begin`), where `span = dilation * (kernel - 1) + 1`.
+pub fn ceil_out(
+    size: usize,
+    kernel: usize,
+    stride: usize,
+    dilation: usize,
+    begin: usize,
+    end: usize,
+) -> Result<usize, String> {
+    // Checks the numbers (non-zero, no overflow, the window fits) as the floor rule does.
+    window_out(size, kernel, stride, dilation, begin, end)?;
+    let span = dilation * (kernel - 1) + 1;
+    let mut out = (size + begin + end - span).div_ceil(stride) + 1;
+    if (out - 1) * stride >= size + begin {
+        out -= 1;
+    }
+    Ok(out)
+}
+
+/// The end padding to add along one axis so that the floor rule gives [`ceil_out`]: the last
+/// window's end past the padded input, at most `span - 1` (the last window starts inside the input
+/// or its begin padding).
+pub fn ceil_extra_end(
+    size: usize,
+    kernel: usize,
+    stride: usize,
+    dilation: usize,
+    begin: usize,
+    end: usize,
+) -> Result<usize, String> {
+    let out = ceil_out(size, kernel, stride, dilation, begin, end)?;
+    let floor = window_out(size, kernel, stride, dilation, begin, end)?;
+    if out < floor {
+        return Err(format!(
+            "with ceil_mode=1 the output size is {out}, less than the {floor} of rounding down: the \
+             end padding ({end}) holds a whole window; use smaller end padding"
+        ));
+    }
+    let span = dilation * (kernel - 1) + 1;
+    Ok(((out - 1) * stride + span).saturating_sub(size + begin + end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ceil_rounds_up_where_the_last_window_starts_inside() {
+        // size 4, kernel 3, stride 2: floor (4 - 3) / 2 + 1 = 1, ceil 2; the second window starts at
+        // 2 (inside) and ends at 5: one extra cell.
+        assert_eq!(ceil_out(4, 3, 2, 1, 0, 0), Ok(2));
+        assert_eq!(ceil_extra_end(4, 3, 2, 1, 0, 0), Ok(1));
+        assert_eq!(window_out(4, 3, 2, 1, 0, 1), Ok(2));
+    }
+
+    #[test]
+    fn ceil_drops_a_last_window_that_starts_in_the_end_padding() {
+        // size 4, pads 1 and 1, kernel 2, stride 2: ceil (6 - 2) / 2 + 1 = 3 exactly (floor agrees).
+        assert_eq!(ceil_out(4, 2, 2, 1, 1, 1), Ok(3));
+        assert_eq!(ceil_extra_end(4, 2, 2, 1, 1, 1), Ok(0));
+        // onnx's test_maxpool_2d_ceil_output_size_reduce_by_one: size 2, kernel 1, stride 2: ceil
+        // (2 - 1) / 2 + 1 = 2, but the second window would start at 2 = size, in the end padding:
+        // dropped, 1 (as floor).
+        assert_eq!(ceil_out(2, 1, 2, 1, 0, 0), Ok(1));
+        assert_eq!(ceil_extra_end(2, 1, 2, 1, 0, 0), Ok(0));
+        // onnx's test_averagepool_2d_ceil_last_window_starts_on_pad: size 4, begin pad 1, kernel 3,
+        // stride 2 -> ceil (5 - 3) / 2 + 1 = 2, the last window starts at 2 < 5.
+        assert_eq!(ceil_out(4, 3, 2, 1, 1, 0), Ok(2));
+    }
+
+    #[test]
+    fn ceil_counts_the_dilated_span() {
+        // size 7, kernel 2, dilation 3 (span 4), stride 2: ceil (7 - 4) / 2 + 1 = 3, window 3 covers
+        // 4..8: one extra cell.
+        assert_eq!(ceil_out(7, 2, 2, 3, 0, 0), Ok(3));
+        assert_eq!(ceil_extra_end(7, 2, 2, 3, 0, 0), Ok(1));
+        assert_eq!(window_out(7, 2, 2, 3, 0, 1), Ok(3));
+    }
+
+    #[test]
+    fn ceil_extra_end_gives_the_ceil_size_by_the_floor_rule() {
+        for size in 1..12 {
+            for kernel in 1..5 {
+                for stride in 1..5 {
+                    for dilation in 1..3 {
+                        for (begin, end) in [(0, 0), (1, 0), (0, 1), (1, 2), (2, 1)] {
+                            // Pads as wide as the window are refused before (ONNX and Ember).
+                            if begin >= kernel || end >= kernel {
+                                continue;
+                            }
+                            let Ok(out) = ceil_out(size, kernel, stride, dilation, begin, end)
+                            else {
+                                continue;
+                            };
+                            let floor = window_out(size, kernel, stride, dilation, begin, end);
+                            let extra = ceil_extra_end(size, kernel, stride, dilation, begin, end);
+                            // Only where the end padding holds a whole window does ceil round
+                            // below floor; that is refused.
+                            let Ok(extra) = extra else {
+                                assert!(floor.unwrap() > out);
+                                continue;
+                            };
+                            let floor =
+                                window_out(size, kernel, stride, dilation, begin, end + extra);
+                            assert_eq!(
+                                floor,
+                                Ok(out),
+                                "{size} {kernel} {stride} {dilation} {begin} {end}"
+                            );
+                            // The last window still starts inside the input or its begin padding.
+                            assert!(
+                                (out - 1) * stride < size + begin,
+                                "{size} {kernel} {stride} {dilation} {begin} {end}"
+                            );
+                            assert!(end + extra < dilation * (kernel - 1) + 1 || extra == 0);
+                        }
+                    }
+                }
+            }
         }
     }
-    Ok(())
+
+    #[test]
+    fn ceil_rejects_bad_numbers() {
+        assert!(ceil_out(4, 0, 1, 1, 0, 0).is_err());
+        assert!(ceil_out(4, 2, 0, 1, 0, 0).is_err());
+        assert!(ceil_out(1, 3, 1, 1, 0, 0).is_err());
+        // size 1, end pad 1, kernel 1: floor gives 2 (the second window all padding), ceil 1.
+        assert_eq!(ceil_out(1, 1, 1, 1, 0, 1), Ok(1));
+        assert!(ceil_extra_end(1, 1, 1, 1, 0, 1).is_err());
+    }
 }
