@@ -51,6 +51,8 @@ struct OnnxNode {
     op: String,
     inputs: Vec<String>,
     outputs: Vec<String>,
+    /// Computed from initializers alone: folded by the converter, not compared.
+    constant: bool,
 }
 
 /// One compared value.
@@ -104,7 +106,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                     .map(|(n, a)| (n.clone(), a.shape.clone()))
                     .collect(),
                 keep_names: true,
-                observe: nodes.iter().flat_map(|n| n.outputs.clone()).collect(),
+                observe: nodes
+                    .iter()
+                    .filter(|n| !n.constant)
+                    .flat_map(|n| n.outputs.clone())
+                    .collect(),
                 ..ember_convert::ConvertOptions::default()
             };
             let converted = ember_convert::convert(&onnx, &opts)
@@ -135,6 +141,7 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let compared: HashSet<&str> = rows.iter().map(|r| r.tensor.as_str()).collect();
     let unmatched: Vec<&str> = nodes
         .iter()
+        .filter(|n| !n.constant)
         .flat_map(|n| &n.outputs)
         .filter(|o| reference.contains_key(o.as_str()) && !compared.contains(o.as_str()))
         .map(String::as_str)
@@ -175,9 +182,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
 }
 
-/// An ONNX value computed by onnxruntime, as f64, with its shape.
+/// An ONNX value computed by onnxruntime, as f64, with its shape and element type.
 struct Value {
     shape: Vec<usize>,
+    dtype: DType,
     data: Vec<f64>,
 }
 
@@ -240,6 +248,7 @@ fn run_onnxruntime(
                     op: field(n, "op"),
                     inputs: strings(&n["inputs"]),
                     outputs: strings(&n["outputs"]),
+                    constant: n["constant"].as_bool().unwrap_or(false),
                 })
                 .collect()
         })
@@ -254,6 +263,7 @@ fn run_onnxruntime(
             name,
             Value {
                 data: npy::to_f64(t.dtype, &t.bytes),
+                dtype: t.dtype,
                 shape: t.shape,
             },
         );
@@ -261,11 +271,12 @@ fn run_onnxruntime(
     Ok((nodes, values))
 }
 
-/// What Ember wrote for one ONNX value: in ONNX's element order, dequantized when int8.
+/// What Ember wrote for one ONNX value, in ONNX's element order, with the scale and zero point of
+/// an int8 tensor.
 struct Observed {
     data: Vec<f64>,
     dtype: DType,
-    scale: Option<f32>,
+    quant: Option<(f32, i32)>,
 }
 
 /// The ONNX value a blob tensor holds: its own name, or the name the converter derived it from.
@@ -280,7 +291,9 @@ fn onnx_name<'a>(name: &'a str, onnx: &HashMap<String, Value>) -> Option<&'a str
     }
 }
 
-/// Runs the blob on `inputs` and keeps, for every ONNX value, the last tensor written that holds it.
+/// Runs the blob on `inputs` and keeps, for every ONNX value, the last tensor written that holds it
+/// (but an int8 one over the exact float copy a Dequantize makes of it, which has no scale to measure
+/// steps in).
 fn run_ember(
     model: &Model<'_>,
     inputs: &[(String, npy::Typed)],
@@ -324,29 +337,30 @@ fn run_ember(
     }
     let layouts = layout::Layouts::of(model);
     let mut observed: HashMap<String, Observed> = HashMap::new();
-    session.run_observed(&mut |_, id, t| {
+    session.run_observed(&mut |i, id, t| {
         let Some(name) = model
             .tensor_name(id as usize)
             .and_then(|n| onnx_name(n, reference))
         else {
             return;
         };
-        let mut data = npy::to_f64(t.dtype(), t.bytes());
-        let quant = model.tensor(id as usize).and_then(|r| r.quant);
-        let mut scale = None;
-        if let (DType::I8, Some(q)) = (t.dtype(), quant) {
-            for v in &mut data {
-                *v = f64::from(q.scale) * (*v - f64::from(q.zero_point));
-            }
-            scale = Some(q.scale);
+        let dequantize = model
+            .op(i)
+            .is_some_and(|op| matches!(op.kind, ember_core::OpKind::Dequantize(_)));
+        if dequantize && observed.get(name).is_some_and(|o| o.quant.is_some()) {
+            return;
         }
-        let data = layouts.to_onnx_order(id, data);
+        let quant = match (t.dtype(), model.tensor(id as usize).and_then(|r| r.quant)) {
+            (DType::I8, Some(q)) => Some((q.scale, q.zero_point)),
+            _ => None,
+        };
+        let data = layouts.to_onnx_order(id, npy::to_f64(t.dtype(), t.bytes()));
         observed.insert(
             name.to_string(),
             Observed {
                 data,
                 dtype: t.dtype(),
-                scale,
+                quant,
             },
         );
     })?;
@@ -382,7 +396,7 @@ fn compare_rows(
                         continue;
                     };
                     let fused = !taken[p]
-                        && nodes[p].op != "Constant"
+                        && !nodes[p].constant
                         && nodes[p].outputs.iter().all(|o| !observed.contains_key(o));
                     if fused {
                         taken[p] = true;
@@ -406,11 +420,24 @@ fn compare_rows(
     rows
 }
 
-/// The errors of `got` against `want`.
+/// The errors of `got` against `want`. An int8 tensor is dequantized to compare with a float value,
+/// and compared as it is with an integer one (a QuantizeLinear's output); either way `steps` is its
+/// largest error in steps of its scale.
 fn measure(layer: String, op: String, tensor: String, want: &Value, got: &Observed) -> Row {
-    let n = want.data.len().min(got.data.len());
+    let float_reference = matches!(want.dtype, DType::F32 | DType::F64 | DType::F16);
+    let dequantized: Vec<f64>;
+    let (got_data, step) = match got.quant {
+        Some((scale, zero_point)) if float_reference => {
+            let (s, z) = (f64::from(scale), f64::from(zero_point));
+            dequantized = got.data.iter().map(|&q| s * (q - z)).collect();
+            (&dequantized, Some(s))
+        }
+        Some(_) => (&got.data, Some(1.0)),
+        None => (&got.data, None),
+    };
+    let n = want.data.len().min(got_data.len());
     let (mut max_err, mut sum_err, mut dot, mut ww, mut gg) = (0f64, 0f64, 0f64, 0f64, 0f64);
-    for (&w, &g) in want.data.iter().zip(&got.data) {
+    for (&w, &g) in want.data.iter().zip(got_data) {
         let e = if w == g { 0.0 } else { (g - w).abs() };
         let e = if e.is_nan() { f64::INFINITY } else { e };
         max_err = max_err.max(e);
@@ -419,7 +446,7 @@ fn measure(layer: String, op: String, tensor: String, want: &Value, got: &Observ
         ww += w * w;
         gg += g * g;
     }
-    let cosine = if want.data.len() != got.data.len() {
+    let cosine = if want.data.len() != got_data.len() {
         f64::NAN
     } else if ww == 0.0 && gg == 0.0 {
         1.0
@@ -438,7 +465,7 @@ fn measure(layer: String, op: String, tensor: String, want: &Value, got: &Observ
         mean_err: if n == 0 { 0.0 } else { sum_err / n as f64 },
         // A NaN cosine (sizes that differ) is below every threshold.
         cosine: if cosine.is_nan() { -1.0 } else { cosine },
-        steps: got.scale.map(|s| max_err / f64::from(s)),
+        steps: step.map(|s| max_err / s),
     }
 }
 
@@ -484,15 +511,20 @@ mod tests {
     fn value(data: &[f64]) -> Value {
         Value {
             shape: vec![data.len()],
+            dtype: DType::F32,
             data: data.to_vec(),
         }
     }
 
+    fn row(want: &Value, got: &Observed) -> Row {
+        measure("l".into(), "Op".into(), "t".into(), want, got)
+    }
+
     #[test]
     fn derived_names_lead_back_to_the_onnx_value() {
-        let onnx: HashMap<String, Value> = [("relu1", 1.0), ("flat", 1.0), ("a_quantized", 1.0)]
+        let onnx: HashMap<String, Value> = ["relu1", "flat", "a_quantized"]
             .into_iter()
-            .map(|(n, v)| (n.to_string(), value(&[v])))
+            .map(|n| (n.to_string(), value(&[1.0])))
             .collect();
         assert_eq!(onnx_name("relu1", &onnx), Some("relu1"));
         assert_eq!(onnx_name("relu1_quantized", &onnx), Some("relu1"));
@@ -506,45 +538,37 @@ mod tests {
 
     #[test]
     fn errors_cosine_and_steps_by_hand() {
-        // want (3, 4), got (3, 4.5) read back from int8 with scale 0.25: errors 0 and 0.5.
+        // want (3, 4); got int8 (13, 19) with scale 0.25 and zero point 1, i.e. (3, 4.5): errors 0
+        // and 0.5, two steps.
         let got = Observed {
-            data: vec![3.0, 4.5],
+            data: vec![13.0, 19.0],
             dtype: DType::I8,
-            scale: Some(0.25),
+            quant: Some((0.25, 1)),
         };
-        let r = measure(
-            "l".into(),
-            "Op".into(),
-            "t".into(),
-            &value(&[3.0, 4.0]),
-            &got,
-        );
+        let r = row(&value(&[3.0, 4.0]), &got);
         assert_eq!((r.max_err, r.mean_err), (0.5, 0.25));
         // (9 + 18) / (5 * sqrt(9 + 20.25))
         let cosine = 27.0 / (5.0 * 29.25f64.sqrt());
         assert!((r.cosine - cosine).abs() < 1e-12, "{}", r.cosine);
         assert_eq!(r.steps, Some(2.0));
+        // Against int8 values (onnxruntime's QuantizeLinear output) the int8 values are compared as
+        // they are: one step off in the second.
+        let int8 = Value {
+            dtype: DType::I8,
+            ..value(&[13.0, 18.0])
+        };
+        let r = row(&int8, &got);
+        assert_eq!((r.max_err, r.steps), (1.0, Some(1.0)));
         // Two zero vectors agree; a zero one and another do not.
         let zero = Observed {
             data: vec![0.0, 0.0],
             dtype: DType::F32,
-            scale: None,
+            quant: None,
         };
-        let r = measure(
-            "l".into(),
-            "Op".into(),
-            "t".into(),
-            &value(&[0.0, 0.0]),
-            &zero,
-        );
+        let r = row(&value(&[0.0, 0.0]), &zero);
         assert_eq!((r.cosine, r.steps), (1.0, None));
-        let r = measure(
-            "l".into(),
-            "Op".into(),
-            "t".into(),
-            &value(&[1.0, 0.0]),
-            &zero,
-        );
-        assert_eq!(r.cosine, 0.0);
+        assert_eq!(row(&value(&[1.0, 0.0]), &zero).cosine, 0.0);
+        // Sizes that differ are flagged whatever the threshold.
+        assert_eq!(row(&value(&[1.0]), &zero).cosine, -1.0);
     }
 }

@@ -5,7 +5,8 @@ Usage: python onnx_values.py MODEL.onnx OUT_DIR NAME=x.npy [NAME=x.npy ...]
 Makes every node output of the main graph a graph output, runs the model once on the given inputs
 (onnxruntime on the CPU, graph optimizations off, one thread, so each value is the node's own result),
 and writes OUT_DIR/v<k>.npy for the k-th value plus OUT_DIR/values.json: the nodes in graph order
-(name, op type, inputs, outputs) and the values written (name, file).
+(name, op type, inputs, outputs, and whether it computes from initializers alone) and the values
+written (name, file).
 Exit status 3 when onnx, onnxruntime or numpy cannot be imported (the message names the module).
 """
 
@@ -31,14 +32,23 @@ def main():
     model = onnx.load(model_path)
     graph = model.graph
     declared = {o.name for o in graph.output}
+    # Values computed from initializers alone (weights dequantized, shapes): a converter folds them.
+    constant = {t.name for t in graph.initializer}
     nodes = []
     for n in graph.node:
+        inputs = [i for i in n.input if i]
+        is_constant = n.op_type == "Constant" or (
+            bool(inputs) and all(i in constant for i in inputs)
+        )
+        if is_constant:
+            constant.update(o for o in n.output if o)
         nodes.append(
             {
                 "name": n.name,
                 "op": n.op_type,
                 "inputs": list(n.input),
                 "outputs": [o for o in n.output if o],
+                "constant": is_constant,
             }
         )
         for o in n.output:
