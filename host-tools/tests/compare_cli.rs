@@ -181,3 +181,23 @@ fn a_missing_python_names_the_fix() {
         "{t}"
     );
 }
+
+#[test]
+fn a_blob_without_names_is_refused_before_onnxruntime_runs() {
+    let dir = scratch_dir("compare_stripped");
+    let blob = dir.join("stripped.ember");
+    let onnx = model("digits/model.onnx");
+    ok_text(&common::convert(&onnx, &blob, &["--strip-names"]));
+    let o = common::ember(&[
+        "compare",
+        &onnx,
+        blob.to_str().unwrap(),
+        "--input",
+        &model("digits/x1.npy"),
+    ]);
+    let t = err_text(&o);
+    assert!(
+        t.contains("no names table") && t.contains("--strip-names"),
+        "{t}"
+    );
+}

@@ -95,10 +95,28 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         inputs.push((name, arr));
     }
 
+    // A given blob is checked before onnxruntime runs.
+    let given = match &args.ember {
+        Some(path) => {
+            let blob = read_blob(path)?;
+            let model =
+                Model::parse(blob.as_bytes()).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            if (0..model.tensor_count()).all(|i| model.tensor_name(i).is_none()) {
+                bail!(
+                    "{} has no names table (converted with --strip-names), so none of its tensors \
+                     can be matched to the ONNX model's values: convert it without --strip-names",
+                    path.display()
+                );
+            }
+            Some(blob)
+        }
+        None => None,
+    };
+
     let (nodes, reference) = run_onnxruntime(&args.onnx, &bound, &input_names)?;
 
-    let blob = match &args.ember {
-        Some(path) => read_blob(path)?,
+    let blob = match given {
+        Some(blob) => blob,
         None => {
             let opts = ember_convert::ConvertOptions {
                 shapes: inputs
