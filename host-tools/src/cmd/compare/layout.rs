@@ -3,8 +3,9 @@
 //! The blob does not record layouts; the kernels define them. Convolutions and pools read and write
 //! NHWC. An op that reads an NHWC tensor without a Transpose in front works on it as it is (the
 //! converter's layout pass inserts a Transpose wherever an op needs ONNX's order): a Reshape keeps
-//! the byte order (a Flatten whose Transpose the converter folded into the next layer's weights), a
-//! 4-D result of anything else is NHWC, and a result of lower rank (a reduction over H and W) is in
+//! the byte order (a Flatten whose Transpose the converter folded into the next layer's weights), and
+//! so does an element-wise op of one input (a Dequantize of that Flatten), a 4-D result of anything
+//! else is NHWC, and a result of lower rank (a reduction over H and W) is in
 //! ONNX's order. A Transpose `[0, 3, 1, 2]` of an NHWC tensor goes back to ONNX's order, and one
 //! `[0, 2, 3, 1]` of an ONNX-ordered 4-D tensor makes an NHWC one.
 
@@ -46,9 +47,20 @@ impl Layouts {
                 | OpKind::QuantConv2d(_)
                 | OpKind::QuantMaxPool2d(_)
                 | OpKind::QuantAvgPool2d(_) => nchw_of(&out),
-                OpKind::Reshape => {
-                    input.filter(|l| l.iter().product::<usize>() == out.iter().product::<usize>())
+                // Same elements in the same order: the input's layout, whatever the dims.
+                OpKind::Reshape
+                | OpKind::Unary(_)
+                | OpKind::Cast(_)
+                | OpKind::Quantize(_)
+                | OpKind::Dequantize(_)
+                | OpKind::Requantize(_)
+                    if input.is_some_and(|l| {
+                        l.iter().product::<usize>() == out.iter().product::<usize>()
+                    }) =>
+                {
+                    input
                 }
+                OpKind::Reshape => None,
                 OpKind::Transpose(p) => {
                     let perm: Vec<usize> = p.perm[..out.len().min(p.perm.len())]
                         .iter()
