@@ -48,6 +48,8 @@ enum Command {
     Run(cmd::common::RunArgs),
     /// `run --profile`: per-op times (GPU timestamps on a GPU) and the memory report.
     Profile(cmd::common::RunArgs),
+    /// Compare every layer of a model with onnxruntime's values: errors, cosine, int8 steps.
+    Compare(cmd::compare::Args),
     /// Measure latency and memory of a model on the host CPU.
     Bench(cmd::bench::Args),
     /// Flash firmware onto a board through a debug probe (or check it with --dry-run).
@@ -85,6 +87,7 @@ fn main() -> ExitCode {
             args.profile = true;
             cmd::run::run(&args)
         }
+        Command::Compare(args) => cmd::compare::run(&args),
         Command::Bench(args) => cmd::bench::run(&args),
         Command::Demo(args) => cmd::demo::run(&args),
         Command::Flash(args) => cmd::flash::run(&args),

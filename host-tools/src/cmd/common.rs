@@ -1,7 +1,7 @@
 //! What the subcommands share: reading and parsing blobs, the host CPU and its arena, progress
 //! display, `ember run`'s arguments (also `ember profile`'s, and the GPU path's in `device`) with the
-//! binding, printing and comparing of its inputs and outputs, and the parsing of shapes and
-//! `[NAME=]FILE` arguments.
+//! binding, printing and comparing of its inputs and outputs, the parsing of shapes and
+//! `[NAME=]FILE` arguments, and finding a Python with onnxruntime (`compare`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -141,6 +141,16 @@ pub fn bind<'a>(
                 .unwrap_or_else(|| format!("{what}{k}"))
         })
         .collect();
+    bind_names(&names, args, what)
+}
+
+/// [`bind`] against a list of names: `[NAME=]FILE` arguments, named ones by name, unnamed ones in
+/// order. Returns `(position in names, file)`.
+pub fn bind_names<'a>(
+    names: &[String],
+    args: &'a [String],
+    what: &str,
+) -> Result<Vec<(usize, &'a str)>> {
     let mut next = 0;
     let mut bound = Vec::new();
     for arg in args {
@@ -155,10 +165,10 @@ pub fn bind<'a>(
             None => {
                 let p = next;
                 next += 1;
-                if p >= ids.len() {
+                if p >= names.len() {
                     bail!(
                         "more {what} files than the model has {what}s ({}: {})",
-                        ids.len(),
+                        names.len(),
                         names.join(", ")
                     );
                 }
@@ -297,4 +307,65 @@ pub fn argmax(row: &[f32]) -> usize {
         }
     }
     best
+}
+
+/// A Python that imports onnx, onnxruntime and numpy (`ember compare` runs onnxruntime through it):
+/// `EMBER_PYTHON` when set, else the test venv `cargo xtask venv` makes (`venv/` in the build folder
+/// beside this `ember`, or `target/venv` above it or above the current folder), else `python3` on
+/// the PATH. The error lists what was tried and why each failed, and names the fix.
+pub fn onnx_python() -> Result<PathBuf> {
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(p) = std::env::var_os("EMBER_PYTHON") {
+        candidates.push(PathBuf::from(p));
+    } else {
+        let venv_python = |dir: &Path| {
+            if cfg!(windows) {
+                dir.join("Scripts").join("python.exe")
+            } else {
+                dir.join("bin").join("python")
+            }
+        };
+        let mut roots: Vec<PathBuf> = Vec::new();
+        if let Ok(exe) = std::env::current_exe() {
+            roots.extend(exe.ancestors().skip(1).map(Path::to_path_buf));
+        }
+        if let Ok(cwd) = std::env::current_dir() {
+            roots.extend(cwd.ancestors().map(Path::to_path_buf));
+        }
+        for root in roots {
+            for venv in [root.join("venv"), root.join("target").join("venv")] {
+                let py = venv_python(&venv);
+                if py.is_file() && !candidates.contains(&py) {
+                    candidates.push(py);
+                }
+            }
+        }
+        candidates.push(PathBuf::from(if cfg!(windows) {
+            "python"
+        } else {
+            "python3"
+        }));
+    }
+    let mut tried = Vec::new();
+    for py in &candidates {
+        let out = std::process::Command::new(py)
+            .args(["-c", "import onnx, onnxruntime, numpy"])
+            .output();
+        let why = match out {
+            Ok(o) if o.status.success() => return Ok(py.clone()),
+            Ok(o) => String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .last()
+                .unwrap_or("failed")
+                .to_string(),
+            Err(e) => e.to_string(),
+        };
+        tried.push(format!("{} ({why})", py.display()));
+    }
+    bail!(
+        "no Python with onnx, onnxruntime and numpy to run the ONNX model with (tried {}): run \
+         `cargo xtask venv` in the Ember repository (it makes target/venv), or set EMBER_PYTHON to a \
+         Python that has them",
+        tried.join("; ")
+    )
 }

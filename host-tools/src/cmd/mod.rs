@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod common;
+pub mod compare;
 pub mod convert;
 pub mod demo;
 pub mod device;
