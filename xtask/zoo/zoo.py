@@ -63,6 +63,10 @@ WHEELS = {
 # The ONNX package's `backend/test/data/light/` models: real architectures whose weights are synthetic
 # (ConstantOfShape fills), so they check the graph, not accuracy. From the venv's pinned onnx==1.22.0.
 ONNX_LIGHT = "onnx==1.22.0 backend/test/data/light"
+LIGHT_SHA256 = {
+    "light_squeezenet.onnx": "770b0f3c8623e18bf58b53754d710051b4c268248422142980a132bbe6dfe908",
+    "light_shufflenet.onnx": "c6f406d62be36d6b4572542c0950a2abd59f56237068793290680bba89fbafe5",
+}
 
 
 # The models that read document images get text pages (`text_page`) instead of uniform noise.
@@ -106,6 +110,8 @@ def extract(out, requirement, member):
     if requirement == ONNX_LIGHT:
         import onnx
         src = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light", member)
+        if models.sha256(src) != LIGHT_SHA256[member]:
+            sys.exit(f"zoo.py: {src} has SHA-256 {models.sha256(src)}, expected {LIGHT_SHA256[member]}")
         with open(src, "rb") as f, open(dst, "wb") as o:
             o.write(f.read())
         return dst
