@@ -85,3 +85,42 @@ fn every_value_of_a_long_chain_is_measured() {
     }
     assert_eq!(ranges.get("x"), Some(&(-1.0, 1.5)));
 }
+
+/// A flatten written as shape arithmetic (paddle2onnx writes it so: `Shape`, `Slice` of the batch,
+/// `Concat` with `-1`, `Reshape`): the `Concat` is an int64 value the converter folds, not a float
+/// activation to measure. Calibration used to declare it a float graph output and fail with "has
+/// element type FLOAT but Ember computes it as INT64".
+#[test]
+fn shape_arithmetic_is_not_measured() {
+    let onnx = model(
+        13,
+        vec![
+            node1("Shape", "shape", &["x"], "s"),
+            node1("Slice", "batch", &["s", "zero", "one"], "b"),
+            {
+                let mut n = node1("Concat", "dims", &["b", "minus_one"], "dims");
+                n.attribute.push(common::attr_i("axis", 0));
+                n
+            },
+            node1("Reshape", "flatten", &["x", "dims"], "y"),
+        ],
+        vec![fixed("x", &[1, 2, 2])],
+        vec![unshaped("y")],
+        vec![
+            common::ints("zero", &[0]),
+            common::ints("one", &[1]),
+            common::ints("minus_one", &[-1]),
+        ],
+    );
+    let samples = vec![vec![vec![-1.0, 0.5, 0.25, 2.0]]];
+    let ranges = calibrate(
+        &onnx,
+        &ConvertOptions::default(),
+        &samples,
+        Calibration::MinMax,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(ranges.get("dims"), None);
+    assert_eq!(ranges.get("x"), Some(&(-1.0, 2.0)));
+}

@@ -483,3 +483,53 @@ fn qdq_pools_with_ceil_mode_run_in_int8() {
         }
     }
 }
+
+/// A QDQ Softmax on `x [1, n]`: input scale 0.05, zero point 0; output TFLite's 1/256 and -128.
+fn qdq_softmax(n: i64) -> Vec<u8> {
+    model(
+        13,
+        [
+            &qdq("x", ["x", "x8", "xd"], ["sx", "zx"])[..],
+            &[
+                node1("Softmax", "softmax", &["xd"], "p"),
+                node1("QuantizeLinear", "qy", &["p", "sy", "zy"], "y"),
+            ],
+        ]
+        .concat(),
+        vec![fixed("x", &[1, n])],
+        vec![of_type(unshaped("y"), data_type::INT8)],
+        [
+            qparams(("sx", 0.05), ("zx", 0), data_type::INT8),
+            qparams(("sy", 1.0 / 256.0), ("zy", -128), data_type::INT8),
+        ]
+        .concat(),
+    )
+}
+
+/// The int8 softmax sums a lane in fixed point with room for 4,095 terms: a longer axis (PP-OCR's
+/// recognizer has 6,625 characters) stays a float Softmax between its Dequantize and Quantize instead of
+/// becoming a QuantSoftmax the runtime refuses, and still computes ONNX's values.
+#[test]
+fn qdq_softmax_longer_than_the_int8_kernel_stays_float() {
+    let (_, short) = convert_ops(&qdq_softmax(16));
+    assert!(short.contains(&"QuantSoftmax".to_string()), "{short:?}");
+    let n = 4096;
+    let (c, ops) = convert_ops(&qdq_softmax(n as i64));
+    assert!(!ops.contains(&"QuantSoftmax".to_string()), "{ops:?}");
+    assert!(ops.contains(&"Softmax".to_string()), "{ops:?}");
+    let x: Vec<f32> = pseudo_random(n, 3).iter().map(|v| v * 6.0).collect();
+    let y = &run(&c, &x)[0];
+    assert_eq!(y.0, DType::I8);
+    // ONNX: xd = clamp(rint(x / 0.05)) * 0.05; y = clamp(rint(softmax(xd) * 256) - 128).
+    let xd: Vec<f64> = x
+        .iter()
+        .map(|&v| f64::from((v / 0.05).round_ties_even().clamp(-128.0, 127.0)) * 0.05)
+        .collect();
+    let max = xd.iter().cloned().fold(f64::MIN, f64::max);
+    let sum: f64 = xd.iter().map(|v| (v - max).exp()).sum();
+    for (i, v) in xd.iter().enumerate() {
+        let want = (((v - max).exp() / sum * 256.0).round() as i32 - 128).clamp(-128, 127);
+        let got = i32::from(y.1[i] as i8);
+        assert!((got - want).abs() <= 1, "element {i}: {got} vs {want}");
+    }
+}

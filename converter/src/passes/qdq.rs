@@ -8,7 +8,7 @@
 //! | FullyConnected (Gemm, MatMul with constant B) | QuantFullyConnected | as Conv2d |
 //! | Add, Mul (fused activation) | QuantAdd, QuantMul | both operands dequantized at run time |
 //! | MaxPool, AvgPool, GlobalAvgPool | QuantMaxPool2d, QuantAvgPool2d (the whole image for GlobalAvgPool) | followed by a Requantize when input and output parameters differ |
-//! | Softmax (last axis) | QuantSoftmax | output scale 1/256, zero point -128 (TFLite's) |
+//! | Softmax (last axis, at most 4,095 long) | QuantSoftmax | output scale 1/256, zero point -128 (TFLite's); a longer axis stays float |
 //! | Reshape, Transpose, Concat | the same op on int8 | every input and the output share scale and zero point |
 //! | Dequantize -> Pad | Pad (int8) -> Dequantize | the fill value is exactly an int8 value |
 //! | Dequantize -> Quantize | Requantize (or a free Reshape when the parameters are equal) | |
@@ -33,7 +33,7 @@ use ember_core::ops::quant::requant::{
     activation_range, channel_multiplier, RequantRounding, MAX_SHIFT, MIN_SHIFT,
 };
 use ember_core::ops::quant::requantize::RequantizeParams;
-use ember_core::ops::quant::softmax::QuantSoftmaxParams;
+use ember_core::ops::quant::softmax::{self, QuantSoftmaxParams};
 
 use crate::ir::quant::{Quant, QuantOp};
 use crate::ir::{ConstData, DType, Graph, Node, Op, Pool2d, SpatialLayout, TensorId};
@@ -420,8 +420,11 @@ fn fuse(g: &mut Graph, n: &Node, yq: Affine) -> Option<(Op, Vec<TensorId>)> {
             Some((Op::Quant(op), vec![x]))
         }
         Op::Softmax { axis } if yq == (1.0 / 256.0, -128) => {
-            let rank = g.tensor(x).shape.len();
-            if *axis + 1 != rank {
+            let shape = &g.tensor(x).shape;
+            // The int8 kernel sums the lane in fixed point with room for `MAX_AXIS_LEN` terms; a longer
+            // axis (an OCR head's 6,625 characters) stays a float Softmax between its Dequantize and
+            // Quantize.
+            if *axis + 1 != shape.len() || shape[*axis] > softmax::MAX_AXIS_LEN {
                 return None;
             }
             let p = QuantSoftmaxParams::from_scale(1.0, xq.0.into(), u8::try_from(*axis).ok()?);

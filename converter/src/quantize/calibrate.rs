@@ -26,14 +26,15 @@ const MAX_KEPT: usize = 1 << 20;
 
 /// The names of the tensors that get a Quantize/Dequantize pair: the float graph inputs and the
 /// outputs of the [`QUANTIZED_OUTPUTS`] ops, except those read only by a fused op, and except values
-/// that are constants (computed from initializers alone).
+/// that are constants (computed from initializers and tensor shapes alone: every shape is fixed at
+/// conversion, so a `Shape` or `Size` output and the shape arithmetic on it are folded, never computed).
 pub(crate) fn quantized_tensors(model: &ModelProto) -> Vec<String> {
     let Some(g) = &model.graph else {
         return Vec::new();
     };
     let mut constant: HashSet<&str> = g.initializer.iter().map(|t| t.name.as_str()).collect();
     for n in &g.node {
-        let all_const = n.op_type == "Constant"
+        let all_const = matches!(n.op_type.as_str(), "Constant" | "Shape" | "Size")
             || (!n.input.is_empty()
                 && n.input
                     .iter()

