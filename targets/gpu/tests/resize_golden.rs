@@ -40,7 +40,11 @@ fn filtered_resizes_match_onnxruntime() {
     let blob = AlignedBuf::from_bytes(&converted.blob);
     let (_, x) = read_npy_f32(&case("resize_filters.x.npy"));
     let (_, golden) = read_npy_f32(&case("resize_filters.y.npy"));
-    assert_golden(Device::Cpu, &run_on(blob.as_bytes(), Device::Cpu, &[&x]), &golden);
+    assert_golden(
+        Device::Cpu,
+        &run_on(blob.as_bytes(), Device::Cpu, &[&x]),
+        &golden,
+    );
     let Some(gpu) = vulkan() else { return };
     assert_golden(gpu, &run_on(blob.as_bytes(), gpu, &[&x]), &golden);
 }
