@@ -54,6 +54,14 @@ fn resize_modes() {
     check_case("resize");
 }
 
+/// Cubic (both coefficients, with and without `exclude_outside`, every coordinate transformation),
+/// antialiased linear and cubic up and down, and `half_pixel_symmetric`, on the reference kernels.
+#[test]
+fn resize_filters() {
+    let c = check_case("resize_filters");
+    assert_op_count(&c, "Resize", 17);
+}
+
 /// Converts `x [2, 3, 4]` through `nodes` (output `y`) and returns the error message.
 fn error_of(
     opset: i64,

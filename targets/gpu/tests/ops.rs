@@ -424,18 +424,25 @@ proptest! {
         let mut y = x.clone();
         y[h] = rng.int(1, 9);
         y[h + 1] = rng.int(1, 9);
-        let mode = match rng.int(0, 4) {
+        let mode = match rng.int(0, 6) {
             0 => ResizeMode::Linear,
             1 => ResizeMode::Nearest(NearestMode::RoundPreferFloor),
             2 => ResizeMode::Nearest(NearestMode::RoundPreferCeil),
             3 => ResizeMode::Nearest(NearestMode::Floor),
-            _ => ResizeMode::Nearest(NearestMode::Ceil),
+            4 => ResizeMode::Nearest(NearestMode::Ceil),
+            5 => ResizeMode::Cubic {
+                a: rng.pick(&[-0.75, -0.5]),
+                exclude_outside: rng.bool(),
+                antialias: rng.bool(),
+            },
+            _ => ResizeMode::LinearAntialias { exclude_outside: rng.bool() },
         };
         let coord = rng.pick(&[
             CoordMode::HalfPixel,
             CoordMode::PytorchHalfPixel,
             CoordMode::AlignCorners,
             CoordMode::Asymmetric,
+            CoordMode::HalfPixelSymmetric,
         ]);
         let p = ResizeParams {
             mode,

@@ -260,11 +260,26 @@ fn any_coord() -> impl Strategy<Value = CoordMode> {
         Just(CoordMode::PytorchHalfPixel),
         Just(CoordMode::AlignCorners),
         Just(CoordMode::Asymmetric),
+        Just(CoordMode::HalfPixelSymmetric),
     ]
 }
 
 fn any_mode() -> impl Strategy<Value = ResizeMode> {
+    let cubic = (
+        prop_oneof![Just(-0.75f32), Just(-0.5)],
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(a, exclude_outside, antialias)| ResizeMode::Cubic {
+            a,
+            exclude_outside,
+            antialias,
+        });
+    let linear_aa =
+        any::<bool>().prop_map(|exclude_outside| ResizeMode::LinearAntialias { exclude_outside });
     prop_oneof![
+        cubic,
+        linear_aa,
         Just(ResizeMode::Linear),
         Just(ResizeMode::Nearest(NearestMode::RoundPreferFloor)),
         Just(ResizeMode::Nearest(NearestMode::RoundPreferCeil)),
@@ -324,10 +339,13 @@ pub fn resize_case() -> impl Strategy<Value = ResizeCase> {
 
 /// ONNX's coordinate transformation, in f64, with the resized length `n_in * scale` (exact for the
 /// generated scales).
-fn source(coord: CoordMode, o: usize, n_in: usize, scale: f64) -> f64 {
+fn source(coord: CoordMode, o: usize, n_in: usize, n_out: usize, scale: f64) -> f64 {
     let o = o as f64;
     let resized = n_in as f64 * scale;
     match coord {
+        CoordMode::HalfPixelSymmetric => {
+            n_in as f64 / 2.0 * (1.0 - n_out as f64 / resized) + (o + 0.5) / scale - 0.5
+        }
         CoordMode::HalfPixel => (o + 0.5) / scale - 0.5,
         CoordMode::PytorchHalfPixel if resized > 1.0 => (o + 0.5) / scale - 0.5,
         CoordMode::AlignCorners if resized > 1.0 => o * (n_in as f64 - 1.0) / (resized - 1.0),
@@ -337,8 +355,8 @@ fn source(coord: CoordMode, o: usize, n_in: usize, scale: f64) -> f64 {
 }
 
 /// One axis of the definition: `(index, weight)` pairs summing to 1.
-fn taps(p: &ResizeParams, o: usize, n_in: usize, scale: f32) -> Vec<(usize, f64)> {
-    let c = source(p.coord, o, n_in, f64::from(scale));
+fn taps(p: &ResizeParams, o: usize, n_in: usize, n_out: usize, scale: f32) -> Vec<(usize, f64)> {
+    let c = source(p.coord, o, n_in, n_out, f64::from(scale));
     let last = (n_in - 1) as f64;
     match p.mode {
         ResizeMode::Nearest(m) => {
@@ -358,7 +376,59 @@ fn taps(p: &ResizeParams, o: usize, n_in: usize, scale: f32) -> Vec<(usize, f64)
             let hi = (lo + 1.0).min(last);
             vec![(lo as usize, 1.0 - (c - lo)), (hi as usize, c - lo)]
         }
+        ResizeMode::Cubic {
+            a,
+            exclude_outside,
+            antialias,
+        } => filter_taps(c, n_in, scale, 2.0, antialias, exclude_outside, |d| {
+            let (a, d) = (f64::from(a), d.abs());
+            if d <= 1.0 {
+                (a + 2.0) * d * d * d - (a + 3.0) * d * d + 1.0
+            } else if d < 2.0 {
+                a * d * d * d - 5.0 * a * d * d + 8.0 * a * d - 4.0 * a
+            } else {
+                0.0
+            }
+        }),
+        ResizeMode::LinearAntialias { exclude_outside } => {
+            filter_taps(c, n_in, scale, 1.0, true, exclude_outside, |d| {
+                (1.0 - d.abs()).max(0.0)
+            })
+        }
     }
+}
+
+/// The taps of a kernel of `radius` at `c`: every whole `j` within `radius / s` of `c` (`s` the scale
+/// of an antialiased downscale, else 1) weighs `kernel((j - c) * s)`, and reads the edge when off the
+/// input, or weighs 0 there with `exclude_outside`; normalized to sum 1 when antialiased or excluding.
+fn filter_taps(
+    c: f64,
+    n_in: usize,
+    scale: f32,
+    radius: f64,
+    antialias: bool,
+    exclude_outside: bool,
+    kernel: impl Fn(f64) -> f64,
+) -> Vec<(usize, f64)> {
+    let s = if antialias && scale < 1.0 {
+        f64::from(scale)
+    } else {
+        1.0
+    };
+    let last = n_in as i64 - 1;
+    let lo = (c - radius / s).ceil() as i64;
+    let hi = (c + radius / s).floor() as i64;
+    let mut t: Vec<(usize, f64)> = (lo..=hi)
+        .filter(|j| !exclude_outside || (0..=last).contains(j))
+        .map(|j| (j.clamp(0, last) as usize, kernel((j as f64 - c) * s)))
+        .collect();
+    if antialias || exclude_outside {
+        let sum: f64 = t.iter().map(|&(_, w)| w).sum();
+        if sum != 0.0 {
+            t.iter_mut().for_each(|(_, w)| *w /= sum);
+        }
+    }
+    t
 }
 
 /// The table's resize against a separable definition: each output is the sum over the H taps and W
@@ -371,8 +441,9 @@ pub fn check_resize(k: &Kernels, c: &ResizeCase) -> Result<(), TestCaseError> {
         .map(|pos| {
             let j = unflat(pos, &c.y_dims);
             let mut w = Want::exact(0.0);
-            for (iy, wy) in taps(&c.p, j[h], h_in, c.p.scale_h) {
-                for (ix, wx) in taps(&c.p, j[h + 1], w_in, c.p.scale_w) {
+            let (h_out, w_out) = (c.y_dims[h], c.y_dims[h + 1]);
+            for (iy, wy) in taps(&c.p, j[h], h_in, h_out, c.p.scale_h) {
+                for (ix, wx) in taps(&c.p, j[h + 1], w_in, w_out, c.p.scale_w) {
                     let mut i = j.clone();
                     i[h] = iy;
                     i[h + 1] = ix;

@@ -292,16 +292,6 @@ const IGNORED_ATTRIBUTES: &[(&str, &str, &str)] = &[
     ),
     (
         "Resize",
-        "cubic_coeff_a",
-        "only mode=cubic reads it, which Ember rejects",
-    ),
-    (
-        "Resize",
-        "exclude_outside",
-        "it changes only cubic and antialiased weights, which Ember rejects",
-    ),
-    (
-        "Resize",
         "extrapolation_value",
         "only coordinate_transformation_mode=tf_crop_and_resize reads it, which Ember rejects",
     ),

@@ -32,7 +32,7 @@ def init(name, array):
     return numpy_helper.from_array(np.asarray(array), name=name)
 
 
-def save(case, opset, nodes, x, inits):
+def save(case, opset, nodes, x, inits, ir_version=8):
     """As make.py's `save`, but states `y`'s shape (taken from a first onnxruntime run): onnx's shape
     inference cannot follow every shape subgraph."""
     def build(y_shape):
@@ -44,7 +44,7 @@ def save(case, opset, nodes, x, inits):
         )
         model = helper.make_model(graph, producer_name="ember-convert tests",
                                   opset_imports=[helper.make_opsetid("", opset)])
-        model.ir_version = 8
+        model.ir_version = ir_version
         return model
 
     def run(model):
@@ -62,6 +62,51 @@ def save(case, opset, nodes, x, inits):
     np.save(OUT / f"{case}.x.npy", x)
     np.save(OUT / f"{case}.y.npy", y)
     print(f"{case:14s} x {list(x.shape)} -> y {list(y.shape)}")
+
+
+def resize_filters():
+    """Resize, opset 19: cubic (cubic_coeff_a -0.75 and -0.5, exclude_outside 0 and 1) under every
+    coordinate transformation, antialiased linear and cubic up and down, and half_pixel_symmetric for
+    nearest, linear and cubic; outputs flattened and joined."""
+    n = helper.make_node
+    # (mode, coordinate transformation, attributes, scales or sizes, values)
+    cases = [
+        ("cubic", "half_pixel", {}, "scales", [1, 1, 2, 1.5]),
+        ("cubic", "half_pixel", dict(cubic_coeff_a=-0.5, exclude_outside=1), "scales", [1, 1, 0.6, 0.5]),
+        ("cubic", "align_corners", dict(exclude_outside=1), "sizes", [1, 2, 9, 3]),
+        ("cubic", "asymmetric", dict(cubic_coeff_a=-0.5), "scales", [1, 1, 1.5, 2]),
+        ("cubic", "pytorch_half_pixel", dict(exclude_outside=1), "sizes", [1, 2, 3, 11]),
+        ("cubic", "half_pixel_symmetric", dict(cubic_coeff_a=-0.5), "scales", [1, 1, 0.7, 1.3]),
+        ("cubic", "half_pixel", dict(antialias=1, cubic_coeff_a=-0.5), "scales", [1, 1, 0.5, 0.6]),
+        ("cubic", "pytorch_half_pixel", dict(antialias=1), "sizes", [1, 2, 3, 5]),
+        ("cubic", "half_pixel", dict(antialias=1), "scales", [1, 1, 2, 1.5]),
+        ("linear", "half_pixel", dict(antialias=1), "scales", [1, 1, 0.6, 0.5]),
+        ("linear", "align_corners", dict(antialias=1), "sizes", [1, 2, 4, 3]),
+        ("linear", "half_pixel", dict(antialias=1), "sizes", [1, 2, 9, 12]),
+        ("linear", "half_pixel_symmetric", {}, "scales", [1, 1, 0.7, 1.7]),
+        ("nearest", "half_pixel_symmetric", {}, "scales", [1, 1, 1.7, 0.6]),
+        ("linear", "half_pixel_symmetric", dict(antialias=1), "scales", [1, 1, 0.45, 0.8]),
+        ("linear", "half_pixel", dict(antialias=1, exclude_outside=1), "scales", [1, 1, 0.4, 0.7]),
+        ("cubic", "asymmetric", dict(antialias=1, exclude_outside=1), "sizes", [1, 2, 4, 3]),
+    ]
+    nodes, inits, outs = [], [], []
+    for i, (mode, coord, extra, kind, values) in enumerate(cases):
+        attrs = dict(mode=mode, coordinate_transformation_mode=coord, **extra)
+        if kind == "scales":
+            inits.append(init(f"sc{i}", np.array(values, dtype=np.float32)))
+            inputs = ["x", "", f"sc{i}"]
+        else:
+            inits.append(init(f"sz{i}", i64(*values)))
+            inputs = ["x", "", "", f"sz{i}"]
+        nodes.append(n("Resize", inputs, [f"r{i}"], name=f"resize{i}_{mode}_{coord}", **attrs))
+        nodes.append(n("Flatten", [f"r{i}"], [f"f{i}"], name=f"flat{i}", axis=1))
+        outs.append(f"f{i}")
+    # Two joins: a Concat takes at most 16 inputs in Ember.
+    half = len(outs) // 2
+    nodes.append(n("Concat", outs[:half], ["c0"], name="cat0", axis=1))
+    nodes.append(n("Concat", outs[half:], ["c1"], name="cat1", axis=1))
+    nodes.append(n("Concat", ["c0", "c1"], ["y"], name="cat", axis=1))
+    save("resize_filters", 19, nodes, rand(1, 2, 6, 8), inits, ir_version=9)
 
 
 def shape_subgraph():
@@ -309,6 +354,7 @@ CASES = {
     "upsample_v9": seeded(upsample_v9, 17),
     "channel_split": seeded(channel_split, 18),
     "fpn_concat": seeded(fpn_concat, 19),
+    "resize_filters": seeded(resize_filters, 20),
 }
 
 

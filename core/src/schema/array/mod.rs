@@ -67,6 +67,9 @@ pub enum CoordMode {
     AlignCorners,
     /// `o / scale`.
     Asymmetric,
+    /// As `HalfPixel`, shifted so that the centre of the input maps to the centre of the output when
+    /// `in * scale` is not a whole number: `in / 2 * (1 - out / (in * scale)) + (o + 0.5) / scale - 0.5`.
+    HalfPixelSymmetric,
 }
 
 /// How a nearest resize rounds an input coordinate (ONNX `nearest_mode`).
@@ -84,13 +87,30 @@ pub enum NearestMode {
 }
 
 /// Interpolation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum ResizeMode {
     /// The nearest input element.
     Nearest(NearestMode),
     /// Bilinear interpolation of the four neighbours (coordinates clamped to the input).
     Linear,
+    /// Bicubic interpolation of the 4 x 4 neighbours (Keys' kernel with coefficient `a`); taps off
+    /// the input read its edge, or get no weight with `exclude_outside` (the others renormalized).
+    /// With `antialias`, a downscale by `s` widens the kernel by `1 / s` (and the weights sum to 1).
+    Cubic {
+        /// The kernel's coefficient (ONNX `cubic_coeff_a`: -0.75, or -0.5 as in TensorFlow).
+        a: f32,
+        /// Taps off the input get no weight instead of reading the edge.
+        exclude_outside: bool,
+        /// Downscales widen the kernel by `1 / scale` (ONNX `antialias=1`).
+        antialias: bool,
+    },
+    /// Bilinear interpolation with antialiasing (ONNX `mode=linear antialias=1`): a downscale by `s`
+    /// widens the triangle kernel by `1 / s`, the weights normalized to sum 1.
+    LinearAntialias {
+        /// Taps off the input get no weight instead of reading the edge.
+        exclude_outside: bool,
+    },
 }
 
 /// Parameters of a resize.

@@ -74,6 +74,7 @@ impl GpuSession {
                     go!(array::gather_map, to.len; buf(x)?, t(map), arg(to), lo, hi, u32::from(fill.is_some()), fill.unwrap_or(0.0))
                 }
                 L::ResizeLinear { x, rows, fracs } => go!(array::resize_linear, n; buf(x)?, arg(y), t(rows), t(fracs)),
+                L::ResizeFilter { x, rows, weights } => go!(array::resize_filter, n; buf(x)?, arg(y), t(rows), t(weights)),
                 L::QuantLayer { kernel, x, w, b, rows, meta, params } => go!(quant::quant_layer, n; buf(x)?, buf(w)?, opt(b)?, buf(rows)?, arg(y), t(meta), t(params), kernel == LayerKernel::Conv2d),
                 L::QuantBinary { a, b, meta, params, op } => go!(quant::quant_binary, n; buf(a)?, buf(b)?, arg(y), t(meta), t(params), op),
                 L::QuantPool { x, meta, params, avg } => go!(quant::quant_pool2d, n; buf(x)?, arg(y), t(meta), t(params), u32::from(avg)),

@@ -127,6 +127,12 @@ pub(crate) enum Launch {
         rows: usize,
         fracs: usize,
     },
+    /// Bicubic or antialiased resize through per-row and per-column taps ([`resize_filter_tables`]).
+    ResizeFilter {
+        x: usize,
+        rows: usize,
+        weights: usize,
+    },
     /// An int8 layer: `rows` is the requantization tensor, `params` an i32 table (`quant::params`).
     QuantLayer {
         kernel: LayerKernel,
@@ -497,6 +503,17 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
             let fracs = table(Table::F32(fracs));
             launch(Launch::ResizeLinear { x, rows, fracs })
         }
+        OpKind::Resize(p)
+            if matches!(
+                p.mode,
+                ResizeMode::Cubic { .. } | ResizeMode::LinearAntialias { .. }
+            ) =>
+        {
+            let (rows, weights) = resize_filter_tables(&p, xd, yd)?;
+            let rows = table(Table::U32(rows));
+            let weights = table(Table::F32(weights));
+            launch(Launch::ResizeFilter { x, rows, weights })
+        }
         // Pure data movement: a gather through an index map computed by the reference kernel.
         OpKind::Transpose(_)
         | OpKind::Slice(_)
@@ -746,6 +763,38 @@ fn movement_map(op: &OpView<'_>) -> Result<Vec<u32>, String> {
         _ => return Err("not a data-movement op".into()),
     };
     map.ok_or_else(|| "input holds more than 2^32 elements".into())
+}
+
+/// Taps of a filtered (bicubic or antialiased) resize: `([h_in, w_in, h_out, w_out, c, kh, kw, iy..,
+/// ix..], [wy.., wx..])`, `kh` taps per output row and `kw` per output column, from the reference
+/// kernel's coordinates and weights (`resize::source`, `filter_taps`).
+fn resize_filter_tables(
+    p: &ResizeParams,
+    xd: &[usize],
+    yd: &[usize],
+) -> Result<(Vec<u32>, Vec<f32>), String> {
+    let h = resize::h_axis(p, xd.len());
+    let (h_in, w_in, h_out, w_out) = (xd[h], xd[h + 1], yd[h], yd[h + 1]);
+    let c: usize = xd[h + 2..].iter().product();
+    let kh = resize::filter_width(p.mode, p.scale_h);
+    let kw = resize::filter_width(p.mode, p.scale_w);
+    let mut rows = vec![h_in, w_in, h_out, w_out, c, kh, kw];
+    let mut weights = Vec::with_capacity(h_out * kh + w_out * kw);
+    if h_in == 0 || w_in == 0 {
+        // Empty input: validation guarantees an empty output, so nothing is launched.
+        return Ok((u32s(rows)?, weights));
+    }
+    let axes = [(h_in, h_out, p.scale_h), (w_in, w_out, p.scale_w)];
+    for (len_in, len_out, scale) in axes {
+        for o in 0..len_out {
+            let c = resize::source(p.coord, o, len_in, len_out, scale);
+            resize::filter_taps(p.mode, c, len_in, scale, |i, w| {
+                rows.push(i);
+                weights.push(w);
+            });
+        }
+    }
+    Ok((u32s(rows)?, weights))
 }
 
 /// Source rows and columns of a bilinear resize: `([h_in, w_in, h_out, w_out, c, y0.., y1.., x0..,

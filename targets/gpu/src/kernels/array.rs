@@ -1,5 +1,6 @@
 //! Data movement: one gather through a precomputed index map (transpose, slice, pad, broadcast,
-//! concat, gather, nearest resize), and bilinear resize through precomputed source rows and columns.
+//! concat, gather, nearest resize), bilinear resize through precomputed source rows and columns, and
+//! filtered (bicubic, antialiased) resize through precomputed taps.
 
 use cubecl::prelude::*;
 
@@ -60,5 +61,41 @@ pub(crate) fn resize_linear(x: &[f32], y: &mut [f32], rows: &[u32], fracs: &[f32
         let b2 = x[bottom + x1 * c + k];
         let d = a2 + (b2 - a2) * fx;
         y[pos] = t + (d - t) * fy;
+    }
+}
+
+/// Filtered resize (bicubic, antialiased). `rows` is `[h_in, w_in, h_out, w_out, c, kh, kw, iy
+/// (h_out * kh), ix (w_out * kw)]`: the source row of each of an output row's `kh` taps, and the
+/// source column of each of an output column's `kw` taps; `weights` is `[wy (h_out * kh), wx (w_out *
+/// kw)]`. Each row's taps are summed along W, then those sums along H, as the reference does.
+#[cube(launch)]
+pub(crate) fn resize_filter(x: &[f32], y: &mut [f32], rows: &[u32], weights: &[f32]) {
+    let pos = ABSOLUTE_POS;
+    if pos < y.len() {
+        let h_in = rows[0] as usize;
+        let w_in = rows[1] as usize;
+        let h_out = rows[2] as usize;
+        let w_out = rows[3] as usize;
+        let c = rows[4] as usize;
+        let kh = rows[5] as usize;
+        let kw = rows[6] as usize;
+        let k = pos % c;
+        let ox = (pos / c) % w_out;
+        let oy = (pos / (c * w_out)) % h_out;
+        let plane = pos / (c * w_out * h_out);
+        let src = plane * h_in * w_in * c + k;
+        let cols = 7 + h_out * kh;
+        let col_weights = h_out * kh;
+        let mut acc = 0.0f32;
+        for ty in 0..kh {
+            let line = src + (rows[7 + oy * kh + ty] as usize) * w_in * c;
+            let mut row = 0.0f32;
+            for tx in 0..kw {
+                let ix = rows[cols + ox * kw + tx] as usize;
+                row += weights[col_weights + ox * kw + tx] * x[line + ix * c];
+            }
+            acc += weights[oy * kh + ty] * row;
+        }
+        y[pos] = acc;
     }
 }

@@ -1,8 +1,9 @@
 //! ONNX `Resize` (opset 10 and up) of the last two axes of a tensor (H and W of NCHW; the scales of
-//! the other axes must be 1): `nearest` (every `nearest_mode`) and `linear` (bilinear), with the
-//! `half_pixel`, `pytorch_half_pixel`, `align_corners` and `asymmetric` coordinate transformations.
-//! Scales or sizes must be constant. Cubic, `tf_crop_and_resize`, `half_pixel_symmetric`, antialiasing
-//! and `keep_aspect_ratio_policy` other than `stretch` are errors. Also the deprecated `Upsample`.
+//! the other axes must be 1): `nearest` (every `nearest_mode`), `linear` (bilinear) and `cubic`
+//! (bicubic, any `cubic_coeff_a`, `exclude_outside`), `antialias` for linear and cubic, with the
+//! `half_pixel`, `half_pixel_symmetric`, `pytorch_half_pixel`, `align_corners` and `asymmetric`
+//! coordinate transformations. Scales or sizes must be constant. `tf_crop_and_resize` and
+//! `keep_aspect_ratio_policy` other than `stretch` are errors. Also the deprecated `Upsample`.
 //! The layout pass runs a Resize of an NHWC activation channels-last.
 
 use ember_core::ops::array::resize::{CoordMode, NearestMode, ResizeMode, ResizeParams};
@@ -24,9 +25,9 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     let string = |name: &str, default: &str| -> Result<String, ConvertError> {
         Ok(ctx.attr_string(name)?.unwrap_or_else(|| default.into()))
     };
-    if ctx.attr_int("antialias")?.unwrap_or(0) != 0 {
-        return Err(ctx.err("attribute antialias=1 is not supported"));
-    }
+    // Both only matter to linear and cubic; nearest ignores them.
+    let antialias = ctx.attr_int("antialias")?.unwrap_or(0) != 0;
+    let exclude_outside = ctx.attr_int("exclude_outside")?.unwrap_or(0) != 0;
     let policy = string("keep_aspect_ratio_policy", "stretch")?;
     if policy != "stretch" {
         return Err(ctx.err(format!(
@@ -91,6 +92,12 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
             "resizing axis {a} is not supported; Ember resizes the last two axes (H and W)"
         )));
     }
+    if ctx.attr_string("coordinate_transformation_mode")?.as_deref() == Some("tf_crop_and_resize") {
+        return Err(ctx.err(
+            "attribute coordinate_transformation_mode=tf_crop_and_resize is not supported (its roi \
+             input and extrapolation_value have no place in Ember's resize)",
+        ));
+    }
     let coord = if ctx.opset >= 11 {
         ctx.attr_choice(
             "coordinate_transformation_mode",
@@ -100,6 +107,7 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
                 ("pytorch_half_pixel", CoordMode::PytorchHalfPixel),
                 ("align_corners", CoordMode::AlignCorners),
                 ("asymmetric", CoordMode::Asymmetric),
+                ("half_pixel_symmetric", CoordMode::HalfPixelSymmetric),
             ],
         )?
     } else {
@@ -129,10 +137,24 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
             ResizeMode::Nearest(NearestMode::Floor)
         }
         "nearest" => ResizeMode::Nearest(nearest),
+        "linear" if antialias => ResizeMode::LinearAntialias { exclude_outside },
+        // Plain bilinear never reads off the input (coordinates are clamped): `exclude_outside`
+        // changes nothing.
         "linear" => ResizeMode::Linear,
+        "cubic" if ctx.opset >= 11 => {
+            let a = ctx.attr_float("cubic_coeff_a")?.unwrap_or(-0.75);
+            if !a.is_finite() {
+                return Err(ctx.err(format!("attribute cubic_coeff_a={a} must be finite")));
+            }
+            ResizeMode::Cubic {
+                a,
+                exclude_outside,
+                antialias,
+            }
+        }
         other => {
             return Err(ctx.err(format!(
-                "attribute mode={other} is not supported (nearest or linear)"
+                "attribute mode={other} is not supported (nearest, linear, or cubic from opset 11)"
             )))
         }
     };

@@ -5,9 +5,11 @@
 //! every row of every plane reuses it. The coordinates and the interpolation are `ember-core`'s own
 //! functions, so the outputs equal the reference's bit for bit. Level-independent: the work is loads and
 //! stores, which the compiler vectorizes along the channels where there are several.
+//!
+//! Bicubic and antialiased resizes run `ember-core`'s reference kernel.
 
 use ember_core::ops::array::resize::{
-    bilinear, h_axis, nearest, neighbours, source, ResizeMode, ResizeParams,
+    self as reference, bilinear, h_axis, nearest, neighbours, source, ResizeMode, ResizeParams,
 };
 use ember_core::ops::{In, Out};
 
@@ -20,6 +22,14 @@ pub(crate) fn resize(p: &ResizeParams, x: In<'_>, y: Out<'_>) {
     if y.data.is_empty() {
         return;
     }
+    // The rounding of a nearest resize; `None` for bilinear.
+    let rounding = match p.mode {
+        ResizeMode::Nearest(m) => Some(m),
+        ResizeMode::Linear => None,
+        ResizeMode::Cubic { .. } | ResizeMode::LinearAntialias { .. } => {
+            return reference::resize(p, x, y)
+        }
+    };
     let h = h_axis(p, x.dims.len());
     let (h_in, w_in) = (x.dims[h], x.dims[h + 1]);
     let (h_out, w_out) = (y.dims[h], y.dims[h + 1]);
@@ -39,9 +49,9 @@ pub(crate) fn resize(p: &ResizeParams, x: In<'_>, y: Out<'_>) {
         let cols = BLOCK.min(w_out - ox0);
         for i in 0..cols {
             let cx = source(p.coord, ox0 + i, w_in, w_out, p.scale_w);
-            match p.mode {
-                ResizeMode::Nearest(m) => first[i] = nearest(m, cx, w_in) * c,
-                ResizeMode::Linear => {
+            match rounding {
+                Some(m) => first[i] = nearest(m, cx, w_in) * c,
+                None => {
                     let (x0, x1, fx) = neighbours(cx, w_in);
                     (first[i], second[i], weight[i]) = (x0 * c, x1 * c, fx);
                 }
@@ -53,12 +63,12 @@ pub(crate) fn resize(p: &ResizeParams, x: In<'_>, y: Out<'_>) {
             for (oy, row) in dst.chunks_exact_mut(w_out * c).enumerate() {
                 let row = &mut row[ox0 * c..][..cols * c];
                 let cy = source(p.coord, oy, h_in, h_out, p.scale_h);
-                match p.mode {
-                    ResizeMode::Nearest(m) => {
+                match rounding {
+                    Some(m) => {
                         let line = &src[nearest(m, cy, h_in) * w_in * c..][..w_in * c];
                         gather(line, first, c, row);
                     }
-                    ResizeMode::Linear => {
+                    None => {
                         let (y0, y1, fy) = neighbours(cy, h_in);
                         let top = &src[y0 * w_in * c..][..w_in * c];
                         let bottom = &src[y1 * w_in * c..][..w_in * c];
