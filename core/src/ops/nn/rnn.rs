@@ -276,7 +276,7 @@ op_entry! {
             return Err("recurrent layer without its x, w and r inputs");
         };
         let dims = out_dims(xd, rd).ok_or("recurrent layer x or r is not of rank 3")?;
-        Ok(OutDims::from_slice(&dims).map_err(|_| "rank above the format's limit")?)
+        OutDims::from_slice(&dims).map_err(|_| "rank above the format's limit")
     };
     run |kernel, p, a| kernel(
         p,
