@@ -179,3 +179,11 @@ fn scaled_hard_swish() {
     );
     assert_has_nodes(&c, &["hswish1+scale1+shift1"]);
 }
+
+#[test]
+fn rnn_lstm_gru() {
+    // A bidirectional LSTM and a reverse GRU (linear_before_reset=1) with initial states: one Rnn
+    // kernel each, every output a slice of its states.
+    let c = check_case_within("rnn", 1e-5);
+    assert_op_count(&c, "Rnn", 2);
+}

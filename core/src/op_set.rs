@@ -224,6 +224,11 @@ macro_rules! for_each_op {
                 CumSum(serde math::cumsum::CumSumParams) 1..=1 {
                     cumsum CUMSUM = 48: math::cumsum::CumSum [F32, TYPED]
                 }
+                /// Inputs `x, w, r[, b[, h0[, c0[, p]]]]`; output `[seq + 2, dirs, batch, hidden]`
+                /// (`Y`, then `Y_h` and `Y_c`).
+                Rnn(serde nn::rnn::RnnParams) 3..=7 {
+                    rnn RNN = 49: nn::rnn::Rnn [F32]
+                }
             }
             movement {
                 movement8 MOVEMENT8 = 0: array::any::Movement8 [TYPED, INT8] moves 1 byte;

@@ -329,6 +329,22 @@ impl NodeCtx<'_> {
             .map_err(|_| self.err(format!("attribute {name} is not valid UTF-8")))
     }
 
+    /// A STRINGS attribute, each as UTF-8.
+    pub fn attr_strings(&self, name: &str) -> Result<Option<Vec<String>>, ConvertError> {
+        let Some(list) =
+            self.list_attr(name, attribute_type::STRINGS, "STRINGS", |a| &a.strings)?
+        else {
+            return Ok(None);
+        };
+        list.into_iter()
+            .map(|b| {
+                String::from_utf8(b)
+                    .map_err(|_| self.err(format!("attribute {name} is not valid UTF-8")))
+            })
+            .collect::<Result<_, _>>()
+            .map(Some)
+    }
+
     /// What `choices` maps the STRING attribute `name` to (`default` when it is absent), or an error
     /// saying its value is not supported.
     pub fn attr_choice<T: Copy>(

@@ -165,6 +165,7 @@ const OPS: &[OpSpec] = op_table! {
     Expand                 [8..]      [2]       [1]       array::expand::import_expand;
     Flatten                [7..]      [1]       [1]       array::flatten::import;
     Floor                  [7..]      [1]       [1]       math::unary::import;
+    GRU                    [7..]      [3..=6]   [1..=2]   nn::rnn::import;
     Gather                 [7..]      [2]       [1]       array::gather::import;
     Gelu                   [20..]     [1]       [1]       math::unary::import;
     Gemm                   [7..]      [2..=3]   [1]       nn::gemm::import;
@@ -180,6 +181,7 @@ const OPS: &[OpSpec] = op_table! {
     InstanceNormalization  [7..]      [3]       [1]       nn::instance_norm::import;
     IsInf                  [10..]     [1]       [1]       math::is_nan::import_is_inf;
     IsNaN                  [9..]      [1]       [1]       math::is_nan::import_is_nan;
+    LSTM                   [7..]      [3..=8]   [1..=3]   nn::rnn::import;
     LayerNormalization     [17..]     [2..=3]   [1..=3]   nn::layer_norm::import;
     LeakyRelu              [7..]      [1]       [1]       math::unary::import;
     Less                   [7..]      [2]       [1]       math::compare::import;
@@ -207,6 +209,7 @@ const OPS: &[OpSpec] = op_table! {
     QLinearMatMul          [10..]     [8]       [1]       quant::qlinear_matmul::import;
     QuantizeLinear         [10..]     [2..=3]   [1]       quant::quantize_linear::import;
     RMSNormalization       [23..]     [2]       [1]       nn::rms_norm::import;
+    RNN                    [7..]      [3..=6]   [1..=2]   nn::rnn::import;
     Range                  [11..]     [3]       [1]       array::range::import;
     Reciprocal             [7..]      [1]       [1]       math::unary::import;
     ReduceL1               [7..]      [1..=2]   [1]       nn::reduce::import;
@@ -378,6 +381,7 @@ const BLOB_OPS: &[(&str, &[&str])] = &[
     ("Hardmax", &["Hardmax"]),
     ("Trilu", &["Trilu"]),
     ("CumSum", &["CumSum"]),
+    ("Rnn", &["GRU", "LSTM", "RNN"]),
 ];
 
 /// The blob's op kinds with the ONNX ops that lead to each ([`BLOB_OPS`], importer files expanded to

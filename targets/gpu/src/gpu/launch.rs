@@ -5,7 +5,7 @@ use cubecl::server::CubeCountSelection;
 
 use super::lower::{Launch as L, LayerKernel, Work};
 use super::{Buffer, GpuSession, Step};
-use crate::kernels::{array, math, nn, pool, quant};
+use crate::kernels::{array, math, nn, pool, quant, rnn};
 use crate::Error;
 
 /// Units per cube (workgroup size).
@@ -81,6 +81,7 @@ impl GpuSession {
                 L::Quantize { x, scale, zero_point, even } => go!(quant::quantize, n; buf(x)?, arg(y), scale, zero_point, u32::from(even)),
                 L::Dequantize { x, scale, zero_point } => go!(quant::dequantize, n; buf(x)?, arg(y), scale, zero_point),
                 L::Requantize { x, params } => go!(quant::requantize, n; buf(x)?, arg(y), t(params)),
+                L::Rnn { x, w, r, b, h0, c0, p, meta, clip, phase, step, units } => go!(rnn::rnn, units; buf(x)?, buf(w)?, buf(r)?, opt(b)?, opt(h0)?, opt(c0)?, opt(p)?, arg(y), t(meta), clip, phase, step),
                 L::QuantSoftmax { x, exps, meta, lanes } => go!(quant::quant_softmax, lanes; buf(x)?, arg(y), t(exps), t(meta)),
             }
         }

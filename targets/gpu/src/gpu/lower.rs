@@ -15,6 +15,7 @@ use ember_core::ops::quant::conv::QuantConv2dParams;
 use ember_core::OpKind;
 
 mod quant;
+mod rnn;
 
 use super::index_map::index_map;
 use crate::kernels::array::NO_SOURCE;
@@ -171,6 +172,22 @@ pub(crate) enum Launch {
     Requantize {
         x: usize,
         params: usize,
+    },
+    /// One phase of a recurrent layer at one time step (`kernels::rnn`), one unit per `(direction,
+    /// batch row, hidden unit)`.
+    Rnn {
+        x: usize,
+        w: usize,
+        r: usize,
+        b: Option<usize>,
+        h0: Option<usize>,
+        c0: Option<usize>,
+        p: Option<usize>,
+        meta: usize,
+        clip: f32,
+        phase: u32,
+        step: u32,
+        units: usize,
     },
     /// int8 Softmax: `exps` is the exponential table (i32), one unit per lane.
     QuantSoftmax {
@@ -334,6 +351,14 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
     let mut scratch = Vec::new();
     let mut tables = Vec::new();
     if let Some(work) = quant::lower(op, &mut tables)? {
+        return Ok(Lowered {
+            work,
+            tables,
+            scratch,
+        });
+    }
+    if let OpKind::Rnn(p) = op.kind {
+        let work = rnn::lower(op, &p, &mut tables)?;
         return Ok(Lowered {
             work,
             tables,

@@ -45,3 +45,4 @@ pub(crate) mod math;
 pub(crate) mod nn;
 pub(crate) mod pool;
 pub(crate) mod quant;
+pub(crate) mod rnn;
