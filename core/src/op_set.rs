@@ -224,6 +224,12 @@ macro_rules! for_each_op {
                 CumSum(serde math::cumsum::CumSumParams) 1..=1 {
                     cumsum CUMSUM = 48: math::cumsum::CumSum [F32, TYPED]
                 }
+                /// ONNX `GatherElements` (inputs `data, indices`) or `ScatterElements` (`data, indices,
+                /// updates`), by mode; indices I32 or I64, checked at run time.
+                GatherScatterElements(serde array::gather_scatter::GatherScatterElementsParams) 2..=3 {
+                    gather_scatter_elements GATHER_SCATTER_ELEMENTS = 54:
+                        array::gather_scatter_elements::GatherScatterElements [F32, TYPED]
+                }
             }
             movement {
                 movement8 MOVEMENT8 = 0: array::any::Movement8 [TYPED, INT8] moves 1 byte;

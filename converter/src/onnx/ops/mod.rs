@@ -165,6 +165,7 @@ const OPS: &[OpSpec] = op_table! {
     Flatten                [7..]      [1]       [1]       array::flatten::import;
     Floor                  [7..]      [1]       [1]       math::unary::import;
     Gather                 [7..]      [2]       [1]       array::gather::import;
+    GatherElements         [11..]     [2]       [1]       array::gather_scatter::import_gather_elements;
     Gelu                   [20..]     [1]       [1]       math::unary::import;
     Gemm                   [7..]      [2..=3]   [1]       nn::gemm::import;
     GlobalAveragePool      [7..]      [1]       [1]       pool::global_avg_pool::import;
@@ -218,6 +219,7 @@ const OPS: &[OpSpec] = op_table! {
     Reshape                [7..]      [2]       [1]       array::reshape::import;
     Resize                 [10..]     [1..=4]   [1]       array::resize::import;
     Round                  [11..]     [1]       [1]       math::unary::import;
+    ScatterElements        [11..]     [3]       [1]       array::gather_scatter::import_scatter_elements;
     Selu                   [7..]      [1]       [1]       math::unary::import;
     Shape                  [7..]      [1]       [1]       array::shape::import_shape;
     Shrink                 [9..]      [1]       [1]       math::unary::import;
@@ -377,6 +379,10 @@ const BLOB_OPS: &[(&str, &[&str])] = &[
     ("Hardmax", &["Hardmax"]),
     ("Trilu", &["Trilu"]),
     ("CumSum", &["CumSum"]),
+    (
+        "GatherScatterElements",
+        &["GatherElements", "ScatterElements"],
+    ),
 ];
 
 /// The blob's op kinds with the ONNX ops that lead to each ([`BLOB_OPS`], importer files expanded to
