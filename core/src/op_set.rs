@@ -230,6 +230,12 @@ macro_rules! for_each_op {
                     gather_scatter_elements GATHER_SCATTER_ELEMENTS = 54:
                         array::gather_scatter_elements::GatherScatterElements [F32, TYPED]
                 }
+                /// ONNX `GatherND` (inputs `data, indices`) or `ScatterND` (`data, indices, updates`), by
+                /// mode; indices I32 or I64, checked at run time.
+                GatherScatterNd(serde array::gather_scatter::GatherScatterNdParams) 2..=3 {
+                    gather_scatter_nd GATHER_SCATTER_ND = 55:
+                        array::gather_scatter_nd::GatherScatterNd [F32, TYPED]
+                }
             }
             movement {
                 movement8 MOVEMENT8 = 0: array::any::Movement8 [TYPED, INT8] moves 1 byte;

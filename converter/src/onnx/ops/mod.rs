@@ -166,6 +166,7 @@ const OPS: &[OpSpec] = op_table! {
     Floor                  [7..]      [1]       [1]       math::unary::import;
     Gather                 [7..]      [2]       [1]       array::gather::import;
     GatherElements         [11..]     [2]       [1]       array::gather_scatter::import_gather_elements;
+    GatherND               [11..]     [2]       [1]       array::gather_scatter::import_gather_nd;
     Gelu                   [20..]     [1]       [1]       math::unary::import;
     Gemm                   [7..]      [2..=3]   [1]       nn::gemm::import;
     GlobalAveragePool      [7..]      [1]       [1]       pool::global_avg_pool::import;
@@ -220,6 +221,7 @@ const OPS: &[OpSpec] = op_table! {
     Resize                 [10..]     [1..=4]   [1]       array::resize::import;
     Round                  [11..]     [1]       [1]       math::unary::import;
     ScatterElements        [11..]     [3]       [1]       array::gather_scatter::import_scatter_elements;
+    ScatterND              [11..]     [3]       [1]       array::gather_scatter::import_scatter_nd;
     Selu                   [7..]      [1]       [1]       math::unary::import;
     Shape                  [7..]      [1]       [1]       array::shape::import_shape;
     Shrink                 [9..]      [1]       [1]       math::unary::import;

@@ -61,3 +61,32 @@ pub fn import_scatter_elements(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError
     ctx.emit(op, vec![data, indices, updates])?;
     Ok(())
 }
+
+/// Imports `GatherND`.
+pub fn import_gather_nd(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
+    let data = ctx.input(0, "data")?;
+    let indices = ctx.input(1, "indices")?;
+    let b = ctx.attr_int("batch_dims")?.unwrap_or(0);
+    let batch_dims = u8::try_from(b)
+        .map_err(|_| ctx.err(format!("attribute batch_dims={b} is negative or too large")))?;
+    let params = GatherScatterNdParams {
+        batch_dims,
+        mode: GatherScatterMode::Gather,
+    };
+    ctx.emit(Op::Core(OpKind::GatherScatterNd(params)), vec![data, indices])?;
+    Ok(())
+}
+
+/// Imports `ScatterND`.
+pub fn import_scatter_nd(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
+    let data = ctx.input(0, "data")?;
+    let indices = ctx.input(1, "indices")?;
+    let updates = ctx.input(2, "updates")?;
+    let params = GatherScatterNdParams {
+        batch_dims: 0,
+        mode: GatherScatterMode::Scatter(reduction(ctx)?),
+    };
+    let op = Op::Core(OpKind::GatherScatterNd(params));
+    ctx.emit(op, vec![data, indices, updates])?;
+    Ok(())
+}
