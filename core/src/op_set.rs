@@ -236,6 +236,10 @@ macro_rules! for_each_op {
                     gather_scatter_nd GATHER_SCATTER_ND = 55:
                         array::gather_scatter_nd::GatherScatterNd [F32, TYPED]
                 }
+                /// ONNX `TopK`'s values (input's dtype) or indices (I64), by [`TopKOutput`](crate::schema::nn::top_k::TopKOutput); input `x`.
+                TopK(serde nn::top_k::TopKParams) 1..=1 {
+                    top_k TOP_K = 56: nn::top_k::TopK [F32, TYPED]
+                }
             }
             movement {
                 movement8 MOVEMENT8 = 0: array::any::Movement8 [TYPED, INT8] moves 1 byte;

@@ -180,6 +180,43 @@ impl NodeCtx<'_> {
         Ok(id)
     }
 
+    /// The name of the node's output `k` if the model uses it (ops with several outputs, each computed
+    /// by a node of its own: TopK's values and indices).
+    pub fn used_output(&self, k: usize) -> Option<&str> {
+        self.node
+            .output
+            .get(k)
+            .map(String::as_str)
+            .filter(|n| !n.is_empty())
+    }
+
+    /// Adds a node computing the node's output `k` (which [`NodeCtx::used_output`] names), and binds
+    /// that ONNX name to it.
+    pub fn emit_output(
+        &mut self,
+        k: usize,
+        op: Op,
+        inputs: Vec<TensorId>,
+    ) -> Result<TensorId, ConvertError> {
+        let out_name = self
+            .used_output(k)
+            .ok_or_else(|| self.err(format!("the node has no output {k}")))?
+            .to_string();
+        if self.imp.values.contains_key(&out_name) {
+            return Err(self.err(format!(
+                "output \"{out_name}\" is already defined by an earlier node"
+            )));
+        }
+        let node_name = if k == 0 {
+            self.name.clone()
+        } else {
+            format!("{}.{k}", self.name)
+        };
+        let id = self.add_node(&node_name, &out_name, op, inputs)?;
+        self.imp.values.insert(out_name, id);
+        Ok(id)
+    }
+
     /// Adds a node computing an intermediate value (`suffix` names it after the node).
     pub fn emit_tmp(
         &mut self,
