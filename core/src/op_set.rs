@@ -240,6 +240,16 @@ macro_rules! for_each_op {
                 TopK(serde nn::top_k::TopKParams) 1..=1 {
                     top_k TOP_K = 56: nn::top_k::TopK [F32, TYPED]
                 }
+                /// ONNX `NonZero`: input `x` (any dtype); output I64 `[rank, max]`, -1 past the count.
+                NonZero(serde array::non_zero::NonZeroParams) 1..=1 {
+                    non_zero NON_ZERO = 57: array::non_zero::NonZero [F32, TYPED]
+                }
+                /// ONNX `NonMaxSuppression`: inputs `boxes` (F32 `[B, N, 4]`), `scores` (F32
+                /// `[B, C, N]`); output I64 `[max, 3]`, -1 past the count.
+                NonMaxSuppression(serde nn::non_max_suppression::NmsParams) 2..=2 {
+                    non_max_suppression NON_MAX_SUPPRESSION = 58:
+                        nn::non_max_suppression::NonMaxSuppression [F32, TYPED]
+                }
             }
             movement {
                 movement8 MOVEMENT8 = 0: array::any::Movement8 [TYPED, INT8] moves 1 byte;

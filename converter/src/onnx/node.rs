@@ -22,6 +22,8 @@ pub struct Importer {
     pub unavailable: HashMap<String, String>,
     /// Notices for the report.
     pub notices: Vec<String>,
+    /// The `--max-count` of ops with a data-dependent count, by output or node name.
+    pub max_counts: HashMap<String, usize>,
 }
 
 /// One ONNX node being imported.
@@ -215,6 +217,24 @@ impl NodeCtx<'_> {
         let id = self.add_node(&node_name, &out_name, op, inputs)?;
         self.imp.values.insert(out_name, id);
         Ok(id)
+    }
+
+    /// The most values the node's output may hold, which its count depends on the data
+    /// ([`ConvertOptions::max_counts`](crate::ConvertOptions::max_counts), by the output's name or the
+    /// node's), or an error naming the option.
+    pub fn max_count(&self) -> Result<u32, ConvertError> {
+        let output = self.used_output(0).unwrap_or_default();
+        let n = [output, self.name.as_str()]
+            .iter()
+            .find_map(|k| self.imp.max_counts.get(*k))
+            .ok_or_else(|| {
+                self.err(format!(
+                    "how many values output \"{output}\" holds depends on the data, and Ember plans \
+                     static shapes: give its most with --max-count {output}=N \
+                     (ConvertOptions::max_counts)"
+                ))
+            })?;
+        u32::try_from(*n).map_err(|_| self.err(format!("--max-count {output}={n} is too large")))
     }
 
     /// Adds a node computing an intermediate value (`suffix` names it after the node).

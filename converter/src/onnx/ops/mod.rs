@@ -195,6 +195,8 @@ const OPS: &[OpSpec] = op_table! {
     Mod                    [10..]     [2]       [1]       math::binary::import;
     Mul                    [7..]      [2]       [1]       math::binary::import;
     Neg                    [7..]      [1]       [1]       math::unary::import;
+    NonMaxSuppression      [10..]     [2..=5]   [1]       nn::non_max_suppression::import;
+    NonZero                [9..]      [1]       [1]       array::non_zero::import;
     Not                    [7..]      [1]       [1]       math::logical::import_not;
     Or                     [7..]      [2]       [1]       math::logical::import;
     PRelu                  [7..]      [2]       [1]       math::binary::import;
