@@ -58,6 +58,12 @@ pub struct ConvertOptions {
     /// away), under their names, so that `Session::run_observed` sees each one: what calibration
     /// measures, and what a per-layer comparison reads. Empty by default: every fusion applies.
     pub observe: Vec<String>,
+    /// The most values an op with a data-dependent count may output (`--max-count NAME=N`), by the
+    /// name of its (first) ONNX output or of its node: NonZero (`[rank, N]`) and
+    /// NonMaxSuppression (`[N, 3]`). Ember plans static shapes, so such an output has room for `N`;
+    /// the entries past the actual count hold -1. Converting a model with such an op and no maximum
+    /// for it is an error naming the option.
+    pub max_counts: Vec<(String, usize)>,
 }
 
 impl Default for ConvertOptions {
@@ -67,6 +73,7 @@ impl Default for ConvertOptions {
             keep_names: true,
             rounding: RequantRounding::Single,
             observe: Vec::new(),
+            max_counts: Vec::new(),
         }
     }
 }
@@ -92,6 +99,19 @@ impl ConvertOptions {
                 )
             })?;
         Ok((name.to_string(), dims))
+    }
+
+    /// Parses a `--max-count` argument, `NAME=N` (e.g. `selected=100`): the name of an output of a
+    /// NonZero or NonMaxSuppression node (or the node's name), and the most values it may hold.
+    pub fn parse_max_count(arg: &str) -> Result<(String, usize), String> {
+        arg.rsplit_once('=')
+            .filter(|(name, _)| !name.is_empty())
+            .and_then(|(name, n)| Some((name.to_string(), n.trim().parse::<usize>().ok()?)))
+            .ok_or_else(|| {
+                format!(
+                    "--max-count {arg:?}: expected NAME=N, for example --max-count selected=100"
+                )
+            })
     }
 }
 

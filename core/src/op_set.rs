@@ -229,6 +229,32 @@ macro_rules! for_each_op {
                 Rnn(serde nn::rnn::RnnParams) 3..=7 {
                     rnn RNN = 49: nn::rnn::Rnn [F32]
                 }
+                /// ONNX `GatherElements` (inputs `data, indices`) or `ScatterElements` (`data, indices,
+                /// updates`), by mode; indices I32 or I64, checked at run time.
+                GatherScatterElements(serde array::gather_scatter::GatherScatterElementsParams) 2..=3 {
+                    gather_scatter_elements GATHER_SCATTER_ELEMENTS = 50:
+                        array::gather_scatter_elements::GatherScatterElements [F32, TYPED]
+                }
+                /// ONNX `GatherND` (inputs `data, indices`) or `ScatterND` (`data, indices, updates`), by
+                /// mode; indices I32 or I64, checked at run time.
+                GatherScatterNd(serde array::gather_scatter::GatherScatterNdParams) 2..=3 {
+                    gather_scatter_nd GATHER_SCATTER_ND = 51:
+                        array::gather_scatter_nd::GatherScatterNd [F32, TYPED]
+                }
+                /// ONNX `TopK`'s values (input's dtype) or indices (I64), by [`TopKOutput`](crate::schema::nn::top_k::TopKOutput); input `x`.
+                TopK(serde nn::top_k::TopKParams) 1..=1 {
+                    top_k TOP_K = 52: nn::top_k::TopK [F32, TYPED]
+                }
+                /// ONNX `NonZero`: input `x` (any dtype); output I64 `[rank, max]`, -1 past the count.
+                NonZero(serde array::non_zero::NonZeroParams) 1..=1 {
+                    non_zero NON_ZERO = 53: array::non_zero::NonZero [F32, TYPED]
+                }
+                /// ONNX `NonMaxSuppression`: inputs `boxes` (F32 `[B, N, 4]`), `scores` (F32
+                /// `[B, C, N]`); output I64 `[max, 3]`, -1 past the count.
+                NonMaxSuppression(serde nn::non_max_suppression::NmsParams) 2..=2 {
+                    non_max_suppression NON_MAX_SUPPRESSION = 54:
+                        nn::non_max_suppression::NonMaxSuppression [F32, TYPED]
+                }
             }
             movement {
                 movement8 MOVEMENT8 = 0: array::any::Movement8 [TYPED, INT8] moves 1 byte;

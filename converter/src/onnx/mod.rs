@@ -113,6 +113,7 @@ pub fn import_summarized(
         values: HashMap::new(),
         unavailable: HashMap::new(),
         notices: Vec::new(),
+        max_counts: opts.max_counts.iter().cloned().collect(),
     };
     for init in &graph.initializer {
         if init.name.is_empty() {

@@ -22,6 +22,8 @@ pub struct Importer {
     pub unavailable: HashMap<String, String>,
     /// Notices for the report.
     pub notices: Vec<String>,
+    /// The `--max-count` of ops with a data-dependent count, by output or node name.
+    pub max_counts: HashMap<String, usize>,
 }
 
 /// One ONNX node being imported.
@@ -178,6 +180,61 @@ impl NodeCtx<'_> {
         let id = self.add_node(&node_name, &out_name, op, inputs)?;
         self.imp.values.insert(out_name, id);
         Ok(id)
+    }
+
+    /// The name of the node's output `k` if the model uses it (ops with several outputs, each computed
+    /// by a node of its own: TopK's values and indices).
+    pub fn used_output(&self, k: usize) -> Option<&str> {
+        self.node
+            .output
+            .get(k)
+            .map(String::as_str)
+            .filter(|n| !n.is_empty())
+    }
+
+    /// Adds a node computing the node's output `k` (which [`NodeCtx::used_output`] names), and binds
+    /// that ONNX name to it.
+    pub fn emit_output(
+        &mut self,
+        k: usize,
+        op: Op,
+        inputs: Vec<TensorId>,
+    ) -> Result<TensorId, ConvertError> {
+        let out_name = self
+            .used_output(k)
+            .ok_or_else(|| self.err(format!("the node has no output {k}")))?
+            .to_string();
+        if self.imp.values.contains_key(&out_name) {
+            return Err(self.err(format!(
+                "output \"{out_name}\" is already defined by an earlier node"
+            )));
+        }
+        let node_name = if k == 0 {
+            self.name.clone()
+        } else {
+            format!("{}.{k}", self.name)
+        };
+        let id = self.add_node(&node_name, &out_name, op, inputs)?;
+        self.imp.values.insert(out_name, id);
+        Ok(id)
+    }
+
+    /// The most values the node's output may hold, which its count depends on the data
+    /// ([`ConvertOptions::max_counts`](crate::ConvertOptions::max_counts), by the output's name or the
+    /// node's), or an error naming the option.
+    pub fn max_count(&self) -> Result<u32, ConvertError> {
+        let output = self.used_output(0).unwrap_or_default();
+        let n = [output, self.name.as_str()]
+            .iter()
+            .find_map(|k| self.imp.max_counts.get(*k))
+            .ok_or_else(|| {
+                self.err(format!(
+                    "how many values output \"{output}\" holds depends on the data, and Ember plans \
+                     static shapes: give its most with --max-count {output}=N \
+                     (ConvertOptions::max_counts)"
+                ))
+            })?;
+        u32::try_from(*n).map_err(|_| self.err(format!("--max-count {output}={n} is too large")))
     }
 
     /// Adds a node computing an intermediate value (`suffix` names it after the node).

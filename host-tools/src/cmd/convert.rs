@@ -22,6 +22,11 @@ pub struct Args {
     /// Fix an input's dynamic dimensions, as NAME=1,3,48,192 (repeatable).
     #[arg(long = "shape", value_name = "NAME=DIMS")]
     pub shapes: Vec<String>,
+    /// The most values a NonZero or NonMaxSuppression output may hold, as NAME=N, NAME its output
+    /// (or node) name (repeatable): their counts depend on the data, so the output has room for N and
+    /// holds -1 past the count.
+    #[arg(long = "max-count", value_name = "NAME=N")]
+    pub max_counts: Vec<String>,
     /// Leave tensor and node names out of the blob (smaller; `inspect` then shows indices only).
     #[arg(long)]
     pub strip_names: bool,
@@ -107,8 +112,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .iter()
         .map(|s| parse_shape(s))
         .collect::<Result<Vec<_>>>()?;
+    let max_counts = args
+        .max_counts
+        .iter()
+        .map(|s| ConvertOptions::parse_max_count(s).map_err(anyhow::Error::msg))
+        .collect::<Result<Vec<_>>>()?;
     let opts = ConvertOptions {
         shapes,
+        max_counts,
         keep_names: !args.strip_names,
         rounding: args.rounding.into(),
         ..ConvertOptions::default()

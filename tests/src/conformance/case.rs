@@ -281,6 +281,25 @@ fn attempt(
     graph.input.retain(|vi| !folded_names.contains(&vi.name));
     graph.initializer.extend(folded);
     let output_names: Vec<String> = graph.output.iter().map(|vi| vi.name.clone()).collect();
+    // NonZero and NonMaxSuppression need the most values they output (`--max-count`): the case
+    // gives the count its expected output holds, along the count's axis.
+    let mut max_counts = Vec::new();
+    for node in &graph.node {
+        let axis = match node.op_type.as_str() {
+            "NonZero" => 1,
+            "NonMaxSuppression" => 0,
+            _ => continue,
+        };
+        let Some(name) = node.output.first() else {
+            continue;
+        };
+        if let Some(j) = output_names.iter().position(|n| n == name) {
+            let dims = dims_of(&data.outputs[j]).map_err(Outcome::Error)?;
+            if let Some(&n) = dims.get(axis) {
+                max_counts.push((name.clone(), n));
+            }
+        }
+    }
     let edited = model.encode_to_vec();
 
     let opts = ConvertOptions {
@@ -289,6 +308,7 @@ fn attempt(
             .map(|(n, d, _)| (n.clone(), d.clone()))
             .collect(),
         keep_names: true,
+        max_counts,
         ..Default::default()
     };
     *stage = Stage::Convert;

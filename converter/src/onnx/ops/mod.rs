@@ -167,6 +167,8 @@ const OPS: &[OpSpec] = op_table! {
     Floor                  [7..]      [1]       [1]       math::unary::import;
     GRU                    [7..]      [3..=6]   [1..=2]   nn::rnn::import;
     Gather                 [7..]      [2]       [1]       array::gather::import;
+    GatherElements         [11..]     [2]       [1]       array::gather_scatter::import_gather_elements;
+    GatherND               [11..]     [2]       [1]       array::gather_scatter::import_gather_nd;
     Gelu                   [20..]     [1]       [1]       math::unary::import;
     Gemm                   [7..]      [2..=3]   [1]       nn::gemm::import;
     GlobalAveragePool      [7..]      [1]       [1]       pool::global_avg_pool::import;
@@ -199,6 +201,8 @@ const OPS: &[OpSpec] = op_table! {
     Mod                    [10..]     [2]       [1]       math::binary::import;
     Mul                    [7..]      [2]       [1]       math::binary::import;
     Neg                    [7..]      [1]       [1]       math::unary::import;
+    NonMaxSuppression      [10..]     [2..=5]   [1]       nn::non_max_suppression::import;
+    NonZero                [9..]      [1]       [1]       array::non_zero::import;
     Not                    [7..]      [1]       [1]       math::logical::import_not;
     OneHot                 [9..]      [3]       [1]       array::one_hot::import;
     Or                     [7..]      [2]       [1]       math::logical::import;
@@ -226,6 +230,8 @@ const OPS: &[OpSpec] = op_table! {
     Reshape                [7..]      [2]       [1]       array::reshape::import;
     Resize                 [10..]     [1..=4]   [1]       array::resize::import;
     Round                  [11..]     [1]       [1]       math::unary::import;
+    ScatterElements        [11..]     [3]       [1]       array::gather_scatter::import_scatter_elements;
+    ScatterND              [11..]     [3]       [1]       array::gather_scatter::import_scatter_nd;
     Selu                   [7..]      [1]       [1]       math::unary::import;
     Shape                  [7..]      [1]       [1]       array::shape::import_shape;
     Shrink                 [9..]      [1]       [1]       math::unary::import;
@@ -249,6 +255,7 @@ const OPS: &[OpSpec] = op_table! {
     Tanh                   [7..]      [1]       [1]       math::unary::import;
     ThresholdedRelu        [10..]     [1]       [1]       math::unary::import;
     Tile                   [7..]      [2]       [1]       array::expand::import_tile;
+    TopK                   [1..]      [1..=2]   [1..=2]   nn::top_k::import;
     Transpose              [7..]      [1]       [1]       array::transpose::import;
     Trilu                  [14..]     [1..=2]   [1]       array::trilu::import;
     Unsqueeze              [7..]      [1..=2]   [1]       array::squeeze::import_unsqueeze;
@@ -382,6 +389,14 @@ const BLOB_OPS: &[(&str, &[&str])] = &[
     ("Trilu", &["Trilu"]),
     ("CumSum", &["CumSum"]),
     ("Rnn", &["GRU", "LSTM", "RNN"]),
+    (
+        "GatherScatterElements",
+        &["GatherElements", "ScatterElements"],
+    ),
+    ("GatherScatterNd", &["GatherND", "ScatterND"]),
+    ("TopK", &["TopK"]),
+    ("NonZero", &["NonZero"]),
+    ("NonMaxSuppression", &["NonMaxSuppression"]),
 ];
 
 /// The blob's op kinds with the ONNX ops that lead to each ([`BLOB_OPS`], importer files expanded to
