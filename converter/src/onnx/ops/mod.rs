@@ -255,7 +255,7 @@ const OPS: &[OpSpec] = op_table! {
     Tanh                   [7..]      [1]       [1]       math::unary::import;
     ThresholdedRelu        [10..]     [1]       [1]       math::unary::import;
     Tile                   [7..]      [2]       [1]       array::expand::import_tile;
-    TopK                   [1..]      [1..=2]   [1..=2]   nn::top_k::import;
+    TopK                   [7..]      [1..=2]   [1..=2]   nn::top_k::import;
     Transpose              [7..]      [1]       [1]       array::transpose::import;
     Trilu                  [14..]     [1..=2]   [1]       array::trilu::import;
     Unsqueeze              [7..]      [1..=2]   [1]       array::squeeze::import_unsqueeze;

@@ -128,6 +128,8 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     } else {
         NearestMode::Floor
     };
+    // Read whatever the mode: exporters write it for every mode (PyTorch's bilinear upsampling too).
+    let cubic_a = ctx.attr_float("cubic_coeff_a")?.unwrap_or(-0.75);
     let mode = match string("mode", "nearest")?.as_str() {
         "nearest" if ctx.opset < 11 => {
             // Opset 10 rounds down when upsampling (onnxruntime's "simple" mode).
@@ -142,7 +144,7 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         // changes nothing.
         "linear" => ResizeMode::Linear,
         "cubic" if ctx.opset >= 11 => {
-            let a = ctx.attr_float("cubic_coeff_a")?.unwrap_or(-0.75);
+            let a = cubic_a;
             if !a.is_finite() {
                 return Err(ctx.err(format!("attribute cubic_coeff_a={a} must be finite")));
             }

@@ -1,4 +1,4 @@
-//! ONNX `TopK` (opsets 1, 10, 11) to the blob's [`OpKind::TopK`], one node per output the model uses
+//! ONNX `TopK` (versions 1, 10, 11) to the blob's [`OpKind::TopK`], one node per output the model uses
 //! (values, indices), carried as they are ([`Op::Core`]). `k` is the attribute before opset 10, a
 //! constant input from it; `axis` defaults to -1; `largest` (default 1) and `sorted` (default 1)
 //! come with opset 11. Ember always sorts, which `sorted=0` allows (its order is unspecified).

@@ -1,0 +1,116 @@
+//! `cargo xtask miri`: the tests that exercise Ember's `unsafe` code, under Miri (nightly), which
+//! fails on undefined behaviour: out-of-bounds or misaligned accesses, use after free, data races
+//! between the thread pool's workers, invalid values, and SIMD intrinsics used outside their contract.
+//!
+//! `ember-core` forbids `unsafe`; its suite is here for what it borrows (aligned blob views through
+//! `bytemuck`, `postcard`, `heapless`). The `unsafe` lives in `ember-cpu` (SIMD loads and stores at every
+//! x86 level, the packed GEMM, the thread pool sharing an arena between workers) and in
+//! `ember-cortex-m`'s DSP intrinsics, whose host build runs their portable emulation. Miri runs code
+//! about a thousand times slower than a release build, so each suite is chosen to cover the unsafe
+//! paths with small shapes and few property-test cases, finishing in minutes on two cores.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::Result;
+
+/// One suite: the package, the `cargo test` selection, test-name filters (empty: all), and extra
+/// `RUSTFLAGS` (target features, so that Miri runs that level's intrinsics).
+struct Suite {
+    package: &'static str,
+    selection: &'static [&'static str],
+    filters: &'static [&'static str],
+    rustflags: &'static str,
+}
+
+const SUITES: &[Suite] = &[
+    // The thread pool, scratch, the GEMM tiles and packing, the lanes, and the ops' unit tests at the
+    // baseline level (SSE2 on x86-64).
+    Suite {
+        package: "ember-cpu",
+        selection: &["--lib"],
+        filters: &[],
+        rustflags: "",
+    },
+    // The same with AVX2 and FMA compiled in, so that the AVX2 kernels (the widest Miri emulates)
+    // are the ones chosen.
+    Suite {
+        package: "ember-cpu",
+        selection: &["--lib"],
+        filters: &[],
+        rustflags: "-C target-feature=+avx2,+fma",
+    },
+    Suite {
+        package: "ember-core",
+        selection: &["--lib"],
+        filters: &[],
+        rustflags: "",
+    },
+    Suite {
+        package: "ember-cortex-m",
+        selection: &["--test", "dsp_vs_reference"],
+        filters: &[],
+        rustflags: "",
+    },
+];
+
+/// Makes sure nightly has Miri and the standard library's source (Miri builds its own sysroot).
+fn tools() -> Result<()> {
+    let installed = crate::output(
+        "rustup",
+        &["component", "list", "--toolchain", "nightly", "--installed"],
+    )
+    .unwrap_or_default();
+    if !installed.contains("miri") || !installed.contains("rust-src") {
+        if crate::output("rustup", &["run", "nightly", "rustc", "--version"]).is_err() {
+            crate::run(
+                "rustup",
+                &["toolchain", "install", "nightly", "--profile", "minimal"],
+            )?;
+        }
+        crate::run(
+            "rustup",
+            &[
+                "component",
+                "add",
+                "miri",
+                "rust-src",
+                "--toolchain",
+                "nightly",
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+pub fn run(root: &Path) -> Result<()> {
+    tools()?;
+    for s in SUITES {
+        let mut cmd = Command::new("cargo");
+        cmd.current_dir(root)
+            .args(["+nightly", "miri", "test", "-p", s.package])
+            .args(s.selection)
+            // Miri's own target directory, apart from the normal build's.
+            .env("CARGO_TARGET_DIR", root.join("target/miri"))
+            // Property tests: a few cases each (Miri is slow; the normal suites run hundreds).
+            .env("PROPTEST_CASES", "4")
+            // Tests that ask the machine for its worker count or read files need the host.
+            .env("MIRIFLAGS", "-Zmiri-disable-isolation")
+            .env("RUSTFLAGS", s.rustflags);
+        if !s.filters.is_empty() {
+            cmd.arg("--").args(s.filters);
+        }
+        println!(
+            "\n==> miri: {} {}{}",
+            s.package,
+            s.selection.join(" "),
+            if s.rustflags.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", s.rustflags)
+            }
+        );
+        crate::run_command(&mut cmd)?;
+    }
+    Ok(())
+}
