@@ -113,7 +113,10 @@ fn errors_name_the_node_and_the_reason() {
                 "r",
                 &["x", "", "sc"],
                 &["y"],
-                vec![attr_s("coordinate_transformation_mode", "tf_crop_and_resize")],
+                vec![attr_s(
+                    "coordinate_transformation_mode",
+                    "tf_crop_and_resize",
+                )],
             )],
             vec![floats("sc", &[3], &[1.0, 2.0, 2.0])],
             &["\"r\"", "tf_crop_and_resize"],

@@ -165,8 +165,9 @@ fn check_round_trip(model: &Model<'_>) {
         return;
     };
     let aligned = AlignedBuf::from_bytes(&blob);
-    let again = Model::parse(aligned.as_bytes())
-        .unwrap_or_else(|e| panic!("a blob the writer made from parsed records does not parse: {e}"));
+    let again = Model::parse(aligned.as_bytes()).unwrap_or_else(|e| {
+        panic!("a blob the writer made from parsed records does not parse: {e}")
+    });
     let back = Parts::of(&again);
     assert!(back.tensors == parts.tensors, "tensor records changed");
     assert!(back.ops == parts.ops, "op records changed");
@@ -456,8 +457,12 @@ pub fn onnx_fields(data: &[u8]) {
                 }
             }
             1 => {
-                let Ok(i) = u.choose_index(g.node.len()) else { continue };
-                let Ok(a) = u.choose_index(g.node[i].attribute.len()) else { continue };
+                let Ok(i) = u.choose_index(g.node.len()) else {
+                    continue;
+                };
+                let Ok(a) = u.choose_index(g.node[i].attribute.len()) else {
+                    continue;
+                };
                 let attr = &mut g.node[i].attribute[a];
                 match attr.r#type {
                     attribute_type::INT => attr.i = Some(interesting_i64(&mut u)),
@@ -473,7 +478,9 @@ pub fn onnx_fields(data: &[u8]) {
                 }
             }
             2 => {
-                let Ok(i) = u.choose_index(g.node.len()) else { continue };
+                let Ok(i) = u.choose_index(g.node.len()) else {
+                    continue;
+                };
                 let n = &mut g.node[i];
                 match (u.choose(&names), u.int_in_range(0..=2u8).unwrap_or(0)) {
                     (Ok(name), 0) => n.input.push(name.clone()),
@@ -488,7 +495,9 @@ pub fn onnx_fields(data: &[u8]) {
                 }
             }
             3 => {
-                let Ok(i) = u.choose_index(g.initializer.len()) else { continue };
+                let Ok(i) = u.choose_index(g.initializer.len()) else {
+                    continue;
+                };
                 let t = &mut g.initializer[i];
                 if let Ok(j) = u.choose_index(t.dims.len()) {
                     t.dims[j] = interesting_i64(&mut u);
@@ -497,7 +506,9 @@ pub fn onnx_fields(data: &[u8]) {
                 }
             }
             4 => {
-                let Ok(i) = u.choose_index(g.initializer.len()) else { continue };
+                let Ok(i) = u.choose_index(g.initializer.len()) else {
+                    continue;
+                };
                 let t = &mut g.initializer[i];
                 match u.int_in_range(0..=2u8).unwrap_or(0) {
                     0 => t.data_type = u.int_in_range(0..=23).unwrap_or(1),
@@ -514,7 +525,9 @@ pub fn onnx_fields(data: &[u8]) {
             }
             5 => {
                 use ember_convert::onnx::proto::{DimensionValue, TypeValue};
-                let Ok(i) = u.choose_index(g.input.len()) else { continue };
+                let Ok(i) = u.choose_index(g.input.len()) else {
+                    continue;
+                };
                 let Some(TypeValue::TensorType(t)) =
                     g.input[i].r#type.as_mut().and_then(|t| t.value.as_mut())
                 else {
@@ -523,9 +536,12 @@ pub fn onnx_fields(data: &[u8]) {
                 match u.int_in_range(0..=1u8).unwrap_or(0) {
                     0 => t.elem_type = u.int_in_range(0..=23).unwrap_or(1),
                     _ => {
-                        let Some(shape) = t.shape.as_mut() else { continue };
+                        let Some(shape) = t.shape.as_mut() else {
+                            continue;
+                        };
                         if let Ok(j) = u.choose_index(shape.dim.len()) {
-                            shape.dim[j].value = Some(DimensionValue::DimValue(interesting_i64(&mut u)));
+                            shape.dim[j].value =
+                                Some(DimensionValue::DimValue(interesting_i64(&mut u)));
                         }
                     }
                 }
@@ -537,7 +553,9 @@ pub fn onnx_fields(data: &[u8]) {
             }
             7 => {
                 // A node repeated (its output then has two producers) or removed.
-                let Ok(i) = u.choose_index(g.node.len()) else { continue };
+                let Ok(i) = u.choose_index(g.node.len()) else {
+                    continue;
+                };
                 if u.arbitrary().unwrap_or(false) {
                     g.node.remove(i);
                 } else {
@@ -546,7 +564,9 @@ pub fn onnx_fields(data: &[u8]) {
                 }
             }
             _ => {
-                let Ok(i) = u.choose_index(g.node.len()) else { continue };
+                let Ok(i) = u.choose_index(g.node.len()) else {
+                    continue;
+                };
                 let j = u.choose_index(g.node.len()).unwrap_or(i);
                 g.node.swap(i, j);
             }
@@ -580,9 +600,7 @@ pub fn npy(data: &[u8]) {
 /// Raw bytes as a checkpoint, through each reader (the first byte picks it; the rest is the file) and
 /// through format detection.
 pub fn checkpoint(data: &[u8]) {
-    use ember_convert::weights::{
-        npz, safetensors, torch_legacy, torch_zip, Checkpoint, Limits,
-    };
+    use ember_convert::weights::{npz, safetensors, torch_legacy, torch_zip, Checkpoint, Limits};
     let Some((&pick, file)) = data.split_first() else {
         return;
     };

@@ -60,11 +60,20 @@ fn main() {
     for (name, body) in TARGETS {
         let dir = root.join(name);
         let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{}: {e} (every target has a committed corpus)", dir.display()))
+            .unwrap_or_else(|e| {
+                panic!(
+                    "{}: {e} (every target has a committed corpus)",
+                    dir.display()
+                )
+            })
             .map(|e| e.unwrap().path())
             .collect();
         files.sort();
-        assert!(!files.is_empty(), "{}: an empty corpus checks nothing", dir.display());
+        assert!(
+            !files.is_empty(),
+            "{}: an empty corpus checks nothing",
+            dir.display()
+        );
         // The seeds the structure-aware targets mutate are made on first use: not counted.
         body(&[]);
         let mut peak_seen = 0;
@@ -92,6 +101,11 @@ fn main() {
         );
         total += files.len();
     }
-    assert!(failures.is_empty(), "{} of {total} inputs fail:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {total} inputs fail:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     println!("fuzz corpus: {total} inputs, every property holds");
 }

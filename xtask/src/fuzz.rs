@@ -70,7 +70,10 @@ impl Options {
         if let Some(only) = &opts.only {
             for name in only.split(',') {
                 if !TARGETS.contains(&name) {
-                    bail!("no fuzz target {name:?}; the targets are {}", TARGETS.join(", "));
+                    bail!(
+                        "no fuzz target {name:?}; the targets are {}",
+                        TARGETS.join(", ")
+                    );
                 }
             }
         }
@@ -202,7 +205,11 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
                 .lines()
                 .find(|l| l.contains("ERROR: libFuzzer") || l.contains("panicked at"))
                 .unwrap_or("see the log");
-            format!("FAILED: {why} (log {}, input under {})", log_path.display(), artifacts.display())
+            format!(
+                "FAILED: {why} (log {}, input under {})",
+                log_path.display(),
+                artifacts.display()
+            )
         };
         println!(
             "{t}: {} executions in {:.0} s, coverage {} edges, {} features, corpus {}, peak RSS {} MiB: {result}",
@@ -243,7 +250,13 @@ mod tests {
                    stat::peak_rss_mb:              120\n";
         let s = Stats::read(log);
         assert_eq!(
-            (s.executions, s.coverage, s.features, s.corpus, s.peak_rss_mb),
+            (
+                s.executions,
+                s.coverage,
+                s.features,
+                s.corpus,
+                s.peak_rss_mb
+            ),
             (5000, 1234, 5678, 91, 120)
         );
     }
@@ -251,13 +264,17 @@ mod tests {
     #[test]
     fn options_name_real_targets() {
         let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(Options::parse(&args(&["--minutes", "2"])).unwrap().seconds, 120);
+        assert_eq!(
+            Options::parse(&args(&["--minutes", "2"])).unwrap().seconds,
+            120
+        );
         assert!(Options::parse(&args(&["--only", "blob,nope"])).is_err());
         assert!(Options::parse(&args(&["--seconds", "0"])).is_err());
         // The fuzz crate declares exactly these binaries.
-        let manifest =
-            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/Cargo.toml"))
-                .unwrap();
+        let manifest = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/Cargo.toml"),
+        )
+        .unwrap();
         let bins: Vec<&str> = manifest
             .lines()
             .filter_map(|l| l.strip_prefix("name = \""))

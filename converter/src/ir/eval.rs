@@ -99,7 +99,10 @@ pub fn eval(
             | Op::Where
             | Op::Cast { .. }
     );
-    let in_len: usize = inputs.iter().map(|(dims, ..)| dims.iter().product::<usize>()).sum();
+    let in_len: usize = inputs
+        .iter()
+        .map(|(dims, ..)| dims.iter().product::<usize>())
+        .sum();
     let limit = if copies {
         MAX_FOLDED.max(in_len)
     } else {
