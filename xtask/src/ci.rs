@@ -248,6 +248,13 @@ pub fn ci() -> Result<()> {
         &[DEMO, VENV],
         || crate::zoo::run(root, &venv()?, None),
     );
+    // Untrusted input (issue 16): every fuzz target built with sanitizers and run for a few seconds
+    // over its committed corpus (the stable replay of that corpus is part of the test step).
+    s.step(
+        "fuzz smoke: every target under libFuzzer for 5 s (cargo xtask fuzz)",
+        &[TOOLS],
+        || crate::fuzz::run(root, &crate::fuzz::Options::smoke()),
+    );
 
     s.finish(start.elapsed())
 }

@@ -134,7 +134,10 @@ fn tools() -> Result<()> {
         )?;
     }
     if crate::output("cargo", &["fuzz", "--version"]).is_err() {
-        crate::run("cargo", &["install", "cargo-fuzz", "--locked"])?;
+        crate::run(
+            "cargo",
+            &["install", "cargo-fuzz", "--locked", "--version", "^0.13"],
+        )?;
     }
     Ok(())
 }

@@ -89,8 +89,8 @@ pub fn non_max_suppression(p: &NmsParams, boxes: In<'_>, scores: In<'_>, y: Out<
                 for i in 0..n {
                     let cand = (score(i), i);
                     if cand.0 > p.score_threshold
-                        && last.map_or(true, |l| before(l, cand))
-                        && best.map_or(true, |bst| before(cand, bst))
+                        && last.is_none_or(|l| before(l, cand))
+                        && best.is_none_or(|bst| before(cand, bst))
                     {
                         best = Some(cand);
                     }

@@ -75,8 +75,8 @@ fn top_k_typed<T: Element>(p: &TopKParams, x: In<'_, T>, mut emit: impl FnMut(us
                 let mut best: Option<(T, usize)> = None;
                 for i in 0..len {
                     let c = at(i);
-                    let after_last = last.map_or(true, |l| before(l, c, p.largest));
-                    if after_last && best.map_or(true, |b| before(c, b, p.largest)) {
+                    let after_last = last.is_none_or(|l| before(l, c, p.largest));
+                    if after_last && best.is_none_or(|b| before(c, b, p.largest)) {
                         best = Some(c);
                     }
                 }

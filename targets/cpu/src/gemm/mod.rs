@@ -664,7 +664,8 @@ impl Gemm {
                 let src = unsafe { core::slice::from_raw_parts(init.add(r * ld_init), valid) };
                 copy_short(&mut buf[r * nr..][..valid], src);
             }
-            args.init = buf.as_ptr();
+            // Set below from the same pointer as `c`: a pointer from `as_ptr` here would be
+            // invalidated by the later `as_mut_ptr` (Miri's Stacked Borrows).
             args.ld_init = nr;
         }
         if !bias.is_null() {
@@ -673,7 +674,12 @@ impl Gemm {
             copy_short(&mut bias_buf[..valid], src);
             args.bias = bias_buf.as_ptr();
         }
-        args.c = buf.as_mut_ptr();
+        // One pointer for the tile's init (read) and C (written): the same buffer, read before written.
+        let c_buf = buf.as_mut_ptr();
+        if !init.is_null() {
+            args.init = c_buf.cast_const();
+        }
+        args.c = c_buf;
         args.ldc = nr;
         // SAFETY: as above, with `init`, `bias` and C in the stack buffers (rows x nr <= MAX_TILE).
         unsafe { (tile.run)(&args) };
