@@ -58,6 +58,13 @@ WHEELS = {
         "7b7f5436cfcb02fae583a05b512ea96467fd449fe54cb49a5e4f06c51a1e43b8",
         "MIT",
     ),
+    # Code Apache-2.0; the pre-trained models CC BY-NC-SA 4.0 (the README's licence section), which
+    # allows this non-commercial test use: they are fetched, never redistributed.
+    "openwakeword==0.4.0": (
+        "openwakeword-0.4.0-py3-none-any.whl",
+        "2c353f49a35d384507403efde3db439353d8281a52d08a0e42a5b493e5145075",
+        "models CC BY-NC-SA 4.0, code Apache-2.0",
+    ),
 }
 
 # The ONNX package's `backend/test/data/light/` models: real architectures whose weights are synthetic
@@ -68,6 +75,11 @@ LIGHT_SHA256 = {
     "light_shufflenet.onnx": "c6f406d62be36d6b4572542c0950a2abd59f56237068793290680bba89fbafe5",
 }
 
+
+# openWakeWord's wake-word pipeline: 1,280 audio samples -> log-mel frames -> 96-d speech embeddings
+# (76 frames each) -> a wake-word head over 16 embeddings.
+OWW = "openwakeword==0.4.0"
+OWW_MODELS = "openwakeword/resources/models"
 
 # The models that read document images get text pages (`text_page`) instead of uniform noise.
 DOCUMENT_KINDS = ("document", "text", "OCR")
@@ -95,7 +107,13 @@ def zoo_models():
          {"x": rec_shape}, "top1", None),
         ("silero-vad", "audio VAD (STFT conv + LSTM)", "silero-vad==6.2.3",
          "silero_vad/data/silero_vad_16k_sequence.onnx",
-         {"input": (4, 576), "h": (1, 1, 128), "c": (1, 1, 128)}, None, "LSTM, Pad mode=reflect"),
+         {"input": (4, 576), "h": (1, 1, 128), "c": (1, 1, 128)}, None, None),
+        ("oww-melspectrogram", "audio front end (STFT as conv, log-mel)", OWW,
+         f"{OWW_MODELS}/melspectrogram.onnx", {"input": (1, 1280)}, None, None),
+        ("oww-embedding", "keyword spotting backbone (speech-embedding CNN)", OWW,
+         f"{OWW_MODELS}/embedding_model.onnx", {"input_1": (1, 76, 32, 1)}, "cosine", None),
+        ("oww-hey-mycroft", "keyword spotting head (2 LSTM layers)", OWW,
+         f"{OWW_MODELS}/hey_mycroft_v0.1.onnx", {"input_1": (1, 16, 96)}, None, None),
         ("squeezenet-light", "classification, architecture only", ONNX_LIGHT, "light_squeezenet.onnx",
          None, None, None),
         ("shufflenet-light", "classification, architecture only", ONNX_LIGHT, "light_shufflenet.onnx",
