@@ -30,6 +30,7 @@ usage: zoo.py OUT EMBER [--only NAME[,NAME]]
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -177,11 +178,12 @@ def write_inputs(d, inputs, seed, page=False):
     return paths, arrays
 
 
-def ember(cmd, *args):
+def ember(cmd, *args, stderr=False):
+    """Runs the CLI; its standard output (with standard error after it if `stderr`)."""
     r = subprocess.run([cmd, *args], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"ember {args[0]} failed: {(r.stderr or r.stdout).strip().splitlines()[-1:]}")
-    return r.stdout
+    return r.stdout + r.stderr if stderr else r.stdout
 
 
 def ember_outputs(exe, blob, paths, names, d):
@@ -226,8 +228,13 @@ def int8_check(exe, onnx_path, session, inputs, metric, d, names, page):
     calib_path = os.path.join(d, "calibration.npy")
     np.save(calib_path, calib)
     blob = os.path.join(d, "int8.ember")
-    ember(exe, "convert", onnx_path, "--shape", f"{name}={','.join(map(str, shape))}", "--quantize", "int8",
-          "--calibrate", calib_path, "-o", blob)
+    report = ember(exe, "convert", onnx_path, "--shape", f"{name}={','.join(map(str, shape))}", "--quantize",
+                   "int8", "--calibrate", calib_path, "-o", blob, stderr=True)
+    # The conversion report's coverage line: how many ops run on int8 data and how many stay in float.
+    m = re.search(r"int8 coverage: (\d+) ops run on int8 data, (\d+) kept in float", report)
+    full = re.search(r"int8 coverage: all (\d+) ops run on int8 data", report)
+    coverage = (f", int8 ops {m[1]}/{int(m[1]) + int(m[2])}" if m
+                else f", int8 ops {full[1]}/{full[1]}" if full else ", int8 coverage not reported")
     agree, rows, cosines = 0, 0, []
     for k in range(3):
         paths, arrays = write_inputs(os.path.join(d, f"eval{k}"), inputs, models.SEED + 100 + k, page)
@@ -242,8 +249,8 @@ def int8_check(exe, onnx_path, session, inputs, metric, d, names, page):
             g = np.concatenate([x.ravel() for x in got]).astype(np.float64)
             cosines.append(float(w @ g / (np.linalg.norm(w) * np.linalg.norm(g) + 1e-30)))
     if metric == "top1":
-        return f"top-1 {agree}/{rows}"
-    return f"cosine {min(cosines):.4f}"
+        return f"top-1 {agree}/{rows}{coverage}"
+    return f"cosine {min(cosines):.4f}{coverage}"
 
 
 def check(out, exe, entry):
