@@ -138,7 +138,7 @@ fn unavailable(device: Device, reason: impl Into<String>) -> Error {
 }
 
 /// A CubeCL client for a GPU device, and the device's name for messages.
-fn open_gpu(device: Device) -> Result<(cubecl::client::Client, String), Error> {
+pub(crate) fn open_gpu(device: Device) -> Result<(cubecl::client::Client, String), Error> {
     match device {
         Device::Vulkan(i) => {
             let info = vulkan_devices().get(i).ok_or_else(|| {

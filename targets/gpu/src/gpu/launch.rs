@@ -60,6 +60,15 @@ impl GpuSession {
         // kernels) and arguments.
         for launch in launches {
             match *launch {
+                #[cfg(test)]
+                L::Refused { what } => {
+                    use crate::kernels::refused;
+                    if what == refused::TOO_MUCH_SHARED_MEMORY {
+                        go!(refused::too_much_shared, n; arg(y))
+                    } else {
+                        go!(refused::rejected, n; arg(y), "a kernel that must not compile".to_string())
+                    }
+                }
                 L::Unary { x, op, a, b } => go!(math::unary, n; buf(x)?, arg(y), op, a, b),
                 L::Binary { a, b, meta, op, act } => go!(math::binary, n; buf(a)?, buf(b)?, arg(y), t(meta), op, act.code, act.lo, act.hi),
                 L::Layer { kernel, x, w, b, meta, act } => go!(nn::layer, n; buf(x)?, buf(w)?, opt(b)?, arg(y), t(meta), act.code, act.lo, act.hi, kernel == LayerKernel::Conv2d),

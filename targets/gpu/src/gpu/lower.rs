@@ -59,6 +59,11 @@ pub(crate) enum Table {
 /// One kernel launch; tensors are tensor ids, tables index the op's uploaded tables.
 #[derive(Clone, Debug)]
 pub(crate) enum Launch {
+    /// A kernel the device cannot run (tests only; `kernels::refused`): `what` picks how it fails.
+    #[cfg(test)]
+    Refused {
+        what: u32,
+    },
     Unary {
         x: usize,
         op: u32,

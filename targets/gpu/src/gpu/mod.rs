@@ -595,3 +595,70 @@ impl GpuSession {
         report
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use ember_core::AlignedBuf;
+    use ember_tests::{convert_model, model_dir, read_npy_f32};
+
+    use super::lower::{Launch, Work};
+    use super::*;
+    use crate::kernels::refused;
+    use crate::Device;
+
+    /// A session on Vulkan device 0 for the digits CNN and one of its inputs, or `None` (printed) when
+    /// there is no Vulkan device and `EMBER_REQUIRE_GPU` is not `1`.
+    fn digits_session() -> Option<(GpuSession, Vec<f32>)> {
+        if crate::vulkan_devices().is_empty() {
+            assert!(
+                std::env::var("EMBER_REQUIRE_GPU").as_deref() != Ok("1"),
+                "EMBER_REQUIRE_GPU=1 but this machine has no Vulkan device"
+            );
+            eprintln!("skipping GPU test: no Vulkan device on this machine");
+            return None;
+        }
+        let blob = AlignedBuf::from_bytes(&convert_model("digits", &[("input", &[1, 1, 8, 8])]));
+        let model = ember_core::Model::parse(blob.as_bytes()).unwrap();
+        let (client, name) = crate::session::open_gpu(Device::Vulkan(0)).unwrap();
+        let session = GpuSession::new(&model, client, name).unwrap();
+        let (_, pixels) = read_npy_f32(&model_dir("digits").join("x1.npy"));
+        Some((session, pixels))
+    }
+
+    /// A kernel the device cannot run, in place of one op's, makes `run` (or the read after it) an
+    /// error naming the device, not a panic; with the op's own kernels back, the same session runs
+    /// and gives the first run's outputs.
+    #[test]
+    fn a_kernel_the_device_refuses_is_an_error_and_the_session_survives() {
+        let Some((mut s, pixels)) = digits_session() else {
+            return;
+        };
+        s.write_input(0, &pixels).unwrap();
+        s.run().unwrap();
+        let want = s.read_output(0).unwrap();
+        let k = s
+            .steps
+            .iter()
+            .position(|st| matches!(st.work, Work::Launches(_)))
+            .unwrap();
+        for (what, says) in [
+            (refused::TOO_MUCH_SHARED_MEMORY, "shared"),
+            (refused::INVALID, "must not compile"),
+        ] {
+            let own = std::mem::replace(
+                &mut s.steps[k].work,
+                Work::Launches(vec![Launch::Refused { what }]),
+            );
+            let err = s.run().and_then(|()| s.read_output(0)).unwrap_err();
+            let Error::Backend { device, reason } = &err else {
+                panic!("want Error::Backend, got {err:?}");
+            };
+            assert!(device.starts_with("vulkan:0"), "{err}");
+            assert!(reason.to_lowercase().contains(says), "{err}");
+            s.steps[k].work = own;
+            s.write_input(0, &pixels).unwrap();
+            s.run().unwrap();
+            assert_eq!(s.read_output(0).unwrap(), want);
+        }
+    }
+}

@@ -45,4 +45,6 @@ pub(crate) mod math;
 pub(crate) mod nn;
 pub(crate) mod pool;
 pub(crate) mod quant;
+#[cfg(test)]
+pub(crate) mod refused;
 pub(crate) mod rnn;
