@@ -6,8 +6,9 @@ use crate::ConvertError;
 
 use super::shape::bind_constant;
 
-/// Most elements a `Range` may produce (a guard against a hostile model).
-const MAX_LEN: f64 = 1e8;
+/// Most elements a `Range` may produce, 2^24 (128 MiB as int64; position ids, the use real models make
+/// of it, are a few thousand): a hostile model's range is an error before anything is allocated.
+const MAX_LEN: f64 = (1u64 << 24) as f64;
 
 /// Imports `Range`.
 pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
@@ -51,7 +52,9 @@ fn count(ctx: &NodeCtx<'_>, start: f64, limit: f64, delta: f64) -> Result<usize,
     }
     let n = ((limit - start) / delta).ceil().max(0.0);
     if n.is_nan() || n > MAX_LEN {
-        return Err(ctx.err(format!("the range would hold {n} elements")));
+        return Err(ctx.err(format!(
+            "the range would hold {n} elements; Ember folds at most 2^24"
+        )));
     }
     Ok(n as usize)
 }

@@ -38,6 +38,11 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
             if n == 0 {
                 return Err(ctx.err("the node has no outputs to split into"));
             }
+            if n != outputs {
+                return Err(ctx.err(format!(
+                    "attribute num_outputs={n} differs from the node's {outputs} outputs"
+                )));
+            }
             if ctx.opset < 18 && !dim.is_multiple_of(n) {
                 return Err(ctx.err(format!(
                     "axis {axis} of {dims:?} does not split into {n} equal parts"
