@@ -382,14 +382,14 @@ pub(crate) fn requantize(x: &[f32], y: &mut [f32], p: &[i32]) {
 pub(crate) fn quant_lut(x: &[f32], table: &[i32], y: &mut [f32]) {
     let pos = ABSOLUTE_POS;
     if pos < y.len() {
-        let mut index = int(x[pos]) + 128i32;
-        if index < 0i32 {
-            index = 0i32;
+        let v = int(x[pos]) + 128i32;
+        let mut index = 255u32;
+        if v < 0i32 {
+            index = 0u32;
+        } else if v < 256i32 {
+            index = u32::cast_from(v);
         }
-        if index > 255i32 {
-            index = 255i32;
-        }
-        y[pos] = f32::cast_from(table[u32::cast_from(index) as usize]);
+        y[pos] = f32::cast_from(table[index as usize]);
     }
 }
 
