@@ -255,6 +255,11 @@ macro_rules! for_each_op {
                     non_max_suppression NON_MAX_SUPPRESSION = 54:
                         nn::non_max_suppression::NonMaxSuppression [F32, TYPED]
                 }
+                /// int8 element-wise function by lookup; inputs `x` (I8), `table` (I8 `[256]`, a weight:
+                /// `y = table[x + 128]`).
+                QuantLut 2..=2 {
+                    quant_lut QUANT_LUT = 55: quant::lut::QuantLut [INT8]
+                }
             }
             movement {
                 movement8 MOVEMENT8 = 0: array::any::Movement8 [TYPED, INT8] moves 1 byte;

@@ -14,7 +14,7 @@
 
 use ember_core::ops::quant::{
     add::QuantAddParams, dequantize::DequantizeParams, fully_connected::QuantFullyConnectedParams,
-    mul::QuantMulParams, quantize::QuantizeParams, requantize::RequantizeParams,
+    lut::TABLE_LEN, mul::QuantMulParams, quantize::QuantizeParams, requantize::RequantizeParams,
     softmax::QuantSoftmaxParams,
 };
 use ember_core::DType;
@@ -109,6 +109,13 @@ pub enum QuantOp {
     },
     /// Softmax along `params.axis`; the output has scale 1/256 and zero point -128.
     Softmax(QuantSoftmaxParams),
+    /// Any element-wise function by lookup: inputs `x, table (I8 constant [256])`, `y = table[x +
+    /// 128]`. The QDQ pass computes the table of a float unary op between its input's Dequantize and
+    /// its output's Quantize (`ops::quant::lut::table`); the op is named after that function.
+    Lut {
+        /// The function the table holds (for messages and `ember inspect`).
+        function: &'static str,
+    },
 }
 
 impl QuantOp {
@@ -125,6 +132,7 @@ impl QuantOp {
             QuantOp::MaxPool { .. } => "QuantMaxPool2d",
             QuantOp::AvgPool { .. } => "QuantAvgPool2d",
             QuantOp::Softmax(_) => "QuantSoftmax",
+            QuantOp::Lut { .. } => "QuantLut",
         }
     }
 
@@ -135,7 +143,7 @@ impl QuantOp {
             QuantOp::Quantize(_) => (&[F32], I8),
             QuantOp::Dequantize(_) => (&[I8], F32),
             QuantOp::Conv2d { .. } | QuantOp::FullyConnected(_) => (&[I8, I8, I32, I32], I8),
-            QuantOp::Add(_) | QuantOp::Mul(_) => (&[I8, I8], I8),
+            QuantOp::Add(_) | QuantOp::Mul(_) | QuantOp::Lut { .. } => (&[I8, I8], I8),
             _ => (&[I8], I8),
         };
         if x.is_empty() || x.len() > want.len() || x.iter().zip(want).any(|(a, b)| a != b) {
@@ -195,6 +203,13 @@ impl QuantOp {
             QuantOp::MaxPool { pool, .. } | QuantOp::AvgPool { pool, .. } => {
                 arity(1, 1)?;
                 infer_pool(pool, x[0])
+            }
+            QuantOp::Lut { .. } => {
+                arity(2, 2)?;
+                if x[1] != [TABLE_LEN] {
+                    return Err(format!("the lookup table is {:?}, not [{TABLE_LEN}]", x[1]));
+                }
+                Ok(x[0].to_vec())
             }
         }
     }

@@ -58,6 +58,7 @@ pub fn lower(n: &Node, q: &QuantOp) -> Result<OpKind, ConvertError> {
             act_max: *act_max,
         }),
         QuantOp::Softmax(p) => OpKind::QuantSoftmax(*p),
+        QuantOp::Lut { .. } => OpKind::QuantLut,
     })
 }
 

@@ -8,7 +8,8 @@
 //!   OIHW -> OHWI at conversion time.
 //! - The int8 ops (`ir::quant::QuantOp`) follow their float counterparts: QuantConv2d and the int8
 //!   pools like Conv2d and pooling, QuantAdd/QuantMul like binary ops, per-tensor
-//!   Quantize/Dequantize/Requantize like unary ops; the others read ONNX's layout.
+//!   Quantize/Dequantize/Requantize and the lookup table (QuantLut) like unary ops; the others read
+//!   ONNX's layout.
 //! - Unary ops write the layout they read; so does Resize of an NHWC activation (or one with an NHWC
 //!   copy), which runs channels-last, and a Slice of one (its parameters permuted).
 //! - A reduction (also GlobalMaxPool) of an activation that is NHWC (or has an NHWC copy) runs on it,
@@ -128,10 +129,14 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
                 node.inputs[0] = conv.nhwc(g, node.inputs[0])?;
                 TensorLayout::Nhwc
             }
-            // Per-tensor conversions are element-wise: they keep the layout they read.
-            Op::Quant(QuantOp::Quantize(_) | QuantOp::Dequantize(_) | QuantOp::Requantize(_)) => {
-                g.tensor(node.inputs[0]).layout
-            }
+            // Per-tensor conversions and lookups are element-wise: they keep the layout they read
+            // (a lookup's table is 1-D, in no layout).
+            Op::Quant(
+                QuantOp::Quantize(_)
+                | QuantOp::Dequantize(_)
+                | QuantOp::Requantize(_)
+                | QuantOp::Lut { .. },
+            ) => g.tensor(node.inputs[0]).layout,
             Op::Quant(QuantOp::Add(_) | QuantOp::Mul(_)) => binary(g, &mut conv, &mut node)?,
             _ => {
                 for i in 0..node.inputs.len() {

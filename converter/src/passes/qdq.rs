@@ -9,6 +9,7 @@
 //! | Add, Mul (fused activation) | QuantAdd, QuantMul | both operands dequantized at run time |
 //! | MaxPool, AvgPool, GlobalAvgPool | QuantMaxPool2d, QuantAvgPool2d (the whole image for GlobalAvgPool) | followed by a Requantize when input and output parameters differ |
 //! | Softmax (last axis, at most 4,095 long) | QuantSoftmax | output scale 1/256, zero point -128 (TFLite's); a longer axis stays float |
+//! | any Unary (HardSwish, Sigmoid, LeakyRelu, Gelu, ...) | QuantLut | its 256-entry table: the float op's own kernel between the Dequantize and the Quantize |
 //! | Reshape, Transpose, Concat | the same op on int8 | every input and the output share scale and zero point |
 //! | Dequantize -> Pad | Pad (int8) -> Dequantize | the fill value is exactly an int8 value |
 //! | Dequantize -> Quantize | Requantize (or a free Reshape when the parameters are equal) | |
@@ -25,10 +26,13 @@
 
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::BinaryOp;
+use ember_core::ops::math::unary::{self, UnaryParams};
 use ember_core::ops::quant::add::QuantAddParams;
 use ember_core::ops::quant::dequantize::DequantizeParams;
 use ember_core::ops::quant::fully_connected::QuantFullyConnectedParams;
+use ember_core::ops::quant::lut;
 use ember_core::ops::quant::mul::QuantMulParams;
+use ember_core::ops::quant::quantize::QuantizeParams;
 use ember_core::ops::quant::requant::{
     activation_range, channel_multiplier, RequantRounding, MAX_SHIFT, MIN_SHIFT,
 };
@@ -215,13 +219,13 @@ fn dequantized(g: &Graph, t: TensorId) -> Option<(TensorId, Affine)> {
 }
 
 /// `(index, parameters)` of the only reader of `t` when it is an int8 Quantize and `t` no graph output.
-fn quantized_by(g: &Graph, t: TensorId) -> Option<(usize, Affine)> {
+fn quantized_by(g: &Graph, t: TensorId) -> Option<(usize, QuantizeParams)> {
     if g.is_kept(t) || g.use_count(t) != 1 {
         return None;
     }
     let idx = g.nodes.iter().position(|n| n.inputs.contains(&t))?;
     match &g.nodes[idx].op {
-        Op::Quant(QuantOp::Quantize(p)) => Some((idx, (p.scale, p.zero_point))),
+        Op::Quant(QuantOp::Quantize(p)) => Some((idx, *p)),
         _ => None,
     }
 }
@@ -262,13 +266,14 @@ fn find(g: &mut Graph) -> Option<(usize, Vec<Node>, Option<usize>)> {
             }
             continue;
         }
-        let Some((q_idx, yq)) = quantized_by(g, n.output) else {
+        let Some((q_idx, y)) = quantized_by(g, n.output) else {
             continue;
         };
+        let yq = (y.scale, y.zero_point);
         let q = &g.nodes[q_idx];
         let (name, output) = (format!("{}+{}", n.name, q.name), q.output);
         let n = n.clone();
-        let Some((op, inputs)) = fuse(g, &n, yq) else {
+        let Some((op, inputs)) = fuse(g, &n, &y) else {
             continue;
         };
         // A pool whose input and output parameters differ: the pool in the input's, then a
@@ -326,8 +331,9 @@ fn find(g: &mut Graph) -> Option<(usize, Vec<Node>, Option<usize>)> {
     None
 }
 
-/// The int8 op and inputs for float node `n` whose output is quantized with `yq`, if it fuses.
-fn fuse(g: &mut Graph, n: &Node, yq: Affine) -> Option<(Op, Vec<TensorId>)> {
+/// The int8 op and inputs for float node `n` whose output is quantized with `y`, if it fuses.
+fn fuse(g: &mut Graph, n: &Node, y: &QuantizeParams) -> Option<(Op, Vec<TensorId>)> {
+    let yq = (y.scale, y.zero_point);
     let (x, xq) = dequantized(g, *n.inputs.first()?)?;
     let range = |act: Activation| activation_range(act, yq.0, yq.1);
     match &n.op {
@@ -429,6 +435,24 @@ fn fuse(g: &mut Graph, n: &Node, yq: Affine) -> Option<(Op, Vec<TensorId>)> {
             }
             let p = QuantSoftmaxParams::from_scale(1.0, xq.0.into(), u8::try_from(*axis).ok()?);
             Some((Op::Quant(QuantOp::Softmax(p)), vec![x]))
+        }
+        Op::Unary(op) => {
+            // The float op's own kernel on the 256 dequantized values, quantized as the Quantize
+            // does (its rounding included): the int8 op gives the float path's values exactly.
+            let p = UnaryParams { op: *op };
+            let x_params = DequantizeParams {
+                scale: xq.0,
+                zero_point: xq.1,
+            };
+            let entries = lut::table(&x_params, y, |x, out| unary::unary(&p, x, out));
+            let table = g.add_constant_of(
+                &format!("{}.table", n.name),
+                vec![lut::TABLE_LEN],
+                ConstData::I64(entries.iter().map(|&v| v.into()).collect()),
+                DType::I8,
+            );
+            let function = op.name();
+            Some((Op::Quant(QuantOp::Lut { function }), vec![x, table]))
         }
         Op::Reshape { .. } | Op::Transpose { .. } | Op::Concat { .. } if xq == yq => {
             let mut inputs = vec![x];

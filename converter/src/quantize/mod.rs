@@ -6,9 +6,10 @@
 //!   extra graph output, run by Ember's float runtime on each sample, and each tensor's range is kept:
 //!   min/max, or a percentile of the values (robust to outliers).
 //! - **Activations**: per-tensor asymmetric int8 (`scale = (max - min) / 255`, the range widened to hold
-//!   0, zero point in -128..=127). Softmax outputs take TFLite's fixed 1/256 and -128. A tensor read only
-//!   by a Relu, Clip or BatchNormalization gets no pair of its own: the activation is fused into the
-//!   producer, the normalization folded, and the pair goes after them.
+//!   0, zero point in -128..=127). Softmax outputs take TFLite's fixed 1/256 and -128. Activations
+//!   (HardSwish, Sigmoid, LeakyRelu, ...) get pairs too: between two int8 tensors they run as a lookup
+//!   table. A tensor read only by a Relu, Clip or BatchNormalization gets no pair of its own: the
+//!   activation is fused into the producer, the normalization folded, and the pair goes after them.
 //! - **Weights** of Conv, Gemm and MatMul (initializers): symmetric int8 per output channel
 //!   (`scale = max|w| / 127`, values in -127..=127). **Biases** of Conv and Gemm: int32 with scale
 //!   `x_scale * w_scale[c]`, as the TFLite spec has it.
@@ -27,23 +28,43 @@ pub use weight_only::{weight_only_int8, WeightOnlySummary};
 use crate::ConvertError;
 
 /// ONNX ops whose float output gets a Quantize/Dequantize pair.
+///
+/// The activations among them (Sigmoid to ThresholdedRelu, any element-wise function of one input) run
+/// on int8 data as a lookup table (`QuantLut`) once their input is quantized too, so that the
+/// convolutions on either side of one stay int8. The elementary functions (Exp, Log, Erf, ...) are left
+/// out: they are mostly steps of a decomposed op (a softmax, a Gelu) whose other steps stay float, where a
+/// pair would only round.
 pub(crate) const QUANTIZED_OUTPUTS: &[&str] = &[
     "Add",
     "AveragePool",
     "BatchNormalization",
+    "Celu",
     "Clip",
     "Concat",
     "Conv",
+    "Elu",
     "Flatten",
+    "Gelu",
     "Gemm",
     "GlobalAveragePool",
+    "HardSigmoid",
+    "HardSwish",
+    "LeakyRelu",
     "MatMul",
     "MaxPool",
+    "Mish",
     "Mul",
     "Relu",
     "Reshape",
+    "Selu",
+    "Sigmoid",
     "Softmax",
+    "Softplus",
+    "Softsign",
     "Squeeze",
+    "Swish",
+    "Tanh",
+    "ThresholdedRelu",
     "Transpose",
     "Unsqueeze",
 ];

@@ -380,6 +380,25 @@ fn int8_softmax_matches_bit_for_bit() {
     assert_varied("int8_softmax_matches_bit_for_bit", varied, cases);
 }
 
+#[test]
+fn int8_lookup_table_matches_bit_for_bit() {
+    let Some(gpu) = vulkan() else { return };
+    let (mut varied, mut cases) = (0usize, 0usize);
+    let mut rng = Rng::new(7);
+    for _ in 0..CASES {
+        let rank = rng.int(1, 4);
+        let dims: Vec<usize> = (0..rank).map(|_| rng.int(1, 9)).collect();
+        let n = dims.iter().product();
+        let operands = [
+            typed_input(&dims, i8s(&mut rng, n), DType::I8),
+            weight_i8(&[256], weights_i8(&mut rng, 256)),
+        ];
+        varied += usize::from(check(gpu, OpKind::QuantLut, &operands, &dims, DType::I8) >= 3);
+        cases += 1;
+    }
+    assert_varied("int8_lookup_table_matches_bit_for_bit", varied, cases);
+}
+
 /// Runs `model` on every image of `x` on the CPU and on `gpu` and returns how many output values
 /// differ in their bits (every output: f32 ones, and int8 ones as their integer values).
 fn differing_outputs(model: &AlignedBuf, gpu: Device, x: &[f32]) -> (usize, usize) {

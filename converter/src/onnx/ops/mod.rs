@@ -397,6 +397,7 @@ const BLOB_OPS: &[(&str, &[&str])] = &[
     ("TopK", &["TopK"]),
     ("NonZero", &["NonZero"]),
     ("NonMaxSuppression", &["NonMaxSuppression"]),
+    ("QuantLut", &["math/unary", "Clip"]),
 ];
 
 /// The blob's op kinds with the ONNX ops that lead to each ([`BLOB_OPS`], importer files expanded to

@@ -92,6 +92,7 @@ impl GpuSession {
                 L::Requantize { x, params } => go!(quant::requantize, n; buf(x)?, arg(y), t(params)),
                 L::Rnn { x, w, r, b, h0, c0, p, meta, clip, phase, step, units } => go!(rnn::rnn, units; buf(x)?, buf(w)?, buf(r)?, opt(b)?, opt(h0)?, opt(c0)?, opt(p)?, arg(y), t(meta), clip, phase, step),
                 L::QuantSoftmax { x, exps, meta, lanes } => go!(quant::quant_softmax, lanes; buf(x)?, arg(y), t(exps), t(meta)),
+                L::QuantLut { x, table } => go!(quant::quant_lut, n; buf(x)?, buf(table)?, arg(y)),
             }
         }
         Ok(())

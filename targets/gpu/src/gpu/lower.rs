@@ -201,6 +201,11 @@ pub(crate) enum Launch {
         meta: usize,
         lanes: usize,
     },
+    /// int8 lookup: `table` is the op's 256-entry weight (widened to i32 like every int8 weight).
+    QuantLut {
+        x: usize,
+        table: usize,
+    },
 }
 
 /// What one op does on the device.

@@ -375,6 +375,24 @@ pub(crate) fn requantize(x: &[f32], y: &mut [f32], p: &[i32]) {
     }
 }
 
+/// int8 lookup (`ember_core::ops::quant::lut`): `y = table[x + 128]`, the table the op's 256-entry
+/// int8 weight, widened to i32. The index is clamped to the table, though validation and the int8
+/// values of `x` keep it inside.
+#[cube(launch)]
+pub(crate) fn quant_lut(x: &[f32], table: &[i32], y: &mut [f32]) {
+    let pos = ABSOLUTE_POS;
+    if pos < y.len() {
+        let v = int(x[pos]) + 128i32;
+        let mut index = 255u32;
+        if v < 0i32 {
+            index = 0u32;
+        } else if v < 256i32 {
+            index = u32::cast_from(v);
+        }
+        y[pos] = f32::cast_from(table[index as usize]);
+    }
+}
+
 /// gemmlowp's `SaturatingRoundingDoublingHighMul` for any signs: `round(a * b / 2^31)`, ties up, the
 /// division truncating; `i32::MIN * i32::MIN` saturates.
 #[cube]

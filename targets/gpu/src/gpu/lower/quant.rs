@@ -1,5 +1,5 @@
-//! Lowering of the int8 ops: their `params` tables (`kernels::quant::params`), requantization rows and
-//! softmax exponential table, onto the int8 kernels.
+//! Lowering of the int8 ops: their `params` tables (`kernels::quant::params`), requantization rows,
+//! softmax exponential table and lookup tables, onto the int8 kernels.
 
 use ember_core::ops::quant::quantize::Rounding;
 use ember_core::ops::quant::requant::RequantRounding;
@@ -154,6 +154,10 @@ pub(super) fn lower(op: &OpView<'_>, tables: &mut Vec<Table>) -> Result<Option<W
                 lanes,
             })
         }
+        OpKind::QuantLut => launch(Launch::QuantLut {
+            x,
+            table: op.inputs[1],
+        }),
         _ => return Ok(None),
     };
     Ok(Some(work))
