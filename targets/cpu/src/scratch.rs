@@ -81,7 +81,10 @@ mod tests {
         let lens = [10, 0, 33, 50];
         let need = bytes_for(&lens);
         assert_eq!(need, 4 * (10 + 33 + 50 + 3 * SLACK));
-        let mut bytes = vec![0u8; need + 16];
+        // A u32 buffer seen as bytes: 4-byte aligned like a Workspace's scratch (a Vec<u8> may start
+        // anywhere, and under Miri it does).
+        let mut words = vec![0u32; (need + 16) / 4];
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
         for offset in [0, 4, 8, 12, 16] {
             let mut carve = Carve::new(&mut bytes[offset..][..need]);
             let parts = carve.take_all(lens).unwrap();
