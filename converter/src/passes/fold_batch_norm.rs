@@ -64,7 +64,20 @@ fn affine(g: &Graph, node: &Node, epsilon: f32) -> Result<(Vec<f32>, Vec<f32>), 
         })
     };
     let (scale, bias, mean, var) = (input(1)?, input(2)?, input(3)?, input(4)?);
-    // In f64, rounded once.
+    Ok(bn_affine(scale, bias, mean, var, epsilon))
+}
+
+/// The per-channel `(s, t)` of `bn(x) = x * s + t` for a BatchNormalization with these constants:
+/// `s = scale / sqrt(var + epsilon)` and `t = bias - mean * s`, in f64 and rounded once (shared with the
+/// post-training quantizer, which folds a BatchNormalization into its Conv before quantizing the
+/// weights, so that both folds give the same numbers).
+pub(crate) fn bn_affine(
+    scale: &[f32],
+    bias: &[f32],
+    mean: &[f32],
+    var: &[f32],
+    epsilon: f32,
+) -> (Vec<f32>, Vec<f32>) {
     let s: Vec<f64> = scale
         .iter()
         .zip(var)
@@ -76,7 +89,32 @@ fn affine(g: &Graph, node: &Node, epsilon: f32) -> Result<(Vec<f32>, Vec<f32>), 
         .zip(&s)
         .map(|((&b, &m), &s)| (f64::from(b) - f64::from(m) * s) as f32)
         .collect();
-    Ok((s.into_iter().map(|v| v as f32).collect(), t))
+    (s.into_iter().map(|v| v as f32).collect(), t)
+}
+
+/// Weights and bias of a layer followed by `x * s + t`: output channel `c`'s weights (every element
+/// `i` of `w` with `(i / inner) % s.len() == c`) times `s[c]`, and its bias `b[c] * s[c] + t[c]`.
+pub(crate) fn fold_affine_into_weights(
+    w: &[f32],
+    inner: usize,
+    bias: &[f32],
+    s: &[f32],
+    t: &[f32],
+) -> (Vec<f32>, Vec<f32>) {
+    let channels = s.len();
+    let inner = inner.max(1);
+    let w = w
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| v * s[(i / inner) % channels])
+        .collect();
+    let b = bias
+        .iter()
+        .zip(s)
+        .zip(t)
+        .map(|((&b, &s), &t)| b * s + t)
+        .collect();
+    (w, b)
 }
 
 /// Folds `x * s + t` into the Conv2d or FullyConnected `p`, if it can take it (also used by
@@ -106,18 +144,8 @@ pub(super) fn fold_into(g: &mut Graph, p: &mut Node, s: &[f32], t: &[f32]) -> bo
     if channels == 0 || !w.len().is_multiple_of(channels) || bias.len() != channels {
         return false;
     }
-    let block = w.len() / channels;
-    let w: Vec<f32> = w
-        .chunks_exact(block.max(1))
-        .zip(s)
-        .flat_map(|(row, &k)| row.iter().map(move |&v| v * k))
-        .collect();
-    let b = bias
-        .iter()
-        .zip(s)
-        .zip(t)
-        .map(|((&b, &s), &t)| b * s + t)
-        .collect();
+    // Output channel `c` owns the `c`-th contiguous block of the weights.
+    let (w, b) = fold_affine_into_weights(w, w.len() / channels, &bias, s, t);
     let w_shape = g.tensor(p.inputs[1]).shape.clone();
     let w_name = format!("{}.w_bn", p.name);
     let b_name = format!("{}.b_bn", p.name);

@@ -10,6 +10,9 @@
 //!   (HardSwish, Sigmoid, LeakyRelu, ...) get pairs too: between two int8 tensors they run as a lookup
 //!   table. A tensor read only by a Relu, Clip or BatchNormalization gets no pair of its own: the
 //!   activation is fused into the producer, the normalization folded, and the pair goes after them.
+//! - **BatchNormalization** after a Conv or Gemm is folded into that layer's float weights and bias
+//!   before they are quantized (`batch_norm`), with the arithmetic of the import pass
+//!   `fold_batch_norm`: folded after quantization, the layer would stay float.
 //! - **Weights** of Conv, Gemm and MatMul (initializers): symmetric int8 per output channel
 //!   (`scale = max|w| / 127`, values in -127..=127). **Biases** of Conv and Gemm: int32 with scale
 //!   `x_scale * w_scale[c]`, as the TFLite spec has it.
@@ -17,8 +20,10 @@
 //! Weight-only int8 ([`weight_only`], `--quantize int8-weights`) needs no calibration: it quantizes the
 //! weights of fully connected layers and embedding tables the same way and keeps activations f32.
 
+mod batch_norm;
 mod calibrate;
 mod qdq;
+mod tensors;
 pub mod weight_only;
 
 pub use calibrate::{calibrate, Calibration, Ranges};

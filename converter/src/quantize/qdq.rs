@@ -1,11 +1,14 @@
 //! The QDQ rewrite: Quantize/Dequantize pairs after every calibrated tensor, per-channel int8 weights
-//! and int32 biases behind DequantizeLinear nodes (the layout `quantize_static` writes).
+//! and int32 biases behind DequantizeLinear nodes (the layout `quantize_static` writes). A
+//! BatchNormalization after a Conv or Gemm is folded into its weights first ([`fold_batch_norms`]).
 
 use std::collections::{HashMap, HashSet};
 
 use prost::Message;
 
+use super::batch_norm::fold_batch_norms;
 use super::calibrate::{quantized_tensors, Ranges};
+use super::tensors::{float_values, tensor_f32, tensor_i32, tensor_i8};
 use super::{activation_params, model_err, quantize_weights};
 use crate::onnx::is_default_domain;
 use crate::onnx::proto::{
@@ -22,6 +25,9 @@ pub struct QdqSummary {
     pub weights: usize,
     /// Bias tensors made int32.
     pub biases: usize,
+    /// BatchNormalizations folded into the Conv or Gemm before them (before their weights were
+    /// quantized).
+    pub batch_norms_folded: usize,
     /// Tensors left in float, with the reason.
     pub skipped: Vec<String>,
     /// The model's default-domain opset, which the rewrite keeps. Below 13 the per-channel
@@ -87,6 +93,7 @@ pub fn quantize_qdq(onnx: &[u8], ranges: &Ranges) -> Result<(Vec<u8>, QdqSummary
         }
     }
     g.node = nodes_left;
+    summary.batch_norms_folded = fold_batch_norms(g, &mut init);
     let mut new_inits: Vec<TensorProto> = Vec::new();
     let mut head: Vec<NodeProto> = Vec::new();
     let mut weight_scales: HashMap<String, Vec<f32>> = HashMap::new();
@@ -291,29 +298,5 @@ fn dequantize(base: &str, output: &str, axis: Option<i64>) -> NodeProto {
             .into_iter()
             .collect(),
         ..NodeProto::default()
-    }
-}
-
-fn tensor_f32(name: &str, dims: &[i64], v: &[f32]) -> TensorProto {
-    let raw = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-    TensorProto::from_raw(name, dims, data_type::FLOAT, raw)
-}
-
-fn tensor_i8(name: &str, dims: &[i64], v: &[i8]) -> TensorProto {
-    let raw = v.iter().map(|&x| x as u8).collect();
-    TensorProto::from_raw(name, dims, data_type::INT8, raw)
-}
-
-fn tensor_i32(name: &str, dims: &[i64], v: &[i32]) -> TensorProto {
-    let raw = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-    TensorProto::from_raw(name, dims, data_type::INT32, raw)
-}
-
-/// The values of a FLOAT initializer.
-fn float_values(t: &TensorProto) -> Result<Vec<f32>, String> {
-    match crate::onnx::tensor::read_tensor(t, &t.name) {
-        Ok((_, crate::ir::ConstData::F32(v))) => Ok(v),
-        Ok(_) => Err("is not a FLOAT tensor".into()),
-        Err(e) => Err(e.to_string()),
     }
 }

@@ -324,6 +324,12 @@ fn quantize_int8(
         samples.len(),
         args.calibration
     );
+    if summary.batch_norms_folded > 0 {
+        eprintln!(
+            "quantized: {} BatchNormalization(s) folded into the Conv or Gemm before them",
+            summary.batch_norms_folded
+        );
+    }
     for s in &summary.skipped {
         eprintln!("notice: left in float: {s}");
     }
