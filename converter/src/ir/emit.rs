@@ -23,6 +23,8 @@ pub fn add_node(
         .map(|&i| g.tensor(i).shape.as_slice())
         .collect();
     let shape = op.infer(&shapes)?;
+    // An output whose element count overflows is an error here, before any pass multiplies its dims.
+    super::shape::numel(&shape)?;
     super::op::core_op::validate(&op, &shapes, &dtypes, &shape, dtype)?;
     if let Some(folded) = super::eval::fold(g, &op, &inputs, &shape, dtype)? {
         let id = g.add_constant_of(out_name, shape, folded.data, dtype);

@@ -38,7 +38,10 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
         };
         let x = g.nodes[t].inputs[0];
         let dims = &g.tensor(x).shape;
-        let k: usize = dims.iter().skip(1).product();
+        // Checked: a hostile model's dims may multiply past usize (then there is nothing to fold).
+        let Ok(k) = crate::ir::shape::numel(&dims[dims.len().min(1)..]) else {
+            continue;
+        };
         let flattens = perm.first() == Some(&0)
             && k > 0
             && shape.len() == 2
