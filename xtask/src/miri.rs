@@ -9,8 +9,9 @@
 //! about a thousand times slower than a release build, so each suite is chosen to cover the unsafe
 //! paths with small shapes and few property-test cases (the tests shrink under `cfg(miri)`).
 //!
-//! `cargo xtask miri` runs every suite (about 15 minutes on two cores); `cargo xtask miri --ci`, a CI
-//! step, the subset of [`CI_SUITES`] (a few minutes): the GEMM's edge panels, packing and tiles at the
+//! `cargo xtask miri` runs every suite (well over 15 minutes: the int8 every-level test alone runs
+//! longer); `cargo xtask miri --ci`, a CI step, the subset of [`CI_SUITES`] (its tests took 81, 21 and
+//! 124 s on two cores, 2026-12-06): the GEMM's edge panels, packing and tiles at the
 //! scalar, SSE2 and AVX2 levels in one build, the thread pool's sharing of a buffer and its panics, the
 //! scratch and range splitting, the DSP emulation, and `ember-core`'s blob decoding and planning.
 
