@@ -5,26 +5,13 @@
 mod common;
 
 use common::golden::{op_names, read_npy, run};
-use ember_convert::quantize::{self, activation_params, Calibration, QdqSummary};
-use ember_convert::{convert, ConvertOptions, Converted};
+use ember_convert::quantize::{activation_params, QdqSummary};
+use ember_convert::Converted;
 
 /// Quantizes `<case>.onnx` from its calibration samples and checks its first sample against
 /// onnxruntime's float output: at most `steps` output quantization steps apart.
 fn quantize_case(case: &str, steps: f32) -> (QdqSummary, Converted) {
-    let onnx = std::fs::read(common::golden::case_path(&format!("{case}.onnx"))).unwrap();
-    let (dims, calib) = read_npy(&format!("{case}.calibration.npy"));
-    let sample = dims[1..].iter().product::<usize>();
-    let samples: Vec<Vec<Vec<f32>>> = calib.chunks(sample).map(|c| vec![c.to_vec()]).collect();
-    let ranges = quantize::calibrate(
-        &onnx,
-        &ConvertOptions::default(),
-        &samples,
-        Calibration::MinMax,
-        &mut |_, _| {},
-    )
-    .unwrap();
-    let (qdq, summary) = quantize::quantize_qdq(&onnx, &ranges).unwrap();
-    let c = convert(&qdq, &ConvertOptions::default()).unwrap();
+    let (ranges, summary, c) = common::golden::post_training_quantized(case);
     let (_, x) = read_npy(&format!("{case}.x.npy"));
     let (_, y) = read_npy(&format!("{case}.y.npy"));
     let got = run(&c, &x);

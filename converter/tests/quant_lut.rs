@@ -7,8 +7,6 @@
 mod common;
 
 use common::golden::{convert_case, op_names, read_npy, run};
-use ember_convert::quantize::{self, Calibration};
-use ember_convert::{convert, ConvertOptions};
 
 /// The cases of `lut_cases.py`, by file name.
 const CASES: &[&str] = &[
@@ -74,21 +72,8 @@ fn leaky_relu_alpha_reaches_the_table() {
 /// edges, and the int8 model stays close to the float one.
 #[test]
 fn post_training_quantization_keeps_activations_in_int8() {
-    let onnx = std::fs::read(common::golden::case_path("lut_ptq.onnx")).unwrap();
-    let (dims, calib) = read_npy("lut_ptq.calibration.npy");
-    let sample = dims[1..].iter().product::<usize>();
-    let samples: Vec<Vec<Vec<f32>>> = calib.chunks(sample).map(|c| vec![c.to_vec()]).collect();
-    let ranges = quantize::calibrate(
-        &onnx,
-        &ConvertOptions::default(),
-        &samples,
-        Calibration::MinMax,
-        &mut |_, _| {},
-    )
-    .unwrap();
-    let (qdq, summary) = quantize::quantize_qdq(&onnx, &ranges).unwrap();
+    let (_, summary, c) = common::golden::post_training_quantized("lut_ptq");
     assert!(summary.skipped.is_empty(), "{:?}", summary.skipped);
-    let c = convert(&qdq, &ConvertOptions::default()).unwrap();
     let ops = op_names(&c);
     let count = |op: &str| ops.iter().filter(|&&o| o == op).count();
     assert_eq!(count("QuantConv2d"), 3, "{:?}", c.report.ops);

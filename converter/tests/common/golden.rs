@@ -106,3 +106,30 @@ pub fn assert_has_nodes(c: &Converted, want: &[&str]) {
         );
     }
 }
+
+/// `<case>.onnx` calibrated (min/max) on the samples of `<case>.calibration.npy` (one per row of its
+/// first axis), rewritten in QDQ form and converted: the ranges, the quantizer's summary and the blob.
+pub fn post_training_quantized(
+    case: &str,
+) -> (
+    ember_convert::quantize::Ranges,
+    ember_convert::quantize::QdqSummary,
+    Converted,
+) {
+    use ember_convert::quantize::{self, Calibration};
+    let onnx = std::fs::read(case_path(&format!("{case}.onnx"))).unwrap();
+    let (dims, calib) = read_npy(&format!("{case}.calibration.npy"));
+    let sample = dims[1..].iter().product::<usize>();
+    let samples: Vec<Vec<Vec<f32>>> = calib.chunks(sample).map(|c| vec![c.to_vec()]).collect();
+    let ranges = quantize::calibrate(
+        &onnx,
+        &ConvertOptions::default(),
+        &samples,
+        Calibration::MinMax,
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let (qdq, summary) = quantize::quantize_qdq(&onnx, &ranges).unwrap();
+    let c = convert(&qdq, &ConvertOptions::default()).unwrap();
+    (ranges, summary, c)
+}
