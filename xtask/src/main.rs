@@ -73,7 +73,11 @@ fn main() {
 }
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    // `cargo xtask` sets the variable when it runs the binary; the compiled-in path is the fallback
+    // only, since cargo keeps a build when the checkout moves and that path may be another checkout's.
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    manifest
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."))

@@ -120,7 +120,10 @@ fn every_op_runs_its_own_kernel_with_the_scratch_it_asked_for() {
             .expect("every table of this crate asks for scratch");
         for call in calls() {
             let dims: [&[usize]; 2] = [&call.x, &call.w];
-            for workers in 1..=3 {
+            // Under Miri one worker: a pool kept for the whole test binary is a thread still running
+            // when Miri's main thread ends, and the pool's own tests cover its sharing.
+            let most = if cfg!(miri) { 1 } else { 3 };
+            for workers in 1..=most {
                 let need = ask(&call.kind, &dims, &call.y, workers);
                 assert_eq!(
                     call.fallbacks(kernels, Some(need), workers),
