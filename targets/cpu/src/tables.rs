@@ -4,7 +4,7 @@
 //! Accelerated at every level (portable `scalar` included): `conv2d`, `conv_transpose2d`,
 //! `fully_connected`, `matmul` (see [`crate::gemm`] and `ops/nn/`). At the SIMD levels also the int8
 //! convolution and fully connected (`ops/quant/`) and the element-wise, pooling, softmax, layer-norm,
-//! reduction, resize and transpose kernels (`ops/`; the scalar table takes the few of these that beat
+//! reduction, recurrent-layer, resize and transpose kernels (`ops/`; the scalar table takes the few of these that beat
 //! the reference). AVX-512's table is AVX2's with the GEMM-based entries at 16 lanes. The other
 //! architecture's levels are never handed out; their tables are the scalar one.
 
@@ -16,7 +16,7 @@ use crate::level::Level;
 use crate::ops::array::resize::resize;
 use crate::ops::array::transpose::transpose;
 use crate::ops::math::{binary, unary};
-use crate::ops::nn::{layer_norm, reduce, softmax};
+use crate::ops::nn::{layer_norm, reduce, rnn, softmax};
 use crate::ops::pool::{avg_pool, global_avg_pool, max_pool};
 use crate::ops::quant;
 use crate::{ops, Isa};
@@ -87,6 +87,7 @@ macro_rules! simd_table {
             log_softmax: softmax::$m::log_softmax,
             layer_norm: layer_norm::$m::layer_norm,
             reduce: reduce::$m::reduce,
+            rnn: rnn::$m::rnn,
             max_pool: max_pool::$m::max_pool,
             avg_pool: avg_pool::$m::avg_pool,
             global_avg_pool: global_avg_pool::$m::global_avg_pool,

@@ -1,19 +1,21 @@
-//! Softmax, LogSoftmax, LayerNorm, reductions and pools of every level against `ember-core`'s
-//! reference kernels, on proptest cases aimed at their edges: every axis (rows along the last axis,
-//! columns across the others, widths around the vector widths), empty lanes, every reduce op over
-//! contiguous and scattered axes, pool windows with padding, strides and channels that leave tails,
-//! and special values.
+//! Softmax, LogSoftmax, LayerNorm, reductions, pools and recurrent layers of every level against
+//! `ember-core`'s reference kernels, on proptest cases aimed at their edges: every axis (rows along the
+//! last axis, columns across the others, widths around the vector widths), empty lanes, every reduce
+//! op over contiguous and scattered axes, pool windows with padding, strides and channels that leave
+//! tails, every recurrent cell and direction with sizes around the lanes and the kernel's blocks, and
+//! special values.
 //!
 //! Pools (same cells in the same order) must give the reference's values exactly; Max and Min
 //! reductions too. Sums are added in another order than the reference's loop, so Softmax, LayerNorm
 //! and the summing reductions must agree within `1e-5` of the larger of 1, the reference's result and
-//! the sum of the magnitudes that went into it.
+//! the sum of the magnitudes that went into it; recurrent layers within `2e-5` (see their test).
 
 mod common;
 
 use common::{check, close, levels, plain, same_bits, same_value, summable, values};
 use ember_core::ops::nn::layer_norm::{self, LayerNormParams};
 use ember_core::ops::nn::reduce::{self, ReduceOp, ReduceParams};
+use ember_core::ops::nn::rnn::{self, RnnCell, RnnDirection, RnnParams};
 use ember_core::ops::nn::softmax::SoftmaxParams;
 use ember_core::ops::pool::{avg_pool, Pool2dParams};
 use ember_core::ops::{In, Out};
@@ -283,6 +285,135 @@ proptest! {
         let want = run(&REFERENCE);
         for (isa, k) in levels() {
             check(&format!("{isa} {d:?}"), &run(k), &want, |_, g, w| same_bits(g, w))?;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------- recurrent layers
+
+/// A recurrent layer: its parameters, `[seq, batch, input]`, the hidden size, and which optional
+/// inputs (bias, initial hidden and cell states, peepholes) it has.
+#[derive(Debug, Clone)]
+struct RnnCase {
+    p: RnnParams,
+    seq: usize,
+    batch: usize,
+    input: usize,
+    hidden: usize,
+    values: Vec<f32>,
+    bias: bool,
+    h0: bool,
+    c0: bool,
+}
+
+fn rnn_case() -> impl Strategy<Value = RnnCase> {
+    let cell = prop_oneof![
+        Just(RnnCell::Simple),
+        any::<bool>().prop_map(|linear_before_reset| RnnCell::Gru {
+            linear_before_reset
+        }),
+        any::<bool>().prop_map(|peepholes| RnnCell::Lstm { peepholes }),
+    ];
+    let direction = prop_oneof![
+        Just(RnnDirection::Forward),
+        Just(RnnDirection::Reverse),
+        Just(RnnDirection::Bidirectional),
+    ];
+    let clip = prop_oneof![3 => Just(f32::INFINITY), 1 => 0.5f32..3.0];
+    // Input and hidden sizes around the lanes and the kernel's blocks of 16 units.
+    let size = prop_oneof![4 => 0usize..=20, 2 => 21usize..=40, 1 => 60usize..=70];
+    (
+        (cell, direction, clip),
+        0usize..=4,
+        1usize..=3,
+        size.clone(),
+        size.prop_filter("a hidden unit at least", |&h| h > 0),
+        (any::<bool>(), any::<bool>(), any::<bool>()),
+    )
+        .prop_flat_map(
+            |((cell, direction, clip), seq, batch, input, hidden, (bias, h0, c0))| {
+                let p = RnnParams {
+                    cell,
+                    direction,
+                    clip,
+                };
+                let n = rnn_sizes(&p, seq, batch, input, hidden).iter().sum();
+                plain(n, 1.0).prop_map(move |values| RnnCase {
+                    p,
+                    seq,
+                    batch,
+                    input,
+                    hidden,
+                    values,
+                    bias,
+                    h0,
+                    c0: c0 && matches!(cell, RnnCell::Lstm { .. }),
+                })
+            },
+        )
+}
+
+/// Values of x, w, r, b, h0, c0 and p (each present or not, all sized here).
+fn rnn_sizes(p: &RnnParams, seq: usize, batch: usize, input: usize, hidden: usize) -> [usize; 7] {
+    let (dirs, rows) = (p.direction.count(), p.cell.gates() * hidden);
+    [
+        seq * batch * input,
+        dirs * rows * input,
+        dirs * rows * hidden,
+        dirs * 2 * rows,
+        dirs * batch * hidden,
+        dirs * batch * hidden,
+        dirs * 3 * hidden,
+    ]
+}
+
+/// The layer with table `k`: the whole output (`Y`, `Y_h`, `Y_c`).
+fn run_rnn(k: &Kernels, c: &RnnCase) -> Vec<f32> {
+    let sizes = rnn_sizes(&c.p, c.seq, c.batch, c.input, c.hidden);
+    let mut parts = Vec::new();
+    let mut rest = &c.values[..];
+    for n in sizes {
+        let (part, tail) = rest.split_at(n);
+        parts.push(part);
+        rest = tail;
+    }
+    let (dirs, rows) = (c.p.direction.count(), c.p.cell.gates() * c.hidden);
+    let xd = [c.seq, c.batch, c.input];
+    let wd = [dirs, rows, c.input];
+    let rd = [dirs, rows, c.hidden];
+    let yd = rnn::out_dims(&xd, &rd).expect("rank-3 dims");
+    let peepholes = matches!(c.p.cell, RnnCell::Lstm { peepholes: true });
+    let mut y = vec![f32::NAN; yd.iter().product()];
+    (k.rnn)(
+        &c.p,
+        input(parts[0], &xd),
+        input(parts[1], &wd),
+        input(parts[2], &rd),
+        c.bias.then_some(parts[3]),
+        c.h0.then_some(parts[4]),
+        c.c0.then_some(parts[5]),
+        peepholes.then_some(parts[6]),
+        Out {
+            data: &mut y,
+            dims: &yd,
+        },
+    );
+    y
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Every cell, direction and optional input. The kernels' dot products sum in another order (and
+    /// with FMA), and their sigmoid and tanh are within a few ulp: the outputs (hidden states in
+    /// [-1, 1], cell states growing by at most 1 per step) agree within 2e-5 of the larger of 1 and the
+    /// value, with weights and inputs in [-1, 1] and rows of up to 140 products.
+    #[test]
+    fn recurrent_layers_match_reference(c in rnn_case()) {
+        let want = run_rnn(&REFERENCE, &c);
+        for (isa, k) in levels() {
+            let what = format!("{isa} {:?} seq {} batch {} input {} hidden {}", c.p, c.seq, c.batch, c.input, c.hidden);
+            check(&what, &run_rnn(k, &c), &want, |_, g, w| close(g, w, 2e-5, 0.0))?;
         }
     }
 }

@@ -199,6 +199,32 @@ pub fn rnn(
     peepholes: Option<&[f32]>,
     y: Out<'_>,
 ) {
+    let (cell, clip) = (p.cell, p.clip);
+    sequence(p, x, w, r, b, h0, c0, peepholes, y, |wt, x, h, c, y| {
+        cell_step(cell, clip, wt, x, h, c, y);
+    });
+}
+
+/// The layer's walk over directions, time steps and batch rows, with `step` for one step of one batch
+/// row (the arguments of [`cell_step`] after the cell and clip): the initial states into the state rows,
+/// the steps in time order (reversed for the reverse direction), each step's hidden state copied into
+/// the `Y_h` row once every batch row has stepped. Shared by the reference and the vector kernels of
+/// other crates, which bring their own `step`. Inlined, so that `step` compiles with the caller's
+/// target features.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn sequence(
+    p: &RnnParams,
+    x: In<'_>,
+    w: In<'_>,
+    r: In<'_>,
+    b: Option<&[f32]>,
+    h0: Option<&[f32]>,
+    c0: Option<&[f32]>,
+    peepholes: Option<&[f32]>,
+    y: Out<'_>,
+    mut step: impl FnMut(&CellWeights<'_>, &[f32], &[f32], &mut [f32], &mut [f32]),
+) {
     let (seq, batch, input) = (x.dims[0], x.dims[1], x.dims[2]);
     let (gates, dirs, hidden) = (p.cell.gates(), p.direction.count(), r.dims[2]);
     let rows = gates * hidden;
@@ -221,16 +247,14 @@ pub fn rnn(
                 None => row.fill(0.0),
             }
         }
-        for step in 0..seq {
-            let t = if reverse { seq - 1 - step } else { step };
+        for i in 0..seq {
+            let t = if reverse { seq - 1 - i } else { i };
             let xt = &x.data[t * batch * input..][..batch * input];
             let (steps, states) = y.data.split_at_mut(hs);
             let (h_rows, c_rows) = states.split_at_mut(cs - hs);
             let yt = &mut steps[at(t, d)..][..plane];
             for bi in 0..batch {
-                cell_step(
-                    p.cell,
-                    p.clip,
+                step(
                     &wt,
                     &xt[bi * input..][..input],
                     &h_rows[bi * hidden..][..hidden],

@@ -25,6 +25,7 @@ const ENTRIES: u64 = entry::BINARY
     | entry::LOG_SOFTMAX
     | entry::LAYER_NORM
     | entry::REDUCE
+    | entry::RNN
     | entry::MAX_POOL
     | entry::AVG_POOL
     | entry::GLOBAL_AVG_POOL
@@ -64,6 +65,7 @@ pub(crate) fn variant(isa: Isa, kind: &OpKind) -> Option<&'static str> {
         OpKind::Softmax(_) => (entry::SOFTMAX, true),
         OpKind::LogSoftmax(_) => (entry::LOG_SOFTMAX, true),
         OpKind::LayerNorm(_) => (entry::LAYER_NORM, true),
+        OpKind::Rnn(_) => (entry::RNN, true),
         OpKind::MaxPool2d(_) => (entry::MAX_POOL, true),
         OpKind::AvgPool2d(_) => (entry::AVG_POOL, true),
         OpKind::GlobalAvgPool => (entry::GLOBAL_AVG_POOL, true),

@@ -1,5 +1,5 @@
 //! Neural-network ops: convolutions, fully connected, matrix products, softmax, layer normalization,
-//! reductions.
+//! reductions, recurrent layers.
 
 pub(crate) mod conv;
 pub(crate) mod conv_transpose;
@@ -9,6 +9,7 @@ pub(crate) mod layer_norm;
 pub(crate) mod matmul;
 pub(crate) mod narrow;
 pub(crate) mod reduce;
+pub(crate) mod rnn;
 pub(crate) mod softmax;
 pub(crate) mod tensors;
 
