@@ -13,7 +13,7 @@
 //! longer); `cargo xtask miri --ci`, a CI step, the subset of [`CI_SUITES`] (its tests took 81, 21 and
 //! 124 s on two cores, 2026-12-06): the GEMM's edge panels, packing and tiles at the
 //! scalar, SSE2 and AVX2 levels in one build, the thread pool's sharing of a buffer and its panics, the
-//! scratch and range splitting, the DSP emulation, and `ember-core`'s blob decoding and planning.
+//! scratch and range splitting, the recurrent kernel's unchecked loads, the DSP emulation, and `ember-core`'s blob decoding and planning.
 
 use std::path::Path;
 use std::process::Command;
@@ -75,6 +75,7 @@ const CI_SUITES: &[Suite] = &[
             "gemm::tests::the_tile_follows_the_columns",
             "gemm::tests::every_level_lists_its_tiles",
             "isa::",
+            "ops::nn::rnn::",
             "par::",
             "scratch::",
             "pool::tests::a_p",

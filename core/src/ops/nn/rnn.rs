@@ -199,17 +199,40 @@ pub fn rnn(
     peepholes: Option<&[f32]>,
     y: Out<'_>,
 ) {
-    let (cell, clip) = (p.cell, p.clip);
-    sequence(p, x, w, r, b, h0, c0, peepholes, y, |wt, x, h, c, y| {
-        cell_step(cell, clip, wt, x, h, c, y);
-    });
+    let step = Reference {
+        cell: p.cell,
+        clip: p.clip,
+    };
+    sequence(p, x, w, r, b, h0, c0, peepholes, y, step);
+}
+
+/// One time step of one batch row, for [`sequence`]: the arguments of [`cell_step`] after the cell and
+/// the clip. A trait rather than a closure so that a vector kernel can mark its step
+/// `#[inline(always)]`: a closure that is not inlined is compiled without its caller's target
+/// features, and every vector instruction in it becomes a call.
+pub trait Step {
+    /// Updates `c` and writes the new hidden state to `y` from `x`, `h` and `c`.
+    fn step(&mut self, wt: &CellWeights<'_>, x: &[f32], h: &[f32], c: &mut [f32], y: &mut [f32]);
+}
+
+/// The reference's step: [`cell_step`].
+struct Reference {
+    cell: RnnCell,
+    clip: f32,
+}
+
+impl Step for Reference {
+    #[inline(always)]
+    fn step(&mut self, wt: &CellWeights<'_>, x: &[f32], h: &[f32], c: &mut [f32], y: &mut [f32]) {
+        cell_step(self.cell, self.clip, wt, x, h, c, y);
+    }
 }
 
 /// The layer's walk over directions, time steps and batch rows, with `step` for one step of one batch
 /// row (the arguments of [`cell_step`] after the cell and clip): the initial states into the state rows,
 /// the steps in time order (reversed for the reverse direction), each step's hidden state copied into
 /// the `Y_h` row once every batch row has stepped. Shared by the reference and the vector kernels of
-/// other crates, which bring their own `step`. Inlined, so that `step` compiles with the caller's
+/// other crates, which bring their own [`Step`]. Inlined, so that the step compiles with the caller's
 /// target features.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
@@ -223,7 +246,7 @@ pub fn sequence(
     c0: Option<&[f32]>,
     peepholes: Option<&[f32]>,
     y: Out<'_>,
-    mut step: impl FnMut(&CellWeights<'_>, &[f32], &[f32], &mut [f32], &mut [f32]),
+    mut step: impl Step,
 ) {
     let (seq, batch, input) = (x.dims[0], x.dims[1], x.dims[2]);
     let (gates, dirs, hidden) = (p.cell.gates(), p.direction.count(), r.dims[2]);
@@ -254,7 +277,7 @@ pub fn sequence(
             let (h_rows, c_rows) = states.split_at_mut(cs - hs);
             let yt = &mut steps[at(t, d)..][..plane];
             for bi in 0..batch {
-                step(
+                step.step(
                     &wt,
                     &xt[bi * input..][..input],
                     &h_rows[bi * hidden..][..hidden],
