@@ -9,7 +9,7 @@
 //! architecture's levels are never handed out; their tables are the scalar one.
 
 use ember_core::kernels::entry;
-use ember_core::ops::nn::{conv, conv_transpose, fully_connected, matmul};
+use ember_core::ops::nn::{conv, conv_transpose, fully_connected, matmul, rnn as rnn_shapes};
 use ember_core::{Kernels, OpKind};
 
 use crate::level::Level;
@@ -50,6 +50,14 @@ fn f32_scratch(
         }
         OpKind::MatMul(p) if matmul::validate(p, x, w, output).is_ok() => {
             ops::nn::matmul::scratch_bytes(level, x, output)
+        }
+        // The scalar table runs the reference's recurrent kernel, which needs none.
+        OpKind::Rnn(p)
+            if level.isa != Isa::Scalar && rnn_shapes::validate(p, inputs, output).is_ok() =>
+        {
+            inputs
+                .get(2)
+                .map_or(0, |r| ops::nn::rnn::scratch_bytes(x, r))
         }
         _ => 0,
     }

@@ -19,7 +19,7 @@ use ember_core::ops::nn::rnn::{self, RnnCell, RnnDirection, RnnParams};
 use ember_core::ops::nn::softmax::SoftmaxParams;
 use ember_core::ops::pool::{avg_pool, Pool2dParams};
 use ember_core::ops::{In, Out};
-use ember_core::{Kernels, REFERENCE};
+use ember_core::{Kernels, OpKind, Workspace, REFERENCE};
 use ember_testkit::window::{self, pool_params};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -367,8 +367,9 @@ fn rnn_sizes(p: &RnnParams, seq: usize, batch: usize, input: usize, hidden: usiz
     ]
 }
 
-/// The layer with table `k`: the whole output (`Y`, `Y_h`, `Y_c`).
-fn run_rnn(k: &Kernels, c: &RnnCase) -> Vec<f32> {
+/// The layer with table `k`, with the scratch the table asks for or none: the whole output (`Y`,
+/// `Y_h`, `Y_c`).
+fn run_rnn(k: &Kernels, c: &RnnCase, scratch: bool) -> Vec<f32> {
     let sizes = rnn_sizes(&c.p, c.seq, c.batch, c.input, c.hidden);
     let mut parts = Vec::new();
     let mut rest = &c.values[..];
@@ -384,6 +385,10 @@ fn run_rnn(k: &Kernels, c: &RnnCase) -> Vec<f32> {
     let yd = rnn::out_dims(&xd, &rd).expect("rank-3 dims");
     let peepholes = matches!(c.p.cell, RnnCell::Lstm { peepholes: true });
     let mut y = vec![f32::NAN; yd.iter().product()];
+    let dims: [&[usize]; 3] = [&xd, &wd, &rd];
+    let need = k.scratch.map_or(0, |f| f(&OpKind::Rnn(c.p), &dims, &yd, 1));
+    let mut bytes = vec![0u128; need.div_ceil(16)];
+    let mut ws = Workspace::new(bytemuck::cast_slice_mut(&mut bytes), None);
     (k.rnn)(
         &c.p,
         input(parts[0], &xd),
@@ -397,6 +402,7 @@ fn run_rnn(k: &Kernels, c: &RnnCase) -> Vec<f32> {
             data: &mut y,
             dims: &yd,
         },
+        scratch.then_some(&mut ws),
     );
     y
 }
@@ -410,10 +416,13 @@ proptest! {
     /// value, with weights and inputs in [-1, 1] and rows of up to 140 products.
     #[test]
     fn recurrent_layers_match_reference(c in rnn_case()) {
-        let want = run_rnn(&REFERENCE, &c);
+        let want = run_rnn(&REFERENCE, &c, false);
         for (isa, k) in levels() {
             let what = format!("{isa} {:?} seq {} batch {} input {} hidden {}", c.p, c.seq, c.batch, c.input, c.hidden);
-            check(&what, &run_rnn(k, &c), &want, |_, g, w| close(g, w, 2e-5, 0.0))?;
+            let got = run_rnn(k, &c, false);
+            check(&what, &got, &want, |_, g, w| close(g, w, 2e-5, 0.0))?;
+            // With the scratch for every step's input projection computed first: the same bits.
+            check(&format!("{what}, with scratch"), &run_rnn(k, &c, true), &got, |_, g, w| same_bits(g, w))?;
         }
     }
 }

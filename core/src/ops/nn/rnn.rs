@@ -26,6 +26,7 @@ pub use crate::schema::nn::rnn::{RnnCell, RnnDirection, RnnParams};
 use crate::ops::entry::{op_entry, out, shape_reason, OutDims};
 use crate::ops::shape::{check_dims, dot, ensure};
 use crate::ops::{In, Out};
+use crate::workspace::Workspace;
 use crate::Error;
 
 /// Rows of the output besides the sequence: `Y_h`, then `Y_c` (or the working row).
@@ -198,6 +199,7 @@ pub fn rnn(
     c0: Option<&[f32]>,
     peepholes: Option<&[f32]>,
     y: Out<'_>,
+    _ws: Option<&mut Workspace<'_>>,
 ) {
     let step = Reference {
         cell: p.cell,
@@ -211,8 +213,23 @@ pub fn rnn(
 /// `#[inline(always)]`: a closure that is not inlined is compiled without its caller's target
 /// features, and every vector instruction in it becomes a call.
 pub trait Step {
-    /// Updates `c` and writes the new hidden state to `y` from `x`, `h` and `c`.
-    fn step(&mut self, wt: &CellWeights<'_>, x: &[f32], h: &[f32], c: &mut [f32], y: &mut [f32]);
+    /// Called before each direction's steps, with its weights and the whole input `x` `[seq, batch,
+    /// input]` (a kernel may compute what does not depend on the state here, for every step at once).
+    fn begin(&mut self, _wt: &CellWeights<'_>, _x: In<'_>) {}
+
+    /// Time step `t`, batch row `row`: updates `c` and writes the new hidden state to `y` from `x` (that
+    /// step's input row), `h` and `c`.
+    #[allow(clippy::too_many_arguments)]
+    fn step(
+        &mut self,
+        wt: &CellWeights<'_>,
+        t: usize,
+        row: usize,
+        x: &[f32],
+        h: &[f32],
+        c: &mut [f32],
+        y: &mut [f32],
+    );
 }
 
 /// The reference's step: [`cell_step`].
@@ -223,7 +240,16 @@ struct Reference {
 
 impl Step for Reference {
     #[inline(always)]
-    fn step(&mut self, wt: &CellWeights<'_>, x: &[f32], h: &[f32], c: &mut [f32], y: &mut [f32]) {
+    fn step(
+        &mut self,
+        wt: &CellWeights<'_>,
+        _t: usize,
+        _row: usize,
+        x: &[f32],
+        h: &[f32],
+        c: &mut [f32],
+        y: &mut [f32],
+    ) {
         cell_step(self.cell, self.clip, wt, x, h, c, y);
     }
 }
@@ -262,6 +288,7 @@ pub fn sequence(
             b: b.map(|b| &b[d * 2 * rows..][..2 * rows]),
             p: peepholes.map(|p| &p[d * 3 * hidden..][..3 * hidden]),
         };
+        step.begin(&wt, x);
         let (hs, cs) = (at(seq, d), at(seq + 1, d));
         for (state, init) in [(hs, h0), (cs, c0)] {
             let row = &mut y.data[state..][..plane];
@@ -279,6 +306,8 @@ pub fn sequence(
             for bi in 0..batch {
                 step.step(
                     &wt,
+                    t,
+                    bi,
                     &xt[bi * input..][..input],
                     &h_rows[bi * hidden..][..hidden],
                     &mut c_rows[bi * hidden..][..hidden],
@@ -290,7 +319,8 @@ pub fn sequence(
     }
 }
 
-/// Signature of a recurrent-layer kernel (`x, w, r, b, h0, c0, p`).
+/// Signature of a recurrent-layer kernel (`x, w, r, b, h0, c0, p`, the output, and the workspace
+/// with the scratch the table asked for, which the reference does not use).
 pub type RnnFn = fn(
     &RnnParams,
     In<'_>,
@@ -301,6 +331,7 @@ pub type RnnFn = fn(
     Option<&[f32]>,
     Option<&[f32]>,
     Out<'_>,
+    Option<&mut Workspace<'_>>,
 );
 
 op_entry! {
@@ -335,6 +366,7 @@ op_entry! {
         a.opt(5)?,
         a.opt(6)?,
         out(a.y)?,
+        a.ws,
     );
 }
 
@@ -445,7 +477,7 @@ mod tests {
         let x = In { data: &[1.0, 2.0], dims: &xd };
         let w = In { data: &[1.0, 1.0], dims: &wd };
         let r = In { data: &[0.5, 0.5], dims: &wd };
-        rnn(&p, x, w, r, None, None, None, None, Out { data: &mut y, dims: &yd });
+        rnn(&p, x, w, r, None, None, None, None, Out { data: &mut y, dims: &yd }, None);
         let h1 = 1f64.tanh();
         let h2 = (2.0 + 0.5 * h1).tanh();
         let g1 = 2f64.tanh();
@@ -473,7 +505,7 @@ mod tests {
         let r = In { data: &[0.0; 4], dims: &wd };
         let b = [0.0; 8];
         let out = Out { data: &mut y, dims: &yd };
-        rnn(&p, x, w, r, Some(&b), Some(&[3.0]), Some(&[-4.0]), None, out);
+        rnn(&p, x, w, r, Some(&b), Some(&[3.0]), Some(&[-4.0]), None, out, None);
         assert_eq!(y, [3.0, -4.0]);
     }
 

@@ -2,20 +2,25 @@
 //! batch rows, the output's layout and the state rows are the reference's own
 //! ([`ember_core::ops::nn::rnn::sequence`]); this file brings the step of one batch row.
 //!
-//! Like the reference it needs no scratch: a step takes `UNITS` hidden units at a time, and their gates
-//! live on the stack. For each gate, the dot products of the block's weight rows with `x_t` and with
-//! `h_{t-1}` run eight rows at a time, vectorized along the row (each weight is read once per step,
-//! where the reference reads it once per unit too but a lane at a time), then the block's activations
-//! are the vector sigmoid and tanh of [`crate::simd::math`]. The sums run in another order than the
-//! reference's and use FMA where the level has it, so the results differ from the reference's in the
-//! last bits (`tests/nn_vs_reference.rs` bounds them).
+//! A step takes `UNITS` hidden units at a time, and their gates live on the stack. For each gate, the
+//! dot products of the block's weight rows with `x_t` and with `h_{t-1}` run eight rows at a time,
+//! vectorized along the row, then the block's activations are the vector sigmoid and tanh of
+//! [`crate::simd::math`]. With the scratch the table asks for (one direction's input projections,
+//! `seq * batch * gates * hidden` values), the products with `x_t` are computed for every step before
+//! the recurrence, a group of weight rows at a time against every input row, so that `W` is read once
+//! per direction instead of once per step; without it, the kernel runs as the reference does, with no
+//! scratch. Both paths give the same bits. The sums run in another order than the reference's and use
+//! FMA where the level has it, so the results differ from the reference's in the last bits
+//! (`tests/nn_vs_reference.rs` bounds them).
 
 // The kernel's signature is the table entry's: the parameters, ONNX's seven inputs and the output.
 #![allow(clippy::too_many_arguments)]
 
 use ember_core::ops::nn::rnn::{sequence, CellWeights, RnnCell, RnnParams, Step};
 use ember_core::ops::{In, Out};
+use ember_core::Workspace;
 
+use crate::scratch::{bytes_for, Carve};
 use crate::simd::math::{sigmoid, tanh};
 use crate::simd::{load_part, per_level, store_part, Simd};
 
@@ -31,7 +36,20 @@ per_level! {
         c0: Option<&[f32]>,
         peepholes: Option<&[f32]>,
         y: Out<'_>,
+        ws: Option<&mut Workspace<'_>>,
     ) => rnn_on;
+}
+
+/// Scratch bytes the kernel asks for, for `x` `[seq, batch, input]` and `r` `[dirs, rows, hidden]`:
+/// one direction's input projections, `[seq * batch, rows]` (0 when the dims are not those).
+pub(crate) fn scratch_bytes(x: &[usize], r: &[usize]) -> usize {
+    match (x, r) {
+        (&[seq, batch, _], &[_, rows, _]) => seq
+            .checked_mul(batch)
+            .and_then(|m| m.checked_mul(rows))
+            .map_or(0, |n| bytes_for(&[n])),
+        _ => 0,
+    }
 }
 
 /// Hidden units per block: a multiple of every level's lanes.
@@ -52,27 +70,107 @@ fn rnn_on<S: Simd>(
     c0: Option<&[f32]>,
     peepholes: Option<&[f32]>,
     y: Out<'_>,
+    ws: Option<&mut Workspace<'_>>,
 ) {
+    let (batch, rows) = (x.dims[1], r.dims[1]);
+    let len = x.dims[0] * batch * rows;
+    let projected = ws
+        .and_then(|ws| Carve::new(ws.scratch).take_all([len]))
+        .map(|[buf]| buf);
     let vector = Vector {
         s,
         cell: p.cell,
         clip: p.clip,
+        batch,
+        rows,
+        projected,
     };
     sequence(p, x, w, r, b, h0, c0, peepholes, y, vector);
 }
 
-/// The vector step at level `S`.
-struct Vector<S> {
+/// The vector step at level `S`, with the input projections of every step of the direction when the
+/// scratch holds them.
+struct Vector<'a, S> {
     s: S,
     cell: RnnCell,
     clip: f32,
+    batch: usize,
+    rows: usize,
+    /// `[seq * batch, rows]`: `W x_t + Wb` for each step and batch row, filled by `begin`.
+    projected: Option<&'a mut [f32]>,
 }
 
-impl<S: Simd> Step for Vector<S> {
+impl<S: Simd> Step for Vector<'_, S> {
     #[inline(always)]
-    fn step(&mut self, wt: &CellWeights<'_>, x: &[f32], h: &[f32], c: &mut [f32], y: &mut [f32]) {
-        step(self.s, self.cell, self.clip, wt, x, h, c, y);
+    fn begin(&mut self, wt: &CellWeights<'_>, x: In<'_>) {
+        if let Some(out) = self.projected.as_deref_mut() {
+            project_all(self.s, wt, x, self.rows, out);
+        }
     }
+
+    #[inline(always)]
+    fn step(
+        &mut self,
+        wt: &CellWeights<'_>,
+        t: usize,
+        row: usize,
+        x: &[f32],
+        h: &[f32],
+        c: &mut [f32],
+        y: &mut [f32],
+    ) {
+        let rows = self.rows;
+        let pre = self
+            .projected
+            .as_deref()
+            .map(|p| &p[(t * self.batch + row) * rows..][..rows]);
+        step(self.s, self.cell, self.clip, wt, pre, x, h, c, y);
+    }
+}
+
+/// `W x_t + Wb` for every step and batch row of `x` `[seq, batch, input]` into `out` `[seq * batch,
+/// rows]`: a group of eight (then four, then one) weight rows at a time against every input row, so
+/// that the group stays in L1 while the inputs pass, where the step reads all of `W` once per step.
+/// Each value is computed as [`Gates::wx`] computes it (the same dot product, then the bias), so the
+/// two paths give the same bits.
+#[inline(always)]
+fn project_all<S: Simd>(s: S, wt: &CellWeights<'_>, x: In<'_>, rows: usize, out: &mut [f32]) {
+    let input = x.dims[2];
+    let m = x.dims[0] * x.dims[1];
+    let mut i = 0;
+    while i < rows {
+        let left = rows - i;
+        i += if left >= 8 {
+            project_group::<S, 8>(s, wt, x.data, input, m, rows, i, out)
+        } else if left >= 4 {
+            project_group::<S, 4>(s, wt, x.data, input, m, rows, i, out)
+        } else {
+            project_group::<S, 1>(s, wt, x.data, input, m, rows, i, out)
+        };
+    }
+}
+
+/// Rows `first..first + R` of [`project_all`]; returns `R`.
+#[inline(always)]
+fn project_group<S: Simd, const R: usize>(
+    s: S,
+    wt: &CellWeights<'_>,
+    x: &[f32],
+    input: usize,
+    m: usize,
+    rows: usize,
+    first: usize,
+    out: &mut [f32],
+) -> usize {
+    let w = &wt.w[first * input..][..R * input];
+    for t in 0..m {
+        let sums = dots::<S, R>(s, w, &x[t * input..][..input]);
+        let o = &mut out[t * rows + first..][..R];
+        for (i, (o, sum)) in o.iter_mut().zip(sums).enumerate() {
+            *o = sum + wt.b.map_or(0.0, |b| b[first + i]);
+        }
+    }
+    R
 }
 
 /// One time step of one batch row, as [`ember_core::ops::nn::rnn::cell_step`] defines it.
@@ -82,6 +180,7 @@ fn step<S: Simd>(
     cell: RnnCell,
     clip: f32,
     wt: &CellWeights<'_>,
+    pre: Option<&[f32]>,
     x: &[f32],
     h: &[f32],
     c: &mut [f32],
@@ -92,7 +191,7 @@ fn step<S: Simd>(
     let one = s.splat(1.0);
     // Every helper below that holds vector code is an `#[inline(always)]` function, not a closure: a
     // closure called from several places is compiled on its own, without the level's features.
-    let g = Gates { wt, hidden, x };
+    let g = Gates { wt, hidden, x, pre };
     let blocks = (0..hidden)
         .step_by(UNITS)
         .map(|j| (j, UNITS.min(hidden - j)));
@@ -231,6 +330,8 @@ struct Gates<'a, 'w> {
     wt: &'a CellWeights<'w>,
     hidden: usize,
     x: &'a [f32],
+    /// This step's `W x + Wb`, all rows, when [`project_all`] computed them.
+    pre: Option<&'a [f32]>,
 }
 
 impl Gates<'_, '_> {
@@ -238,6 +339,10 @@ impl Gates<'_, '_> {
     #[inline(always)]
     fn wx<S: Simd>(&self, s: S, k: usize, j: usize, n: usize, out: &mut Block) {
         let (row, input) = (k * self.hidden + j, self.x.len());
+        if let Some(pre) = self.pre {
+            out[..n].copy_from_slice(&pre[row..][..n]);
+            return;
+        }
         let bias = self.wt.b.map(|b| &b[row..][..n]);
         project(
             s,
@@ -354,6 +459,7 @@ mod tests {
 
     use ember_core::ops::nn::rnn::{out_dims, RnnCell, RnnDirection, RnnFn, RnnParams};
     use ember_core::ops::{In, Out};
+    use ember_core::Workspace;
 
     use crate::Isa;
 
@@ -412,8 +518,10 @@ mod tests {
             let (b, h0) = (values(4 * rows, 4), values(2 * batch * hidden, 5));
             let (c0, peep) = (values(2 * batch * hidden, 6), values(6 * hidden, 7));
             let lstm = matches!(cell, RnnCell::Lstm { .. });
-            let run = |kernel: RnnFn| {
+            let run = |kernel: RnnFn, scratch: bool| {
                 let mut y = vec![0.0f32; yd.iter().product()];
+                let mut bytes = vec![0u128; super::scratch_bytes(&xd, &rd).div_ceil(16)];
+                let mut ws = Workspace::new(bytemuck::cast_slice_mut(&mut bytes), None);
                 kernel(
                     &p,
                     In {
@@ -436,16 +544,21 @@ mod tests {
                         data: &mut y,
                         dims: &yd,
                     },
+                    scratch.then_some(&mut ws),
                 );
                 y
             };
-            let want = run(ember_core::ops::nn::rnn::rnn);
+            let want = run(ember_core::ops::nn::rnn::rnn, false);
             for (isa, kernel) in kernels() {
-                let got = run(kernel);
+                let got = run(kernel, false);
                 for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
                     let what = format!("{isa} {cell:?} element {i}: {g} against {w}");
                     assert!((g - w).abs() <= 2e-5 * w.abs().max(1.0), "{what}");
                 }
+                // With the scratch for the input projections: the same bits.
+                let projected = run(kernel, true);
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&projected), bits(&got), "{isa} {cell:?} with scratch");
             }
         }
     }
