@@ -40,13 +40,22 @@ pub struct Model<'b, const E: u64 = { family::ALL }> {
     entries: u64,
 }
 
-/// Byte size of a tensor, or `None` if it overflows `u32`.
-pub(crate) fn byte_size(dtype: DType, dims: &[u32]) -> Option<u32> {
+/// Byte size of a tensor of `dims`, or `None` when the element size times the product of its non-zero
+/// dims overflows `u32`: the format's limit on a tensor, which `parse` checks and the converter checks
+/// before it writes one. A tensor with a zero dim is empty (0 bytes), but only within the limit, so
+/// that no kernel walks billions of empty rows, and so that the rule does not depend on where the
+/// zero sits (`[0, n, n]` and `[n, n, 0]` are both refused when `n * n` overflows).
+pub fn byte_size(dtype: DType, dims: &[u32]) -> Option<u32> {
     let mut n = dtype.size() as u32;
+    let mut empty = false;
     for &d in dims {
-        n = n.checked_mul(d)?;
+        if d == 0 {
+            empty = true;
+        } else {
+            n = n.checked_mul(d)?;
+        }
     }
-    Some(n)
+    Some(if empty { 0 } else { n })
 }
 
 /// Dims as `usize`s on the stack, for kernels.
@@ -479,4 +488,22 @@ pub fn infer_dims(kind: &OpKind, inputs: &[&[usize]]) -> Result<OutDims, &'stati
 /// The output's dtype of op `kind` for inputs of these dtypes (see [`infer_dims`]).
 pub fn infer_dtype(kind: &OpKind, inputs: &[DType]) -> Result<DType, &'static str> {
     crate::kernels::infer_dtype(kind, inputs)
+}
+
+#[cfg(test)]
+mod byte_size_tests {
+    use super::byte_size;
+    use crate::DType;
+
+    /// The limit by arithmetic: 4 * 3 * 838,860,799 = 10,066,329,588 > 2^32 - 1, wherever the zero sits;
+    /// 4 * 1,073,741,823 = 2^32 - 4 fits.
+    #[test]
+    fn an_empty_tensor_is_zero_bytes_within_the_limit_wherever_its_zero_is() {
+        assert_eq!(byte_size(DType::F32, &[3, 838_860_799, 0]), None);
+        assert_eq!(byte_size(DType::F32, &[0, 3, 838_860_799]), None);
+        assert_eq!(byte_size(DType::F32, &[0, 1_073_741_823]), Some(0));
+        assert_eq!(byte_size(DType::F32, &[1_073_741_823]), Some(4_294_967_292));
+        assert_eq!(byte_size(DType::F32, &[2, 3, 5]), Some(120));
+        assert_eq!(byte_size(DType::F32, &[]), Some(4));
+    }
 }

@@ -175,6 +175,13 @@ pub fn lower(g: &Graph, rounding: RequantRounding) -> Result<Lowered, ConvertErr
         let dims: Dims = bounded(&dims, || {
             format!("tensor \"{}\" has rank {}", tensor.name, tensor.shape.len())
         })?;
+        // The format's limit on one tensor, as `parse` checks it.
+        if ember_core::byte_size(tensor.dtype, &dims).is_none() {
+            return Err(ConvertError::limit(format!(
+                "tensor \"{}\" of dims {:?} holds more than 4 GiB (the product of its non-zero dims)",
+                tensor.name, tensor.shape
+            )));
+        }
         let storage = match storage[r] {
             Some(s) => s,
             None => {
