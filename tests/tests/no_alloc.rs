@@ -146,7 +146,10 @@ fn check_the_counter() {
     let pool = cpu.options().parallel.expect("three workers make a pool");
     pool.run(&|_| {});
     // A part runs on a worker thread, or on the calling one when the worker is late: repeat until
-    // parts ran on worker threads, and check that their allocations were counted.
+    // parts ran on worker threads, and check that their allocations were counted. The calling thread
+    // sleeps a millisecond in each part it takes, so that workers get the others even on a machine
+    // whose cores are all busy (CI ran this beside a fuzzer once, and the caller took every part of
+    // 10,000 jobs).
     let mut checked = false;
     for _ in 0..10_000 {
         let on_workers = AtomicUsize::new(0);
@@ -156,6 +159,8 @@ fn check_the_counter() {
             if name.name().is_some_and(|n| n.starts_with("ember-cpu-")) {
                 drop(std::hint::black_box(vec![0u8; 64]));
                 on_workers.fetch_add(1, Ordering::SeqCst);
+            } else {
+                std::thread::sleep(std::time::Duration::from_millis(1));
             }
         });
         let made = ALLOCATIONS.load(Ordering::SeqCst) - before;

@@ -465,15 +465,13 @@ mod tests {
 
     /// This architecture's kernels and their levels.
     fn kernels() -> Vec<(Isa, RnnFn)> {
-        #[allow(unused_mut)]
-        let mut all: Vec<(Isa, RnnFn)> = Vec::new();
         #[cfg(target_arch = "x86_64")]
-        all.extend([
-            (Isa::Sse2, super::sse2::rnn as RnnFn),
-            (Isa::Avx2, super::avx2::rnn),
-        ]);
+        let all: Vec<(Isa, RnnFn)> =
+            vec![(Isa::Sse2, super::sse2::rnn), (Isa::Avx2, super::avx2::rnn)];
         #[cfg(target_arch = "aarch64")]
-        all.push((Isa::Neon, super::neon::rnn));
+        let all: Vec<(Isa, RnnFn)> = vec![(Isa::Neon, super::neon::rnn)];
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        let all: Vec<(Isa, RnnFn)> = Vec::new();
         all.into_iter()
             .filter(|(isa, _)| isa.is_supported())
             .collect()
