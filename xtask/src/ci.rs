@@ -7,7 +7,7 @@
 //!
 //! A failing step does not stop the run: the steps that do not need it still run, so one log shows every
 //! failure. The log ends with each step's time and status, and the run fails if any step failed or if the
-//! whole run took longer than [`BUDGET`].
+//! whole run took longer than [`BUDGET`]; past [`TARGET`] it says so and passes.
 
 use std::time::{Duration, Instant};
 
@@ -15,10 +15,16 @@ use anyhow::{bail, Context, Result};
 
 use crate::{bench, boards, conformance, cpu, firmware, gpu, root, run, venv, NO_STD_TARGETS};
 
+/// What a cold run should take on 2 cores: the summary says so when a run is over it, without failing,
+/// because CI's machine can be slower than the one it is measured on (28.0 min cold on 2 cores here,
+/// 2026-12-06; CI took 37.9 min for a slightly earlier tree) and a shared machine's speed moves within
+/// minutes.
+pub const TARGET: Duration = Duration::from_secs(40 * 60);
+
 /// The longest a CI run may take, cold (nothing cached) or warm. CI stops a run at 90 minutes on 2 cores;
 /// this budget keeps a margin for a slower machine, and fails the run when a change makes CI slow, so
 /// that it is noticed when it is made rather than when a submission stops landing.
-pub const BUDGET: Duration = Duration::from_secs(45 * 60);
+pub const BUDGET: Duration = Duration::from_secs(60 * 60);
 
 /// The features every host cargo command of CI uses, so that they share one build.
 const FEATURES: &[&str] = &["--workspace", "--features", "ember-cli/gpu"];
@@ -88,15 +94,23 @@ impl Steps {
         let minutes = total.as_secs_f64() / 60.0;
         let budget = BUDGET.as_secs_f64() / 60.0;
         eprintln!(
-            "ci: {} steps passed, {} did not, in {minutes:.1} min (budget {budget:.0} min)",
+            "ci: {} steps passed, {} did not, in {minutes:.1} min (target {:.0} min cold, budget {budget:.0} min)",
             self.done.len() - failed.len(),
             failed.len(),
+            TARGET.as_secs_f64() / 60.0,
         );
         if !failed.is_empty() {
             bail!(
                 "{} step(s) did not pass: {}",
                 failed.len(),
                 failed.join(", ")
+            );
+        }
+        if total > TARGET && total <= BUDGET {
+            eprintln!(
+                "ci: over the {:.0}-minute target for a cold run (xtask/src/ci.rs, TARGET): if this run was \
+                 warm, or the machine was not busy, a step has become slow",
+                TARGET.as_secs_f64() / 60.0
             );
         }
         if total > BUDGET {
