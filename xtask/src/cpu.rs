@@ -113,21 +113,6 @@ pub fn aarch64(root: &Path, models: &Path) -> Result<()> {
     cross_linker()?;
     let qemu = qemu_user(root)?;
     crate::run("rustup", &["target", "add", TARGET])?;
-    // The NEON code and what only aarch64 compiles are linted as the host's code is (warnings fail).
-    crate::run(
-        "cargo",
-        &[
-            "clippy",
-            "-p",
-            "ember-cpu",
-            "--all-targets",
-            "--target",
-            TARGET,
-            "--",
-            "-D",
-            "warnings",
-        ],
-    )?;
     let cargo = |runner: Option<(&str, &str, &[&str])>| {
         let mut cmd = Command::new("cargo");
         // Optimized, with debug assertions (the `qemu` profile): unoptimized code under QEMU ran the
@@ -143,9 +128,13 @@ pub fn aarch64(root: &Path, models: &Path) -> Result<()> {
         ])
         .current_dir(root)
         .env("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER", LINKER);
+        // The NEON code and what only aarch64 compiles are linted as the host's code is (warnings
+        // fail), by clippy as the compiler of this build (`clippy.rs`); the runs below carry the same
+        // wrapper, so they run what this build made.
+        crate::clippy::lint_while_building(&mut cmd)?;
         match runner {
             None => {
-                cmd.arg("--no-run");
+                cmd.args(["--all-targets", "--no-run"]);
             }
             Some((cpu, best, tests)) => {
                 cmd.args(tests)
@@ -158,12 +147,12 @@ pub fn aarch64(root: &Path, models: &Path) -> Result<()> {
                     .env("EMBER_EXPECT_BEST_ISA", best);
             }
         }
-        cmd
+        anyhow::Ok(cmd)
     };
-    run_command(&mut cargo(None))?;
+    run_command(&mut cargo(None)?)?;
     for (cpu, best, tests) in QEMU_CPUS {
         eprintln!("ember-cpu's tests on aarch64, QEMU -cpu {cpu} (best level: {best})");
-        run_command(&mut cargo(Some((cpu, best, tests))))?;
+        run_command(&mut cargo(Some((cpu, best, tests)))?)?;
     }
     Ok(())
 }

@@ -7,6 +7,7 @@ mod apt;
 mod bench;
 mod boards;
 mod ci;
+mod clippy;
 mod conformance;
 mod cpu;
 mod deps;
@@ -34,6 +35,8 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci::ci(),
+        // The lane `ci` starts beside its main one (see `ci.rs`).
+        Some("ci-beside") => ci::beside(),
         Some("venv") => venv().map(|_| ()),
         Some("firmware") => run("cargo", &["build", "-p", "ember-cli"])
             .and_then(|()| firmware::qemu_check(&root()))

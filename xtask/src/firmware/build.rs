@@ -9,11 +9,9 @@
 //! dependencies (see `ember_firmware_build::link_args`); a `RUSTFLAGS` from the environment would also
 //! change every dependency's build, so it is cleared here.
 
-use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
 use anyhow::{Context, Result};
 
@@ -56,7 +54,8 @@ pub struct Firmware<'a> {
 }
 
 impl Firmware<'_> {
-    /// Builds the ELF in release mode, lints the crate (once per crate and feature set), and returns the
+    /// Builds the ELF in release mode, linted by clippy as it compiles (`-D warnings`, see
+    /// `xtask/src/clippy.rs`: no second, check-mode build of the crate's dependencies), and returns the
     /// path of the ELF's copy.
     pub fn build(&self, root: &Path) -> Result<PathBuf> {
         let features = self.features.join(",");
@@ -65,10 +64,10 @@ impl Firmware<'_> {
         } else {
             vec!["--features", features.as_str()]
         };
-        run(cargo(root, self.dir, self.model)
-            .args(["build", "--release", "--bin", self.bin])
-            .args(&feature_args))?;
-        self.clippy_once(root, &feature_args)?;
+        let mut cmd = cargo(root, self.dir, self.model);
+        cmd.args(["build", "--release", "--bin", self.bin])
+            .args(&feature_args);
+        run(crate::clippy::lint_while_building(&mut cmd)?)?;
         let built = cargo_target_dir(root)
             .join(self.triple)
             .join("release")
@@ -86,23 +85,5 @@ impl Firmware<'_> {
         fs::copy(&built, &copy)
             .with_context(|| format!("cannot copy {} to {}", built.display(), copy.display()))?;
         Ok(copy)
-    }
-
-    /// `cargo clippy --release -- -D warnings` on the crate with these features, the first time only:
-    /// the variants of a crate differ in the model they embed, not in their code.
-    fn clippy_once(&self, root: &Path, feature_args: &[&str]) -> Result<()> {
-        static LINTED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
-        let key = format!("{} {}", self.dir, feature_args.join(" "));
-        let first = LINTED
-            .lock()
-            .map(|mut done| done.insert(key))
-            .unwrap_or(true);
-        if !first {
-            return Ok(());
-        }
-        run(cargo(root, self.dir, self.model)
-            .args(["clippy", "--release", "--bins"])
-            .args(feature_args)
-            .args(["--", "-D", "warnings"]))
     }
 }
