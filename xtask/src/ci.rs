@@ -185,7 +185,7 @@ impl Steps {
         );
         if total > TARGET {
             let mut slow: Vec<&Done> = self.done.iter().collect();
-            slow.sort_by(|a, b| b.time.cmp(&a.time));
+            slow.sort_by_key(|d| std::cmp::Reverse(d.time));
             let names: Vec<String> = slow
                 .iter()
                 .take(3)
