@@ -11,7 +11,7 @@
 //!
 //! `cargo xtask miri` runs every suite (well over 15 minutes: the int8 every-level test alone runs
 //! longer); `cargo xtask miri --ci`, a CI step, the subset of [`CI_SUITES`] (its tests took 98, 5 and 56 s
-//! on the AMD EPYC machine, 2026-12-07, and the whole step under 4 minutes cold; earlier 81, 21 and
+//! alone on the AMD EPYC machine, 2026-12-07; the whole step 369 s in a cold CI run; earlier 81, 21 and
 //! 124 s on two cores, 2026-12-06): the GEMM's edge panels, packing and tiles at the
 //! scalar, SSE2 and AVX2 levels in one build, the thread pool's sharing of a buffer and its panics, the
 //! scratch and range splitting, the recurrent kernel's unchecked loads, the DSP emulation, and `ember-core`'s blob decoding and planning.
