@@ -16,6 +16,7 @@ use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::{BinaryOp, BinaryParams};
 use ember_core::ops::math::unary::{UnaryOp, UnaryParams};
 use ember_core::ops::nn::conv::{self, Conv2dParams};
+use ember_core::ops::nn::conv_transpose::{self, ConvTranspose2dParams};
 use ember_core::ops::nn::fully_connected::FullyConnectedParams;
 use ember_core::ops::nn::layer_norm::LayerNormParams;
 use ember_core::ops::nn::matmul::MatMulParams;
@@ -23,7 +24,7 @@ use ember_core::ops::nn::reduce::{ReduceOp, ReduceParams};
 use ember_core::ops::nn::softmax::SoftmaxParams;
 use ember_core::ops::pool::max_pool;
 use ember_core::OpKind;
-use ember_testkit::layer::conv2d_params;
+use ember_testkit::layer::{conv2d_params, conv_transpose2d_params};
 use ember_testkit::model::{input, single_op_blob, weight};
 use ember_testkit::shape::numel;
 use proptest::prelude::*;
@@ -234,6 +235,38 @@ proptest! {
             operands.push(weight(&[w[0]], rng.floats(w[0], -1.0, 1.0)));
         }
         check_op(gpu, OpKind::Conv2d(p), &operands, &y);
+    }
+
+    /// Transposed convolutions with one group (strides, dilations, crops, output paddings, bias,
+    /// activations) run as im2col + GEMM and match the CPU reference.
+    #[test]
+    fn conv_transpose2d(seed in any::<u64>()) {
+        let Some(gpu) = vulkan() else { return Ok(()) };
+        let mut rng = Rng::new(seed);
+        let g = conv_geometry(&mut rng);
+        let (strides, dilations, pads) = conv_window(g);
+        // ONNX requires an output padding below the stride or the dilation.
+        let mut out_pad = |s: u16, d: u16| rng.int(0, usize::from(s.max(d)) - 1) as u16;
+        let output_pads = (out_pad(strides.0, dilations.0), out_pad(strides.1, dilations.1));
+        let act = activation(&mut rng);
+        let p = conv_transpose2d_params(strides, dilations, pads, output_pads, 1, act);
+        let x = vec![rng.int(1, 2), rng.int(1, 5), rng.int(1, 5), rng.int(1, 4)];
+        let w = vec![rng.int(1, 4), rng.int(1, 3), rng.int(1, 3), x[3]];
+        let y = conv_transpose_output(&x, &w, &p);
+        prop_assume!(y.is_some());
+        let y = y.unwrap().to_vec();
+        let bias = rng.bool();
+        prop_assume!(
+            conv_transpose::validate(&p, &x, &w, bias.then_some(&[w[0]][..]), &y).is_ok()
+        );
+        let mut operands = vec![
+            input(&x, rng.floats(numel(&x), -1.0, 1.0)),
+            weight(&w, rng.floats(numel(&w), -1.0, 1.0)),
+        ];
+        if bias {
+            operands.push(weight(&[w[0]], rng.floats(w[0], -1.0, 1.0)));
+        }
+        check_op(gpu, OpKind::ConvTranspose2d(p), &operands, &y);
     }
 
     #[test]
@@ -498,4 +531,61 @@ fn conv2d_im2col_and_direct_paths() {
         };
         assert_eq!(r.activation_tensor_bytes, want, "k={k}: {r}");
     }
+}
+
+/// The NHWC output dims of a transposed convolution of `x` by `[OC, KH, KW, IC]` weights `w`: each
+/// side `stride * (in - 1) + dilation * (k - 1) + 1 + output_pad - crops`, or `None` where the crops
+/// take more than the full output.
+fn conv_transpose_output(
+    x: &[usize],
+    w: &[usize],
+    p: &ConvTranspose2dParams,
+) -> Option<[usize; 4]> {
+    let side = |len: usize, k: usize, s: u16, d: u16, out_pad: u16, crop: usize| {
+        (usize::from(s) * (len - 1) + usize::from(d) * (k - 1) + 1 + usize::from(out_pad))
+            .checked_sub(crop)
+            .filter(|&v| v > 0)
+    };
+    let (pt, pl, pb, pr) = (p.pad_top, p.pad_left, p.pad_bottom, p.pad_right);
+    let h = side(
+        x[1],
+        w[1],
+        p.stride_h,
+        p.dilation_h,
+        p.output_pad_h,
+        usize::from(pt + pb),
+    )?;
+    let wd = side(
+        x[2],
+        w[2],
+        p.stride_w,
+        p.dilation_w,
+        p.output_pad_w,
+        usize::from(pl + pr),
+    )?;
+    Some([x[0], h, wd, w[0]])
+}
+
+/// A grouped transposed convolution (no GPU kernel yet) is refused when the session opens, with an
+/// error naming the op and the groups, instead of running wrong.
+#[test]
+fn a_grouped_conv_transpose_is_refused_by_name() {
+    let Some(gpu) = vulkan() else { return };
+    let mut rng = Rng::new(3);
+    let p = conv_transpose2d_params((2, 2), (1, 1), [0; 4], (0, 0), 2, Activation::None);
+    let (x, w) = ([1, 3, 3, 4], [4, 2, 2, 2]);
+    let y = conv_transpose_output(&x, &w, &p).expect("a 6x6 output");
+    let operands = [
+        input(&x, rng.floats(numel(&x), -1.0, 1.0)),
+        weight(&w, rng.floats(numel(&w), -1.0, 1.0)),
+    ];
+    let blob = single_op_blob(OpKind::ConvTranspose2d(p), &operands, &y, DType::F32);
+    let err = match ember_gpu::DeviceSession::new(blob.as_bytes(), gpu) {
+        Ok(_) => panic!("a grouped transposed convolution opened on the GPU"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains("ConvTranspose2d") && err.contains("2 groups"),
+        "{err}"
+    );
 }

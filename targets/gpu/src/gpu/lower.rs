@@ -18,7 +18,10 @@ mod quant;
 mod rnn;
 mod tables;
 
-use tables::{im2col_fits, im2col_map, resize_filter_tables, resize_tables};
+use tables::{
+    conv_transpose_map, conv_transpose_refusal, im2col_fits, im2col_map, resize_filter_tables,
+    resize_tables,
+};
 
 use super::index_map::index_map;
 use crate::kernels::array::NO_SOURCE;
@@ -398,37 +401,22 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
                 act: p.act.into(),
             })
         }
+        // im2col + GEMM: gather every output pixel's window into a row of a [pixels, taps] scratch
+        // matrix (zeros where the window hangs over the padding, or for a transposed convolution where
+        // no input pixel scatters through that tap), then the fully connected kernel multiplies it by
+        // the [OC, taps] weights (OHWI is already that layout) and adds the bias.
         OpKind::Conv2d(p) if im2col_fits(&p, xd, op.input_dims[1], yd) => {
-            // im2col + GEMM: gather every output pixel's window into a row of a [pixels, taps] scratch
-            // matrix (zeros where the window hangs over the padding), then the fully connected kernel
-            // multiplies it by the [OC, taps] weights (OHWI is already that layout) and adds the bias.
-            let wd = op.input_dims[1];
-            let taps = wd[1] * wd[2] * wd[3];
-            let pixels = yd[0] * yd[1] * yd[2];
-            let col = op.scratch_base + scratch.len();
-            scratch.push(pixels * taps);
-            let map = table(Table::U32(im2col_map(&p, xd, wd, yd)));
-            // The weights as `[OC, taps]`.
-            let meta = fully_connected_meta(&[wd[0], taps], input(2).is_some());
-            let meta = table(Table::U32(u32s(meta)?));
-            Work::Launches(vec![
-                Launch::GatherMap {
-                    x,
-                    map,
-                    lo: 0,
-                    hi: NO_SOURCE,
-                    fill: Some(0.0),
-                    into: Some(col),
-                },
-                Launch::Layer {
-                    kernel: LayerKernel::FullyConnected,
-                    x: col,
-                    w: op.inputs[1],
-                    b: input(2),
-                    meta,
-                    act: p.act.into(),
-                },
-            ])
+            let map = table(Table::U32(im2col_map(&p, xd, op.input_dims[1], yd)));
+            let meta = table(Table::U32(im2col_gemm_meta(op)?));
+            im2col_gemm(op, &mut scratch, map, meta, p.act)
+        }
+        OpKind::ConvTranspose2d(p) => {
+            if let Some(why) = conv_transpose_refusal(&p, op.input_dims[1], yd) {
+                return Err(why);
+            }
+            let map = table(Table::U32(conv_transpose_map(&p, xd, op.input_dims[1], yd)));
+            let meta = table(Table::U32(im2col_gemm_meta(op)?));
+            im2col_gemm(op, &mut scratch, map, meta, p.act)
         }
         OpKind::Conv2d(_) | OpKind::FullyConnected(_) => {
             let (wd, has_bias) = (op.input_dims[1], input(2).is_some());
@@ -608,6 +596,48 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
         tables,
         scratch,
     })
+}
+
+/// The GEMM's `meta` of [`im2col_gemm`]: the `[OC, KH, KW, IC]` weights as `[OC, taps]`.
+fn im2col_gemm_meta(op: &OpView<'_>) -> Result<Vec<u32>, String> {
+    let wd = op.input_dims[1];
+    u32s(fully_connected_meta(
+        &[wd[0], wd[1] * wd[2] * wd[3]],
+        op.inputs.len() > 2,
+    ))
+}
+
+/// The launches of a convolution as im2col + GEMM: a gather through the table `map` into a
+/// `[pixels, taps]` scratch matrix it adds to `scratch`, then the fully connected kernel (its `meta`
+/// table from [`im2col_gemm_meta`]) over the weights, with the bias and `act`.
+fn im2col_gemm(
+    op: &OpView<'_>,
+    scratch: &mut Vec<usize>,
+    map: usize,
+    meta: usize,
+    act: Activation,
+) -> Work {
+    let (wd, yd) = (op.input_dims[1], op.output_dims);
+    let col = op.scratch_base + scratch.len();
+    scratch.push(yd[0] * yd[1] * yd[2] * wd[1] * wd[2] * wd[3]);
+    Work::Launches(vec![
+        Launch::GatherMap {
+            x: op.inputs[0],
+            map,
+            lo: 0,
+            hi: NO_SOURCE,
+            fill: Some(0.0),
+            into: Some(col),
+        },
+        Launch::Layer {
+            kernel: LayerKernel::FullyConnected,
+            x: col,
+            w: op.inputs[1],
+            b: op.inputs.get(2).copied(),
+            meta,
+            act: act.into(),
+        },
+    ])
 }
 
 /// Which kernel a layer launch runs: a convolution's or a fully connected layer's, which take the

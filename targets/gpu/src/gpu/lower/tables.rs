@@ -1,32 +1,113 @@
 //! Host-side tables that a lowering computes once per session from shapes and parameters alone: the
-//! im2col gather map of a convolution, and the source rows, columns and weights of a resize that
+//! im2col gather map of a convolution and of a transposed one, and the source rows, columns and weights of a resize that
 //! interpolates (at the reference kernel's coordinates). The caller narrows them to `u32`.
 
 use ember_core::ops::array::resize::{self, ResizeParams};
 use ember_core::ops::nn::conv::Conv2dParams;
+use ember_core::ops::nn::conv_transpose::ConvTranspose2dParams;
 
 use crate::kernels::array::NO_SOURCE;
 
 /// Largest im2col scratch matrix, in elements (64 MiB of f32); bigger convolutions run direct.
 const MAX_IM2COL: usize = 16 << 20;
 
+/// Whether an im2col scratch matrix of `pixels` rows by `taps` columns is within [`MAX_IM2COL`].
+fn im2col_size_fits(pixels: usize, taps: usize) -> bool {
+    pixels
+        .checked_mul(taps)
+        .is_some_and(|n| n > 0 && n <= MAX_IM2COL)
+}
+
 /// Whether a convolution runs as im2col + GEMM: one group (a grouped or depthwise convolution reads few
 /// inputs per output and runs direct), a window larger than one pixel (a 1x1 convolution's im2col would
 /// only copy its input), and a scratch matrix within [`MAX_IM2COL`].
 pub(super) fn im2col_fits(p: &Conv2dParams, xd: &[usize], wd: &[usize], yd: &[usize]) -> bool {
-    let taps = wd[1] * wd[2] * wd[3];
-    let pixels = yd[0] * yd[1] * yd[2];
     p.groups == 1
         && wd[1] * wd[2] > 1
         && xd.len() == 4
-        && pixels
-            .checked_mul(taps)
-            .is_some_and(|n| n > 0 && n <= MAX_IM2COL)
+        && im2col_size_fits(yd[0] * yd[1] * yd[2], wd[1] * wd[2] * wd[3])
+}
+
+/// Why a transposed convolution cannot run as im2col + GEMM (its only GPU path), or `None` when it can:
+/// one group, and a scratch matrix within [`MAX_IM2COL`].
+pub(super) fn conv_transpose_refusal(
+    p: &ConvTranspose2dParams,
+    wd: &[usize],
+    yd: &[usize],
+) -> Option<String> {
+    let (pixels, taps) = (yd[0] * yd[1] * yd[2], wd[1] * wd[2] * wd[3]);
+    if p.groups != 1 {
+        Some(format!(
+            "a transposed convolution with {} groups has no GPU kernel (one group runs); run it on \
+             the CPU",
+            p.groups
+        ))
+    } else if !im2col_size_fits(pixels, taps) {
+        Some(format!(
+            "a transposed convolution's im2col matrix of {pixels} x {taps} is over the GPU path's \
+             {MAX_IM2COL} elements; run it on the CPU"
+        ))
+    } else {
+        None
+    }
 }
 
 /// The im2col gather map: for output pixel `(n, oy, ox)` and tap `(ky, kx, c)`, the NHWC input index
 /// the window reads, or `NO_SOURCE` where it lies in the padding.
 pub(super) fn im2col_map(p: &Conv2dParams, xd: &[usize], wd: &[usize], yd: &[usize]) -> Vec<u32> {
+    // Output row `o`, tap `k` reads input row `o * stride + k * dilation - pad`.
+    let source = |o: usize, k: usize, stride: u16, dilation: u16, pad: u16, len: usize| {
+        (o * usize::from(stride) + k * usize::from(dilation))
+            .checked_sub(usize::from(pad))
+            .filter(|&i| i < len)
+    };
+    window_map(
+        xd,
+        wd,
+        yd,
+        |oy, ky| source(oy, ky, p.stride_h, p.dilation_h, p.pad_top, xd[1]),
+        |ox, kx| source(ox, kx, p.stride_w, p.dilation_w, p.pad_left, xd[2]),
+    )
+}
+
+/// The gather map of a transposed convolution as an im2col: for output pixel `(n, oy, ox)` and tap
+/// `(ky, kx, c)`, the NHWC input index whose scatter reaches that pixel through that tap, or
+/// `NO_SOURCE`. The reference kernel's gather (`ember_core::ops::nn::conv_transpose`): tap `k` of output
+/// row `o` reads input row `(o + pad - k * dilation) / stride` where that is a whole number inside the
+/// input. With the weights' `[OC, KH, KW, IC]` rows the GEMM then gives the reference's sum.
+pub(super) fn conv_transpose_map(
+    p: &ConvTranspose2dParams,
+    xd: &[usize],
+    wd: &[usize],
+    yd: &[usize],
+) -> Vec<u32> {
+    let source = |o: usize, k: usize, stride: u16, dilation: u16, pad: u16, len: usize| {
+        let stride = usize::from(stride);
+        (o + usize::from(pad))
+            .checked_sub(k * usize::from(dilation))
+            .filter(|r| r % stride == 0)
+            .map(|r| r / stride)
+            .filter(|&i| i < len)
+    };
+    window_map(
+        xd,
+        wd,
+        yd,
+        |oy, ky| source(oy, ky, p.stride_h, p.dilation_h, p.pad_top, xd[1]),
+        |ox, kx| source(ox, kx, p.stride_w, p.dilation_w, p.pad_left, xd[2]),
+    )
+}
+
+/// An im2col map over NHWC `xd`, `[OC, KH, KW, C]` weights `wd` and output `yd`: row per output pixel,
+/// column per tap `(ky, kx, c)`, holding the input index that `row(oy, ky)` and `col(ox, kx)` name, or
+/// `NO_SOURCE` where either is `None`.
+fn window_map(
+    xd: &[usize],
+    wd: &[usize],
+    yd: &[usize],
+    row: impl Fn(usize, usize) -> Option<usize>,
+    col: impl Fn(usize, usize) -> Option<usize>,
+) -> Vec<u32> {
     let (h, w, c_len) = (xd[1], xd[2], xd[3]);
     let (kh, kw) = (wd[1], wd[2]);
     let mut map = Vec::with_capacity(yd[0] * yd[1] * yd[2] * kh * kw * c_len);
@@ -34,11 +115,9 @@ pub(super) fn im2col_map(p: &Conv2dParams, xd: &[usize], wd: &[usize], yd: &[usi
         for oy in 0..yd[1] {
             for ox in 0..yd[2] {
                 for ky in 0..kh {
-                    let ry = oy * usize::from(p.stride_h) + ky * usize::from(p.dilation_h);
-                    let iy = ry.checked_sub(usize::from(p.pad_top)).filter(|&v| v < h);
+                    let iy = row(oy, ky);
                     for kx in 0..kw {
-                        let rx = ox * usize::from(p.stride_w) + kx * usize::from(p.dilation_w);
-                        let ix = rx.checked_sub(usize::from(p.pad_left)).filter(|&v| v < w);
+                        let ix = col(ox, kx);
                         for c in 0..c_len {
                             map.push(match (iy, ix) {
                                 (Some(iy), Some(ix)) => {
