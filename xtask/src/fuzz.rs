@@ -38,8 +38,6 @@ const MAX_LEN: u32 = 256 << 10;
 pub struct Options {
     seconds: u64,
     only: Option<String>,
-    /// Build without optimizations (cargo-fuzz's `--dev`) instead of `-O --debug-assertions`.
-    dev: bool,
 }
 
 impl Options {
@@ -47,7 +45,6 @@ impl Options {
         let mut opts = Options {
             seconds: 60,
             only: None,
-            dev: false,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -81,30 +78,6 @@ impl Options {
             }
         }
         Ok(opts)
-    }
-
-    /// A few seconds per target: CI's smoke, which builds the fuzzers and runs each over its corpus and
-    /// on for a few seconds of mutations, with AddressSanitizer, debug assertions and overflow checks.
-    /// An unoptimized build: cargo-fuzz's `-O` builds with one codegen unit, which took 254 s on the AMD
-    /// EPYC's 2 cores against 82 s for this one (2026-12-07), and the whole corpus still runs within the
-    /// 5 seconds; what it gives up is speed of mutation (287 executions of the `onnx` target in 5 s
-    /// against 12,585 optimized), which the long runs of `cargo xtask fuzz --minutes N` (optimized)
-    /// are for.
-    pub fn smoke() -> Options {
-        Options {
-            seconds: 5,
-            only: None,
-            dev: true,
-        }
-    }
-
-    /// cargo-fuzz's build flags for these options.
-    fn build_flags(&self) -> &'static [&'static str] {
-        if self.dev {
-            &["--dev"]
-        } else {
-            &["-O", "--debug-assertions"]
-        }
     }
 }
 
@@ -173,13 +146,11 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
     };
     let target_dir = fuzz_target_dir(root);
     let target_dir = target_dir.to_str().context("target path is not UTF-8")?;
-    // One build of every target with sanitizers and coverage instrumentation (release with debug
-    // assertions, or for the smoke unoptimized).
+    // One build of every target with sanitizers and coverage instrumentation (release, debug asserts).
     crate::run_command(
         Command::new("cargo")
             .current_dir(root)
-            .args(["+nightly", "fuzz", "build"])
-            .args(opts.build_flags())
+            .args(["+nightly", "fuzz", "build", "-O", "--debug-assertions"])
             .args(["--target-dir", target_dir]),
     )?;
     let work = root.join("target/fuzz");
@@ -204,8 +175,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         let start = Instant::now();
         let status = Command::new("cargo")
             .current_dir(root)
-            .args(["+nightly", "fuzz", "run"])
-            .args(opts.build_flags())
+            .args(["+nightly", "fuzz", "run", "-O", "--debug-assertions"])
             .args(["--target-dir", target_dir, t])
             .args(&dirs)
             .arg("--")

@@ -186,13 +186,13 @@ fn lint_for_cores(root: &Path) -> Result<()> {
         .args(["target", "add"])
         .args(CORE_TARGETS)
         .current_dir(root))?;
+    // One command for the three, so that cargo checks them side by side.
+    let mut cmd = Command::new("cargo");
+    cmd.args(["clippy", "-p", "ember-cortex-m"]);
     for target in CORE_TARGETS {
-        run(Command::new("cargo")
-            .args(["clippy", "-p", "ember-cortex-m", "--target", target])
-            .args(["--", "-D", "warnings"])
-            .current_dir(root))?;
+        cmd.args(["--target", target]);
     }
-    Ok(())
+    run(cmd.args(["--", "-D", "warnings"]).current_dir(root))
 }
 
 /// `cargo xtask dsp-check`: the check alone, installing QEMU first if needed.
