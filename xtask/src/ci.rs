@@ -6,9 +6,9 @@
 //! instead of calling `cargo run` with another feature set (which would build the dependency tree a
 //! second time). Firmware builds share one target directory (`firmware::build`).
 //!
-//! Miri (nightly, its own sysroot and flags, then hours of interpretation on one core) and the release
-//! build with what runs on it (the demo, MiniLM, the bench smoke, the zoo) need nothing of the main
-//! lane's build, so they run beside it, in a second `xtask` process ([`beside`]) whose log is printed
+//! Miri (nightly, its own sysroot and flags, then minutes of interpretation on one core), the release
+//! build with what runs on it (the demo, MiniLM, the bench smoke, the zoo) and the aarch64 cross build
+//! under QEMU need nothing of the main lane's build, so they run beside it, in a second `xtask` process ([`beside`]) whose log is printed
 //! after the main lane's and whose steps join the summary. On two cores this fills the time the main
 //! lane spends on one core (QEMU, Python, single-threaded tests).
 //!
@@ -300,15 +300,18 @@ impl Beside {
 const TOOLS: &str = "install rust targets and components";
 const VENV: &str = "python venv with the pinned test packages";
 const DEMO: &str = "README command 1: the demo";
+const AARCH64_TOOLS: &str = "aarch64 cross linker and QEMU user mode";
 /// The steps of the lane beside the main one, in order (see [`beside_steps`]).
 const MIRI: &str = "Miri over the unsafe code's tests (cargo xtask miri --ci)";
 const MINILM: &str = "all-MiniLM-L6-v2 from its Hugging Face files matches numpy (release)";
 const BENCH: &str = "bench smoke (cargo xtask bench --smoke)";
 const ZOO: &str = "public ONNX model zoo matches onnxruntime (cargo xtask zoo)";
-const BESIDE_STEPS: [&str; 5] = [MIRI, DEMO, MINILM, BENCH, ZOO];
+const AARCH64: &str =
+    "ember-cpu on aarch64 under QEMU (NEON; NEON with dotprod) with the bundled models";
+const BESIDE_STEPS: [&str; 6] = [MIRI, DEMO, MINILM, BENCH, ZOO, AARCH64];
 
 /// Runs the steps of the lane beside the main one into `s`: Miri, then the release build and what runs
-/// on it. Each step needs `TOOLS` (the lane starts only once it passed) and those that
+/// on it, then the aarch64 step. Each step needs `TOOLS` (the lane starts only once it passed) and those that
 /// read the venv need `VENV`, which the main lane makes before it starts this one.
 fn beside_steps(s: &mut Steps, root: &Path) {
     // Undefined behaviour in the unsafe code (issue 16): its tests under Miri, the subset that takes
@@ -345,6 +348,13 @@ fn beside_steps(s: &mut Steps, root: &Path) {
     // Real public models from PyPI (tests/models/zoo.md) through the release `ember` the demo built,
     // against onnxruntime in f32, with int8 agreement for the CNNs; models marked pending are reported.
     s.step(ZOO, &[DEMO, VENV], || crate::zoo::run(root, &venv()?, None));
+    // ember-cpu's tests cross-built for aarch64 and run under QEMU, with the bundled models converted by
+    // the release `ember` the demo built (the apt packages came before this lane started).
+    s.step(AARCH64, &[DEMO, AARCH64_TOOLS], || {
+        let ember = bench::release_ember(root)?;
+        let models = cpu::convert_models(root, &ember, cpu::models_dir(root, "-aarch64"))?;
+        cpu::aarch64(root, &models)
+    });
 }
 
 /// `xtask ci-beside`: the second lane of `cargo xtask ci` (run by it, not by hand). Its steps' records
@@ -374,6 +384,9 @@ pub fn ci() -> Result<()> {
     let root = root();
     let root = root.as_path();
     let mut s = Steps::new();
+    // Every build of the run is made once, from nothing or from the last run's: incremental
+    // compilation's bookkeeping would only cost time (both lanes inherit this).
+    std::env::set_var("CARGO_INCREMENTAL", "0");
 
     s.step(TOOLS, &[], || {
         let mut args = vec!["target", "add"];
@@ -383,8 +396,10 @@ pub fn ci() -> Result<()> {
     });
     // The venv (onnx's node tests, onnxruntime) and lavapipe come first: the tests read from them.
     s.step(VENV, &[], || venv().map(|_| ()));
-    // The nightly checks and the release build run beside the main lane from here on (see the
-    // module's doc); they need the tools and the venv.
+    // The second lane's system packages, before it starts: `apt-get` refuses to run twice at once.
+    s.step(AARCH64_TOOLS, &[TOOLS], || cpu::tools(root).map(|_| ()));
+    // Miri, the release build with what runs on it, and the aarch64 step run beside the main lane from
+    // here on (see the module's doc); they need the tools, the venv and the aarch64 packages.
     let beside = if s.passed(TOOLS) {
         match Beside::start(root, &s) {
             Ok(lane) => Some(lane),
@@ -433,7 +448,11 @@ pub fn ci() -> Result<()> {
     });
     const CPU_MODELS: &str = "bundled models converted for ember-cpu's model test";
     s.step(CPU_MODELS, &[BUILD], || {
-        let dir = cpu::convert_models(root, &firmware::ember_binary(root))?;
+        let dir = cpu::convert_models(
+            root,
+            &firmware::ember_binary(root),
+            cpu::models_dir(root, ""),
+        )?;
         // targets/cpu/tests/models.rs checks them in the test step below, and must not skip.
         std::env::set_var(cpu::MODELS_ENV, &dir);
         std::env::set_var("EMBER_REQUIRE_MODELS", "1");
@@ -460,11 +479,6 @@ pub fn ci() -> Result<()> {
         args.extend_from_slice(FEATURES);
         run_command(clippy::lint_while_building(&mut cargo(root, &args))?)
     });
-    s.step(
-        "ember-cpu on aarch64 under QEMU (NEON; NEON with dotprod) with the bundled models",
-        &[TOOLS, CPU_MODELS],
-        || cpu::aarch64(root, &cpu::models_dir(root)),
-    );
     s.step("golden data reproduces with onnxruntime", &[VENV], || {
         let py = venv()?;
         run(

@@ -36,18 +36,18 @@ const QEMU_CPUS: [(&str, &str, &[&str]); 2] = [
     ("max", "neon-dotprod", &[]),
 ];
 
-/// Where [`convert_models`] writes.
-pub fn models_dir(root: &Path) -> PathBuf {
-    root.join("target").join("cpu-models")
+/// Where [`convert_models`] writes for the host's model test; `variant` names another folder beside it
+/// (CI's aarch64 step converts with the release build, in the lane beside the host's tests).
+pub fn models_dir(root: &Path, variant: &str) -> PathBuf {
+    root.join("target").join(format!("cpu-models{variant}"))
 }
 
-/// Converts every bundled model with `ember` (the host's CLI) into [`models_dir`] and writes the
+/// Converts every bundled model with `ember` (the host's CLI) into `dir` and writes the
 /// `manifest.tsv` the model test reads: float models checked against their golden output (`y1.npy`),
 /// int8 ones (`*_qdq`, and each float model with a `calib.npy` quantized by `ember convert --quantize
 /// int8`) against the reference kernels.
-pub fn convert_models(root: &Path, ember: &Path) -> Result<PathBuf> {
+pub fn convert_models(root: &Path, ember: &Path, dir: PathBuf) -> Result<PathBuf> {
     let models = root.join("tests").join("models");
-    let dir = models_dir(root);
     std::fs::create_dir_all(&dir)?;
     let mut manifest = String::new();
     let mut entries: Vec<PathBuf> = std::fs::read_dir(&models)?
@@ -110,9 +110,7 @@ pub fn convert_models(root: &Path, ember: &Path) -> Result<PathBuf> {
 /// Cross-builds `ember-cpu`'s tests for aarch64 and runs them under QEMU on each of [`QEMU_CPUS`], with the
 /// models of [`convert_models`] in `models`.
 pub fn aarch64(root: &Path, models: &Path) -> Result<()> {
-    cross_linker()?;
-    let qemu = qemu_user(root)?;
-    crate::run("rustup", &["target", "add", TARGET])?;
+    let qemu = tools(root)?;
     let cargo = |runner: Option<(&str, &str, &[&str])>| {
         let mut cmd = Command::new("cargo");
         // Optimized, with debug assertions (the `qemu` profile): unoptimized code under QEMU ran the
@@ -155,6 +153,16 @@ pub fn aarch64(root: &Path, models: &Path) -> Result<()> {
         run_command(&mut cargo(Some((cpu, best, tests)))?)?;
     }
     Ok(())
+}
+
+/// Installs what the aarch64 step needs (the Rust target, Debian's cross linker and C library, QEMU user
+/// mode) when it is missing; returns QEMU's path. CI runs it before it starts its second lane, so that
+/// no two lanes run `apt-get` at once.
+pub fn tools(root: &Path) -> Result<PathBuf> {
+    cross_linker()?;
+    let qemu = qemu_user(root)?;
+    crate::run("rustup", &["target", "add", TARGET])?;
+    Ok(qemu)
 }
 
 /// Installs Debian's aarch64 cross compiler and C library when they are missing.

@@ -46,7 +46,11 @@ fn main() {
                 boards::check(&root(), &mps2)
             }),
         Some("aarch64") => run("cargo", &["build", "-p", "ember-cli"]).and_then(|()| {
-            let models = cpu::convert_models(&root(), &firmware::ember_binary(&root()))?;
+            let models = cpu::convert_models(
+                &root(),
+                &firmware::ember_binary(&root()),
+                cpu::models_dir(&root(), ""),
+            )?;
             cpu::aarch64(&root(), &models)
         }),
         Some("deps") => deps::check(&root()),
