@@ -385,8 +385,13 @@ pub fn ci() -> Result<()> {
     let root = root.as_path();
     let mut s = Steps::new();
     // Every build of the run is made once, from nothing or from the last run's: incremental
-    // compilation's bookkeeping would only cost time (both lanes inherit this).
+    // compilation's bookkeeping would only cost time. And no line tables in the test and aarch64
+    // builds: a failing test still names its file and line (panic locations need no debug
+    // information), and their compile and link time counts on every cold run. Both lanes inherit
+    // these; a developer's own builds keep `Cargo.toml`'s profiles.
     std::env::set_var("CARGO_INCREMENTAL", "0");
+    std::env::set_var("CARGO_PROFILE_DEV_DEBUG", "false");
+    std::env::set_var("CARGO_PROFILE_QEMU_DEBUG", "false");
 
     s.step(TOOLS, &[], || {
         let mut args = vec!["target", "add"];
