@@ -55,69 +55,101 @@ pub(super) fn conv_transpose_refusal(
 /// The im2col gather map: for output pixel `(n, oy, ox)` and tap `(ky, kx, c)`, the NHWC input index
 /// the window reads, or `NO_SOURCE` where it lies in the padding.
 pub(super) fn im2col_map(p: &Conv2dParams, xd: &[usize], wd: &[usize], yd: &[usize]) -> Vec<u32> {
-    // Output row `o`, tap `k` reads input row `o * stride + k * dilation - pad`.
-    let source = |o: usize, k: usize, stride: u16, dilation: u16, pad: u16, len: usize| {
-        (o * usize::from(stride) + k * usize::from(dilation))
-            .checked_sub(usize::from(pad))
-            .filter(|&i| i < len)
+    let window = Window {
+        stride: (p.stride_h, p.stride_w),
+        dilation: (p.dilation_h, p.dilation_w),
+        pad: (p.pad_top, p.pad_left),
     };
-    window_map(
-        xd,
-        wd,
-        yd,
-        |oy, ky| source(oy, ky, p.stride_h, p.dilation_h, p.pad_top, xd[1]),
-        |ox, kx| source(ox, kx, p.stride_w, p.dilation_w, p.pad_left, xd[2]),
-    )
+    window_map(xd, wd, yd, &window, conv_source)
 }
 
 /// The gather map of a transposed convolution as an im2col: for output pixel `(n, oy, ox)` and tap
 /// `(ky, kx, c)`, the NHWC input index whose scatter reaches that pixel through that tap, or
-/// `NO_SOURCE`. The reference kernel's gather (`ember_core::ops::nn::conv_transpose`): tap `k` of output
-/// row `o` reads input row `(o + pad - k * dilation) / stride` where that is a whole number inside the
-/// input. With the weights' `[OC, KH, KW, IC]` rows the GEMM then gives the reference's sum.
+/// `NO_SOURCE` (see [`conv_transpose_source`]). With the weights' `[OC, KH, KW, IC]` rows the GEMM then
+/// gives the reference's sum.
 pub(super) fn conv_transpose_map(
     p: &ConvTranspose2dParams,
     xd: &[usize],
     wd: &[usize],
     yd: &[usize],
 ) -> Vec<u32> {
-    let source = |o: usize, k: usize, stride: u16, dilation: u16, pad: u16, len: usize| {
-        let stride = usize::from(stride);
-        (o + usize::from(pad))
-            .checked_sub(k * usize::from(dilation))
-            .filter(|r| r % stride == 0)
-            .map(|r| r / stride)
-            .filter(|&i| i < len)
+    let window = Window {
+        stride: (p.stride_h, p.stride_w),
+        dilation: (p.dilation_h, p.dilation_w),
+        pad: (p.pad_top, p.pad_left),
     };
-    window_map(
-        xd,
-        wd,
-        yd,
-        |oy, ky| source(oy, ky, p.stride_h, p.dilation_h, p.pad_top, xd[1]),
-        |ox, kx| source(ox, kx, p.stride_w, p.dilation_w, p.pad_left, xd[2]),
-    )
+    window_map(xd, wd, yd, &window, conv_transpose_source)
 }
 
-/// An im2col map over NHWC `xd`, `[OC, KH, KW, C]` weights `wd` and output `yd`: row per output pixel,
-/// column per tap `(ky, kx, c)`, holding the input index that `row(oy, ky)` and `col(ox, kx)` name, or
-/// `NO_SOURCE` where either is `None`.
+/// A window's geometry, `(height, width)` each: strides, dilations, and the top and left paddings.
+struct Window {
+    stride: (u16, u16),
+    dilation: (u16, u16),
+    pad: (u16, u16),
+}
+
+/// The input row (or column) that tap `k` of output row `o` reads along one axis of length `len`, with
+/// that axis' stride, dilation and padding; `None` where there is none.
+type Source =
+    fn(o: usize, k: usize, stride: u16, dilation: u16, pad: u16, len: usize) -> Option<usize>;
+
+/// A convolution's: input row `o * stride + k * dilation - pad`.
+fn conv_source(
+    o: usize,
+    k: usize,
+    stride: u16,
+    dilation: u16,
+    pad: u16,
+    len: usize,
+) -> Option<usize> {
+    (o * usize::from(stride) + k * usize::from(dilation))
+        .checked_sub(usize::from(pad))
+        .filter(|&i| i < len)
+}
+
+/// A transposed convolution's, the reference kernel's gather (`ember_core::ops::nn::conv_transpose`):
+/// input row `(o + pad - k * dilation) / stride` where that is a whole number inside the input.
+fn conv_transpose_source(
+    o: usize,
+    k: usize,
+    stride: u16,
+    dilation: u16,
+    pad: u16,
+    len: usize,
+) -> Option<usize> {
+    let stride = usize::from(stride);
+    (o + usize::from(pad))
+        .checked_sub(k * usize::from(dilation))
+        .filter(|r| r % stride == 0)
+        .map(|r| r / stride)
+        .filter(|&i| i < len)
+}
+
+/// An im2col map over NHWC `xd`, `[OC, KH, KW, C]` weights `wd` and output `yd`: a row per output pixel,
+/// a column per tap `(ky, kx, c)`, holding the input index `source` gives along each axis of `window`,
+/// or `NO_SOURCE` where either axis has none.
 fn window_map(
     xd: &[usize],
     wd: &[usize],
     yd: &[usize],
-    row: impl Fn(usize, usize) -> Option<usize>,
-    col: impl Fn(usize, usize) -> Option<usize>,
+    window: &Window,
+    source: Source,
 ) -> Vec<u32> {
     let (h, w, c_len) = (xd[1], xd[2], xd[3]);
     let (kh, kw) = (wd[1], wd[2]);
+    let Window {
+        stride: (sh, sw),
+        dilation: (dh, dw),
+        pad: (pt, pl),
+    } = *window;
     let mut map = Vec::with_capacity(yd[0] * yd[1] * yd[2] * kh * kw * c_len);
     for n in 0..yd[0] {
         for oy in 0..yd[1] {
             for ox in 0..yd[2] {
                 for ky in 0..kh {
-                    let iy = row(oy, ky);
+                    let iy = source(oy, ky, sh, dh, pt, h);
                     for kx in 0..kw {
-                        let ix = col(ox, kx);
+                        let ix = source(ox, kx, sw, dw, pl, w);
                         for c in 0..c_len {
                             map.push(match (iy, ix) {
                                 (Some(iy), Some(ix)) => {
