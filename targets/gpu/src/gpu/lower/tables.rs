@@ -55,12 +55,9 @@ pub(super) fn conv_transpose_refusal(
 /// The im2col gather map: for output pixel `(n, oy, ox)` and tap `(ky, kx, c)`, the NHWC input index
 /// the window reads, or `NO_SOURCE` where it lies in the padding.
 pub(super) fn im2col_map(p: &Conv2dParams, xd: &[usize], wd: &[usize], yd: &[usize]) -> Vec<u32> {
-    let window = Window {
-        stride: (p.stride_h, p.stride_w),
-        dilation: (p.dilation_h, p.dilation_w),
-        pad: (p.pad_top, p.pad_left),
-    };
-    window_map(xd, wd, yd, &window, conv_source)
+    let rows = Axis::new(p.stride_h, p.dilation_h, p.pad_top, xd[1]);
+    let cols = Axis::new(p.stride_w, p.dilation_w, p.pad_left, xd[2]);
+    window_map(xd, wd, yd, [rows, cols], conv_source)
 }
 
 /// The gather map of a transposed convolution as an im2col: for output pixel `(n, oy, ox)` and tap
@@ -73,83 +70,72 @@ pub(super) fn conv_transpose_map(
     wd: &[usize],
     yd: &[usize],
 ) -> Vec<u32> {
-    let window = Window {
-        stride: (p.stride_h, p.stride_w),
-        dilation: (p.dilation_h, p.dilation_w),
-        pad: (p.pad_top, p.pad_left),
-    };
-    window_map(xd, wd, yd, &window, conv_transpose_source)
+    let rows = Axis::new(p.stride_h, p.dilation_h, p.pad_top, xd[1]);
+    let cols = Axis::new(p.stride_w, p.dilation_w, p.pad_left, xd[2]);
+    window_map(xd, wd, yd, [rows, cols], conv_transpose_source)
 }
 
-/// A window's geometry, `(height, width)` each: strides, dilations, and the top and left paddings.
-struct Window {
-    stride: (u16, u16),
-    dilation: (u16, u16),
-    pad: (u16, u16),
+/// One axis of a window: its stride, dilation, the padding before it, and the input's length.
+#[derive(Clone, Copy)]
+struct Axis {
+    stride: usize,
+    dilation: usize,
+    pad: usize,
+    len: usize,
 }
 
-/// The input row (or column) that tap `k` of output row `o` reads along one axis of length `len`, with
-/// that axis' stride, dilation and padding; `None` where there is none.
-type Source =
-    fn(o: usize, k: usize, stride: u16, dilation: u16, pad: u16, len: usize) -> Option<usize>;
+impl Axis {
+    fn new(stride: u16, dilation: u16, pad: u16, len: usize) -> Axis {
+        Axis {
+            stride: usize::from(stride),
+            dilation: usize::from(dilation),
+            pad: usize::from(pad),
+            len,
+        }
+    }
+}
+
+/// The input row (or column) that tap `k` of output row `o` reads along axis `a`; `None` where there
+/// is none.
+type Source = fn(o: usize, k: usize, a: Axis) -> Option<usize>;
 
 /// A convolution's: input row `o * stride + k * dilation - pad`.
-fn conv_source(
-    o: usize,
-    k: usize,
-    stride: u16,
-    dilation: u16,
-    pad: u16,
-    len: usize,
-) -> Option<usize> {
-    (o * usize::from(stride) + k * usize::from(dilation))
-        .checked_sub(usize::from(pad))
-        .filter(|&i| i < len)
+fn conv_source(o: usize, k: usize, a: Axis) -> Option<usize> {
+    (o * a.stride + k * a.dilation)
+        .checked_sub(a.pad)
+        .filter(|&i| i < a.len)
 }
 
 /// A transposed convolution's, the reference kernel's gather (`ember_core::ops::nn::conv_transpose`):
 /// input row `(o + pad - k * dilation) / stride` where that is a whole number inside the input.
-fn conv_transpose_source(
-    o: usize,
-    k: usize,
-    stride: u16,
-    dilation: u16,
-    pad: u16,
-    len: usize,
-) -> Option<usize> {
-    let stride = usize::from(stride);
-    (o + usize::from(pad))
-        .checked_sub(k * usize::from(dilation))
-        .filter(|r| r % stride == 0)
-        .map(|r| r / stride)
-        .filter(|&i| i < len)
+fn conv_transpose_source(o: usize, k: usize, a: Axis) -> Option<usize> {
+    (o + a.pad)
+        .checked_sub(k * a.dilation)
+        .filter(|r| r % a.stride == 0)
+        .map(|r| r / a.stride)
+        .filter(|&i| i < a.len)
 }
 
 /// An im2col map over NHWC `xd`, `[OC, KH, KW, C]` weights `wd` and output `yd`: a row per output pixel,
-/// a column per tap `(ky, kx, c)`, holding the input index `source` gives along each axis of `window`,
-/// or `NO_SOURCE` where either axis has none.
+/// a column per tap `(ky, kx, c)`, holding the input index `source` gives along the `[rows, cols]`
+/// axes, or `NO_SOURCE` where either axis has none.
 fn window_map(
     xd: &[usize],
     wd: &[usize],
     yd: &[usize],
-    window: &Window,
+    [rows, cols]: [Axis; 2],
     source: Source,
 ) -> Vec<u32> {
     let (h, w, c_len) = (xd[1], xd[2], xd[3]);
     let (kh, kw) = (wd[1], wd[2]);
-    let Window {
-        stride: (sh, sw),
-        dilation: (dh, dw),
-        pad: (pt, pl),
-    } = *window;
     let mut map = Vec::with_capacity(yd[0] * yd[1] * yd[2] * kh * kw * c_len);
     for n in 0..yd[0] {
         for oy in 0..yd[1] {
             for ox in 0..yd[2] {
                 for ky in 0..kh {
-                    let iy = source(oy, ky, sh, dh, pt, h);
+                    let iy = source(oy, ky, rows);
                     for kx in 0..kw {
-                        let ix = source(ox, kx, sw, dw, pl, w);
+                        let ix = source(ox, kx, cols);
                         for c in 0..c_len {
                             map.push(match (iy, ix) {
                                 (Some(iy), Some(ix)) => {
