@@ -25,7 +25,7 @@ use ember_core::ops::nn::softmax::SoftmaxParams;
 use ember_core::ops::pool::max_pool;
 use ember_core::OpKind;
 use ember_testkit::layer::{conv2d_params, conv_transpose2d_params};
-use ember_testkit::model::{input, single_op_blob, weight};
+use ember_testkit::model::{input, single_op_blob, weight, Operand};
 use ember_testkit::shape::numel;
 use proptest::prelude::*;
 
@@ -227,13 +227,7 @@ proptest! {
         let y = y.unwrap().to_vec();
         let bias = rng.bool();
         prop_assume!(conv::validate(&p, &x, &w, bias.then_some(&[w[0]][..]), &y).is_ok());
-        let mut operands = vec![
-            input(&x, rng.floats(numel(&x), -1.0, 1.0)),
-            weight(&w, rng.floats(numel(&w), -1.0, 1.0)),
-        ];
-        if bias {
-            operands.push(weight(&[w[0]], rng.floats(w[0], -1.0, 1.0)));
-        }
+        let operands = layer_operands(&mut rng, &x, &w, bias);
         check_op(gpu, OpKind::Conv2d(p), &operands, &y);
     }
 
@@ -259,13 +253,7 @@ proptest! {
         prop_assume!(
             conv_transpose::validate(&p, &x, &w, bias.then_some(&[w[0]][..]), &y).is_ok()
         );
-        let mut operands = vec![
-            input(&x, rng.floats(numel(&x), -1.0, 1.0)),
-            weight(&w, rng.floats(numel(&w), -1.0, 1.0)),
-        ];
-        if bias {
-            operands.push(weight(&[w[0]], rng.floats(w[0], -1.0, 1.0)));
-        }
+        let operands = layer_operands(&mut rng, &x, &w, bias);
         check_op(gpu, OpKind::ConvTranspose2d(p), &operands, &y);
     }
 
@@ -531,6 +519,19 @@ fn conv2d_im2col_and_direct_paths() {
         };
         assert_eq!(r.activation_tensor_bytes, want, "k={k}: {r}");
     }
+}
+
+/// A layer's operands with values in [-1, 1]: input `x`, `[OC, ...]` weights `w`, and a bias of OC
+/// values when `bias` (drawn in that order).
+fn layer_operands(rng: &mut Rng, x: &[usize], w: &[usize], bias: bool) -> Vec<Operand> {
+    let mut operands = vec![
+        input(x, rng.floats(numel(x), -1.0, 1.0)),
+        weight(w, rng.floats(numel(w), -1.0, 1.0)),
+    ];
+    if bias {
+        operands.push(weight(&[w[0]], rng.floats(w[0], -1.0, 1.0)));
+    }
+    operands
 }
 
 /// The NHWC output dims of a transposed convolution of `x` by `[OC, KH, KW, IC]` weights `w`: each
