@@ -2,7 +2,7 @@
 //! ONNX involved: `cargo run -p ember-convert --example digits_builder -- [CHECKPOINT] [-o OUT.ember]`
 //! (default `tests/models/checkpoints/digits_zip.pt`, the `torch.save` zip layout; any checkpoint
 //! format Ember reads works, with or without `model.`/`module.` prefixes). Prints the conversion
-//! report and writes the blob when asked. `converter/tests/builder.rs` runs [`digits`] and checks
+//! report and writes the blob when asked. `converter/tests/converter/builder.rs` runs [`digits`] and checks
 //! the digits goldens.
 //!
 //! The architecture, as its PyTorch module would say it:

@@ -10,8 +10,9 @@
 //! paths with small shapes and few property-test cases (the tests shrink under `cfg(miri)`).
 //!
 //! `cargo xtask miri` runs every suite (well over 15 minutes: the int8 every-level test alone runs
-//! longer); `cargo xtask miri --ci`, a CI step, the subset of [`CI_SUITES`] (its tests took 98 and 5 s
-//! alone on the AMD EPYC machine, 2026-12-07): the GEMM's edge panels, packing and tiles at the scalar,
+//! longer); `cargo xtask miri --ci`, a CI step, the subset of [`CI_SUITES`] (its tests took 137 and 8 s
+//! on the 2-core AMD EPYC Zen 4 machine, then 85 and 8 s once the GEMM edge test used fewer tiles and
+//! the recurrent test stopped formatting every element's message, 2026-12-07): the GEMM's edge panels, packing and tiles at the scalar,
 //! SSE2 and AVX2 levels in one build, the thread pool's sharing of a buffer and its panics, the scratch
 //! and range splitting, the recurrent kernel's unchecked loads, and `ember-core`'s blob decoding and
 //! planning.

@@ -391,7 +391,7 @@ def write_lora(w, x):
 
 def views_object(legacy_views=False):
     """The tensors every views file holds (names under `model.`), in a training-checkpoint dict.
-    Expected values: see converter/tests/checkpoint_readers.rs."""
+    Expected values: see converter/tests/converter/checkpoint_readers.rs."""
     shared = Storage(np.arange(10) * 0.5, "<f4")
     t = {
         "f32.transposed": Tensor(Storage(np.arange(12), "<f4"), (4, 3), stride=(1, 4)),

@@ -430,7 +430,7 @@ pub fn supported_ops_markdown() -> String {
     let mut page = format!(
         "# Supported ONNX ops\n\n\
          Generated from `converter/src/onnx/ops/mod.rs` by `EMBER_BLESS=1 cargo test -p ember-convert \
-         --test supported_ops_doc`; do not edit by hand. Default domain only; quantized models: \
+         --test converter supported_ops_doc`; do not edit by hand. Default domain only; quantized models: \
          docs/quantization.md.\n\n\
          Each op is imported at the model opsets listed (from the op's ONNX version whose semantics \
          the importer implements, or {MIN_OPSET}, the oldest opset Ember reads), with the number of \

@@ -3,7 +3,7 @@
 //! digits model (onnxruntime's `quantize_static` model, converted by Ember) on all 360 test images.
 //! Skips (printing why) without a Vulkan device unless `EMBER_REQUIRE_GPU=1`.
 
-mod common;
+use crate::common;
 
 use common::{conv_geometry, conv_output, conv_window, pool_window, run_both, vulkan, Rng};
 use ember_core::format::DType;

@@ -1,7 +1,7 @@
 //! The importer of ONNX RNN, GRU and LSTM: what it refuses, with the attribute or input named, and the
 //! zeros it writes for an absent bias or initial hidden state that comes before a given input.
 
-mod common;
+use crate::common;
 
 use common::{attr_i, convert_err, fixed, floats, ints, model, node, pseudo_random, unshaped};
 use ember_convert::onnx::proto::{attribute_type, AttributeProto, TensorProto};

@@ -3,7 +3,7 @@
 //! `attention_einsum` model of `tests/models/ops/` (made by `make.py` there) checks an attention block
 //! written with Einsum and LpNormalization against onnxruntime.
 
-mod common;
+use crate::common;
 
 use common::golden::*;
 use common::{

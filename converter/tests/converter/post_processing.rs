@@ -3,7 +3,7 @@
 //! GatherND (batch_dims 1) and scatters with ScatterElements (add) and ScatterND, through convert and
 //! a session.
 
-mod common;
+use crate::common;
 
 use common::golden::*;
 use ember_convert::{convert, ConvertError, ConvertOptions, Converted};

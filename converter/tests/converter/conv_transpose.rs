@@ -4,7 +4,7 @@
 //! with cropping pads, `output_shape`, `SAME_LOWER`, a bias and a fused Relu. Errors name the node,
 //! op and reason for what is not supported.
 
-mod common;
+use crate::common;
 
 use common::{
     assert_close, attr_i, attr_ints, attr_s, fixed, floats, model, node, node1, one_node_model,

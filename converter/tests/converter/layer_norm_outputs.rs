@@ -2,7 +2,7 @@
 //! ember-core `Session`, against the ONNX definition computed here in f64: both reduced over the axes
 //! from `axis` on with the dims kept, `InvStdDev = 1 / sqrt(Var + epsilon)`.
 
-mod common;
+use crate::common;
 
 use common::{assert_close, attr_f, attr_i, fixed, floats, model, node, pseudo_random, unshaped};
 use ember_convert::{convert, ConvertOptions};

@@ -3,7 +3,7 @@
 //! wrong shape or type, and unused tensors each give a message naming the layer and the tensor; and
 //! weight-only int8 turns its fully connected layers into `FullyConnectedW8`.
 
-#[path = "../examples/digits_builder.rs"]
+#[path = "../../examples/digits_builder.rs"]
 mod example;
 
 use std::path::PathBuf;

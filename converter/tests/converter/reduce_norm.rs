@@ -4,7 +4,7 @@
 //! what the BatchNormalization folding and the layout pass should produce, and errors cover what is
 //! not supported.
 
-mod common;
+use crate::common;
 
 use common::golden::*;
 use common::{

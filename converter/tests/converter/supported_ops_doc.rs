@@ -31,7 +31,7 @@ fn supported_ops_page_is_up_to_date() {
     let have = std::fs::read_to_string(&path).unwrap_or_default();
     assert_eq!(
         have, want,
-        "docs/supported-ops.md is stale: run EMBER_BLESS=1 cargo test -p ember-convert --test supported_ops_doc"
+        "docs/supported-ops.md is stale: run EMBER_BLESS=1 cargo test -p ember-convert --test converter supported_ops_doc"
     );
 }
 

@@ -2,7 +2,7 @@
 //! panics, and every blob it writes passes `Model::parse` (which re-checks every shape and the memory
 //! plan) and runs.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ember_convert::onnx::proto::{NodeProto, TensorProto};

@@ -1,7 +1,7 @@
 //! The pass log of `tests/models/digits` (`ConvertReport::passes`): the import, every pass
 //! application and the lowering are recorded, with the Relu fusions and the layout's transposes.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

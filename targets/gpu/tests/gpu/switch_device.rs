@@ -2,7 +2,7 @@
 //! that changes is a `Device` value. Skips the Vulkan half (printing why) without a Vulkan device unless
 //! `EMBER_REQUIRE_GPU=1`.
 
-mod common;
+use crate::common;
 
 use ember_core::AlignedBuf;
 use ember_gpu::{Device, DeviceMemoryReport, DeviceSession, Error, TimingSource};

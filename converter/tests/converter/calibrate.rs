@@ -3,7 +3,7 @@
 //! (`ConvertOptions::observe`), not exposed as graph outputs (a blob has at most 16). The expected
 //! ranges follow from the model's arithmetic.
 
-mod common;
+use crate::common;
 
 use common::{fixed, floats, model, node1, unshaped};
 use ember_convert::quantize::{calibrate, Calibration};

@@ -2,7 +2,7 @@
 //! random shapes, parameters and values. Skips (printing why) without a Vulkan device unless
 //! `EMBER_REQUIRE_GPU=1`.
 
-mod common;
+use crate::common;
 
 use common::{check_op, conv_geometry, conv_output, conv_window, pool_window, vulkan, Rng};
 use ember_core::format::DType;

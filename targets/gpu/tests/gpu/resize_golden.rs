@@ -4,7 +4,7 @@
 //! kernels (`Device::Cpu`) and on Vulkan, each against the golden output. The Vulkan half skips
 //! (printing why) without a Vulkan device unless `EMBER_REQUIRE_GPU=1`.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! reproduces the digits goldens, every kind of mismatch gives its message naming the tensors, and a
 //! LoRA adapter merges to numpy's result, through Gemm and through MatMul.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! dim, not a dynamic one. Reductions over an empty axis give ONNX's identity values (sum 0, product 1,
 //! max -inf, min +inf, log-sum -inf), and empty outputs run as empty tensors.
 
-mod common;
+use crate::common;
 
 use common::{attr_i, attr_ints, fixed, node, node1, one_node_model, value, D};
 use ember_convert::onnx::proto::{AttributeProto, ValueInfoProto};

@@ -2,7 +2,7 @@
 //! path (values and zero point moved by 128), a QDQ Add fused into QuantAdd, and the rejections.
 //! Expected values come from ONNX's definitions, computed here.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ember_convert::onnx::proto::{data_type, NodeProto, TensorProto, TypeValue, ValueInfoProto};

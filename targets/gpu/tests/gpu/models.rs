@@ -3,7 +3,7 @@
 //! `ceil_mode` and `dilations` match onnxruntime. Skips (printing why) without a Vulkan device unless
 //! `EMBER_REQUIRE_GPU=1`.
 
-mod common;
+use crate::common;
 
 use common::{assert_close, run_on, vulkan};
 use ember_core::AlignedBuf;

@@ -1,7 +1,7 @@
 //! Graph plumbing on small hand-made models: identities, aliases and copies, constants, fusion,
 //! and the errors of things the blob cannot express.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ember_convert::{convert, ConvertOptions, Converted};

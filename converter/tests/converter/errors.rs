@@ -1,6 +1,6 @@
 //! Bad input gives a `ConvertError` whose message names what is wrong, never a panic.
 
-mod common;
+use crate::common;
 
 use common::*;
 use ember_convert::{convert, ConvertError, ConvertOptions};

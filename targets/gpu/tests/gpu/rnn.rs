@@ -4,7 +4,7 @@
 //! sizes (a sequence of 0 included). Skips (printing why) without a Vulkan device unless
 //! `EMBER_REQUIRE_GPU=1`.
 
-mod common;
+use crate::common;
 
 use common::{check_op, vulkan, Rng};
 use ember_core::ops::nn::rnn::{RnnCell, RnnDirection, RnnParams};

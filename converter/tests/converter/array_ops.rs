@@ -2,7 +2,7 @@
 //! converted, run through an ember-core `Session`, and compared with the goldens within 1e-5 (data
 //! movement is exact; Resize interpolates). Structural checks pin what is folded at conversion time.
 
-mod common;
+use crate::common;
 
 use common::golden::*;
 use common::*;

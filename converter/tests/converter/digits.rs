@@ -2,7 +2,7 @@
 //! `Session`, and compare with the onnxruntime goldens (batch 1, and all 360 images at once with
 //! `--shape input=360,1,8,8`).
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

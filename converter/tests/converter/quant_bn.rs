@@ -2,7 +2,7 @@
 //! quantizes the weights, so a layer -> BatchNormalization pair becomes one int8 layer: the models of
 //! `tests/models/ops/ptq_bn_cases.py`, against onnxruntime's float output of the unfolded models.
 
-mod common;
+use crate::common;
 
 use common::golden::{op_names, read_npy, run};
 use ember_convert::quantize::{activation_params, QdqSummary};

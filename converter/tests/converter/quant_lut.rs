@@ -4,7 +4,7 @@
 //! HardSigmoid, Sigmoid and LeakyRelu; and the post-training quantizer keeping the convolutions around
 //! activations in int8.
 
-mod common;
+use crate::common;
 
 use common::golden::{convert_case, op_names, read_npy, run};
 

@@ -2,7 +2,7 @@
 //! are converted, run through an ember-core `Session`, and compared with the goldens. Structural
 //! checks pin what the layout and clean-up passes should produce.
 
-mod common;
+use crate::common;
 
 use common::golden::*;
 use ember_convert::{convert, ConvertOptions, Converted};

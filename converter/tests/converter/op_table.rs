@@ -2,7 +2,7 @@
 //! importer runs: the model's opset against the importer's range, the number of inputs and outputs,
 //! and that every attribute was read by the importer (or is one it may ignore).
 
-mod common;
+use crate::common;
 
 use common::*;
 use ember_convert::onnx::proto::AttributeProto;
