@@ -453,7 +453,6 @@ fn dots<S: Simd, const R: usize>(s: S, rows: &[f32], v: &[f32]) -> [f32; R] {
 
 #[cfg(all(test, feature = "std"))]
 mod tests {
-    use std::format;
     use std::vec;
     use std::vec::Vec;
 
