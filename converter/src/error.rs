@@ -99,6 +99,20 @@ pub enum ConvertError {
         /// Which limit.
         reason: String,
     },
+    /// The shape variants asked for (`--dim` and the `--shape`s that use them) do not fit together.
+    #[error("shape variants: {reason}")]
+    Dims {
+        /// What is wrong, and what to give instead.
+        reason: String,
+    },
+    /// Converting one shape variant failed.
+    #[error("shape variant {dims}: {source}")]
+    Variant {
+        /// The variant's named dims, as `W=160`.
+        dims: String,
+        /// Why it failed.
+        source: Box<ConvertError>,
+    },
     /// The converter broke one of its own invariants; this is a bug in the converter.
     #[error("internal converter error (please report it with the model): {reason}")]
     Internal {

@@ -34,6 +34,7 @@ pub mod onnx;
 pub mod passes;
 pub mod plan;
 pub mod quantize;
+pub mod variants;
 pub mod weights;
 
 use ember_core::format::write::{write_blob, BlobParts};
@@ -64,6 +65,12 @@ pub struct ConvertOptions {
     /// the entries past the actual count hold -1. Converting a model with such an op and no maximum
     /// for it is an error naming the option.
     pub max_counts: Vec<(String, usize)>,
+    /// Shape variants (`--dim NAME=V1,V2,...`): named dims with their values. Each `--shape` that
+    /// uses a name ([`ConvertOptions::dim_shapes`]) takes its values in turn, and the blob holds one
+    /// variant per combination ([`variants`]). Empty: one shape.
+    pub dims: Vec<(String, Vec<usize>)>,
+    /// `--shape` arguments that use a name of `dims` (`x=1,3,48,W`).
+    pub dim_shapes: Vec<(String, Vec<variants::ShapeDim>)>,
 }
 
 impl Default for ConvertOptions {
@@ -74,6 +81,8 @@ impl Default for ConvertOptions {
             rounding: RequantRounding::Single,
             observe: Vec::new(),
             max_counts: Vec::new(),
+            dims: Vec::new(),
+            dim_shapes: Vec::new(),
         }
     }
 }
@@ -141,6 +150,9 @@ pub struct ConvertReport {
     pub passes: Vec<PassRecord>,
     /// What weight-only int8 did ([`WeightStorage::Int8`]).
     pub weight_only: Option<quantize::WeightOnlySummary>,
+    /// The blob's shape variants (`--dim`), in order; empty for a blob of one shape. The rest of the
+    /// report is the largest variant's (the one a reader without variants runs).
+    pub variants: Vec<variants::VariantReport>,
 }
 
 /// A converted model.
@@ -177,10 +189,17 @@ pub fn convert_with(
     opts: &ConvertOptions,
     weights: WeightStorage,
 ) -> Result<Converted, ConvertError> {
-    let mut notices = Vec::new();
-    let (graph, imported) = onnx::import_summarized(onnx_bytes, opts, &mut notices)?;
-    let record = passes::log::import_record(&imported, &graph);
-    finish(graph, record, notices, fnv1a64(onnx_bytes), opts, weights)
+    let one = |opts: &ConvertOptions| {
+        let mut notices = Vec::new();
+        let (graph, imported) = onnx::import_summarized(onnx_bytes, opts, &mut notices)?;
+        let record = passes::log::import_record(&imported, &graph);
+        lower_graph(graph, record, notices, fnv1a64(onnx_bytes), opts, weights)
+    };
+    if opts.dims.is_empty() && opts.dim_shapes.is_empty() {
+        write_one(one(opts)?, opts)
+    } else {
+        variants::convert(opts, one)
+    }
 }
 
 /// Converts a graph described in Rust ([`build`]: an architecture whose weights come from a
@@ -192,6 +211,22 @@ pub fn convert_built(
     opts: &ConvertOptions,
     weights: WeightStorage,
 ) -> Result<Converted, ConvertError> {
+    if !opts.dims.is_empty() || !opts.dim_shapes.is_empty() {
+        return Err(ConvertError::Dims {
+            reason: "a built graph has the input shapes its builder gave; build one graph per \
+                     shape and convert them with `variants::convert` (as `build::hf` does)"
+                .into(),
+        });
+    }
+    write_one(lower_built(built, opts, weights)?, opts)
+}
+
+/// [`convert_built`] up to the blob.
+pub(crate) fn lower_built(
+    built: build::Built,
+    opts: &ConvertOptions,
+    weights: WeightStorage,
+) -> Result<LoweredGraph, ConvertError> {
     let build::Built {
         graph,
         notices,
@@ -199,18 +234,76 @@ pub fn convert_built(
         ..
     } = built;
     let record = passes::log::build_record(&graph);
-    finish(graph, record, notices, source_hash, opts, weights)
+    lower_graph(graph, record, notices, source_hash, opts, weights)
 }
 
-/// Everything after the import: passes, weight storage, lowering, the blob.
-fn finish(
+/// One graph lowered: its tables and weights, and its report (without the blob's size).
+pub(crate) struct LoweredGraph {
+    pub(crate) lowered: lower::Lowered,
+    pub(crate) report: ConvertReport,
+    pub(crate) source_hash: u64,
+}
+
+impl LoweredGraph {
+    /// The info record of the lowered graph.
+    pub(crate) fn info(&self) -> Result<ModelInfo<'static>, ConvertError> {
+        let l = &self.lowered;
+        let count =
+            |n: usize| u32::try_from(n).map_err(|_| ConvertError::limit("too many records"));
+        Ok(ModelInfo {
+            producer: PRODUCER.as_bytes(),
+            source_hash: self.source_hash,
+            tensor_count: count(l.tensors.len())?,
+            op_count: count(l.ops.len())?,
+            // `lower` checked that there are at most MAX_GRAPH_IO of each, so these collects fit.
+            inputs: l.inputs.iter().copied().collect(),
+            outputs: l.outputs.iter().copied().collect(),
+            arena: l.arena,
+        })
+    }
+
+    /// The names table (tensor names, then op names).
+    pub(crate) fn names(&self) -> Vec<&str> {
+        let l = &self.lowered;
+        l.tensor_names
+            .iter()
+            .chain(&l.op_names)
+            .map(String::as_str)
+            .collect()
+    }
+}
+
+/// The blob of one lowered graph.
+pub(crate) fn write_one(
+    one: LoweredGraph,
+    opts: &ConvertOptions,
+) -> Result<Converted, ConvertError> {
+    let info = one.info()?;
+    let names = one.names();
+    let lowered = &one.lowered;
+    let blob = write_blob(&BlobParts {
+        info: &info,
+        tensors: &lowered.tensors,
+        ops: &lowered.ops,
+        weights: &lowered.weights,
+        names: opts.keep_names.then_some(names.as_slice()),
+        variants: None,
+    })
+    .map_err(|e| ConvertError::limit(format!("writing the blob: {e}")))?;
+    let mut report = one.report;
+    report.blob_bytes = blob.len();
+    Ok(Converted { blob, report })
+}
+
+/// Everything after the import: passes, weight storage, lowering.
+pub(crate) fn lower_graph(
     mut graph: ir::Graph,
     imported: PassRecord,
     mut notices: Vec<String>,
     source_hash: u64,
     opts: &ConvertOptions,
     weights: WeightStorage,
-) -> Result<Converted, ConvertError> {
+) -> Result<LoweredGraph, ConvertError> {
     let mut pass_log = vec![imported];
     pass_log.extend(passes::run(&mut graph)?);
     let weight_only = match weights {
@@ -235,37 +328,11 @@ fn finish(
             .map(|&t| (graph.tensor(t).name.clone(), graph.tensor(t).shape.clone()))
             .collect()
     };
-    let count = |n: usize| u32::try_from(n).map_err(|_| ConvertError::limit("too many records"));
-    let info = ModelInfo {
-        producer: PRODUCER.as_bytes(),
-        source_hash,
-        tensor_count: count(lowered.tensors.len())?,
-        op_count: count(lowered.ops.len())?,
-        // `lower` checked that there are at most MAX_GRAPH_IO of each, so these collects fit.
-        inputs: lowered.inputs.iter().copied().collect(),
-        outputs: lowered.outputs.iter().copied().collect(),
-        arena: lowered.arena,
-    };
-    let names: Vec<&str> = lowered
-        .tensor_names
-        .iter()
-        .chain(&lowered.op_names)
-        .map(String::as_str)
-        .collect();
-    let blob = write_blob(&BlobParts {
-        info: &info,
-        tensors: &lowered.tensors,
-        ops: &lowered.ops,
-        weights: &lowered.weights,
-        names: opts.keep_names.then_some(names.as_slice()),
-    })
-    .map_err(|e| ConvertError::limit(format!("writing the blob: {e}")))?;
-
     let mut report = ConvertReport {
         notices,
         arena: lowered.arena,
         greedy_activation_bytes: lowered.greedy_activation_bytes,
-        blob_bytes: blob.len(),
+        blob_bytes: 0,
         weights_bytes: lowered.weights.len(),
         ops: lowered
             .op_names
@@ -277,11 +344,16 @@ fn finish(
         outputs: io(&graph.outputs),
         passes: pass_log,
         weight_only,
+        variants: Vec::new(),
     };
     report
         .passes
         .push(passes::log::lower_record(&graph, &report.ops));
-    Ok(Converted { blob, report })
+    Ok(LoweredGraph {
+        lowered,
+        report,
+        source_hash,
+    })
 }
 
 /// FNV-1a, 64-bit: the source-model hash recorded in the blob.

@@ -109,6 +109,12 @@ pub enum Error {
         /// The table's name.
         kernels: &'static str,
     },
+    /// No shape variant of the model has the dims asked for (`Session::set_dims`) or the input shapes
+    /// given; `Model::variant_dims` lists those it has (`ember inspect` prints them).
+    NoVariant {
+        /// How many variants the model has.
+        variants: usize,
+    },
 }
 
 impl fmt::Display for Error {
@@ -167,6 +173,11 @@ impl fmt::Display for Error {
                 "the model runs ops through the kernel-table entry {entry}, which the \"{kernels}\" \
                  table leaves out: open the session with a table that has it (ember_core::REFERENCE has every \
                  one; a firmware's table needs the model's KERNEL_ENTRIES)"
+            ),
+            Error::NoVariant { variants } => write!(
+                f,
+                "no shape variant of the model has these dims (it has {variants}; `ember inspect` \
+                 lists them): convert with the dims you need in `--dim`"
             ),
         }
     }

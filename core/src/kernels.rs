@@ -152,6 +152,13 @@ macro_rules! kernel_table {
             /// firmware's [`Model::parse_only`](crate::Model::parse_only) mask, made of its ops' entries, does
             /// not, so its sessions link none of that code and give kernels an empty workspace.
             pub const WORKSPACE: u64 = 1 << 63;
+            /// Not a kernel: a build with this bit reads a blob's shape variants
+            /// ([`Model::variant`](crate::Model::variant), `Session::set_dims`). Without it (a
+            /// firmware's mask, made of its ops' entries) a blob with variants opens as its largest
+            /// variant, as a reader of an older format opens it, and none of the variant code is
+            /// linked. Host builds have it; `ember convert --emit rust` adds it to `KERNEL_ENTRIES` for
+            /// a blob with variants.
+            pub const VARIANTS: u64 = 1 << 62;
 
             /// The entries' bits and names (the fields of [`Kernels`](super::Kernels)), in declaration order.
             const BY_FIELD: &[(u64, &str)] = &[
@@ -239,7 +246,8 @@ macro_rules! kernel_table {
                 }
             };
             /// All of them.
-            pub const ALL: u64 = F32 | TYPED | INT8 | WEIGHT_INT8 | super::entry::WORKSPACE;
+            pub const ALL: u64 =
+                F32 | TYPED | INT8 | WEIGHT_INT8 | super::entry::WORKSPACE | super::entry::VARIANTS;
         }
 
         /// A target's kernels, one entry per op of the blob's op set, and which entries it provides.
@@ -510,7 +518,7 @@ mod tests {
     #[test]
     fn every_entry_has_a_reference_kernel() {
         let stubs = REFERENCE.only(0);
-        let kernels = family::ALL & !entry::WORKSPACE;
+        let kernels = family::ALL & !(entry::WORKSPACE | entry::VARIANTS);
         assert_eq!(
             REFERENCE.replaced(&stubs),
             kernels,

@@ -51,7 +51,9 @@ pub use model::{byte_size, Model};
 pub use schema::{DType, OpKind};
 #[cfg(feature = "std")]
 pub use session::StdClock;
-pub use session::{Clock, MemoryReport, OpEvent, Session, SessionOptions, TensorMut, TensorRef};
+pub use session::{
+    Clock, MemoryReport, OpEvent, Session, SessionOptions, TensorMut, TensorRef, VariantUse,
+};
 pub use workspace::{Parallel, Workspace};
 
 /// Bytes forced to a 16-byte boundary, so that a blob embedded with `include_bytes!` can be read in place.

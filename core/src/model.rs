@@ -7,10 +7,10 @@
 //! bounds.
 
 use crate::format::{
-    ArenaPlan, ModelInfo, OpRecord, SectionKind, Storage, TensorRecord, ALIGN, HEADER_LEN, MAGIC,
-    VERSION_MAJOR,
+    ArenaPlan, ModelInfo, OpRecord, SectionKind, Span, Storage, TensorRecord, VariantRecord,
+    VariantTables, ALIGN, HEADER_LEN, MAGIC, MAX_VARIANTS, MAX_VARIANT_DIMS, VERSION_MAJOR,
 };
-use crate::kernels::{family, LEFT_OUT};
+use crate::kernels::{entry::VARIANTS, family, has, LEFT_OUT};
 use crate::ops::entry::OutDims;
 use crate::ops::entry::{NotAWeight, Operands};
 use crate::schema::{DType, OpKind, MAX_RANK};
@@ -36,8 +36,24 @@ pub struct Model<'b, const E: u64 = { family::ALL }> {
     weights: &'b [u8],
     /// The blob's format minor version.
     minor: u16,
-    /// The kernel-table entries of every op, found by `validate`.
+    /// The kernel-table entries of every op of every variant, found by `validate`.
     entries: u64,
+    /// The shape variants (`None`: the blob has one shape, or the build reads none).
+    variants: Option<Variants<'b>>,
+    /// The variant this view runs (an index into the variant table; 0 without one).
+    variant: usize,
+}
+
+/// A blob's shape variants: their record table, the section with their tables, and the largest
+/// variant's tables (the Info, Tensors, Ops and Names sections), from which any view can switch.
+#[derive(Clone, Copy, Debug)]
+struct Variants<'b> {
+    table: RecordTable<'b>,
+    tables: &'b [u8],
+    info: &'b [u8],
+    tensors: RecordTable<'b>,
+    ops: RecordTable<'b>,
+    names: Option<RecordTable<'b>>,
 }
 
 /// Byte size of a tensor of `dims`, or `None` when the element size times the product of its non-zero
@@ -154,6 +170,23 @@ impl<'b> Model<'b> {
             Some(bytes) => Some(RecordTable::new(bytes, SectionKind::Names)?),
             None => None,
         };
+        // A build without `VARIANTS` reads the blob as its largest variant, as an older reader does.
+        let table = if has::<ENTRIES>(VARIANTS) {
+            sections.find(SectionKind::Variants)
+        } else {
+            None
+        };
+        let variants = match table {
+            Some(bytes) => Some(Variants {
+                table: RecordTable::new(bytes, SectionKind::Variants)?,
+                tables: sections.find(SectionKind::VariantTables).unwrap_or(&[]),
+                info: info_bytes,
+                tensors,
+                ops,
+                names,
+            }),
+            _ => None,
+        };
         let mut model = Model {
             blob,
             info,
@@ -163,8 +196,13 @@ impl<'b> Model<'b> {
             weights,
             minor,
             entries: 0,
+            variants,
+            variant: 0,
         };
         model.entries = model.validate()?;
+        if model.variants.is_some() {
+            model.entries |= model.validate_variants()?;
+        }
         Ok(model)
     }
 }
@@ -221,6 +259,131 @@ impl<'b, const E: u64> Model<'b, E> {
             self.validate_op(i, &mut entries)?;
         }
         Ok(entries)
+    }
+
+    /// Checks the variant table of a model parsed from its main sections (the largest variant), and
+    /// every variant as [`Model::validate`] checks the largest; returns their kernel-table entries
+    /// and sets which variant the main sections are.
+    fn validate_variants(&mut self) -> Result<u64, Error> {
+        let bad = |reason| Error::BadSection {
+            kind: SectionKind::Variants as u32,
+            reason,
+        };
+        let count = self.variant_count();
+        if count == 0 || count > MAX_VARIANTS {
+            return Err(bad("a variant table holds 1 to 16 variants"));
+        }
+        let names = self.dim_count().ok_or(bad("the dim names do not decode"))?;
+        if names == 0 || names > MAX_VARIANT_DIMS {
+            return Err(bad("variants vary 1 to 4 named dims"));
+        }
+        let record = |i| {
+            self.variant_record(i)
+                .ok_or(bad("a variant record does not decode"))
+        };
+        let mut largest = None;
+        let mut entries = 0;
+        for i in 0..count {
+            let r = record(i)?;
+            if r.dims.len() != names {
+                return Err(bad("a variant does not give one value to each named dim"));
+            }
+            let Some(tables) = r.tables else {
+                if largest.replace(i).is_some() {
+                    return Err(bad("two variants claim the main sections"));
+                }
+                continue;
+            };
+            for j in 0..i {
+                let other = record(j)?;
+                if other.dims == r.dims {
+                    return Err(bad("two variants have the same dims"));
+                }
+                if let Some(o) = other.tables {
+                    let theirs = [o.info, o.tensors, o.ops];
+                    if [tables.info, tables.tensors, tables.ops]
+                        .iter()
+                        .any(|a| theirs.iter().any(|b| overlap(*a, *b)))
+                    {
+                        return Err(bad("the tables of two variants overlap"));
+                    }
+                }
+            }
+            if overlap(tables.info, tables.tensors)
+                || overlap(tables.info, tables.ops)
+                || overlap(tables.tensors, tables.ops)
+            {
+                return Err(bad("a variant's tables overlap each other"));
+            }
+            let v = self.view(i, tables)?;
+            let (p, q) = (v.info.arena, self.info.arena);
+            if p.persistent_bytes != q.persistent_bytes
+                || p.activation_bytes > q.activation_bytes
+                || p.scratch_bytes > q.scratch_bytes
+            {
+                return Err(bad(
+                    "a variant claims more arena than the largest (or another persistent size)",
+                ));
+            }
+            let same_io = |a: &[u32], b: &[u32]| {
+                a.len() == b.len()
+                    && a.iter().zip(b).all(|(&x, &y)| {
+                        matches!((v.tensor(x as usize), self.tensor(y as usize)),
+                            (Some(s), Some(t)) if s.dtype == t.dtype && s.dims.len() == t.dims.len())
+                    })
+            };
+            if !same_io(&v.info.inputs, &self.info.inputs)
+                || !same_io(&v.info.outputs, &self.info.outputs)
+            {
+                return Err(bad(
+                    "a variant's inputs or outputs differ from the largest's in number, type or rank",
+                ));
+            }
+            entries |= v.validate()?;
+        }
+        self.variant = largest.ok_or(bad("no variant is the one in the main sections"))?;
+        Ok(entries)
+    }
+
+    /// Variant `i`'s view, from its tables (checked by [`Model::validate_variants`] when parsed).
+    fn view(&self, i: usize, tables: VariantTables) -> Result<Model<'b, E>, Error> {
+        let bad = |reason| Error::BadSection {
+            kind: SectionKind::VariantTables as u32,
+            reason,
+        };
+        let part = |s: Span| {
+            let start = s.offset as usize;
+            start
+                .checked_add(s.len as usize)
+                .and_then(|end| self.variants.and_then(|v| v.tables.get(start..end)))
+                .ok_or(bad("a variant's table runs past the section"))
+        };
+        let info = ModelInfo::read(&mut crate::format::compact::Reader::new(part(tables.info)?))
+            .ok_or(bad("a variant's info record does not decode"))?;
+        let tensors = RecordTable::new(part(tables.tensors)?, SectionKind::VariantTables)?;
+        let ops = RecordTable::new(part(tables.ops)?, SectionKind::VariantTables)?;
+        Ok(Model {
+            info,
+            tensors,
+            ops,
+            // Names are kept for the largest variant only.
+            names: None,
+            variant: i,
+            ..self.clone()
+        })
+    }
+
+    /// Record `i` of the variant table (after the names record).
+    fn variant_record(&self, i: usize) -> Option<VariantRecord> {
+        use crate::format::compact::{Compact, Reader};
+        let bytes = self.variants.as_ref()?.table.record(i.checked_add(1)?)?;
+        VariantRecord::read(&mut Reader::new(bytes))
+    }
+
+    /// How many dims the variants vary (the length of the names record).
+    fn dim_count(&self) -> Option<usize> {
+        let names = self.variants.as_ref()?.table.record(0)?;
+        crate::format::compact::Reader::new(names).len()
     }
 
     fn validate_tensor(&self, i: usize) -> Result<(), Error> {
@@ -385,9 +548,10 @@ impl<'b, const E: u64> Model<'b, E> {
     }
 
     /// Arena bytes a session needs when the arena starts on a 16-byte boundary: persistent, activation
-    /// and scratch regions, each rounded up to 16.
+    /// and scratch regions, each rounded up to 16; with shape variants, the largest variant's (every
+    /// variant runs in it).
     pub fn arena_bytes(&self) -> usize {
-        let p = self.info.arena;
+        let p = self.largest_plan();
         round_up(p.persistent_bytes as usize)
             + round_up(p.activation_bytes as usize)
             + round_up(p.scratch_bytes as usize)
@@ -409,6 +573,103 @@ impl<'b, const E: u64> Model<'b, E> {
     pub fn weights(&self) -> &'b [u8] {
         self.weights
     }
+
+    /// How many shape variants the blob has (1 for a blob converted without `--dim`).
+    pub fn variant_count(&self) -> usize {
+        self.variants
+            .as_ref()
+            .map_or(1, |v| v.table.count.saturating_sub(1))
+    }
+
+    /// The variant this view runs ([`Model::variant`] switches).
+    pub fn variant_index(&self) -> usize {
+        self.variant
+    }
+
+    /// The named dims' values of variant `i`, in the order of [`Model::dim_name`] (empty for a blob
+    /// with one shape); `None` if there is no variant `i`.
+    pub fn variant_dims(&self, i: usize) -> Option<heapless::Vec<u32, MAX_VARIANT_DIMS>> {
+        match self.variants {
+            None => (i == 0).then(heapless::Vec::new),
+            Some(_) => self.variant_record(i).map(|r| r.dims),
+        }
+    }
+
+    /// Name of the `k`th named dim (`--dim NAME=...` at conversion), if it decodes as UTF-8.
+    pub fn dim_name(&self, k: usize) -> Option<&'b str> {
+        let mut r = crate::format::compact::Reader::new(self.variants.as_ref()?.table.record(0)?);
+        let count = r.len()?;
+        let mut name = None;
+        for _ in 0..=k.min(count.checked_sub(1)?) {
+            name = Some(r.bytes()?);
+        }
+        (k < count).then_some(core::str::from_utf8(name?).ok()?)
+    }
+
+    /// The variant whose named dims are `dims` (in the order of [`Model::dim_name`]).
+    pub fn find_variant(&self, dims: &[u32]) -> Option<usize> {
+        (0..self.variant_count()).find(|&i| self.variant_dims(i).is_some_and(|d| d == dims))
+    }
+
+    /// The variant whose graph inputs have exactly these dims (one slice per input, in order).
+    pub fn variant_for_inputs(&self, shapes: &[&[u32]]) -> Option<usize> {
+        (0..self.variant_count()).find(|&i| {
+            self.variant(i).is_ok_and(|v| {
+                v.inputs().len() == shapes.len()
+                    && v.inputs().iter().zip(shapes).all(|(&id, &want)| {
+                        v.tensor(id as usize)
+                            .is_some_and(|t| t.dims.as_slice() == want)
+                    })
+            })
+        })
+    }
+
+    /// The view of variant `i` (`Error::NoVariant` if there is none): its tensors, ops and plan, over
+    /// the same weights. Switching reads two record-table heads and one info record; it allocates
+    /// nothing and validates nothing again (parsing checked every variant).
+    pub fn variant(&self, i: usize) -> Result<Model<'b, E>, Error> {
+        let none = Error::NoVariant {
+            variants: self.variant_count(),
+        };
+        let Some(largest) = self.variants else {
+            return if i == 0 { Ok(self.clone()) } else { Err(none) };
+        };
+        let r = self.variant_record(i).ok_or(none)?;
+        match r.tables {
+            Some(tables) => self.view(i, tables),
+            None => {
+                let info = ModelInfo::read(&mut crate::format::compact::Reader::new(largest.info))
+                    .ok_or(Error::BadMetadata {
+                        reason: "info section does not decode",
+                    })?;
+                Ok(Model {
+                    info,
+                    tensors: largest.tensors,
+                    ops: largest.ops,
+                    names: largest.names,
+                    variant: i,
+                    ..self.clone()
+                })
+            }
+        }
+    }
+
+    /// The largest variant's memory plan: what [`Model::arena_bytes`] sizes, from any variant's view.
+    pub fn largest_plan(&self) -> ArenaPlan {
+        match self.variants {
+            Some(v) if has::<E>(VARIANTS) => {
+                ModelInfo::read(&mut crate::format::compact::Reader::new(v.info))
+                    .map_or(self.info.arena, |i| i.arena)
+            }
+            _ => self.info.arena,
+        }
+    }
+}
+
+/// Whether two non-empty spans share a byte.
+fn overlap(a: Span, b: Span) -> bool {
+    let (a0, b0) = (a.offset as u64, b.offset as u64);
+    a.len > 0 && b.len > 0 && a0 < b0 + b.len as u64 && b0 < a0 + a.len as u64
 }
 
 /// `(start, end)` of an arena tensor; sizes were validated to fit.

@@ -3,11 +3,16 @@
 //! The arena is split into three regions, each 16-byte aligned: persistent (state kept across runs),
 //! the planned activations (every arena tensor at the offset the converter chose), and the scratch pool
 //! (kernel temporaries, sized to the largest request of any op). Nothing is allocated.
+//!
+//! A model with shape variants (`ember convert --dim`) runs any of them in the same arena, sized for
+//! the largest: [`Session::set_dims`] or [`Session::set_input_shapes`] switches between them without
+//! allocating, and the activation bytes a smaller variant leaves free are the application's
+//! ([`Session::spare_mut`]).
 
 use core::ops::Range;
 
-use crate::format::{Storage, TensorRecord, ALIGN};
-use crate::kernels::{entry::WORKSPACE, family, has, Kernels, REFERENCE};
+use crate::format::{Storage, TensorRecord, ALIGN, MAX_VARIANTS};
+use crate::kernels::{entry::VARIANTS, entry::WORKSPACE, family, has, Kernels, REFERENCE};
 use crate::model::{arena_range, round_up, OpTensors, Operand};
 use crate::ops::element::{AnyIn, AnyOut, Element};
 use crate::ops::entry::OpArgs;
@@ -60,6 +65,16 @@ pub struct MemoryReport {
     pub scratch_bytes: usize,
 }
 
+/// What one shape variant of the model has served in a session ([`Session::variant_use`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct VariantUse {
+    /// Runs of the variant so far.
+    pub runs: u32,
+    /// Highest activation byte a run of the variant touched (0 before its first run).
+    pub peak_bytes: u32,
+}
+
 /// A model bound to an arena and a kernel table, ready to run. `E` is the model's entry mask (see
 /// [`Model::parse_only`]): the session dispatches only those op kinds.
 // `repr(C)`: the fields stay in this order, the workspace (unused in firmware) last, so that the
@@ -75,8 +90,20 @@ pub struct Session<'a, const E: u64 = { family::ALL }> {
     workspace: Option<Workspace<'a>>,
     /// Every op looked up once (sessions opened with [`Session::with_options`] on a host), so that a run
     /// does not decode op and tensor records again.
+    /// The same for every shape variant, by variant index (empty: not looked up).
     #[cfg(feature = "alloc")]
-    prepared: Option<Prepared>,
+    prepared: alloc::vec::Vec<Prepared>,
+    /// For a model with shape variants, in a build with [`VARIANTS`] (`None` in firmware that runs
+    /// one shape).
+    variants: Option<VariantState<'a, E>>,
+}
+
+/// What a session keeps for a model with shape variants.
+struct VariantState<'a, const E: u64> {
+    /// The variant that runs, when it is not the session's model's own.
+    view: Option<Model<'a, E>>,
+    /// Runs and peak of each variant.
+    uses: [VariantUse; MAX_VARIANTS],
 }
 
 /// One looked-up op as a run needs it: a whole [`OpTensors`] (decoded for this run), or an op the session
@@ -232,7 +259,7 @@ impl<'a, const E: u64> Session<'a, E> {
         kernels: &'static Kernels,
     ) -> Result<Self, Error> {
         check_entries(model, kernels)?;
-        let scratch = model.plan().scratch_bytes as usize;
+        let scratch = model.largest_plan().scratch_bytes as usize;
         Self::open(model, arena, kernels, None, scratch)
     }
 
@@ -251,7 +278,9 @@ impl<'a, const E: u64> Session<'a, E> {
         let mut session = Self::open(model, arena, options.kernels, options.parallel, scratch)?;
         #[cfg(feature = "alloc")]
         {
-            session.prepared = Some(Prepared::of(model)?);
+            session.prepared = (0..model.variant_count())
+                .map(|i| Prepared::of(&model.variant(i)?))
+                .collect::<Result<_, Error>>()?;
         }
         Ok(session)
     }
@@ -262,7 +291,7 @@ impl<'a, const E: u64> Session<'a, E> {
         model: &Model<'_, E>,
         options: &SessionOptions<'_>,
     ) -> Result<usize, Error> {
-        let plan = model.plan();
+        let plan = model.largest_plan();
         let scratch = kernel_scratch(model, options)?;
         Ok(round_up(plan.persistent_bytes as usize)
             + round_up(plan.activation_bytes as usize)
@@ -277,7 +306,7 @@ impl<'a, const E: u64> Session<'a, E> {
         parallel: Option<&'a dyn Parallel>,
         scratch_bytes: usize,
     ) -> Result<Self, Error> {
-        let plan = model.plan();
+        let plan = model.largest_plan();
         let addr = arena.as_ptr() as usize;
         let padding = (ALIGN - addr % ALIGN) % ALIGN;
         let persistent = round_up(plan.persistent_bytes as usize);
@@ -302,7 +331,11 @@ impl<'a, const E: u64> Session<'a, E> {
             activations,
             workspace,
             #[cfg(feature = "alloc")]
-            prepared: None,
+            prepared: alloc::vec::Vec::new(),
+            variants: (has::<E>(VARIANTS) && model.variant_count() > 1).then(|| VariantState {
+                view: None,
+                uses: [VariantUse::default(); MAX_VARIANTS],
+            }),
             report: MemoryReport {
                 arena_bytes: have,
                 used_bytes: need,
@@ -316,9 +349,94 @@ impl<'a, const E: u64> Session<'a, E> {
         })
     }
 
-    /// The model this session runs.
-    pub fn model(&self) -> &'a Model<'a, E> {
-        self.model
+    /// The model this session runs: the view of its current shape variant.
+    pub fn model(&self) -> &Model<'a, E> {
+        match &self.variants {
+            Some(VariantState {
+                view: Some(view), ..
+            }) if has::<E>(VARIANTS) => view,
+            _ => self.model,
+        }
+    }
+
+    /// The shape variant that runs (an index of [`Model::variant_dims`]; 0 for a model with one
+    /// shape).
+    pub fn variant(&self) -> usize {
+        self.model().variant_index()
+    }
+
+    /// Runs variant `i` from now on (`Error::NoVariant` if the model has none such). Allocates nothing;
+    /// the inputs must be written again, in the variant's shapes.
+    pub fn set_variant(&mut self, i: usize) -> Result<(), Error> {
+        if i == self.variant() {
+            return Ok(());
+        }
+        let own = self.model.variant_index();
+        match &mut self.variants {
+            Some(state) if has::<E>(VARIANTS) => {
+                let view = self.model.variant(i)?;
+                state.view = (i != own).then_some(view);
+                Ok(())
+            }
+            _ => Err(Error::NoVariant { variants: 1 }),
+        }
+    }
+
+    /// Runs the variant whose named dims are `dims` (in the order of [`Model::dim_name`]), and returns
+    /// its index; `Error::NoVariant` when the model was not converted for them.
+    pub fn set_dims(&mut self, dims: &[u32]) -> Result<usize, Error> {
+        let i = self.model.find_variant(dims).ok_or(Error::NoVariant {
+            variants: self.model.variant_count(),
+        })?;
+        self.set_variant(i)?;
+        Ok(i)
+    }
+
+    /// Runs the variant whose graph inputs have exactly these shapes (one per input, in order), and
+    /// returns its index; `Error::NoVariant` when there is none.
+    pub fn set_input_shapes(&mut self, shapes: &[&[u32]]) -> Result<usize, Error> {
+        let i = self
+            .model
+            .variant_for_inputs(shapes)
+            .ok_or(Error::NoVariant {
+                variants: self.model.variant_count(),
+            })?;
+        self.set_variant(i)?;
+        Ok(i)
+    }
+
+    /// What variant `i` has served so far: its runs and its peak (`None` past the model's variants).
+    pub fn variant_use(&self, i: usize) -> Option<VariantUse> {
+        match &self.variants {
+            Some(state) => state.uses.get(i).copied(),
+            None => None,
+        }
+        .filter(|_| i < self.model.variant_count())
+    }
+
+    /// The activation bytes the current variant's plan leaves free (the tail of the region planned
+    /// for the largest variant), for the application's own use between runs: no run of this variant
+    /// reads or writes them. Empty for the largest variant.
+    pub fn spare_mut(&mut self) -> &mut [u8] {
+        let used = round_up(self.model().plan().activation_bytes as usize);
+        self.activations.get_mut(used..).unwrap_or(&mut [])
+    }
+
+    /// Counts a run of the current variant.
+    fn count_run(&mut self) {
+        let own = self.model.variant_index();
+        note_use(&mut self.variants, own, |u| {
+            u.runs = u.runs.saturating_add(1)
+        });
+    }
+
+    /// The current variant's view, when it is not the model's own, as a value: a run walks it while
+    /// the session's own fields change.
+    fn view(&self) -> Option<Model<'a, E>> {
+        match &self.variants {
+            Some(state) if has::<E>(VARIANTS) => state.view.clone(),
+            _ => None,
+        }
     }
 
     /// The kernel table this session runs.
@@ -346,7 +464,7 @@ impl<'a, const E: u64> Session<'a, E> {
 
     /// Tensor `id`'s record and its bytes' range in the arena.
     fn arena_tensor(&self, id: u32) -> Result<(TensorRecord, Range<usize>), Error> {
-        let t = self.model.tensor(id as usize).ok_or(Error::BadMetadata {
+        let t = self.model().tensor(id as usize).ok_or(Error::BadMetadata {
             reason: "graph tensor id out of range",
         })?;
         let range = match t.storage {
@@ -363,7 +481,7 @@ impl<'a, const E: u64> Session<'a, E> {
 
     /// Graph input `index`, writable.
     pub fn input(&mut self, index: usize) -> Result<TensorMut<'_>, Error> {
-        let (record, range) = self.io_tensor(self.model.inputs(), index)?;
+        let (record, range) = self.io_tensor(self.model().inputs(), index)?;
         Ok(TensorMut {
             record,
             bytes: &mut self.activations[range],
@@ -372,7 +490,7 @@ impl<'a, const E: u64> Session<'a, E> {
 
     /// Graph output `index`, read-only (valid after `run`).
     pub fn output(&self, index: usize) -> Result<TensorRef<'_>, Error> {
-        let (record, range) = self.io_tensor(self.model.outputs(), index)?;
+        let (record, range) = self.io_tensor(self.model().outputs(), index)?;
         Ok(TensorRef {
             record,
             bytes: &self.activations[range],
@@ -384,11 +502,13 @@ impl<'a, const E: u64> Session<'a, E> {
     /// A run consumes its inputs: the planner lets later ops reuse the arena bytes of a graph input once
     /// it has been read, so write every input again before each run.
     pub fn run(&mut self) -> Result<(), Error> {
+        self.count_run();
         #[cfg(feature = "alloc")]
-        if self.prepared.is_some() {
+        if !self.prepared.is_empty() {
             return self.run_prepared(&mut |s, i, t| s.run_op(i, t));
         }
-        let model = self.model;
+        let view = self.view();
+        let model = view.as_ref().unwrap_or(self.model);
         for i in 0..model.op_count() {
             model.with_op_tensors(i, &mut |t| self.run_op(i, t))?;
         }
@@ -404,7 +524,9 @@ impl<'a, const E: u64> Session<'a, E> {
         &mut self,
         observe: &mut dyn FnMut(usize, u32, TensorRef<'_>),
     ) -> Result<(), Error> {
-        let model = self.model;
+        self.count_run();
+        let view = self.view();
+        let model = view.as_ref().unwrap_or(self.model);
         for i in 0..model.op_count() {
             let mut output = 0;
             model.with_op_tensors(i, &mut |t| {
@@ -427,17 +549,20 @@ impl<'a, const E: u64> Session<'a, E> {
         &mut self,
         f: &mut dyn FnMut(&mut Self, usize, &OpView<'_>) -> Result<(), Error>,
     ) -> Result<(), Error> {
-        let Some(prepared) = self.prepared.take() else {
-            return Ok(());
-        };
-        let result = (0..prepared.ops.len()).try_for_each(|i| match prepared.view(i) {
-            Some(t) => f(self, i, &t),
-            None => Err(Error::BadOp {
-                op: i as u32,
-                reason: "op out of range",
+        let all = core::mem::take(&mut self.prepared);
+        let result = match all.get(self.variant()) {
+            Some(prepared) => (0..prepared.ops.len()).try_for_each(|i| match prepared.view(i) {
+                Some(t) => f(self, i, &t),
+                None => Err(Error::BadOp {
+                    op: i as u32,
+                    reason: "op out of range",
+                }),
             }),
-        });
-        self.prepared = Some(prepared);
+            None => Err(Error::NoVariant {
+                variants: all.len(),
+            }),
+        };
+        self.prepared = all;
         result
     }
 
@@ -447,8 +572,9 @@ impl<'a, const E: u64> Session<'a, E> {
         clock: &dyn Clock,
         on_op: &mut dyn FnMut(&OpEvent),
     ) -> Result<(), Error> {
+        self.count_run();
         #[cfg(feature = "alloc")]
-        if self.prepared.is_some() {
+        if !self.prepared.is_empty() {
             return self.run_prepared(&mut |s, i, t| {
                 let start = clock.now();
                 s.run_op(i, t)?;
@@ -462,7 +588,8 @@ impl<'a, const E: u64> Session<'a, E> {
                 Ok(())
             });
         }
-        let model = self.model;
+        let view = self.view();
+        let model = view.as_ref().unwrap_or(self.model);
         for i in 0..model.op_count() {
             let start = clock.now();
             let mut op = "";
@@ -526,6 +653,10 @@ impl<'a, const E: u64> Session<'a, E> {
             };
         }
         self.report.peak_bytes = self.report.peak_bytes.max(peak);
+        let own = self.model.variant_index();
+        note_use(&mut self.variants, own, |u| {
+            u.peak_bytes = u.peak_bytes.max(peak as u32);
+        });
         let n = t.input_count();
         let y_any = AnyOut {
             dtype: t.output().dtype,
@@ -556,6 +687,21 @@ impl<'a, const E: u64> Session<'a, E> {
     }
 }
 
+/// Updates the [`VariantUse`] of the variant that runs, for a model with variants (`own`: the
+/// session's model's own variant, which runs when there is no view).
+fn note_use<const E: u64>(
+    variants: &mut Option<VariantState<'_, E>>,
+    own: usize,
+    f: impl FnOnce(&mut VariantUse),
+) {
+    if let Some(state) = variants.as_mut().filter(|_| has::<E>(VARIANTS)) {
+        let v = state.view.as_ref().map_or(own, Model::variant_index);
+        if let Some(u) = state.uses.get_mut(v) {
+            f(u);
+        }
+    }
+}
+
 fn check_dtype<T: Element>(dtype: DType) -> Result<(), Error> {
     let same = T::DTYPE == dtype || (T::DTYPE == DType::U8 && dtype == DType::Bool);
     if same {
@@ -574,6 +720,19 @@ fn kernel_scratch<const E: u64>(
     options: &SessionOptions<'_>,
 ) -> Result<usize, Error> {
     let workers = options.parallel.map_or(1, |p| p.workers().max(1));
+    let mut most = 0;
+    for v in 0..model.variant_count() {
+        most = most.max(op_scratch(&model.variant(v)?, options, workers)?);
+    }
+    Ok(most)
+}
+
+/// [`kernel_scratch`] over one variant's ops.
+fn op_scratch<const E: u64>(
+    model: &Model<'_, E>,
+    options: &SessionOptions<'_>,
+    workers: usize,
+) -> Result<usize, Error> {
     let mut most = 0;
     for i in 0..model.op_count() {
         model.with_op_tensors(i, &mut |t| {

@@ -212,6 +212,7 @@ pub fn single_op_blob(
         ops: &ops,
         weights: &weights,
         names: None,
+        variants: None,
     })
     .expect("blob writes");
     AlignedBuf::from_bytes(&bytes)

@@ -3,7 +3,9 @@
 //! large enough that the session splits them over its workers, opened with `ember_cpu::Cpu` at every
 //! instruction-set level this CPU runs, on one thread and on a pool of three workers, runs without a single
 //! allocation on any thread, from the first run after the session opens on; and its outputs on three
-//! workers equal its outputs on one, bit for bit.
+//! workers equal its outputs on one, bit for bit. A blob with shape variants (the digits CNN at
+//! batches 1, 4 and 16, `--dim N=1,4,16`) switches between them twenty times round
+//! (16 -> 1 -> 4 -> 1 -> 16) without allocating, each run equal to a fresh session's.
 //!
 //! A counting global allocator counts every allocation of the process, whichever thread makes it (the
 //! pool's workers included). The file runs without libtest's harness (`harness = false` in Cargo.toml), so
@@ -133,6 +135,81 @@ fn element_wise() -> Vec<u8> {
         .blob
 }
 
+/// The digits CNN with batch variants 1, 4 and 16 switched 16 -> 1 -> 4 -> 1 -> 16, twenty times
+/// round, on one thread and three, at the best level: no allocation while switching or running, and
+/// every run's output equal to a fresh session's for that batch. Returns the runs counted.
+fn variant_switching(failures: &mut Vec<String>) -> usize {
+    let onnx = std::fs::read(model_dir("digits").join("model.onnx")).expect("bundled model");
+    let mut opts = ConvertOptions::default();
+    opts.dims
+        .push(ConvertOptions::parse_dim("N=1,4,16").expect("a --dim"));
+    opts.add_shape("input=N,1,8,8").expect("a --shape");
+    let blob = ember_convert::convert(&onnx, &opts)
+        .expect("the digits CNN converts with batch variants")
+        .blob;
+    let blob = AlignedBuf::from_bytes(&blob);
+    let model = Model::parse(blob.as_bytes()).expect("the blob parses");
+    let (_, images) = read_npy_f32(&model_dir("digits").join("x1.npy"));
+    let input = |n: usize| -> Vec<f32> { images.iter().copied().cycle().take(n * 64).collect() };
+    let mut counted = 0;
+    for threads in [1, 3] {
+        let cpu = Cpu::new(threads).expect("the host CPU");
+        if let Some(pool) = cpu.options().parallel {
+            pool.run(&|_| {});
+        }
+        // What a fresh session gives for each batch.
+        let fresh: Vec<Vec<u8>> = [1usize, 4, 16]
+            .iter()
+            .map(|&n| {
+                let mut arena = AlignedBuf::zeroed(cpu.arena_bytes(&model).expect("sized"));
+                let mut s = cpu.session(&model, arena.as_mut_bytes()).expect("opens");
+                s.set_dims(&[n as u32]).expect("a variant");
+                s.input(0)
+                    .expect("an input")
+                    .write_f32(&input(n))
+                    .expect("sized");
+                s.run().expect("runs");
+                s.output(0).expect("an output").bytes().to_vec()
+            })
+            .collect();
+        let mut arena = AlignedBuf::zeroed(cpu.arena_bytes(&model).expect("sized"));
+        let mut session = cpu
+            .session(&model, arena.as_mut_bytes())
+            .expect("the session opens");
+        let inputs: Vec<Vec<f32>> = [1, 4, 16].iter().map(|&n| input(n)).collect();
+        for round in 0..20 {
+            for n in [16u32, 1, 4, 1, 16] {
+                let k = [1, 4, 16].iter().position(|&b| b == n).unwrap_or(0);
+                let before = ALLOCATIONS.load(Ordering::SeqCst);
+                let result = session.set_dims(&[n]).map(|_| ()).and_then(|()| {
+                    session.input(0)?.write_f32(&inputs[k])?;
+                    session.run()
+                });
+                let made = ALLOCATIONS.load(Ordering::SeqCst) - before;
+                counted += 1;
+                if let Err(e) = result {
+                    failures.push(format!("batch variant {n}, round {round}: {e}"));
+                    continue;
+                }
+                if made != 0 {
+                    failures.push(format!(
+                        "switching to batch {n} on {threads} thread(s), round {round}: {made} \
+                         allocation(s)"
+                    ));
+                }
+                let y = session.output(0).map(|o| o.bytes().to_vec());
+                if y.as_ref().ok() != Some(&fresh[k]) {
+                    failures.push(format!(
+                        "batch {n} on {threads} thread(s), round {round}: the output differs \
+                         from a fresh session's"
+                    ));
+                }
+            }
+        }
+    }
+    counted
+}
+
 /// The counter sees allocations on the calling thread and on a pool's workers (else a pass would mean
 /// nothing).
 fn check_the_counter() {
@@ -233,6 +310,7 @@ fn main() {
             }
         }
     }
+    let switches = variant_switching(&mut failures);
     let levels: Vec<&str> = Isa::supported().map(Isa::name).collect();
     println!(
         "no_alloc: {} models x levels {} x 1 and 3 threads = {sessions} sessions, {} runs counted",
@@ -240,6 +318,7 @@ fn main() {
         levels.join(", "),
         sessions * RUNS
     );
+    println!("no_alloc: {switches} runs switching between shape variants counted");
     for f in &failures {
         println!("  failed: {f}");
     }

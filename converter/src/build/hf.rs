@@ -25,7 +25,7 @@ use crate::bind::{BindOptions, BindReport, Rename};
 use crate::ir::DType;
 use crate::weights::archive::Archive;
 use crate::weights::{in_file, Checkpoint};
-use crate::{convert_built, ConvertError, ConvertOptions, Converted, WeightStorage};
+use crate::{ConvertError, ConvertOptions, Converted, WeightStorage};
 
 /// The `model_type`s Ember builds.
 pub const FAMILIES: &[&str] = &["bert"];
@@ -377,9 +377,20 @@ pub fn convert(
     let (name, bytes) = &loaded.weights;
     let file = files.path().join(name);
     let ckpt = Checkpoint::parse(bytes).map_err(|e| in_file(e, &file))?;
-    let mut built = build(&loaded, &ckpt, convert, opts)?;
-    built.notices.extend(ckpt.notices().iter().cloned());
-    let bind = built.report.clone();
-    let converted = convert_built(built, convert, weights)?;
+    let mut bind = None;
+    let mut one = |o: &ConvertOptions| {
+        let mut built = build(&loaded, &ckpt, o, opts)?;
+        built.notices.extend(ckpt.notices().iter().cloned());
+        bind.get_or_insert_with(|| built.report.clone());
+        crate::lower_built(built, o, weights)
+    };
+    // With `--dim` (`--shape input_ids=1,S --shape attention_mask=1,S --dim S=16,32,64,128`), one
+    // graph per sequence length, in one blob.
+    let converted = if convert.dims.is_empty() && convert.dim_shapes.is_empty() {
+        crate::write_one(one(convert)?, convert)?
+    } else {
+        crate::variants::convert(convert, &mut one)?
+    };
+    let bind = bind.ok_or_else(|| ConvertError::internal("no graph was built"))?;
     Ok(FolderConverted { converted, bind })
 }

@@ -32,3 +32,4 @@ mod reduce_norm;
 mod rnn;
 mod shapes;
 mod supported_ops_doc;
+mod variants;

@@ -8,7 +8,9 @@
 //! accepts (same varint limits, same bool and option tags): the tests compare both on random bytes. Op
 //! kinds without a reader here decode through serde ([`super::decode`]).
 
-use crate::format::{ArenaPlan, ModelInfo, QuantParams, Storage, TensorRecord};
+use crate::format::{
+    ArenaPlan, ModelInfo, QuantParams, Span, Storage, TensorRecord, VariantRecord, VariantTables,
+};
 use crate::schema::{
     Activation, Conv2dParams, DType, DequantizeParams, FullyConnectedParams, Pool2dParams,
     QuantAvgPoolParams, QuantConv2dParams, QuantFullyConnectedParams, QuantMaxPoolParams,
@@ -79,7 +81,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A sequence length (a `usize` varint).
-    fn len(&mut self) -> Option<usize> {
+    pub(crate) fn len(&mut self) -> Option<usize> {
         if usize::BITS <= 32 {
             self.varint32(usize::BITS).map(|v| v as usize)
         } else {
@@ -256,6 +258,9 @@ impl<'a> ModelInfo<'a> {
 }
 
 compact_struct! {
+    Span { offset, len }
+    VariantTables { info, tensors, ops }
+    VariantRecord { dims, tables }
     ArenaPlan { persistent_bytes, activation_bytes, scratch_bytes, lower_bound_bytes }
     QuantParams { scale, zero_point }
     TensorRecord { dtype, dims, storage, quant, first_use, last_use }
@@ -353,6 +358,7 @@ mod tests {
         assert!(agrees_with_serde::<QuantizeParams>(13) > 0);
         assert!(agrees_with_serde::<u64>(14) > 0);
         assert!(agrees_with_serde::<ArenaPlan>(15) > 0);
+        assert!(agrees_with_serde::<VariantRecord>(16) > 0);
     }
 
     /// The info section both ways, on random bytes after a valid string (so that the rest is reached).

@@ -21,8 +21,10 @@ pub const MAGIC: [u8; 4] = *b"EMBR";
 pub const VERSION_MAJOR: u16 = 1;
 /// Format minor version this runtime writes. Minor versions only add optional data and new op variants
 /// (1: more unary and binary functions, appended to `UnaryOp` and `BinaryOp`; 2: the int8 ops that
-/// requantize carry their [`RequantRounding`](crate::schema::RequantRounding) as a last field).
-pub const VERSION_MINOR: u16 = 2;
+/// requantize carry their [`RequantRounding`](crate::schema::RequantRounding) as a last field; 3: shape
+/// variants, [`SectionKind::Variants`] and [`SectionKind::VariantTables`], which a minor-2 reader skips,
+/// running the largest variant).
+pub const VERSION_MINOR: u16 = 3;
 /// Bytes in the fixed header.
 pub const HEADER_LEN: usize = 24;
 /// Bytes in one section-table entry.
@@ -38,6 +40,10 @@ pub const MAX_SECTIONS: usize = 16;
 pub const ALIGN: usize = 16;
 /// Most graph inputs or outputs.
 pub const MAX_GRAPH_IO: usize = 16;
+/// Most shape variants in one blob.
+pub const MAX_VARIANTS: usize = 16;
+/// Most named dims that the shape variants of a blob vary.
+pub const MAX_VARIANT_DIMS: usize = 4;
 
 /// What a section holds. Unknown kinds are skipped (a later minor version may add them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +59,13 @@ pub enum SectionKind {
     Weights = 4,
     /// Optional record table of names (`&str`): one per tensor, then one per op.
     Names = 5,
+    /// Optional record table of the blob's shape variants: record 0 the names of the dims they vary
+    /// (a postcard sequence of strings), then one [`VariantRecord`] per variant, in the order
+    /// `ember convert` was given their values.
+    Variants = 6,
+    /// The info record and the tensor and op tables of every variant but the largest (which is in the
+    /// Info, Tensors and Ops sections), each laid out as those sections are.
+    VariantTables = 7,
 }
 
 /// Where a tensor's bytes live.
@@ -153,4 +166,36 @@ pub struct ModelInfo<'a> {
     pub outputs: heapless::Vec<u32, MAX_GRAPH_IO>,
     /// Memory plan.
     pub arena: ArenaPlan,
+}
+
+/// A byte range of the [`SectionKind::VariantTables`] section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Span {
+    /// First byte, from the section start.
+    pub offset: u32,
+    /// Length in bytes.
+    pub len: u32,
+}
+
+/// Where one variant's tables are in the [`SectionKind::VariantTables`] section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VariantTables {
+    /// Its [`ModelInfo`] record.
+    pub info: Span,
+    /// Its tensor table (a record table of [`TensorRecord`]s).
+    pub tensors: Span,
+    /// Its op table (a record table of [`OpRecord`]s).
+    pub ops: Span,
+}
+
+/// One shape variant of a blob: the values of the named dims, and where its tables are. All variants
+/// share the weights section and the arena size (the largest variant's); each has its own tensor
+/// table, ops and activation plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VariantRecord {
+    /// The value of each named dim, in the order of the names record.
+    pub dims: heapless::Vec<u32, MAX_VARIANT_DIMS>,
+    /// Its tables, or `None` for the largest variant, whose tables are the Info, Tensors and Ops
+    /// sections (what a reader that knows no variants runs).
+    pub tables: Option<VariantTables>,
 }

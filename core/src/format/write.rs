@@ -3,11 +3,12 @@
 //! The caller hands in finished records (tensors with planned offsets, ops in execution order, the weights
 //! bytes already aligned); this module only lays them out, so the layout rules live next to the reader.
 
+use alloc::vec;
 use alloc::vec::Vec;
 
 use super::{
-    ModelInfo, OpRecord, SectionKind, TensorRecord, ALIGN, HEADER_LEN, MAGIC, SECTION_ENTRY_LEN,
-    VERSION_MAJOR, VERSION_MINOR,
+    ModelInfo, OpRecord, SectionKind, Span, TensorRecord, VariantRecord, VariantTables, ALIGN,
+    HEADER_LEN, MAGIC, MAX_VARIANT_DIMS, SECTION_ENTRY_LEN, VERSION_MAJOR, VERSION_MINOR,
 };
 
 /// Why a blob could not be written.
@@ -40,15 +41,48 @@ pub struct BlobParts<'a> {
     pub weights: &'a [u8],
     /// Optional names: one per tensor, then one per op.
     pub names: Option<&'a [&'a str]>,
+    /// Shape variants (`None`: the blob has one shape); `info`, `tensors` and `ops` above are then the
+    /// largest variant's.
+    pub variants: Option<VariantParts<'a>>,
+}
+
+/// The shape variants of a blob.
+pub struct VariantParts<'a> {
+    /// Names of the dims the variants vary.
+    pub dim_names: &'a [&'a str],
+    /// Every variant in order: the values of its named dims, and its tables, or `None` for the
+    /// variant in [`BlobParts`]'s own tables.
+    pub variants: &'a [(
+        heapless::Vec<u32, MAX_VARIANT_DIMS>,
+        Option<VariantBody<'a>>,
+    )],
+}
+
+/// The tables of one variant.
+pub struct VariantBody<'a> {
+    /// Its graph-level facts and memory plan.
+    pub info: &'a ModelInfo<'a>,
+    /// Its tensor table (weights at offsets in the shared weights section).
+    pub tensors: &'a [TensorRecord],
+    /// Its ops, in execution order.
+    pub ops: &'a [OpRecord],
 }
 
 /// Lays out a record table: `u32 count`, `count + 1` u32 offsets from the section start, then records.
 fn record_table<T: serde::Serialize>(records: &[T]) -> Result<Vec<u8>, WriteError> {
+    let encoded = records
+        .iter()
+        .map(|r| postcard::to_allocvec(r).map_err(|_| WriteError::Encode))
+        .collect::<Result<Vec<_>, _>>()?;
+    table_of(&encoded)
+}
+
+/// [`record_table`] of records already encoded.
+fn table_of(records: &[Vec<u8>]) -> Result<Vec<u8>, WriteError> {
     let mut bodies = Vec::new();
     let mut ends = Vec::with_capacity(records.len());
-    for r in records {
-        let bytes = postcard::to_allocvec(r).map_err(|_| WriteError::Encode)?;
-        bodies.extend_from_slice(&bytes);
+    for bytes in records {
+        bodies.extend_from_slice(bytes);
         ends.push(bodies.len());
     }
     let head = 4 + 4 * (records.len() + 1);
@@ -82,6 +116,11 @@ pub fn write_blob(parts: &BlobParts<'_>) -> Result<Vec<u8>, WriteError> {
     if let Some(names) = parts.names {
         sections.push((SectionKind::Names, record_table(names)?));
     }
+    if let Some(variants) = &parts.variants {
+        let (table, tables) = variant_sections(variants)?;
+        sections.push((SectionKind::Variants, table));
+        sections.push((SectionKind::VariantTables, tables));
+    }
     sections.push((SectionKind::Weights, parts.weights.to_vec()));
 
     let table_end = HEADER_LEN + SECTION_ENTRY_LEN * sections.len();
@@ -110,6 +149,38 @@ pub fn write_blob(parts: &BlobParts<'_>) -> Result<Vec<u8>, WriteError> {
     let crc = super::CRC32.checksum(&blob[HEADER_LEN..]);
     blob[16..20].copy_from_slice(&crc.to_le_bytes());
     Ok(blob)
+}
+
+/// The Variants section (the dim names, then a record per variant) and the VariantTables section
+/// (each variant's info record, tensor table and op table, one after another, 4-aligned).
+fn variant_sections(parts: &VariantParts<'_>) -> Result<(Vec<u8>, Vec<u8>), WriteError> {
+    let mut tables = Vec::new();
+    let mut put = |bytes: Vec<u8>| -> Result<Span, WriteError> {
+        tables.resize(tables.len().next_multiple_of(4), 0);
+        let span = Span {
+            offset: u32_of(tables.len())?,
+            len: u32_of(bytes.len())?,
+        };
+        tables.extend_from_slice(&bytes);
+        Ok(span)
+    };
+    let mut records = vec![postcard::to_allocvec(parts.dim_names).map_err(|_| WriteError::Encode)?];
+    for (dims, body) in parts.variants {
+        let tables = match body {
+            None => None,
+            Some(b) => Some(VariantTables {
+                info: put(postcard::to_allocvec(b.info).map_err(|_| WriteError::Encode)?)?,
+                tensors: put(record_table(b.tensors)?)?,
+                ops: put(record_table(b.ops)?)?,
+            }),
+        };
+        let record = VariantRecord {
+            dims: dims.clone(),
+            tables,
+        };
+        records.push(postcard::to_allocvec(&record).map_err(|_| WriteError::Encode)?);
+    }
+    Ok((table_of(&records)?, tables))
 }
 
 /// Recomputes the CRC of a blob after its bytes were edited (tests that mutate blobs use this, so that

@@ -103,6 +103,18 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let cpu = host_cpu(args.threads)?;
     let mut arena = host_arena(&cpu, &model)?;
     let mut session = cpu.session(&model, arena.as_mut_bytes())?;
+    if model.variant_count() > 1 {
+        // A blob with shape variants runs the one its input files fit.
+        let given = given(&model, &files)?;
+        if given.iter().any(Option::is_none) {
+            bail!(
+                "the model has shape variants: give a file for each input, so its shapes pick one"
+            );
+        }
+        let shapes: Vec<&[usize]> = given.iter().flatten().map(|a| &a.shape[..]).collect();
+        super::common::choose_variant(&mut session, &shapes)?;
+    }
+    let variant = session.model().clone();
     // Graph inputs are consumed by a run (later ops may reuse their bytes): write them before every run,
     // outside the timed region.
     for _ in 0..args.warmup {
@@ -118,14 +130,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     times.sort();
     let us = |d: Duration| d.as_secs_f64() * 1e6;
-    let plan = model.plan();
+    let plan = variant.plan();
     let f = Figures {
         model: args.model.display().to_string(),
         runs: times.len(),
         median_us: us(times[times.len() / 2]),
         p90_us: us(times[times.len() * 9 / 10]),
         min_us: us(times[0]),
-        ops: model.op_count(),
+        ops: variant.op_count(),
         kernels: ember_cpu::table(cpu.isa()).name,
         threads: cpu.threads(),
         arena_bytes: session.memory_report().used_bytes,
@@ -177,28 +189,7 @@ fn fill_inputs(
     session: &mut Session<'_>,
     files: &[(Option<String>, npy::Array)],
 ) -> Result<()> {
-    let mut next = 0;
-    let mut given: Vec<Option<&npy::Array>> = vec![None; model.inputs().len()];
-    for (name, arr) in files {
-        let pos = match name {
-            Some(n) => model
-                .inputs()
-                .iter()
-                .position(|&id| model.tensor_name(id as usize) == Some(n.as_str()))
-                .with_context(|| format!("the model has no input named {n:?}"))?,
-            None => {
-                next += 1;
-                next - 1
-            }
-        };
-        match given.get_mut(pos) {
-            Some(slot) => *slot = Some(arr),
-            None => bail!(
-                "more input files than the model has inputs ({})",
-                model.inputs().len()
-            ),
-        }
-    }
+    let given = given(model, files)?;
     let mut state = 0x2545_F491_u32;
     for (pos, arr) in given.into_iter().enumerate() {
         let mut t = session.input(pos)?;
@@ -225,4 +216,34 @@ fn fill_inputs(
         }
     }
     Ok(())
+}
+
+/// The file for each graph input: by name, else in order; `None` where none is given.
+fn given<'f>(
+    model: &Model<'_>,
+    files: &'f [(Option<String>, npy::Array)],
+) -> Result<Vec<Option<&'f npy::Array>>> {
+    let mut next = 0;
+    let mut given: Vec<Option<&npy::Array>> = vec![None; model.inputs().len()];
+    for (name, arr) in files {
+        let pos = match name {
+            Some(n) => model
+                .inputs()
+                .iter()
+                .position(|&id| model.tensor_name(id as usize) == Some(n.as_str()))
+                .with_context(|| format!("the model has no input named {n:?}"))?,
+            None => {
+                next += 1;
+                next - 1
+            }
+        };
+        match given.get_mut(pos) {
+            Some(slot) => *slot = Some(arr),
+            None => bail!(
+                "more input files than the model has inputs ({})",
+                model.inputs().len()
+            ),
+        }
+    }
+    Ok(given)
 }

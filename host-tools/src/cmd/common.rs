@@ -183,6 +183,68 @@ pub fn bind_names<'a>(
     Ok(bound)
 }
 
+/// For a model with shape variants, switches `session` to the variant whose inputs have `shapes` (one
+/// per graph input, in order); the error lists the variants there are. A model of one shape is left
+/// as it is (its own shape check names what is wrong).
+pub fn choose_variant<const E: u64>(
+    session: &mut ember_core::Session<'_, E>,
+    shapes: &[&[usize]],
+) -> Result<()> {
+    let model = session.model().clone();
+    if model.variant_count() < 2 {
+        return Ok(());
+    }
+    let dims: Vec<Vec<u32>> = shapes
+        .iter()
+        .map(|s| {
+            s.iter()
+                .map(|&d| u32::try_from(d).unwrap_or(u32::MAX))
+                .collect()
+        })
+        .collect();
+    let dims: Vec<&[u32]> = dims.iter().map(Vec::as_slice).collect();
+    if session.set_input_shapes(&dims).is_ok() {
+        return Ok(());
+    }
+    let given: Vec<String> = shapes.iter().map(|s| shape_str(s)).collect();
+    bail!(
+        "no shape variant of the model takes inputs of shape {}; it has:\n{}",
+        given.join(" and "),
+        variant_lines(&model).join("\n")
+    )
+}
+
+/// One line per shape variant: its named dims and its inputs' shapes.
+pub fn variant_lines<const E: u64>(model: &Model<'_, E>) -> Vec<String> {
+    (0..model.variant_count())
+        .map(|i| {
+            let inputs: Vec<String> = model.variant(i).map_or_else(
+                |e| vec![e.to_string()],
+                |v| {
+                    v.inputs()
+                        .iter()
+                        .filter_map(|&id| v.tensor(id as usize))
+                        .map(|t| shape_str(&t.dims))
+                        .collect()
+                },
+            );
+            format!("  {}: inputs {}", variant_name(model, i), inputs.join(", "))
+        })
+        .collect()
+}
+
+/// `W=160,H=48`: the named dims of variant `i`.
+pub fn variant_name<const E: u64>(model: &Model<'_, E>, i: usize) -> String {
+    model
+        .variant_dims(i)
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .map(|(k, v)| format!("{}={v}", model.dim_name(k).unwrap_or("?")))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// The name of graph tensor `id`, or `fallback` when the blob has no names.
 pub fn io_name(model: &Model<'_>, id: u32, fallback: &str) -> String {
     model

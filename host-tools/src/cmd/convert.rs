@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use ember_convert::build::hf::{self, ModelFiles};
 use ember_convert::{convert, convert_with, ConvertOptions, RequantRounding, WeightStorage};
 
-use super::common::{parse_shape, progress, spinner};
+use super::common::{progress, spinner};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -19,9 +19,16 @@ pub struct Args {
     /// Where to write the blob.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Fix an input's dynamic dimensions, as NAME=1,3,48,192 (repeatable).
+    /// Fix an input's dynamic dimensions, as NAME=1,3,48,192 (repeatable). A dim may be the name of a
+    /// `--dim` (NAME=1,3,48,W): the blob then holds a shape variant per value.
     #[arg(long = "shape", value_name = "NAME=DIMS")]
     pub shapes: Vec<String>,
+    /// Shape variants: a named dim and its values, as W=160,320,640, or S=16..=128:x2 for 16, 32, 64,
+    /// 128 (repeatable; every combination is a variant, at most 16). The `--shape`s that use the name
+    /// take each value; one blob, one weights section, one arena sized for the largest, and each run
+    /// does the work of its own shape.
+    #[arg(long = "dim", value_name = "NAME=VALUES")]
+    pub dims: Vec<String>,
     /// The most values a NonZero or NonMaxSuppression output may hold, as NAME=N, NAME its output
     /// (or node) name (repeatable): their counts depend on the data, so the output has room for N and
     /// holds -1 past the count.
@@ -107,22 +114,29 @@ pub enum Emit {
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let shapes = args
-        .shapes
+    let mut opts = ConvertOptions::default();
+    for s in &args.shapes {
+        opts.add_shape(s).map_err(anyhow::Error::msg)?;
+    }
+    opts.dims = args
+        .dims
         .iter()
-        .map(|s| parse_shape(s))
+        .map(|d| ConvertOptions::parse_dim(d).map_err(anyhow::Error::msg))
         .collect::<Result<Vec<_>>>()?;
+    let variants = !opts.dims.is_empty() || !opts.dim_shapes.is_empty();
+    if variants && args.quantize == Some(Quantize::Int8) {
+        bail!("--dim with --quantize int8 is not supported yet: convert one shape per blob to calibrate");
+    }
     let max_counts = args
         .max_counts
         .iter()
         .map(|s| ConvertOptions::parse_max_count(s).map_err(anyhow::Error::msg))
         .collect::<Result<Vec<_>>>()?;
     let opts = ConvertOptions {
-        shapes,
         max_counts,
         keep_names: !args.strip_names,
         rounding: args.rounding.into(),
-        ..ConvertOptions::default()
+        ..opts
     };
     let storage = match args.quantize {
         Some(Quantize::Int8Weights) => {
@@ -157,8 +171,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     let r = &converted.report;
     let aligned = ember_core::AlignedBuf::from_bytes(&converted.blob);
+    // A firmware built with `KERNEL_ENTRIES` reads the variants of a blob that has them.
+    let variants = |m: &ember_core::Model<'_>| match m.variant_count() {
+        1 => 0,
+        _ => ember_core::kernels::entry::VARIANTS,
+    };
     let (arena_bytes, kernel_entries) = ember_core::Model::parse(aligned.as_bytes())
-        .and_then(|m| Ok((m.arena_bytes(), m.kernel_entries()?)))
+        .and_then(|m| Ok((m.arena_bytes(), m.kernel_entries()? | variants(&m))))
         .map_err(|e| anyhow::anyhow!("the converted blob does not parse: {e}"))?;
     let sizes = crate::emit::Sizes {
         arena_bytes,
@@ -208,6 +227,22 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         r.weights_bytes,
         arena_bytes,
     );
+    for v in &r.variants {
+        let dims: Vec<String> = v.dims.iter().map(|(n, d)| format!("{n}={d}")).collect();
+        println!(
+            "  variant {:<14} {:>4} ops, activations {:>9} bytes (lower bound {}), scratch {}{}",
+            dims.join(","),
+            v.ops,
+            v.arena.activation_bytes,
+            v.arena.lower_bound_bytes,
+            v.arena.scratch_bytes,
+            if v.largest {
+                "  (largest: sizes the arena)"
+            } else {
+                ""
+            }
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -64,6 +64,32 @@ fn show(path: &Path, blob: &ember_core::AlignedBuf) -> Result<ExitCode> {
         plan.lower_bound_bytes,
         plan.scratch_bytes
     );
+    if model.variant_count() > 1 {
+        println!(
+            "  variants      {} (the largest, {}, below; `ember run` picks one by its inputs' shapes)",
+            model.variant_count(),
+            super::common::variant_name(&model, model.variant_index())
+        );
+        for i in 0..model.variant_count() {
+            let v = model.variant(i)?;
+            let p = v.plan();
+            let inputs: Vec<String> = v
+                .inputs()
+                .iter()
+                .filter_map(|&id| v.tensor(id as usize))
+                .map(|t| shape_str(&t.dims))
+                .collect();
+            println!(
+                "    {:<16} {:>4} ops, activations {:>9} (lower bound {}), scratch {}; inputs {}",
+                super::common::variant_name(&model, i),
+                v.op_count(),
+                p.activation_bytes,
+                p.lower_bound_bytes,
+                p.scratch_bytes,
+                inputs.join(", ")
+            );
+        }
+    }
     // What a firmware running this model links (`Kernels::only(model.kernel_entries())`).
     if let Ok(entries) = model.kernel_entries() {
         let names: Vec<&str> = ember_core::kernels::entry::names(entries).collect();

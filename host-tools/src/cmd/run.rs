@@ -34,12 +34,23 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             missing.join(", ")
         );
     }
-    // Graph inputs are consumed by a run (later ops may reuse their arena bytes), so they are written
-    // again before every run.
-    let mut loaded: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut arrays = Vec::with_capacity(inputs.len());
     for &(pos, file) in &inputs {
         let name = io_name(&model, model.inputs()[pos], &format!("input{pos}"));
         let arr = npy::read_typed(Path::new(file)).with_context(|| format!("input {name:?}"))?;
+        arrays.push((pos, file, name, arr));
+    }
+    arrays.sort_by_key(|a| a.0);
+    super::common::choose_variant(
+        &mut session,
+        &arrays.iter().map(|a| &a.3.shape[..]).collect::<Vec<_>>(),
+    )?;
+    let variant = session.model().clone();
+
+    // Graph inputs are consumed by a run (later ops may reuse their arena bytes), so they are written
+    // again before every run.
+    let mut loaded: Vec<(usize, Vec<u8>)> = Vec::new();
+    for (pos, file, name, arr) in arrays {
         let t = session.input(pos)?;
         let (want, want_type) = (
             t.dims().iter().map(|&d| d as usize).collect::<Vec<usize>>(),
@@ -66,8 +77,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
                 shape_str(&arr.shape)
             );
         }
-        let quant = model
-            .tensor(model.inputs()[pos] as usize)
+        let quant = variant
+            .tensor(variant.inputs()[pos] as usize)
             .and_then(|t| t.quant);
         let bytes = input_bytes(arr, want_type, quant)
             .with_context(|| format!("input {name:?} ({file})"))?;
@@ -76,7 +87,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
 
     let mut times = Vec::with_capacity(args.repeat.max(1));
     let clock = ember_core::StdClock::default();
-    let mut per_op: Vec<Vec<u64>> = vec![Vec::new(); model.op_count()];
+    let mut per_op: Vec<Vec<u64>> = vec![Vec::new(); variant.op_count()];
     for _ in 0..args.repeat.max(1) {
         for (pos, data) in &loaded {
             session.input(*pos)?.bytes_mut().copy_from_slice(data);
@@ -96,7 +107,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     times.sort();
     let median = times[times.len() / 2];
     if args.profile {
-        print_profile(&model, &cpu, &mut per_op);
+        print_profile(&variant, &cpu, &mut per_op);
     }
 
     for (pos, &id) in model.outputs().iter().enumerate() {
@@ -136,8 +147,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         let dims: Vec<usize> = out.dims().iter().map(|&d| d as usize).collect();
         let want = npy::read_typed(Path::new(file))
             .with_context(|| format!("expected output {name:?}"))?;
-        let quant = model
-            .tensor(model.outputs()[pos] as usize)
+        let quant = variant
+            .tensor(variant.outputs()[pos] as usize)
             .and_then(|t| t.quant);
         let mut got = npy::to_f64(out.dtype(), out.bytes());
         match (out.dtype(), want.dtype, quant) {
