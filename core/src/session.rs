@@ -14,11 +14,17 @@ use core::ops::Range;
 use crate::format::{Storage, TensorRecord, ALIGN, MAX_VARIANTS};
 use crate::kernels::{entry::VARIANTS, entry::WORKSPACE, family, has, Kernels, REFERENCE};
 use crate::model::{arena_range, round_up, OpTensors, Operand};
-use crate::ops::element::{AnyIn, AnyOut, Element};
+use crate::ops::element::{AnyIn, AnyOut};
 use crate::ops::entry::OpArgs;
 use crate::schema::{DType, OpKind, MAX_OP_INPUTS};
 use crate::workspace::{Parallel, Workspace};
 use crate::{Error, Model};
+
+mod tensors;
+mod variants;
+pub use tensors::{TensorMut, TensorRef};
+pub use variants::VariantUse;
+use variants::{note_use, VariantState};
 
 /// A time source for profiling, as a value: a DWT cycle counter on a Cortex-M, `Instant` on a host.
 pub trait Clock {
@@ -65,16 +71,6 @@ pub struct MemoryReport {
     pub scratch_bytes: usize,
 }
 
-/// What one shape variant of the model has served in a session ([`Session::variant_use`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct VariantUse {
-    /// Runs of the variant so far.
-    pub runs: u32,
-    /// Highest activation byte a run of the variant touched (0 before its first run).
-    pub peak_bytes: u32,
-}
-
 /// A model bound to an arena and a kernel table, ready to run. `E` is the model's entry mask (see
 /// [`Model::parse_only`]): the session dispatches only those op kinds.
 // `repr(C)`: the fields stay in this order, the workspace (unused in firmware) last, so that the
@@ -96,14 +92,6 @@ pub struct Session<'a, const E: u64 = { family::ALL }> {
     /// For a model with shape variants, in a build with [`VARIANTS`] (`None` in firmware that runs
     /// one shape).
     variants: Option<VariantState<'a, E>>,
-}
-
-/// What a session keeps for a model with shape variants.
-struct VariantState<'a, const E: u64> {
-    /// The variant that runs, when it is not the session's model's own.
-    view: Option<Model<'a, E>>,
-    /// Runs and peak of each variant.
-    uses: [VariantUse; MAX_VARIANTS],
 }
 
 /// One looked-up op as a run needs it: a whole [`OpTensors`] (decoded for this run), or an op the session
@@ -423,7 +411,7 @@ impl<'a, const E: u64> Session<'a, E> {
     }
 
     /// Counts a run of the current variant.
-    fn count_run(&mut self) {
+    pub(super) fn count_run(&mut self) {
         let own = self.model.variant_index();
         note_use(&mut self.variants, own, |u| {
             u.runs = u.runs.saturating_add(1)
@@ -432,7 +420,7 @@ impl<'a, const E: u64> Session<'a, E> {
 
     /// The current variant's view, when it is not the model's own, as a value: a run walks it while
     /// the session's own fields change.
-    fn view(&self) -> Option<Model<'a, E>> {
+    pub(super) fn view(&self) -> Option<Model<'a, E>> {
         match &self.variants {
             Some(state) if has::<E>(VARIANTS) => state.view.clone(),
             _ => None,
@@ -687,33 +675,6 @@ impl<'a, const E: u64> Session<'a, E> {
     }
 }
 
-/// Updates the [`VariantUse`] of the variant that runs, for a model with variants (`own`: the
-/// session's model's own variant, which runs when there is no view).
-fn note_use<const E: u64>(
-    variants: &mut Option<VariantState<'_, E>>,
-    own: usize,
-    f: impl FnOnce(&mut VariantUse),
-) {
-    if let Some(state) = variants.as_mut().filter(|_| has::<E>(VARIANTS)) {
-        let v = state.view.as_ref().map_or(own, Model::variant_index);
-        if let Some(u) = state.uses.get_mut(v) {
-            f(u);
-        }
-    }
-}
-
-fn check_dtype<T: Element>(dtype: DType) -> Result<(), Error> {
-    let same = T::DTYPE == dtype || (T::DTYPE == DType::U8 && dtype == DType::Bool);
-    if same {
-        Ok(())
-    } else {
-        Err(Error::WrongDType {
-            expected: dtype,
-            got: T::DTYPE,
-        })
-    }
-}
-
 /// The largest scratch request of `options.kernels` over the model's ops, for `options`' workers.
 fn kernel_scratch<const E: u64>(
     model: &Model<'_, E>,
@@ -768,130 +729,6 @@ fn check_entries<const E: u64>(model: &Model<'_, E>, kernels: &Kernels) -> Resul
             .unwrap_or("?"),
         kernels: kernels.name,
     })
-}
-
-/// A writable view of a graph input.
-pub struct TensorMut<'s> {
-    record: TensorRecord,
-    bytes: &'s mut [u8],
-}
-
-impl TensorMut<'_> {
-    /// Dimensions (as the source model declared them, e.g. NCHW for an ONNX image input).
-    pub fn dims(&self) -> &[u32] {
-        &self.record.dims
-    }
-
-    /// Element type.
-    pub fn dtype(&self) -> DType {
-        self.record.dtype
-    }
-
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.bytes.len() / self.record.dtype.size()
-    }
-
-    /// True if the tensor holds no elements.
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
-    }
-
-    /// The elements as f32, writable in place.
-    pub fn as_f32_mut(&mut self) -> Result<&mut [f32], Error> {
-        if self.record.dtype != DType::F32 {
-            return Err(Error::WrongDType {
-                expected: self.record.dtype,
-                got: DType::F32,
-            });
-        }
-        bytemuck::try_cast_slice_mut(self.bytes).map_err(|_| Error::Unsupported {
-            reason: "tensor is not f32-aligned",
-        })
-    }
-
-    /// The elements as `T` (whose dtype must be the tensor's; Bool tensors are read as `u8`).
-    pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T], Error> {
-        check_dtype::<T>(self.record.dtype)?;
-        bytemuck::try_cast_slice_mut(self.bytes).map_err(|_| Error::Unsupported {
-            reason: "tensor bytes are not aligned for their dtype",
-        })
-    }
-
-    /// The raw little-endian bytes, writable (for inputs of any dtype, e.g. from a `.npy` file).
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
-        self.bytes
-    }
-
-    /// Copies `values` in; the length must match.
-    pub fn write_f32(&mut self, values: &[f32]) -> Result<(), Error> {
-        let dst = self.as_f32_mut()?;
-        if dst.len() != values.len() {
-            return Err(Error::WrongLength {
-                expected: dst.len(),
-                got: values.len(),
-            });
-        }
-        dst.copy_from_slice(values);
-        Ok(())
-    }
-}
-
-/// A read-only view of a graph output.
-pub struct TensorRef<'s> {
-    record: TensorRecord,
-    bytes: &'s [u8],
-}
-
-impl<'s> TensorRef<'s> {
-    /// Dimensions (as the source model declared them).
-    pub fn dims(&self) -> &[u32] {
-        &self.record.dims
-    }
-
-    /// Element type.
-    pub fn dtype(&self) -> DType {
-        self.record.dtype
-    }
-
-    /// The elements as f32.
-    pub fn as_f32(&self) -> Result<&'s [f32], Error> {
-        if self.record.dtype != DType::F32 {
-            return Err(Error::WrongDType {
-                expected: self.record.dtype,
-                got: DType::F32,
-            });
-        }
-        bytemuck::try_cast_slice(self.bytes).map_err(|_| Error::Unsupported {
-            reason: "tensor is not f32-aligned",
-        })
-    }
-
-    /// The elements as `T` (whose dtype must be the tensor's; Bool tensors are read as `u8`).
-    pub fn as_slice<T: Element>(&self) -> Result<&'s [T], Error> {
-        check_dtype::<T>(self.record.dtype)?;
-        bytemuck::try_cast_slice(self.bytes).map_err(|_| Error::Unsupported {
-            reason: "tensor bytes are not aligned for their dtype",
-        })
-    }
-
-    /// The raw little-endian bytes.
-    pub fn bytes(&self) -> &'s [u8] {
-        self.bytes
-    }
-
-    /// Copies the elements out; the length must match.
-    pub fn read_f32(&self, out: &mut [f32]) -> Result<(), Error> {
-        let src = self.as_f32()?;
-        if src.len() != out.len() {
-            return Err(Error::WrongLength {
-                expected: src.len(),
-                got: out.len(),
-            });
-        }
-        out.copy_from_slice(src);
-        Ok(())
-    }
 }
 
 /// A `Clock` over `std::time::Instant`, in nanoseconds.
