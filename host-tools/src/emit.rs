@@ -189,11 +189,14 @@ pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".ember-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .with_context(what)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".ember-").suffix(".tmp");
+    // A temporary file is private (0600); the output is an ordinary file, readable as one made by
+    // `std::fs::write` is (0666 less the umask), so that a blob can be copied to a board's account or a
+    // web server as it is.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = builder.tempfile_in(dir).with_context(what)?;
     tmp.write_all(bytes)
         .and_then(|()| tmp.as_file().sync_all())
         .with_context(what)?;

@@ -89,3 +89,31 @@ fn a_process_killed_while_writing_leaves_the_previous_output() {
         );
     }
 }
+
+/// The output is an ordinary file: its permissions are those `std::fs::write` gives a new file in the
+/// same folder (0666 less the umask), not a temporary file's private 0600.
+#[cfg(unix)]
+#[test]
+fn the_output_has_an_ordinary_files_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch_dir("atomic-permissions");
+    let out = dir.join("digits.ember");
+    let o = Command::new(env!("CARGO_BIN_EXE_ember"))
+        .arg("convert")
+        .arg(model("digits/model.onnx"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .expect("ember starts");
+    assert!(o.status.success(), "{}", text(&o));
+    let plain = dir.join("plain");
+    std::fs::write(&plain, b"x").unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(
+        mode(&out),
+        mode(&plain),
+        "{:o} against {:o}",
+        mode(&out),
+        mode(&plain)
+    );
+}
