@@ -8,36 +8,11 @@ use crate::common;
 use common::golden::*;
 use common::{
     assert_close, assert_contains, attr_i, attr_s, convert_err, fixed, floats, ints, model, node,
-    unshaped,
+    typed, unshaped,
 };
-use ember_convert::onnx::proto::{
-    data_type, AttributeProto, Dimension, DimensionValue, TensorShapeProto, TypeProto,
-    TypeProtoTensor, TypeValue, ValueInfoProto,
-};
+use ember_convert::onnx::proto::{data_type, AttributeProto};
 use ember_convert::{convert, ConvertOptions};
 use ember_core::{AlignedBuf, Model, Session};
-
-/// A value-info of ONNX element type `elem` and fixed dims.
-fn typed(name: &str, elem: i32, dims: &[i64]) -> ValueInfoProto {
-    let dim = dims
-        .iter()
-        .map(|&n| Dimension {
-            value: Some(DimensionValue::DimValue(n)),
-            denotation: String::new(),
-        })
-        .collect();
-    ValueInfoProto {
-        name: name.into(),
-        r#type: Some(TypeProto {
-            value: Some(TypeValue::TensorType(TypeProtoTensor {
-                elem_type: elem,
-                shape: Some(TensorShapeProto { dim }),
-            })),
-            denotation: String::new(),
-        }),
-        doc_string: String::new(),
-    }
-}
 
 /// Converts `onnx`, runs it with each input's little-endian bytes, and returns output 0's dims and
 /// bytes.

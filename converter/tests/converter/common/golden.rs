@@ -116,20 +116,26 @@ pub fn post_training_quantized(
     ember_convert::quantize::QdqSummary,
     Converted,
 ) {
-    use ember_convert::quantize::{self, Calibration};
+    use ember_convert::quantize;
     let onnx = std::fs::read(case_path(&format!("{case}.onnx"))).unwrap();
     let (dims, calib) = read_npy(&format!("{case}.calibration.npy"));
     let sample = dims[1..].iter().product::<usize>();
     let samples: Vec<Vec<Vec<f32>>> = calib.chunks(sample).map(|c| vec![c.to_vec()]).collect();
-    let ranges = quantize::calibrate(
-        &onnx,
-        &ConvertOptions::default(),
-        &samples,
-        Calibration::MinMax,
-        &mut |_, _| {},
-    )
-    .unwrap();
+    let ranges = min_max_ranges(&onnx, &samples);
     let (qdq, summary) = quantize::quantize_qdq(&onnx, &ranges).unwrap();
     let c = convert(&qdq, &ConvertOptions::default()).unwrap();
     (ranges, summary, c)
+}
+
+/// The min/max ranges of `onnx`'s values over `samples` (each a list of inputs), with default options.
+pub fn min_max_ranges(onnx: &[u8], samples: &[Vec<Vec<f32>>]) -> ember_convert::quantize::Ranges {
+    use ember_convert::quantize::{calibrate, Calibration};
+    calibrate(
+        onnx,
+        &ConvertOptions::default(),
+        samples,
+        Calibration::MinMax,
+        &mut |_, _| {},
+    )
+    .unwrap()
 }

@@ -21,6 +21,17 @@ pub enum D {
 
 /// A FLOAT value-info with the given dims.
 pub fn value(name: &str, dims: &[D]) -> ValueInfoProto {
+    value_of(name, data_type::FLOAT, dims)
+}
+
+/// A value-info of ONNX element type `elem` and fixed dims.
+pub fn typed(name: &str, elem: i32, dims: &[i64]) -> ValueInfoProto {
+    let d: Vec<D> = dims.iter().map(|&n| D::N(n)).collect();
+    value_of(name, elem, &d)
+}
+
+/// A value-info of ONNX element type `elem` with the given dims.
+pub fn value_of(name: &str, elem: i32, dims: &[D]) -> ValueInfoProto {
     let dim = dims
         .iter()
         .map(|d| Dimension {
@@ -35,7 +46,7 @@ pub fn value(name: &str, dims: &[D]) -> ValueInfoProto {
         name: name.into(),
         r#type: Some(TypeProto {
             value: Some(TypeValue::TensorType(TypeProtoTensor {
-                elem_type: data_type::FLOAT,
+                elem_type: elem,
                 shape: Some(TensorShapeProto { dim }),
             })),
             denotation: String::new(),
