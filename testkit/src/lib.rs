@@ -23,7 +23,7 @@ pub mod ops_f32;
 pub mod ops_int8;
 pub mod ops_typed;
 pub mod shape;
-mod suites;
+pub mod suites;
 pub mod window;
 
 /// The proptest the suite macros expand to, so that a target needs no proptest of its own for them.

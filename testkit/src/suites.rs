@@ -6,6 +6,11 @@
 //! proptest keeps the seeds of failing cases next to the file that invokes a macro: a target's
 //! `tests/suite.rs` has its `tests/suite.proptest-regressions`.
 
+use proptest::strategy::Strategy;
+use proptest::test_runner::{
+    contextualize_config, Config as ProptestConfig, TestCaseError, TestRunner,
+};
+
 /// Instantiates the f32 suite ([`ops_f32`](crate::ops_f32)) for one kernel table:
 /// `f32_suite!(reference, &ember_core::REFERENCE)` makes a module `reference` with one test per check.
 /// The table is any expression of type `&'static ember_core::Kernels`.
@@ -16,15 +21,9 @@ macro_rules! f32_suite {
             $name, $table, ember_core::Kernels,
             use $crate::ops_f32::{array, conv, conv_transpose, indexing, math, nn, pool, reduce};
 
-            $crate::proptest::proptest! {
-                #[test]
-                fn unary_nan_passes_through(op in math::unary_op()) {
-                    math::unary_nan_passes_through(table(), op)?;
-                }
-            }
-
             $crate::__case_checks! {
                 ProptestConfig::default();
+                unary_nan_passes_through: math::unary_op => unary_nan_passes_through,
                 unary_matches_definition: math::unary_case => check_unary,
                 binary_matches_definition: math::binary_case => check_binary,
                 conv2d_matches_definition: conv::conv2d_case => check_conv2d,
@@ -246,21 +245,51 @@ macro_rules! __suite_module {
 }
 
 /// A proptest `#[test]` per `$test: $module::$case => $check`, under `$config`: it draws cases from
-/// `$module::$case()` and checks each one with `$module::$check(table(), &case)`.
+/// `$module::$case()` and checks each one with `$module::$check(table(), &case)`, through [`run_cases`]
+/// (proptest's own macro would compile the runner again for every test of every table).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __case_checks {
     ($config:expr; $($test:ident: $module:ident::$case:ident => $check:ident),* $(,)?) => {
-        $crate::proptest::proptest! {
-            #![proptest_config($config)]
-            $(
-                #[test]
-                fn $test(case in $module::$case()) {
-                    $module::$check(table(), &case)?;
-                }
-            )*
-        }
+        $(
+            #[test]
+            fn $test() {
+                $crate::suites::run_cases(
+                    $config,
+                    ::core::file!(),
+                    ::core::concat!(::core::module_path!(), "::", ::core::stringify!($test)),
+                    $module::$case(),
+                    table(),
+                    $module::$check,
+                );
+            }
+        )*
     };
+}
+
+/// Runs `check(table, case)` on every case `cases` draws under `config`, as a test that `proptest!`
+/// wrote would: the environment's settings (`PROPTEST_CASES`) apply, failing seeds are kept next to
+/// `file` (the suite's invoking `tests/suite.rs`), and a failure panics with the shrunk case.
+///
+/// One function for every check, so that a test crate compiles the runner once per case strategy:
+/// `proptest!` wraps each test's strategy in a closure of its own, which made every test of every
+/// table a new copy of the runner and the strategy's code (`ember-cpu`'s suite, five tables, took 39 s
+/// to compile for aarch64).
+pub fn run_cases<K: ?Sized, S: Strategy>(
+    config: ProptestConfig,
+    file: &'static str,
+    name: &'static str,
+    cases: S,
+    table: &K,
+    check: fn(&K, &S::Value) -> Result<(), TestCaseError>,
+) {
+    let mut config = contextualize_config(config);
+    config.source_file = Some(file);
+    config.test_name = Some(name);
+    let mut runner = TestRunner::new(config);
+    if let Err(e) = runner.run(&cases, |case| check(table, &case)) {
+        panic!("{e}\n{runner}");
+    }
 }
 
 /// A `#[test]` per `$test: $module::$check`, calling `$module::$check(table())`: the answers computed
@@ -276,4 +305,33 @@ macro_rules! __known_answers {
             }
         )*
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prop_assert;
+
+    fn below_ten(_: &(), x: &u32) -> Result<(), TestCaseError> {
+        prop_assert!(*x < 10, "{x} is not below 10");
+        Ok(())
+    }
+
+    #[test]
+    fn a_failing_check_panics_with_its_shrunk_case() {
+        let config = ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        };
+        let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_cases(config.clone(), file!(), "t", 0u32..1000, &(), below_ten)
+        }))
+        .expect_err("cases up to 999 include one of 10 or more");
+        let message = failed
+            .downcast_ref::<String>()
+            .expect("the runner panics with a message");
+        // Shrinking stops at the smallest failing value.
+        assert!(message.contains("10 is not below 10"), "{message}");
+        run_cases(config, file!(), "t", 0u32..10, &(), below_ten);
+    }
 }

@@ -378,7 +378,7 @@ fn known_unary_breadth(k: &Kernels) {
 
 /// NaN passes through every unary op (ONNX, onnxruntime); in particular Relu, Relu6 and Clip, which
 /// `f32::max` would turn into a number.
-pub fn unary_nan_passes_through(k: &Kernels, op: UnaryOp) -> Result<(), TestCaseError> {
+pub fn unary_nan_passes_through(k: &Kernels, &op: &UnaryOp) -> Result<(), TestCaseError> {
     let y = run_unary(k, &UnaryParams { op }, &[f32::NAN], &[1]);
     prop_assert!(y[0].is_nan(), "{:?}(NaN) = {}", op, y[0]);
     Ok(())
