@@ -507,6 +507,19 @@ impl<'b, const E: u64> Model<'b, E> {
         Ok(self.entries)
     }
 
+    /// The mask a build for this model gives [`Model::parse_only`] and
+    /// [`Kernels::only`](crate::Kernels::only) (`ember convert --emit rust` writes it as
+    /// `KERNEL_ENTRIES`): [`Model::kernel_entries`], plus
+    /// [`entry::VARIANTS`](crate::kernels::entry::VARIANTS) for a blob with several shape variants, so
+    /// that such a build reads them.
+    pub fn build_entries(&self) -> Result<u64, Error> {
+        let variants = match self.variant_count() {
+            1 => 0,
+            _ => crate::kernels::entry::VARIANTS,
+        };
+        Ok(self.kernel_entries()? | variants)
+    }
+
     /// Number of tensors.
     pub fn tensor_count(&self) -> usize {
         self.tensors.count

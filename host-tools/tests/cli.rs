@@ -496,3 +496,51 @@ fn dscnn_and_kws_match_onnxruntime_through_the_cli() {
         }
     }
 }
+
+#[test]
+fn one_kws_blob_runs_and_benches_every_input_length() {
+    // The keyword model with an open frame count, converted for three lengths: each length runs on its
+    // own variant and matches onnxruntime's answer for it; `bench` with one file per length times each
+    // and reports a row per variant.
+    let dir = scratch_dir("kws_lengths");
+    let blob = dir.join("kws.ember");
+    let out = convert(
+        &model("kws/lengths/model.onnx"),
+        &blob,
+        &["--dim", "T=25,49,97", "--shape", "input=1,10,T"],
+    );
+    ok_text(&out);
+    let blob = blob.to_str().unwrap();
+    let inputs: Vec<String> = [25, 49, 97]
+        .iter()
+        .map(|t| model(&format!("kws/lengths/x{t}.npy")))
+        .collect();
+    for (t, x) in [25, 49, 97].iter().zip(&inputs) {
+        let expect = model(&format!("kws/lengths/y{t}.npy"));
+        let out = ember(&[
+            "run", blob, "--input", x, "--expect", &expect, "--atol", "1e-5",
+        ]);
+        assert!(out.status.success(), "T={t}: {}", text(&out));
+        assert!(text(&out).contains(": ok"), "T={t}: {}", text(&out));
+    }
+    let mut args = vec!["bench", blob, "--json", "--repeat", "2", "--warmup", "0"];
+    for x in &inputs {
+        args.extend(["--input", x.as_str()]);
+    }
+    let out = ember(&args);
+    assert!(out.status.success(), "{}", text(&out));
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let variants: Vec<&str> = rows.iter().filter_map(|r| r["variant"].as_str()).collect();
+    assert_eq!(variants, ["T=25", "T=49", "T=97"], "{rows:?}");
+    let activations: Vec<u64> = rows
+        .iter()
+        .filter_map(|r| r["activation_bytes"].as_u64())
+        .collect();
+    assert!(
+        activations.len() == 3 && activations.windows(2).all(|w| w[0] < w[1]),
+        "{activations:?}"
+    );
+}

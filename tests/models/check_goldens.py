@@ -1,6 +1,6 @@
 """Checks that every committed golden output is what onnxruntime computes for the committed model.
 
-For each tests/models/<name>/ with model.onnx, it runs onnxruntime on every x*.npy and compares with the
+For each tests/models/<name>/ (or a folder inside it) with model.onnx, it runs onnxruntime on every x*.npy and compares with the
 matching y*.npy; for converter/tests/models/ops/<case>.onnx, on <case>.x.npy against <case>.y.npy.
 Run by `cargo xtask ci` in target/venv; exits non-zero on any difference beyond the tolerance below.
 
@@ -65,7 +65,9 @@ def check(model, pairs):
         print(f"{rel}: shape {want.shape}, max |onnxruntime - golden| = {diff:.2e} (bound {bound:.2e}): {'ok' if ok else 'DIFFERS'}")
 
 
-for model in sorted(glob.glob(os.path.join(HERE, "*", "model.onnx"))):
+# A model's folder, or a folder inside it (a variant of the model, such as kws/lengths/).
+MODELS = glob.glob(os.path.join(HERE, "*", "model.onnx")) + glob.glob(os.path.join(HERE, "*", "*", "model.onnx"))
+for model in sorted(MODELS):
     folder = os.path.dirname(model)
     pairs = []
     for x_path in sorted(glob.glob(os.path.join(folder, "x*.npy"))):

@@ -74,7 +74,7 @@ pub fn check(root: &Path, foreign_elf: &Path) -> Result<()> {
             triple: b.triple,
             bin: "digits",
             features: &[],
-            model: Some(&model),
+            model: Some(("EMBER_DIGITS_MODEL", &model)),
             variant: "f32",
         }
         .build(root)

@@ -1,6 +1,7 @@
 //! Firmware under QEMU: builds every QEMU firmware example in `firmware-examples/` (the digits CNN on
-//! Cortex-M4F, Cortex-M7, Cortex-M3 and RV32IMAC), runs each on its emulated board, and checks every
-//! prediction against onnxruntime's on the host.
+//! Cortex-M4F, Cortex-M7, Cortex-M3 and RV32IMAC; the DSP kernels' check; one keyword blob at three input
+//! lengths), runs each on its emulated board, and checks every prediction against onnxruntime's on the
+//! host.
 //!
 //! The boards are one table, [`BOARDS`]; a new QEMU example is a new row. QEMU is installed when missing:
 //! `apt-get install qemu-system-arm` (or `qemu-system-misc` for RISC-V), or, where that can't install (see
@@ -18,6 +19,7 @@ pub mod build;
 mod common;
 pub mod dsp_check;
 pub(crate) mod install;
+mod kws_lengths;
 mod report;
 use common::{run, run_qemu, tail, Board, HostResults, Qemu, QemuRun, Variant, ICOUNT_SHIFT};
 use install::{find_or_install_qemu, qemu_version};
@@ -197,6 +199,12 @@ pub fn qemu_check(root: &Path) -> Result<()> {
         failures.push(format!("qemu-dsp-check: {e:#}"));
     }
 
+    // Shape variants: one keyword-spotting blob at three input lengths (`qemu-kws-lengths`).
+    if let Err(e) = kws_lengths::check(root, &qemus[&Qemu::Arm], &ember) {
+        eprintln!("FAILED: {e:#}");
+        failures.push(format!("qemu-kws-lengths: {e:#}"));
+    }
+
     print_summary(&results);
     if !failures.is_empty() {
         bail!(
@@ -220,7 +228,7 @@ fn build_firmware(root: &Path, board: &Board, variant: &Variant, bin: &str) -> R
         triple: board.target,
         bin,
         features: variant.features,
-        model: Some(&variant.model),
+        model: Some(("EMBER_DIGITS_MODEL", &variant.model)),
         variant: variant.name,
     }
     .build(root)

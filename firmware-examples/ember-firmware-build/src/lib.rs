@@ -1,12 +1,16 @@
 //! Build-script support shared by the firmware examples in `firmware-examples/`: each example's `build.rs`
-//! calls [`link_memory_x`] and [`embed_digits`], which write into `OUT_DIR`:
+//! calls [`link_memory_x`] and one of [`embed_digits`] or [`embed_kws_lengths`], which write into
+//! `OUT_DIR`:
 //!
 //! - `memory.x`, copied from the crate's folder, for the runtime crate's `link.x` (`cortex-m-rt`, `riscv-rt`);
-//! - `digits.ember`, copied from `EMBER_DIGITS_MODEL` (default `target/digits.ember`, which `cargo xtask`
-//!   writes), checked with `Model::parse`, and in `model.rs` its arena size as `const ARENA_BYTES` and
-//!   the kernel-table entries its ops use as `const KERNEL_ENTRIES` (for `Kernels::only`);
-//! - `images.rs`: the first `image_count` digits test images and labels from
-//!   `tests/models/digits/{x,labels}.npy`, as `IMAGES: [[f32; 64]; N]` and `LABELS: [u8; N]`.
+//! - the model ([`embed_model`]): `digits.ember`, copied from `EMBER_DIGITS_MODEL` (default
+//!   `target/digits.ember`, which `cargo xtask` writes), or `kws_lengths.ember` from `EMBER_KWS_MODEL`,
+//!   checked with `Model::parse`, and in `model.rs` its arena size as `const ARENA_BYTES` and the
+//!   kernel-table entries its ops use as `const KERNEL_ENTRIES` (for `Kernels::only`);
+//! - the test data: for the digits, `images.rs` with the first `image_count` test images and labels from
+//!   `tests/models/digits/{x,labels}.npy`, as `IMAGES: [[f32; 64]; N]` and `LABELS: [u8; N]`; for the
+//!   keyword model at three lengths, `inputs.rs` with `UTTERANCES: [(u32, &[f32]); 3]` (frames, features)
+//!   from `tests/models/kws/lengths/x{25,49,97}.npy`.
 //!
 //! Errors are messages for the person running the build, who may not have converted the model yet.
 
@@ -69,22 +73,21 @@ pub fn link_memory_x() -> Result<(), String> {
     Ok(())
 }
 
-/// Embeds the digits model (`digits.ember`, `model.rs`) and its first `image_count` test images
-/// (`images.rs`) in `OUT_DIR`; returns the model's arena bytes.
-pub fn embed_digits(image_count: usize) -> Result<usize, String> {
+/// Copies the blob that the environment variable `var` names (default: `target/<file>` in the crate's
+/// folder) into `OUT_DIR` as `<file>`, checked with `Model::parse`, and writes `model.rs` with its
+/// `ARENA_BYTES` and `KERNEL_ENTRIES`; `make` is the command that converts it, for the error when it is
+/// missing. Returns the model's arena bytes.
+pub fn embed_model(var: &str, file: &str, make: &str) -> Result<usize, String> {
     let (manifest, out) = dirs()?;
-    let data = manifest.join("../../tests/models/digits");
-
-    // The model.
-    println!("cargo:rerun-if-env-changed=EMBER_DIGITS_MODEL");
-    let model_path = env::var_os("EMBER_DIGITS_MODEL")
+    println!("cargo:rerun-if-env-changed={var}");
+    let model_path = env::var_os(var)
         .map(PathBuf::from)
-        .unwrap_or_else(|| manifest.join("target/digits.ember"));
+        .unwrap_or_else(|| manifest.join("target").join(file));
     println!("cargo:rerun-if-changed={}", model_path.display());
     let blob = fs::read(&model_path).map_err(|e| {
         format!(
             "cannot read the model {} ({e}).\n  Make it with `cargo xtask` from the repository root, or by hand:\n  \
-             cargo run -p ember-cli -- convert tests/models/digits/model.onnx -o {}",
+             cargo run -p ember-cli -- convert {make} -o {}",
             model_path.display(),
             model_path.display()
         )
@@ -92,18 +95,32 @@ pub fn embed_digits(image_count: usize) -> Result<usize, String> {
     let aligned = ember_core::AlignedBuf::from_bytes(&blob);
     let model = ember_core::Model::parse(aligned.as_bytes())
         .map_err(|e| format!("{} is not a valid Ember blob: {e}", model_path.display()))?;
-    fs::write(out.join("digits.ember"), &blob).map_err(|e| e.to_string())?;
+    fs::write(out.join(file), &blob).map_err(|e| e.to_string())?;
     let arena_bytes = model.arena_bytes() + 15;
     let entries = model
-        .kernel_entries()
+        .build_entries()
         .map_err(|e| format!("{}: {e}", model_path.display()))?;
     let model_rs = format!(
         "/// Arena bytes the model plans, plus up to 15 bytes to align the arena's start.\n\
          pub const ARENA_BYTES: usize = {arena_bytes};\n\
-         /// The kernel-table entries the model's ops use (`Kernels::only` keeps just these).\n\
+         /// The kernel-table entries the model's ops use (`Kernels::only` keeps just these), and its\n\
+         /// shape variants' bit where it has several.\n\
          pub const KERNEL_ENTRIES: u64 = {entries:#x};\n"
     );
     fs::write(out.join("model.rs"), model_rs).map_err(|e| e.to_string())?;
+    Ok(arena_bytes)
+}
+
+/// Embeds the digits model (`digits.ember`, `model.rs`, see [`embed_model`]) and its first
+/// `image_count` test images (`images.rs`) in `OUT_DIR`; returns the model's arena bytes.
+pub fn embed_digits(image_count: usize) -> Result<usize, String> {
+    let (manifest, out) = dirs()?;
+    let data = manifest.join("../../tests/models/digits");
+    let arena_bytes = embed_model(
+        "EMBER_DIGITS_MODEL",
+        "digits.ember",
+        "tests/models/digits/model.onnx",
+    )?;
 
     // The test images and labels.
     let (x_shape, x) = read_npy(&data.join("x.npy"), "<f4")?;
@@ -149,6 +166,54 @@ pub fn embed_digits(image_count: usize) -> Result<usize, String> {
         "cargo:rerun-if-changed={}",
         data.join("labels.npy").display()
     );
+    Ok(arena_bytes)
+}
+
+/// The frame counts of the keyword model's test utterances (`tests/models/kws/lengths/`).
+const KWS_LENGTHS: [u32; 3] = [25, 49, 97];
+/// Feature rows per frame (mel bins) of the keyword model.
+const KWS_MELS: usize = 10;
+
+/// Embeds the keyword model converted for three input lengths (`kws_lengths.ember` from
+/// `EMBER_KWS_MODEL`, `model.rs`, see [`embed_model`]) and one test utterance per length (`inputs.rs`:
+/// `UTTERANCES`, frames and features, from `tests/models/kws/lengths/x<frames>.npy`); returns the
+/// model's arena bytes.
+pub fn embed_kws_lengths() -> Result<usize, String> {
+    let (manifest, out) = dirs()?;
+    let data = manifest.join("../../tests/models/kws/lengths");
+    let arena_bytes = embed_model(
+        "EMBER_KWS_MODEL",
+        "kws_lengths.ember",
+        "tests/models/kws/lengths/model.onnx --dim T=25,49,97 --shape input=1,10,T",
+    )?;
+    let mut src = String::new();
+    let mut table = String::new();
+    for frames in KWS_LENGTHS {
+        let path = data.join(format!("x{frames}.npy"));
+        let (shape, x) = read_npy(&path, "<f4")?;
+        if shape != [1, KWS_MELS, frames as usize] {
+            return Err(format!(
+                "{}: expected shape [1, {KWS_MELS}, {frames}], got {shape:?}",
+                path.display()
+            ));
+        }
+        // (`write!` into a `String` cannot fail: the `unwrap`s below never panic.)
+        write!(src, "static X{frames}: [f32; {}] = [", x.len() / 4).unwrap();
+        for v in x.chunks_exact(4) {
+            write!(src, "{:?},", f32::from_le_bytes([v[0], v[1], v[2], v[3]])).unwrap();
+        }
+        src.push_str("];\n");
+        write!(table, "({frames}, &X{frames}), ").unwrap();
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+    writeln!(
+        src,
+        "/// The test utterances: frames, then the features, row-major [1, {KWS_MELS}, frames].\n\
+         pub static UTTERANCES: [(u32, &[f32]); {}] = [{table}];",
+        KWS_LENGTHS.len()
+    )
+    .unwrap();
+    fs::write(out.join("inputs.rs"), src).map_err(|e| e.to_string())?;
     Ok(arena_bytes)
 }
 

@@ -16,7 +16,8 @@ use crate::npy;
 pub struct Args {
     /// An .ember blob, or an .onnx model (converted in memory first).
     pub model: PathBuf,
-    /// An input as x.npy or NAME=x.npy (repeatable); without one, deterministic values in [0, 1).
+    /// An input as x.npy or NAME=x.npy (repeatable); without one, deterministic values in [0, 1). A blob
+    /// with shape variants takes several sets of inputs, timed in turn and reported a row each.
     #[arg(long = "input", value_name = "[NAME=]FILE")]
     pub inputs: Vec<String>,
     /// For an .onnx model: fix an input's dims, as NAME=1,3,48,192 (repeatable). Defaults to the shapes
@@ -40,6 +41,9 @@ pub struct Args {
 #[derive(serde::Serialize)]
 struct Figures {
     model: String,
+    /// The shape variant that ran (`T=25`), for a model with several.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    variant: Option<String>,
     runs: usize,
     median_us: f64,
     p90_us: f64,
@@ -103,56 +107,76 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let cpu = host_cpu(args.threads)?;
     let mut arena = host_arena(&cpu, &model)?;
     let mut session = cpu.session(&model, arena.as_mut_bytes())?;
-    if model.variant_count() > 1 {
-        // A blob with shape variants runs the one its input files fit.
-        let given = given(&model, &files)?;
-        if given.iter().any(Option::is_none) {
-            bail!(
-                "the model has shape variants: give a file for each input, so its shapes pick one"
-            );
+    // Each set of input files is a row; with shape variants, each runs the variant its shapes pick.
+    let sets = input_sets(&model, files);
+    let mut variants = Vec::with_capacity(sets.len());
+    for set in &sets {
+        if model.variant_count() > 1 {
+            let given = given(&model, set)?;
+            if given.iter().any(Option::is_none) {
+                bail!(
+                    "the model has shape variants: give a file for each input, so its shapes pick one"
+                );
+            }
+            let shapes: Vec<&[usize]> = given.iter().flatten().map(|a| &a.shape[..]).collect();
+            super::common::choose_variant(&mut session, &shapes)?;
         }
-        let shapes: Vec<&[usize]> = given.iter().flatten().map(|a| &a.shape[..]).collect();
-        super::common::choose_variant(&mut session, &shapes)?;
+        variants.push(session.variant());
     }
-    let variant = session.model().clone();
     // Graph inputs are consumed by a run (later ops may reuse their bytes): write them before every run,
-    // outside the timed region.
-    for _ in 0..args.warmup {
-        fill_inputs(&model, &mut session, &files)?;
-        session.run()?;
+    // outside the timed region. The sets take turns, so that a slower moment of the machine falls on all.
+    let repeat = args.repeat.max(1);
+    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(repeat); sets.len()];
+    for round in 0..args.warmup + repeat {
+        for ((set, &variant), times) in sets.iter().zip(&variants).zip(&mut times) {
+            session.set_variant(variant)?;
+            fill_inputs(&model, &mut session, set)?;
+            let t = Instant::now();
+            session.run()?;
+            if round >= args.warmup {
+                times.push(t.elapsed());
+            }
+        }
     }
-    let mut times: Vec<Duration> = Vec::with_capacity(args.repeat.max(1));
-    for _ in 0..args.repeat.max(1) {
-        fill_inputs(&model, &mut session, &files)?;
-        let t = Instant::now();
-        session.run()?;
-        times.push(t.elapsed());
-    }
-    times.sort();
     let us = |d: Duration| d.as_secs_f64() * 1e6;
-    let plan = variant.plan();
-    let f = Figures {
-        model: args.model.display().to_string(),
-        runs: times.len(),
-        median_us: us(times[times.len() / 2]),
-        p90_us: us(times[times.len() * 9 / 10]),
-        min_us: us(times[0]),
-        ops: variant.op_count(),
-        kernels: ember_cpu::table(cpu.isa()).name,
-        threads: cpu.threads(),
-        arena_bytes: session.memory_report().used_bytes,
-        activation_bytes: plan.activation_bytes,
-        lower_bound_bytes: plan.lower_bound_bytes,
-        greedy_activation_bytes,
-        scratch_bytes: session.memory_report().scratch_bytes,
-        persistent_bytes: plan.persistent_bytes,
-        blob_bytes: model.blob_bytes(),
-        weights_bytes: model.weights_bytes(),
-    };
-    if args.json {
-        println!("{}", serde_json::to_string(&f)?);
-    } else {
-        println!("{}", f.model);
+    let mut rows = Vec::with_capacity(sets.len());
+    for (&variant, mut times) in variants.iter().zip(times) {
+        session.set_variant(variant)?;
+        times.sort();
+        let plan = session.model().plan();
+        let memory = session.memory_report();
+        rows.push(Figures {
+            model: args.model.display().to_string(),
+            variant: (model.variant_count() > 1)
+                .then(|| super::common::variant_name(&model, variant)),
+            runs: times.len(),
+            median_us: us(times[times.len() / 2]),
+            p90_us: us(times[times.len() * 9 / 10]),
+            min_us: us(times[0]),
+            ops: session.model().op_count(),
+            kernels: ember_cpu::table(cpu.isa()).name,
+            threads: cpu.threads(),
+            arena_bytes: memory.used_bytes,
+            activation_bytes: plan.activation_bytes,
+            lower_bound_bytes: plan.lower_bound_bytes,
+            greedy_activation_bytes,
+            scratch_bytes: memory.scratch_bytes,
+            persistent_bytes: plan.persistent_bytes,
+            blob_bytes: model.blob_bytes(),
+            weights_bytes: model.weights_bytes(),
+        });
+    }
+    for f in &rows {
+        if args.json {
+            println!("{}", serde_json::to_string(f)?);
+            continue;
+        }
+        if f.variant.is_none() || std::ptr::eq(f, &rows[0]) {
+            println!("{}", f.model);
+        }
+        if let Some(v) = &f.variant {
+            println!("  variant  {v}");
+        }
         println!(
             "  latency  median {:.1} us, p90 {:.1} us, min {:.1} us ({} runs after {} warm-up, {})",
             f.median_us,
@@ -180,6 +204,34 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The sets of input files to time, one row each. A model with shape variants takes several, in order:
+/// on a one-input model `--input a.npy --input b.npy` is two sets; on a model with inputs `ids` and
+/// `mask`, a name the current set already has starts the next one. Otherwise all files are one set.
+fn input_sets(
+    model: &Model<'_>,
+    files: Vec<(Option<String>, npy::Array)>,
+) -> Vec<Vec<(Option<String>, npy::Array)>> {
+    let inputs = model.inputs().len().max(1);
+    if model.variant_count() < 2 || files.len() <= inputs {
+        return vec![files];
+    }
+    let mut sets: Vec<Vec<(Option<String>, npy::Array)>> = Vec::new();
+    for file in files {
+        match sets.last_mut() {
+            Some(set)
+                if set.len() < inputs
+                    && !set
+                        .iter()
+                        .any(|(name, _)| name.is_some() && *name == file.0) =>
+            {
+                set.push(file)
+            }
+            _ => sets.push(vec![file]),
+        }
+    }
+    sets
 }
 
 /// Writes the given files into the inputs (by name, else in order), and deterministic values in [0, 1)

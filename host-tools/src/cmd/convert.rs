@@ -172,12 +172,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let r = &converted.report;
     let aligned = ember_core::AlignedBuf::from_bytes(&converted.blob);
     // A firmware built with `KERNEL_ENTRIES` reads the variants of a blob that has them.
-    let variants = |m: &ember_core::Model<'_>| match m.variant_count() {
-        1 => 0,
-        _ => ember_core::kernels::entry::VARIANTS,
-    };
     let (arena_bytes, kernel_entries) = ember_core::Model::parse(aligned.as_bytes())
-        .and_then(|m| Ok((m.arena_bytes(), m.kernel_entries()? | variants(&m))))
+        .and_then(|m| Ok((m.arena_bytes(), m.build_entries()?)))
         .map_err(|e| anyhow::anyhow!("the converted blob does not parse: {e}"))?;
     let sizes = crate::emit::Sizes {
         arena_bytes,

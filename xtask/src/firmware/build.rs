@@ -29,27 +29,28 @@ fn cargo_target_dir(root: &Path) -> PathBuf {
 
 /// A `cargo` command for the firmware crate in `dir` (relative to `root`), building into the shared target
 /// directory with the crate's own `.cargo/config.toml` (its target triple and runner).
-fn cargo(root: &Path, dir: &str, model: Option<&Path>) -> Command {
+fn cargo(root: &Path, dir: &str, model: Option<(&str, &Path)>) -> Command {
     let mut cmd = Command::new("cargo");
     cmd.current_dir(root.join(dir))
         .env("CARGO_TARGET_DIR", cargo_target_dir(root))
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("CARGO_BUILD_TARGET");
-    if let Some(model) = model {
-        cmd.env("EMBER_DIGITS_MODEL", model);
+    if let Some((var, model)) = model {
+        cmd.env(var, model);
     }
     cmd
 }
 
 /// One firmware build: binary `bin` of the crate in `dir` for `triple`, with `features`, embedding
-/// `model` (the build scripts read it from `EMBER_DIGITS_MODEL`); `variant` names the copy.
+/// `model` (the build script reads the blob's path from the environment variable it names, such as
+/// `EMBER_DIGITS_MODEL`); `variant` names the copy.
 pub struct Firmware<'a> {
     pub dir: &'a str,
     pub triple: &'a str,
     pub bin: &'a str,
     pub features: &'a [&'a str],
-    pub model: Option<&'a Path>,
+    pub model: Option<(&'a str, &'a Path)>,
     pub variant: &'a str,
 }
 
