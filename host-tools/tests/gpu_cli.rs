@@ -121,3 +121,32 @@ fn cuda_without_cuda_fails_naming_the_available_devices() {
     assert!(out.contains("available devices: cpu"), "{out}");
     assert!(!out.contains("panicked"), "{out}");
 }
+
+#[test]
+fn a_blob_with_shape_variants_runs_the_variant_its_input_fits_on_vulkan() {
+    if !have_vulkan() {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpu_cli_variants");
+    std::fs::create_dir_all(&dir).unwrap();
+    let blob = dir.join("kws.ember");
+    let onnx = models().join("kws/lengths/model.onnx");
+    let shape = ["--dim", "T=25,49,97", "--shape", "input=1,10,T"];
+    ok_text(&common::convert(onnx.to_str().unwrap(), &blob, &shape));
+    for t in [97, 25, 49] {
+        let x = models().join(format!("kws/lengths/x{t}.npy"));
+        let y = models().join(format!("kws/lengths/y{t}.npy"));
+        let expect = ["--expect", y.to_str().unwrap(), "--device", "vulkan"];
+        let out = ok_text(&on_input("run", &blob, x.to_str().unwrap(), &expect));
+        assert!(out.contains(": ok"), "T={t}: {out}");
+    }
+    // A length the blob was not converted for names the ones it has.
+    let x = models().join("kws/x.npy");
+    let o = on_input("run", &blob, x.to_str().unwrap(), &["--device", "vulkan"]);
+    assert!(!o.status.success());
+    let err = text(&o);
+    assert!(
+        err.contains("no shape variant") && err.contains("T=97"),
+        "{err}"
+    );
+}

@@ -32,10 +32,31 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             model.inputs().len()
         );
     }
-    let mut loaded = Vec::new();
+    let mut files = Vec::new();
     for &(pos, file) in &inputs {
         let name = io_name(&model, model.inputs()[pos], &format!("input{pos}"));
         let arr = npy::read_f32(Path::new(file)).with_context(|| format!("input {name:?}"))?;
+        files.push((pos, file, name, arr));
+    }
+    if session.variant_count() > 1 {
+        // A blob with shape variants runs the one the input files' shapes pick.
+        files.sort_by_key(|f| f.0);
+        let shapes: Vec<Vec<u32>> = files
+            .iter()
+            .map(|f| f.3.shape.iter().map(|&d| d as u32).collect())
+            .collect();
+        let shapes: Vec<&[u32]> = shapes.iter().map(Vec::as_slice).collect();
+        if session.set_input_shapes(&shapes).is_err() {
+            let given: Vec<String> = files.iter().map(|f| shape_str(&f.3.shape)).collect();
+            bail!(
+                "no shape variant of the model takes inputs of shape {}; it has:\n{}",
+                given.join(" and "),
+                super::common::variant_lines(&model).join("\n")
+            );
+        }
+    }
+    let mut loaded = Vec::new();
+    for (pos, file, name, arr) in files {
         let want: Vec<usize> = session
             .input(pos)?
             .dims()

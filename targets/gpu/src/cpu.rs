@@ -9,6 +9,9 @@ use crate::Error;
 
 pub(crate) struct CpuBackend<'b> {
     model: Model<'b>,
+    /// The shape variant that runs, and the model's view of it (the model itself for its own).
+    variant: usize,
+    view: Model<'b>,
     cpu: ember_cpu::Cpu,
     arena: AlignedBuf,
     report: MemoryReport,
@@ -24,6 +27,8 @@ impl<'b> CpuBackend<'b> {
         let report =
             Session::with_options(&model, arena.as_mut_bytes(), &cpu.options())?.memory_report();
         Ok(CpuBackend {
+            variant: model.variant_index(),
+            view: model.clone(),
             model,
             cpu,
             arena,
@@ -31,17 +36,34 @@ impl<'b> CpuBackend<'b> {
         })
     }
 
-    pub(crate) fn model(&self) -> &Model<'b> {
-        &self.model
+    /// The model as the current shape variant has it (its inputs' and outputs' shapes).
+    pub(crate) fn view(&self) -> &Model<'b> {
+        &self.view
     }
 
-    /// A session over the owned arena; the arena keeps the bytes between calls.
+    /// The shape variants, and the one that runs.
+    pub(crate) fn variants(&self) -> (usize, usize) {
+        (self.model.variant_count(), self.variant)
+    }
+
+    /// The variant whose graph inputs have exactly these shapes.
+    pub(crate) fn variant_for_inputs(&self, shapes: &[&[u32]]) -> Option<usize> {
+        self.model.variant_for_inputs(shapes)
+    }
+
+    /// Runs variant `i` from now on.
+    pub(crate) fn set_variant(&mut self, i: usize) -> Result<(), Error> {
+        self.view = self.model.variant(i)?;
+        self.variant = i;
+        Ok(())
+    }
+
+    /// A session over the owned arena, on the current variant; the arena keeps the bytes between calls.
     fn session(&mut self) -> Result<Session<'_>, Error> {
-        Ok(Session::with_options(
-            &self.model,
-            self.arena.as_mut_bytes(),
-            &self.cpu.options(),
-        )?)
+        let mut session =
+            Session::with_options(&self.model, self.arena.as_mut_bytes(), &self.cpu.options())?;
+        session.set_variant(self.variant)?;
+        Ok(session)
     }
 
     /// Writes graph input `index`: f32 values, or for an int8 input their integer values (each must be
@@ -74,13 +96,13 @@ impl<'b> CpuBackend<'b> {
     /// Graph output `index`, read from where the session's arena holds it (persistent region first,
     /// then the planned activations at the tensor's offset; the `AlignedBuf` needs no padding).
     pub(crate) fn read_output(&self, index: usize) -> Result<Vec<f32>, Error> {
-        let outputs = self.model.outputs();
+        let outputs = self.view.outputs();
         let id = *outputs.get(index).ok_or(ember_core::Error::NoSuchTensor {
             index,
             count: outputs.len(),
         })?;
         let t = self
-            .model
+            .view
             .tensor(id as usize)
             .ok_or(ember_core::Error::BadMetadata {
                 reason: "graph tensor id out of range",
@@ -92,7 +114,7 @@ impl<'b> CpuBackend<'b> {
             }
             .into());
         };
-        let persistent = (self.model.plan().persistent_bytes as usize).div_ceil(ALIGN) * ALIGN;
+        let persistent = (self.view.plan().persistent_bytes as usize).div_ceil(ALIGN) * ALIGN;
         let len: usize = t.dims.iter().map(|&d| d as usize).product();
         let start = persistent + offset as usize;
         let size = match t.dtype {

@@ -213,10 +213,58 @@ impl<'b> DeviceSession<'b> {
         }
     }
 
+    /// How many shape variants the blob has (1 without `ember convert --dim`).
+    pub fn variant_count(&self) -> usize {
+        match &self.backend {
+            Backend::Cpu(cpu) => cpu.variants().0,
+            Backend::Gpu(gpu) => gpu.variant_count(),
+        }
+    }
+
+    /// The shape variant that runs (an index of `ember_core::Model::variant_dims`).
+    pub fn variant(&self) -> usize {
+        match &self.backend {
+            Backend::Cpu(cpu) => cpu.variants().1,
+            Backend::Gpu(gpu) => gpu.variant(),
+        }
+    }
+
+    /// Runs shape variant `i` from now on, with no new device memory: every variant was lowered when
+    /// the session opened, over the same weights and one activation buffer sized for the largest. Its
+    /// inputs must be written (in its shapes) before it runs.
+    pub fn set_variant(&mut self, i: usize) -> Result<(), Error> {
+        match &mut self.backend {
+            Backend::Cpu(cpu) => cpu.set_variant(i),
+            Backend::Gpu(gpu) => gpu.set_variant(i),
+        }
+    }
+
+    /// Runs the variant whose graph inputs have exactly these shapes (one per input, in order) and
+    /// returns its index; `ember_core::Error::NoVariant` when there is none.
+    pub fn set_input_shapes(&mut self, shapes: &[&[u32]]) -> Result<usize, Error> {
+        let fits = |dims: &[&[u32]]| {
+            dims.len() == shapes.len() && dims.iter().zip(shapes).all(|(a, b)| a == b)
+        };
+        let found = match &self.backend {
+            Backend::Cpu(cpu) => cpu.variant_for_inputs(shapes),
+            Backend::Gpu(gpu) => (0..gpu.variant_count()).find(|&i| {
+                gpu.variant_inputs(i).is_some_and(|io| {
+                    let dims: Vec<&[u32]> = io.iter().map(|x| x.dims.as_slice()).collect();
+                    fits(&dims)
+                })
+            }),
+        };
+        let i = found.ok_or(ember_core::Error::NoVariant {
+            variants: self.variant_count(),
+        })?;
+        self.set_variant(i)?;
+        Ok(i)
+    }
+
     /// Number of graph inputs.
     pub fn input_count(&self) -> usize {
         match &self.backend {
-            Backend::Cpu(cpu) => cpu.model().inputs().len(),
+            Backend::Cpu(cpu) => cpu.view().inputs().len(),
             Backend::Gpu(gpu) => gpu.inputs().len(),
         }
     }
@@ -224,7 +272,7 @@ impl<'b> DeviceSession<'b> {
     /// Number of graph outputs.
     pub fn output_count(&self) -> usize {
         match &self.backend {
-            Backend::Cpu(cpu) => cpu.model().outputs().len(),
+            Backend::Cpu(cpu) => cpu.view().outputs().len(),
             Backend::Gpu(gpu) => gpu.outputs().len(),
         }
     }
@@ -234,12 +282,12 @@ impl<'b> DeviceSession<'b> {
         match &self.backend {
             Backend::Cpu(cpu) => {
                 let ids = if input {
-                    cpu.model().inputs()
+                    cpu.view().inputs()
                 } else {
-                    cpu.model().outputs()
+                    cpu.view().outputs()
                 };
                 let id = *ids.get(index).ok_or(no_such(ids.len()))?;
-                let t = cpu.model().tensor(id as usize).ok_or(no_such(ids.len()))?;
+                let t = cpu.view().tensor(id as usize).ok_or(no_such(ids.len()))?;
                 Ok(t.dims.to_vec())
             }
             Backend::Gpu(gpu) => {

@@ -95,7 +95,10 @@ pub(crate) struct Io {
     pub dtype: DType,
 }
 
-/// A model lowered onto one CubeCL device.
+/// A model lowered onto one CubeCL device. A blob with shape variants is lowered once per variant when
+/// the session opens, every variant over the same weight buffers and one activation buffer sized for the
+/// largest plan; the variant that runs has its tensors, steps and graph inputs and outputs in the
+/// fields below, the others wait in `parked`, and switching swaps them (no device allocation).
 pub(crate) struct GpuSession {
     client: Client,
     device: String,
@@ -103,10 +106,35 @@ pub(crate) struct GpuSession {
     steps: Vec<Step>,
     inputs: Vec<Io>,
     outputs: Vec<Io>,
+    /// Every variant's program but the current one's (`None` at `current`).
+    parked: Vec<Option<Program>>,
+    /// The variant that runs (an index of `ember_core::Model::variant_dims`).
+    current: usize,
     /// A one-element buffer bound where an optional input (a bias) is absent.
     dummy: Buffer,
     report: GpuMemoryReport,
 }
+
+/// One variant's lowered ops and buffers (see [`GpuSession`]).
+struct Program {
+    tensors: Vec<Option<Buffer>>,
+    steps: Vec<Step>,
+    inputs: Vec<Io>,
+    outputs: Vec<Io>,
+}
+
+/// A variant lowered, before its activations are placed: its program, its activation plan, and the
+/// element count of every tensor (scratch tensors after the model's).
+struct Lowering {
+    program: Program,
+    plan: ActivationPlan,
+    lens: Vec<usize>,
+}
+
+/// Weight buffers already uploaded, by their bytes' place in the blob's weights section (offset and
+/// length) and whether they were widened from int8: variants share them, and a shorter slice of a
+/// table that the converter stored once is a buffer of its own only if its length differs.
+type Weights = std::collections::HashMap<(usize, usize, bool), Buffer>;
 
 /// Runs `f`, turning a panic inside CubeCL or the driver into an error.
 pub(crate) fn guarded<T>(device: &str, f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
@@ -207,38 +235,229 @@ fn f32_bytes(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
+/// Points every reshape's output in `steps` at its input's buffer in `tensors`.
+fn resolve_aliases(
+    tensors: &mut [Option<Buffer>],
+    steps: &[Step],
+    device: &str,
+) -> Result<(), Error> {
+    for step in steps {
+        if let Work::Alias { x } = step.work {
+            let buffer = tensors[x].clone().ok_or_else(|| Error::UnsupportedOp {
+                index: step.index,
+                op: step.name,
+                device: device.to_string(),
+                reason: format!("reshape input {x} is produced by no op and is no graph input"),
+            })?;
+            tensors[step.output] = Some(buffer);
+        }
+    }
+    Ok(())
+}
+
+/// Lowers every op of one variant (`model`, a view of it) and uploads its weights (through `weights`,
+/// once per blob) and tables; its activations are placed by the caller.
+fn lower_program(
+    model: &Model<'_>,
+    client: &Client,
+    device: &str,
+    weights_cache: &mut Weights,
+    report: &mut GpuMemoryReport,
+) -> Result<Lowering, Error> {
+    let weights = model.weights();
+    let count = model.tensor_count();
+    let mut records = Vec::with_capacity(count);
+    for id in 0..count {
+        records.push(model.tensor(id).ok_or(ember_core::Error::BadTensor {
+            tensor: id as u32,
+            reason: "record does not decode",
+        })?);
+    }
+    let dims: Vec<Vec<usize>> = records
+        .iter()
+        .map(|t| t.dims.iter().map(|&d| d as usize).collect())
+        .collect();
+    let numel = |id: usize| dims[id].iter().product::<usize>();
+    // A weight tensor's bytes, in place in the blob.
+    let weight_bytes = |id: usize| -> Option<&[u8]> {
+        let Storage::Weights { offset } = records[id].storage else {
+            return None;
+        };
+        let len = numel(id) * records[id].dtype.size();
+        weights.get(offset as usize..offset as usize + len)
+    };
+    let as_f32 = |bytes: &[u8]| -> Vec<f32> {
+        bytes
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    };
+
+    let mut tensors: Vec<Option<Buffer>> = vec![None; count];
+    let mut steps = Vec::with_capacity(model.op_count());
+    let mut reads: Vec<Vec<usize>> = Vec::with_capacity(model.op_count());
+    // (tensor id, step, elements) of every op's scratch tensors.
+    let mut scratch: Vec<(usize, usize, usize)> = Vec::new();
+    for index in 0..model.op_count() {
+        let op = model.op(index).ok_or(ember_core::Error::BadOp {
+            op: index as u32,
+            reason: "record does not decode",
+        })?;
+        let name = op.kind.name();
+        let unsupported = |reason: String| Error::UnsupportedOp {
+            index,
+            op: name,
+            device: device.to_string(),
+            reason,
+        };
+        let ids: Vec<usize> = op.inputs.iter().map(|&i| i as usize).collect();
+        let output = op.output as usize;
+        for &id in ids.iter().chain([&output]) {
+            // f32 and int8 tensors, and int32 weights (biases and requantization rows).
+            let is_weight = matches!(records[id].storage, Storage::Weights { .. });
+            let supported = match records[id].dtype {
+                DType::F32 | DType::I8 => true,
+                DType::I32 => is_weight,
+                _ => false,
+            };
+            if !supported {
+                return Err(unsupported(format!(
+                    "tensor {id} is {:?}; the GPU runs f32 and int8 tensors (and int32 weights)",
+                    records[id].dtype
+                )));
+            }
+            if numel(id) >= u32::MAX as usize {
+                return Err(unsupported(format!(
+                    "tensor {id} has more than 2^32 elements"
+                )));
+            }
+        }
+        // Lowering reads weight values only to build index maps (a gather's indices).
+        let input_weights: Vec<Option<Vec<f32>>> = ids
+            .iter()
+            .map(|&id| match op.kind {
+                ember_core::OpKind::Gather(_) => weight_bytes(id).map(as_f32),
+                _ => None,
+            })
+            .collect();
+        let view = OpView {
+            kind: op.kind,
+            inputs: &ids,
+            input_dims: ids.iter().map(|&id| dims[id].as_slice()).collect(),
+            output_dims: &dims[output],
+            output_dtype: records[output].dtype,
+            input_weights: input_weights.iter().map(|w| w.as_deref()).collect(),
+            scratch_base: tensors.len(),
+        };
+        let Lowered {
+            work,
+            tables,
+            scratch: scratch_lens,
+        } = lower::lower(&view).map_err(unsupported)?;
+        // Scratch tensors get ids after the model's; the planner gives them this step only.
+        for len in scratch_lens {
+            scratch.push((tensors.len(), steps.len(), len.max(1)));
+            tensors.push(None);
+        }
+        // Upload the weights this op reads (once per blob: variants share them); int8 weights
+        // widen to i32.
+        for &id in &ids {
+            if let (Some(bytes), None) = (weight_bytes(id), &tensors[id]) {
+                let Storage::Weights { offset } = records[id].storage else {
+                    continue;
+                };
+                let key = (offset as usize, bytes.len(), records[id].dtype == DType::I8);
+                if let Some(shared) = weights_cache.get(&key) {
+                    tensors[id] = Some(shared.clone());
+                    continue;
+                }
+                let widened: Vec<u8>;
+                let bytes = match records[id].dtype {
+                    DType::I8 => {
+                        widened = bytes
+                            .iter()
+                            .flat_map(|&b| i32::from(b as i8).to_le_bytes())
+                            .collect();
+                        &widened[..]
+                    }
+                    _ => bytes,
+                };
+                let bytes = if bytes.is_empty() { &[0; 4][..] } else { bytes };
+                report.weights_bytes += bytes.len() as u64;
+                let buffer = Buffer {
+                    handle: client.create_from_slice(bytes),
+                    len: numel(id).max(1),
+                };
+                weights_cache.insert(key, buffer.clone());
+                tensors[id] = Some(buffer);
+            }
+        }
+        let tables = tables
+            .into_iter()
+            .map(|t| {
+                let (bytes, len) = match t {
+                    Table::U32(v) => (
+                        v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
+                        v.len(),
+                    ),
+                    Table::F32(v) => (f32_bytes(&v), v.len()),
+                    Table::I32(v) => (
+                        v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
+                        v.len(),
+                    ),
+                };
+                let bytes = if bytes.is_empty() { vec![0; 4] } else { bytes };
+                report.table_bytes += bytes.len() as u64;
+                Buffer {
+                    handle: client.create_from_slice(&bytes),
+                    len: len.max(1),
+                }
+            })
+            .collect();
+        // Activations are placed once every op is known (`plan_activations`).
+        reads.push(ids.clone());
+        steps.push(Step {
+            index,
+            name,
+            output,
+            out_len: numel(output),
+            work,
+            tables,
+        });
+    }
+    let io = |ids: &[u32]| -> Vec<Io> {
+        ids.iter()
+            .map(|&id| Io {
+                id: id as usize,
+                dims: records[id as usize].dims.to_vec(),
+                len: numel(id as usize),
+                dtype: records[id as usize].dtype,
+            })
+            .collect()
+    };
+    let (inputs, outputs) = (io(model.inputs()), io(model.outputs()));
+    let mut lens: Vec<usize> = (0..count).map(|id| numel(id).max(1)).collect();
+    lens.extend(scratch.iter().map(|s| s.2));
+    let graph_outputs: Vec<usize> = outputs.iter().map(|o| o.id).collect();
+    let scratch_life: Vec<(usize, usize)> = scratch.iter().map(|s| (s.0, s.1)).collect();
+    let plan = plan_activations(&steps, &reads, &lens, &graph_outputs, &scratch_life);
+    Ok(Lowering {
+        program: Program {
+            tensors,
+            steps,
+            inputs,
+            outputs,
+        },
+        plan,
+        lens,
+    })
+}
+
 impl GpuSession {
     /// Lowers every op (failing on the first the GPU cannot run) and uploads weights and tables.
+    /// Lowers every op of every shape variant (failing on the first the GPU cannot run), uploads the
+    /// weights once and the tables, and places every variant's activations in one buffer.
     pub(crate) fn new(model: &Model<'_>, client: Client, device: String) -> Result<Self, Error> {
-        let weights = model.weights();
-        let count = model.tensor_count();
-        let mut records = Vec::with_capacity(count);
-        for id in 0..count {
-            records.push(model.tensor(id).ok_or(ember_core::Error::BadTensor {
-                tensor: id as u32,
-                reason: "record does not decode",
-            })?);
-        }
-        let dims: Vec<Vec<usize>> = records
-            .iter()
-            .map(|t| t.dims.iter().map(|&d| d as usize).collect())
-            .collect();
-        let numel = |id: usize| dims[id].iter().product::<usize>();
-        // A weight tensor's bytes, in place in the blob.
-        let weight_bytes = |id: usize| -> Option<&[u8]> {
-            let Storage::Weights { offset } = records[id].storage else {
-                return None;
-            };
-            let len = numel(id) * records[id].dtype.size();
-            weights.get(offset as usize..offset as usize + len)
-        };
-        let as_f32 = |bytes: &[u8]| -> Vec<f32> {
-            bytes
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect()
-        };
-
         let mut report = GpuMemoryReport {
             bytes_in_use: 0,
             bytes_reserved: 0,
@@ -250,202 +469,137 @@ impl GpuSession {
             table_bytes: 0,
             planned_arena_bytes: model.arena_bytes() as u64,
         };
-        let upload = |client: &Client, bytes: Vec<u8>, len: usize| Buffer {
-            handle: client.create_from_slice(&bytes),
-            len,
-        };
-        let mut tensors: Vec<Option<Buffer>> = vec![None; count];
-        let mut steps = Vec::with_capacity(model.op_count());
-        let mut reads: Vec<Vec<usize>> = Vec::with_capacity(model.op_count());
-        // (tensor id, step, elements) of every op's scratch tensors.
-        let mut scratch: Vec<(usize, usize, usize)> = Vec::new();
-        for index in 0..model.op_count() {
-            let op = model.op(index).ok_or(ember_core::Error::BadOp {
-                op: index as u32,
-                reason: "record does not decode",
-            })?;
-            let name = op.kind.name();
-            let unsupported = |reason: String| Error::UnsupportedOp {
-                index,
-                op: name,
-                device: device.clone(),
-                reason,
-            };
-            let ids: Vec<usize> = op.inputs.iter().map(|&i| i as usize).collect();
-            let output = op.output as usize;
-            for &id in ids.iter().chain([&output]) {
-                // f32 and int8 tensors, and int32 weights (biases and requantization rows).
-                let is_weight = matches!(records[id].storage, Storage::Weights { .. });
-                let supported = match records[id].dtype {
-                    DType::F32 | DType::I8 => true,
-                    DType::I32 => is_weight,
-                    _ => false,
-                };
-                if !supported {
-                    return Err(unsupported(format!(
-                        "tensor {id} is {:?}; the GPU runs f32 and int8 tensors (and int32 weights)",
-                        records[id].dtype
-                    )));
-                }
-                if numel(id) >= u32::MAX as usize {
-                    return Err(unsupported(format!(
-                        "tensor {id} has more than 2^32 elements"
-                    )));
-                }
-            }
-            // Lowering reads weight values only to build index maps (a gather's indices).
-            let input_weights: Vec<Option<Vec<f32>>> = ids
-                .iter()
-                .map(|&id| match op.kind {
-                    ember_core::OpKind::Gather(_) => weight_bytes(id).map(as_f32),
-                    _ => None,
-                })
-                .collect();
-            let view = OpView {
-                kind: op.kind,
-                inputs: &ids,
-                input_dims: ids.iter().map(|&id| dims[id].as_slice()).collect(),
-                output_dims: &dims[output],
-                output_dtype: records[output].dtype,
-                input_weights: input_weights.iter().map(|w| w.as_deref()).collect(),
-                scratch_base: tensors.len(),
-            };
-            let Lowered {
-                work,
-                tables,
-                scratch: scratch_lens,
-            } = lower::lower(&view).map_err(unsupported)?;
-            // Scratch tensors get ids after the model's; the planner gives them this step only.
-            for len in scratch_lens {
-                scratch.push((tensors.len(), steps.len(), len.max(1)));
-                tensors.push(None);
-            }
-            // Upload the weights this op reads (once per tensor); int8 weights widen to i32.
-            for &id in &ids {
-                if let (Some(bytes), None) = (weight_bytes(id), &tensors[id]) {
-                    let widened: Vec<u8>;
-                    let bytes = match records[id].dtype {
-                        DType::I8 => {
-                            widened = bytes
-                                .iter()
-                                .flat_map(|&b| i32::from(b as i8).to_le_bytes())
-                                .collect();
-                            &widened[..]
-                        }
-                        _ => bytes,
-                    };
-                    let bytes = if bytes.is_empty() { &[0; 4][..] } else { bytes };
-                    report.weights_bytes += bytes.len() as u64;
-                    tensors[id] = Some(Buffer {
-                        handle: client.create_from_slice(bytes),
-                        len: numel(id).max(1),
+        let mut weights = Weights::new();
+        let mut lowered = Vec::with_capacity(model.variant_count());
+        for i in 0..model.variant_count() {
+            let view = model.variant(i)?;
+            lowered.push(lower_program(
+                &view,
+                &client,
+                &device,
+                &mut weights,
+                &mut report,
+            )?);
+        }
+        // One activation buffer, for the largest plan: every variant's tensors are views of it.
+        let total = lowered
+            .iter()
+            .map(|l| l.plan.total_bytes)
+            .max()
+            .unwrap_or(0);
+        report.activation_tensor_bytes = lowered
+            .iter()
+            .map(|l| l.plan.tensor_bytes)
+            .max()
+            .unwrap_or(0);
+        report.activation_bytes = total;
+        let arena = (total > 0).then(|| client.empty(total as usize));
+        let mut parked = Vec::with_capacity(lowered.len());
+        for Lowering {
+            mut program,
+            plan,
+            lens,
+        } in lowered
+        {
+            if let Some(arena) = &arena {
+                for &(id, offset) in &plan.offsets {
+                    let bytes = lens[id] as u64 * 4;
+                    program.tensors[id] = Some(Buffer {
+                        handle: arena
+                            .clone()
+                            .offset_start(offset)
+                            .offset_end(total - offset - bytes),
+                        len: lens[id],
                     });
                 }
             }
-            let tables = tables
-                .into_iter()
-                .map(|t| {
-                    let (bytes, len) = match t {
-                        Table::U32(v) => (
-                            v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
-                            v.len(),
-                        ),
-                        Table::F32(v) => (f32_bytes(&v), v.len()),
-                        Table::I32(v) => (
-                            v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(),
-                            v.len(),
-                        ),
-                    };
-                    let bytes = if bytes.is_empty() { vec![0; 4] } else { bytes };
-                    report.table_bytes += bytes.len() as u64;
-                    upload(&client, bytes, len.max(1))
-                })
-                .collect();
-            // Activations are placed once every op is known (`plan_activations`).
-            reads.push(ids.clone());
-            steps.push(Step {
-                index,
-                name,
-                output,
-                out_len: numel(output),
-                work,
-                tables,
-            });
+            for input in &program.inputs {
+                if program.tensors[input.id].is_none() {
+                    let bytes = input.len.max(1) * 4;
+                    report.activation_bytes += bytes as u64;
+                    program.tensors[input.id] = Some(Buffer {
+                        handle: client.create_from_slice(&vec![0; bytes]),
+                        len: input.len.max(1),
+                    });
+                }
+            }
+            resolve_aliases(&mut program.tensors, &program.steps, &device)?;
+            parked.push(Some(program));
         }
-        let io = |ids: &[u32]| -> Vec<Io> {
-            ids.iter()
-                .map(|&id| Io {
-                    id: id as usize,
-                    dims: records[id as usize].dims.to_vec(),
-                    len: numel(id as usize),
-                    dtype: records[id as usize].dtype,
-                })
-                .collect()
+        let current = model.variant_index();
+        let Some(Program {
+            tensors,
+            steps,
+            inputs,
+            outputs,
+        }) = parked.get_mut(current).and_then(Option::take)
+        else {
+            return Err(Error::Model(ember_core::Error::NoVariant {
+                variants: model.variant_count(),
+            }));
         };
-        let (inputs, outputs) = (io(model.inputs()), io(model.outputs()));
-        let mut lens: Vec<usize> = (0..count).map(|id| numel(id).max(1)).collect();
-        lens.extend(scratch.iter().map(|s| s.2));
-        let graph_outputs: Vec<usize> = outputs.iter().map(|o| o.id).collect();
-        let scratch_life: Vec<(usize, usize)> = scratch.iter().map(|s| (s.0, s.1)).collect();
-        let plan = plan_activations(&steps, &reads, &lens, &graph_outputs, &scratch_life);
-        report.activation_tensor_bytes = plan.tensor_bytes;
-        if plan.total_bytes > 0 {
-            report.activation_bytes += plan.total_bytes;
-            let arena = client.empty(plan.total_bytes as usize);
-            for &(id, offset) in &plan.offsets {
-                let bytes = lens[id] as u64 * 4;
-                tensors[id] = Some(Buffer {
-                    handle: arena
-                        .clone()
-                        .offset_start(offset)
-                        .offset_end(plan.total_bytes - offset - bytes),
-                    len: lens[id],
-                });
-            }
-        }
-        for input in &inputs {
-            if tensors[input.id].is_none() {
-                let bytes = input.len.max(1) * 4;
-                report.activation_bytes += bytes as u64;
-                tensors[input.id] = Some(Buffer {
-                    handle: client.create_from_slice(&vec![0; bytes]),
-                    len: input.len.max(1),
-                });
-            }
-        }
-        let dummy = upload(&client, vec![0; 4], 1);
-        let mut session = GpuSession {
+        let dummy = Buffer {
+            handle: client.create_from_slice(&[0; 4]),
+            len: 1,
+        };
+        Ok(GpuSession {
             client,
             device,
             tensors,
             steps,
             inputs,
             outputs,
+            parked,
+            current,
             dummy,
             report,
+        })
+    }
+
+    /// How many shape variants the session holds (1 for a blob without).
+    pub(crate) fn variant_count(&self) -> usize {
+        self.parked.len()
+    }
+
+    /// The variant that runs.
+    pub(crate) fn variant(&self) -> usize {
+        self.current
+    }
+
+    /// The graph inputs of variant `i`.
+    pub(crate) fn variant_inputs(&self, i: usize) -> Option<&[Io]> {
+        match self.parked.get(i)? {
+            None => Some(&self.inputs),
+            Some(p) => Some(&p.inputs),
+        }
+    }
+
+    /// Runs variant `i` from now on: its program and the current one trade places (no device
+    /// allocation). Its inputs must be written before it runs.
+    pub(crate) fn set_variant(&mut self, i: usize) -> Result<(), Error> {
+        if i == self.current {
+            return Ok(());
+        }
+        let variants = self.parked.len();
+        let next = self
+            .parked
+            .get_mut(i)
+            .and_then(Option::take)
+            .ok_or(Error::Model(ember_core::Error::NoVariant { variants }))?;
+        let old = Program {
+            tensors: std::mem::replace(&mut self.tensors, next.tensors),
+            steps: std::mem::replace(&mut self.steps, next.steps),
+            inputs: std::mem::replace(&mut self.inputs, next.inputs),
+            outputs: std::mem::replace(&mut self.outputs, next.outputs),
         };
-        session.resolve_aliases()?;
-        Ok(session)
+        self.parked[self.current] = Some(old);
+        self.current = i;
+        Ok(())
     }
 
     /// Points every reshape's output at its input's buffer (again after an input buffer changes).
     fn resolve_aliases(&mut self) -> Result<(), Error> {
-        for step in &self.steps {
-            if let Work::Alias { x } = step.work {
-                let buffer = self.tensors[x]
-                    .clone()
-                    .ok_or_else(|| Error::UnsupportedOp {
-                        index: step.index,
-                        op: step.name,
-                        device: self.device.clone(),
-                        reason: format!(
-                            "reshape input {x} is produced by no op and is no graph input"
-                        ),
-                    })?;
-                self.tensors[step.output] = Some(buffer);
-            }
-        }
-        Ok(())
+        resolve_aliases(&mut self.tensors, &self.steps, &self.device)
     }
 
     pub(crate) fn device(&self) -> &str {

@@ -10,3 +10,4 @@ mod ops;
 mod resize_golden;
 mod rnn;
 mod switch_device;
+mod variants;
