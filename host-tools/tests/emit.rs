@@ -175,3 +175,36 @@ fn an_unknown_target_arch_is_a_clear_error() {
     );
     assert!(!dir.join("m.o").exists());
 }
+
+#[test]
+fn emit_rust_lists_the_shape_variants_for_set_dims() {
+    let dir = scratch_dir("emit-variants");
+    let module = dir.join("model.rs");
+    let out = convert(
+        &model("kws/lengths/model.onnx"),
+        &module,
+        &[
+            "--emit",
+            "rust",
+            "--dim",
+            "T=25,49,97",
+            "--shape",
+            "input=1,10,T",
+        ],
+    );
+    ok_text(&out);
+    let generated = std::fs::read_to_string(&module).unwrap();
+    for line in [
+        "pub const DIM_NAMES: [&str; 1] = [\"T\"];",
+        "pub const VARIANTS: [[u32; 1]; 3] = [[25], [49], [97]];",
+        // The largest variant's arena (its plan, as `ember inspect` prints it).
+        "pub const ARENA_BYTES: usize = 10816;",
+    ] {
+        assert!(generated.contains(line), "{line} missing:\n{generated}");
+    }
+    // A blob without variants has neither.
+    let plain = dir.join("plain.rs");
+    ok_text(&convert(&digits(), &plain, &["--emit", "rust"]));
+    let generated = std::fs::read_to_string(&plain).unwrap();
+    assert!(!generated.contains("VARIANTS"), "{generated}");
+}

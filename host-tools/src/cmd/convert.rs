@@ -172,8 +172,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let r = &converted.report;
     let aligned = ember_core::AlignedBuf::from_bytes(&converted.blob);
     // A firmware built with `KERNEL_ENTRIES` reads the variants of a blob that has them.
-    let (arena_bytes, kernel_entries) = ember_core::Model::parse(aligned.as_bytes())
-        .and_then(|m| Ok((m.arena_bytes(), m.build_entries()?)))
+    let (arena_bytes, kernel_entries, variants) = ember_core::Model::parse(aligned.as_bytes())
+        .and_then(|m| {
+            Ok((
+                m.arena_bytes(),
+                m.build_entries()?,
+                crate::emit::variant_items(&m),
+            ))
+        })
         .map_err(|e| anyhow::anyhow!("the converted blob does not parse: {e}"))?;
     let sizes = crate::emit::Sizes {
         arena_bytes,
@@ -195,7 +201,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
                 bail!("--emit rust writes a Rust module: name it model.rs (the blob goes beside it as model.ember)");
             }
             crate::emit::write(&blob_path, &converted.blob)?;
-            let module = crate::emit::rust_module(&file_name(&blob_path), &source, &sizes);
+            let module =
+                crate::emit::rust_module(&file_name(&blob_path), &source, &sizes, &variants);
             crate::emit::write(&args.output, module.as_bytes())?;
             println!("wrote {}", blob_path.display());
         }
