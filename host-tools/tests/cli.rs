@@ -543,4 +543,14 @@ fn one_kws_blob_runs_and_benches_every_input_length() {
         activations.len() == 3 && activations.windows(2).all(|w| w[0] < w[1]),
         "{activations:?}"
     );
+    // `inspect --plot` draws a lane per variant.
+    let svg = dir.join("kws.svg");
+    let out = ember(&["inspect", blob, "--plot", svg.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(plot.matches(r#"<g class="variant""#).count(), 3, "{plot}");
+    for (t, bytes) in [25, 49, 97].iter().zip(&activations) {
+        let title = format!("Activation arena of variant T={t}: {bytes} bytes planned");
+        assert!(plot.contains(&title), "{title} missing");
+    }
 }

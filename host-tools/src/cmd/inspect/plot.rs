@@ -2,7 +2,9 @@
 //! runs along the x axis and arena offset up the y axis; each arena tensor is a rectangle from its
 //! first to its last use and from its offset to its offset plus size, so the peak shows as the
 //! highest stack. Dashed lines mark the lower bound and the planned total. (Tensors that alias,
-//! like a Reshape's input and output, share their bytes and so draw over each other.)
+//! like a Reshape's input and output, share their bytes and so draw over each other.) A blob with shape
+//! variants gets one lane per variant, one above the other, on the same byte scale: the arena is sized
+//! for the largest lane, and the space above a smaller one is what `Session::spare_mut` offers.
 
 use std::fmt::Write as _;
 
@@ -30,11 +32,54 @@ struct Block {
     shape: String,
 }
 
-/// The SVG text of `model`'s arena plan.
+/// The SVG text of `model`'s arena plan: one lane, or one per shape variant.
 pub fn arena_svg(model: &Model<'_>) -> String {
+    let lanes: Vec<(String, Model<'_>)> = match model.variant_count() {
+        1 => vec![(String::new(), model.clone())],
+        n => (0..n)
+            .filter_map(|i| {
+                let name = crate::cmd::common::variant_name(model, i);
+                Some((format!(" of variant {name}"), model.variant(i).ok()?))
+            })
+            .collect(),
+    };
+    let blocks: Vec<Vec<Block>> = lanes.iter().map(|(_, m)| blocks(m)).collect();
+    // One byte scale for every lane, so that they compare.
+    let top_bytes = lanes
+        .iter()
+        .zip(&blocks)
+        .map(|((_, m), b)| lane_top(m, b))
+        .max()
+        .unwrap_or(1);
+    let lane_height = TOP + HEIGHT + BOTTOM;
+    let (w, h) = (LEFT + WIDTH + RIGHT, lane_height * lanes.len() as f64);
+    let mut s = String::new();
+    // `write!` into a `String` cannot fail.
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="10">"#
+    );
+    for (k, ((title, m), b)) in lanes.iter().zip(&blocks).enumerate() {
+        if lanes.len() > 1 {
+            let _ = writeln!(
+                s,
+                r#"<g class="variant" transform="translate(0 {})">"#,
+                lane_height * k as f64
+            );
+        }
+        lane(&mut s, m, b, top_bytes, title);
+        if lanes.len() > 1 {
+            s.push_str("</g>\n");
+        }
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// The arena tensors of `model`'s plan.
+fn blocks(model: &Model<'_>) -> Vec<Block> {
     let steps = model.op_count().max(1);
-    let plan = model.plan();
-    let blocks: Vec<Block> = (0..model.tensor_count())
+    (0..model.tensor_count())
         .filter_map(|i| {
             let t = model.tensor(i)?;
             let Storage::Arena { offset } = t.storage else {
@@ -55,28 +100,37 @@ pub fn arena_svg(model: &Model<'_>) -> String {
                 shape: crate::cmd::common::shape_str(&t.dims),
             })
         })
-        .collect();
-    let lower_bound = plan.lower_bound_bytes as usize;
-    let total = plan.activation_bytes as usize;
-    let top_bytes = blocks
+        .collect()
+}
+
+/// The highest byte a lane draws: its tensors, its plan and its lower bound.
+fn lane_top(model: &Model<'_>, blocks: &[Block]) -> usize {
+    let plan = model.plan();
+    blocks
         .iter()
         .map(|b| b.offset + b.bytes)
-        .chain([total, lower_bound, 1])
+        .chain([
+            plan.activation_bytes as usize,
+            plan.lower_bound_bytes as usize,
+            1,
+        ])
         .max()
-        .unwrap_or(1);
+        .unwrap_or(1)
+}
+
+/// Draws one plan into `s`: its title (`title` after "Activation arena"), axes, a rectangle per
+/// tensor, and its lower bound and total, on a scale whose top is `top_bytes`.
+fn lane(s: &mut String, model: &Model<'_>, blocks: &[Block], top_bytes: usize, title: &str) {
+    let steps = model.op_count().max(1);
+    let plan = model.plan();
+    let lower_bound = plan.lower_bound_bytes as usize;
+    let total = plan.activation_bytes as usize;
     let x = |step: usize| LEFT + WIDTH * step as f64 / steps as f64;
     let y = |bytes: usize| TOP + HEIGHT * (1.0 - bytes as f64 / top_bytes as f64);
 
-    let mut s = String::new();
-    let (w, h) = (LEFT + WIDTH + RIGHT, TOP + HEIGHT + BOTTOM);
-    // `write!` into a `String` cannot fail.
     let _ = writeln!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="10">"#
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="{LEFT}" y="20" font-size="14">Activation arena: {total} bytes planned, lower bound {lower_bound} bytes, {} tensors, {} ops</text>"#,
+        r#"<text x="{LEFT}" y="20" font-size="14">Activation arena{title}: {total} bytes planned, lower bound {lower_bound} bytes, {} tensors, {} ops</text>"#,
         blocks.len(),
         model.op_count()
     );
@@ -169,8 +223,6 @@ pub fn arena_svg(model: &Model<'_>) -> String {
             y(bytes) + if what == "planned" { -4.0 } else { 10.0 }
         );
     }
-    s.push_str("</svg>\n");
-    s
 }
 
 /// `text` with XML's special characters escaped.
