@@ -362,15 +362,32 @@ impl<'b, const E: u64> Model<'b, E> {
             .ok_or(bad("a variant's info record does not decode"))?;
         let tensors = RecordTable::new(part(tables.tensors)?, SectionKind::VariantTables)?;
         let ops = RecordTable::new(part(tables.ops)?, SectionKind::VariantTables)?;
-        Ok(Model {
+        // Names are kept for the largest variant only.
+        Ok(self.with_tables(i, info, tensors, ops, None))
+    }
+
+    /// Variant `i`'s model: this one's blob, weights and variant table with the given tables. (Built
+    /// field by field: a clone of `self` would copy its graph inputs and outputs only to drop them.)
+    fn with_tables(
+        &self,
+        i: usize,
+        info: ModelInfo<'b>,
+        tensors: RecordTable<'b>,
+        ops: RecordTable<'b>,
+        names: Option<RecordTable<'b>>,
+    ) -> Model<'b, E> {
+        Model {
+            blob: self.blob,
             info,
             tensors,
             ops,
-            // Names are kept for the largest variant only.
-            names: None,
+            names,
+            weights: self.weights,
+            minor: self.minor,
+            entries: self.entries,
+            variants: self.variants,
             variant: i,
-            ..self.clone()
-        })
+        }
     }
 
     /// Record `i` of the variant table (after the names record).
@@ -655,14 +672,7 @@ impl<'b, const E: u64> Model<'b, E> {
                     .ok_or(Error::BadMetadata {
                         reason: "info section does not decode",
                     })?;
-                Ok(Model {
-                    info,
-                    tensors: largest.tensors,
-                    ops: largest.ops,
-                    names: largest.names,
-                    variant: i,
-                    ..self.clone()
-                })
+                Ok(self.with_tables(i, info, largest.tensors, largest.ops, largest.names))
             }
         }
     }

@@ -322,6 +322,7 @@ impl<'a, const E: u64> Session<'a, E> {
             prepared: alloc::vec::Vec::new(),
             variants: (has::<E>(VARIANTS) && model.variant_count() > 1).then(|| VariantState {
                 view: None,
+                current: model.variant_index(),
                 uses: [VariantUse::default(); MAX_VARIANTS],
             }),
             report: MemoryReport {
@@ -364,6 +365,7 @@ impl<'a, const E: u64> Session<'a, E> {
             Some(state) if has::<E>(VARIANTS) => {
                 let view = self.model.variant(i)?;
                 state.view = (i != own).then_some(view);
+                state.current = i;
                 Ok(())
             }
             _ => Err(Error::NoVariant { variants: 1 }),
@@ -412,10 +414,27 @@ impl<'a, const E: u64> Session<'a, E> {
 
     /// Counts a run of the current variant.
     pub(super) fn count_run(&mut self) {
-        let own = self.model.variant_index();
-        note_use(&mut self.variants, own, |u| {
-            u.runs = u.runs.saturating_add(1)
-        });
+        note_use(&mut self.variants, |u| u.runs = u.runs.saturating_add(1));
+    }
+
+    /// The current variant's view, when it is not the model's own, moved out of the session while a
+    /// run walks it (the session's own fields change meanwhile); [`Session::put_view`] puts it back.
+    /// Nothing in a run reads [`Session::model`] in between (the variant's index stays in
+    /// `VariantState::current`).
+    fn take_view(&mut self) -> Option<Model<'a, E>> {
+        match &mut self.variants {
+            Some(state) if has::<E>(VARIANTS) => state.view.take(),
+            _ => None,
+        }
+    }
+
+    /// Puts back the view [`Session::take_view`] moved out.
+    fn put_view(&mut self, view: Option<Model<'a, E>>) {
+        if let Some(state) = &mut self.variants {
+            if view.is_some() {
+                state.view = view;
+            }
+        }
     }
 
     /// The current variant's view, when it is not the model's own, as a value: a run walks it while
@@ -495,12 +514,12 @@ impl<'a, const E: u64> Session<'a, E> {
         if !self.prepared.is_empty() {
             return self.run_prepared(&mut |s, i, t| s.run_op(i, t));
         }
-        let view = self.view();
+        let view = self.take_view();
         let model = view.as_ref().unwrap_or(self.model);
-        for i in 0..model.op_count() {
-            model.with_op_tensors(i, &mut |t| self.run_op(i, t))?;
-        }
-        Ok(())
+        let result = (0..model.op_count())
+            .try_for_each(|i| model.with_op_tensors(i, &mut |t| self.run_op(i, t)));
+        self.put_view(view);
+        result
     }
 
     /// Runs every op once, as [`Session::run`] does, and hands `observe` each op's output as soon as
@@ -576,9 +595,9 @@ impl<'a, const E: u64> Session<'a, E> {
                 Ok(())
             });
         }
-        let view = self.view();
+        let view = self.take_view();
         let model = view.as_ref().unwrap_or(self.model);
-        for i in 0..model.op_count() {
+        let result = (0..model.op_count()).try_for_each(|i| {
             let start = clock.now();
             let mut op = "";
             model.with_op_tensors(i, &mut |t| {
@@ -592,8 +611,10 @@ impl<'a, const E: u64> Session<'a, E> {
                 kernels: self.kernels.name,
                 ticks,
             });
-        }
-        Ok(())
+            Ok(())
+        });
+        self.put_view(view);
+        result
     }
 
     /// Runs op `i` on its looked-up tensors `t`.
@@ -641,8 +662,7 @@ impl<'a, const E: u64> Session<'a, E> {
             };
         }
         self.report.peak_bytes = self.report.peak_bytes.max(peak);
-        let own = self.model.variant_index();
-        note_use(&mut self.variants, own, |u| {
+        note_use(&mut self.variants, |u| {
             u.peak_bytes = u.peak_bytes.max(peak as u32);
         });
         let n = t.input_count();

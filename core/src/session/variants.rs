@@ -17,22 +17,22 @@ pub struct VariantUse {
 
 /// What a session keeps for a model with shape variants.
 pub(super) struct VariantState<'a, const E: u64> {
-    /// The variant that runs, when it is not the session's model's own.
+    /// The variant that runs, when it is not the session's model's own (a run moves it out while it
+    /// walks the ops, and back).
     pub(super) view: Option<Model<'a, E>>,
+    /// The index of the variant that runs.
+    pub(super) current: usize,
     /// Runs and peak of each variant.
     pub(super) uses: [VariantUse; MAX_VARIANTS],
 }
 
-/// Updates the [`VariantUse`] of the variant that runs, for a model with variants (`own`: the
-/// session's model's own variant, which runs when there is no view).
+/// Updates the [`VariantUse`] of the variant that runs, for a model with variants.
 pub(super) fn note_use<const E: u64>(
     variants: &mut Option<VariantState<'_, E>>,
-    own: usize,
     f: impl FnOnce(&mut VariantUse),
 ) {
     if let Some(state) = variants.as_mut().filter(|_| has::<E>(VARIANTS)) {
-        let v = state.view.as_ref().map_or(own, Model::variant_index);
-        if let Some(u) = state.uses.get_mut(v) {
+        if let Some(u) = state.uses.get_mut(state.current) {
             f(u);
         }
     }
