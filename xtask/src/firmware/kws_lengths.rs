@@ -291,36 +291,30 @@ clock ticks_per_second=25000000
         r.check(&onnxruntime()).unwrap();
     }
 
-    #[test]
-    fn a_probability_off_by_more_than_the_tolerance_fails() {
-        let text = OUTPUT.replace("probs=0,1,0,0", "probs=0,0.9999,0,0");
+    /// The output with `from` replaced by `to` fails the check with a message containing `says`.
+    fn fails(from: &str, to: &str, says: &str) {
+        let text = OUTPUT.replace(from, to);
+        assert_ne!(text, OUTPUT, "{from:?} is not in the output");
         let err = KwsReport::parse(&text)
             .unwrap()
             .check(&onnxruntime())
             .unwrap_err();
-        assert!(format!("{err}").contains("49 frames"), "{err}");
+        assert!(format!("{err}").contains(says), "{err}");
+    }
+
+    #[test]
+    fn a_probability_off_by_more_than_the_tolerance_fails() {
+        fails("probs=0,1,0,0", "probs=0,0.9999,0,0", "49 frames");
     }
 
     #[test]
     fn a_run_on_another_length_s_variant_fails() {
-        let text = OUTPUT.replace("run T=25 variant=0", "run T=25 variant=1");
-        let err = KwsReport::parse(&text)
-            .unwrap()
-            .check(&onnxruntime())
-            .unwrap_err();
-        assert!(format!("{err}").contains("variant 1"), "{err}");
+        fails("run T=25 variant=0", "run T=25 variant=1", "variant 1");
     }
 
     #[test]
     fn a_missing_length_fails() {
-        let text = OUTPUT.replace(
-            "run T=49 variant=1 set_dims_ticks=95 run_ticks=2500 probs=0,1,0,0\n",
-            "",
-        );
-        let err = KwsReport::parse(&text)
-            .unwrap()
-            .check(&onnxruntime())
-            .unwrap_err();
-        assert!(format!("{err}").contains("no run of 49"), "{err}");
+        let line = "run T=49 variant=1 set_dims_ticks=95 run_ticks=2500 probs=0,1,0,0\n";
+        fails(line, "", "no run of 49");
     }
 }
