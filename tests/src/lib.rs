@@ -18,6 +18,24 @@ pub fn read_npy_f32(path: &Path) -> (Vec<usize>, Vec<f32>) {
     (shape, npy.into_vec().expect("float32 data"))
 }
 
+/// The blob of bundled model `name` (a folder under `tests/models/`, such as `kws/lengths`) converted
+/// with shape variants, as `ember convert --dim DIM --shape SHAPE` does (`T=25,49,97`, `input=1,10,T`).
+pub fn convert_variants(name: &str, dim: &str, shape: &str) -> Vec<u8> {
+    let path = model_dir(name).join("model.onnx");
+    let bytes =
+        std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let mut opts = ember_convert::ConvertOptions::default();
+    opts.dims.push(
+        ember_convert::ConvertOptions::parse_dim(dim)
+            .unwrap_or_else(|e| panic!("--dim {dim}: {e}")),
+    );
+    opts.add_shape(shape)
+        .unwrap_or_else(|e| panic!("--shape {shape}: {e}"));
+    ember_convert::convert(&bytes, &opts)
+        .unwrap_or_else(|e| panic!("cannot convert {} with --dim {dim}: {e}", path.display()))
+        .blob
+}
+
 /// Converts `tests/models/<name>/model.onnx` with the given input shapes.
 pub fn convert_model(name: &str, shapes: &[(&str, &[usize])]) -> Vec<u8> {
     let path = model_dir(name).join("model.onnx");

@@ -22,7 +22,7 @@ use ember_convert::weights::Checkpoint;
 use ember_convert::{ConvertOptions, WeightStorage};
 use ember_core::{AlignedBuf, Model};
 use ember_cpu::{Cpu, Isa};
-use ember_tests::{model_dir, read_npy_f32};
+use ember_tests::{convert_variants, model_dir, read_npy_f32};
 
 /// The system allocator, counting allocations (not frees) of every thread.
 struct Counting;
@@ -139,15 +139,7 @@ fn element_wise() -> Vec<u8> {
 /// round, on one thread and three, at the best level: no allocation while switching or running, and
 /// every run's output equal to a fresh session's for that batch. Returns the runs counted.
 fn variant_switching(failures: &mut Vec<String>) -> usize {
-    let onnx = std::fs::read(model_dir("digits").join("model.onnx")).expect("bundled model");
-    let mut opts = ConvertOptions::default();
-    opts.dims
-        .push(ConvertOptions::parse_dim("N=1,4,16").expect("a --dim"));
-    opts.add_shape("input=N,1,8,8").expect("a --shape");
-    let blob = ember_convert::convert(&onnx, &opts)
-        .expect("the digits CNN converts with batch variants")
-        .blob;
-    let blob = AlignedBuf::from_bytes(&blob);
+    let blob = AlignedBuf::from_bytes(&convert_variants("digits", "N=1,4,16", "input=N,1,8,8"));
     let model = Model::parse(blob.as_bytes()).expect("the blob parses");
     let (_, images) = read_npy_f32(&model_dir("digits").join("x1.npy"));
     let input = |n: usize| -> Vec<f32> { images.iter().copied().cycle().take(n * 64).collect() };

@@ -8,10 +8,9 @@
 use crate::common;
 
 use common::vulkan;
-use ember_convert::ConvertOptions;
 use ember_core::AlignedBuf;
 use ember_gpu::{Device, DeviceMemoryReport, DeviceSession};
-use ember_tests::{model_dir, read_npy_f32};
+use ember_tests::{convert_variants, model_dir, read_npy_f32};
 
 const LENGTHS: [u32; 3] = [25, 49, 97];
 
@@ -24,14 +23,7 @@ struct Utterance {
 /// The blob for every length, and each length's utterance and onnxruntime's answer.
 fn kws_lengths() -> (AlignedBuf, Vec<Utterance>) {
     let dir = model_dir("kws").join("lengths");
-    let onnx = std::fs::read(dir.join("model.onnx")).expect("the model reads");
-    let mut opts = ConvertOptions::default();
-    opts.dims
-        .push(ConvertOptions::parse_dim("T=25,49,97").expect("a --dim"));
-    opts.add_shape("input=1,10,T").expect("a --shape");
-    let blob = ember_convert::convert(&onnx, &opts)
-        .expect("the keyword model converts for three lengths")
-        .blob;
+    let blob = convert_variants("kws/lengths", "T=25,49,97", "input=1,10,T");
     let data = LENGTHS
         .iter()
         .map(|t| {
