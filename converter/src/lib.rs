@@ -45,7 +45,7 @@ pub use error::ConvertError;
 pub use passes::PassRecord;
 
 /// Options of a conversion.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ConvertOptions {
     /// Static shapes for graph inputs (`--shape NAME=d0,d1,...`): each fixes every dim of the named
     /// input and must have its rank.
@@ -71,6 +71,10 @@ pub struct ConvertOptions {
     pub dims: Vec<(String, Vec<usize>)>,
     /// `--shape` arguments that use a name of `dims` (`x=1,3,48,W`).
     pub dim_shapes: Vec<(String, Vec<variants::ShapeDim>)>,
+    /// Graph inputs a session may pad to a larger variant's shape, with the value to pad with
+    /// (`--pad NAME=VALUE`: a sequence's ids and attention mask with 0, an image strip with its
+    /// background). Only with `dims`; an input without one must be given in a variant's exact shape.
+    pub pads: Vec<(String, f64)>,
 }
 
 impl Default for ConvertOptions {
@@ -83,6 +87,7 @@ impl Default for ConvertOptions {
             max_counts: Vec::new(),
             dims: Vec::new(),
             dim_shapes: Vec::new(),
+            pads: Vec::new(),
         }
     }
 }
@@ -108,6 +113,17 @@ impl ConvertOptions {
                 )
             })?;
         Ok((name.to_string(), dims))
+    }
+
+    /// Parses a `--pad` argument, `NAME=VALUE` (`attention_mask=0`).
+    pub fn parse_pad(arg: &str) -> Result<(String, f64), String> {
+        arg.rsplit_once('=')
+            .filter(|(name, _)| !name.is_empty())
+            .and_then(|(name, v)| Some((name.to_string(), v.trim().parse::<f64>().ok()?)))
+            .filter(|(_, v)| v.is_finite())
+            .ok_or_else(|| {
+                format!("--pad {arg:?}: expected NAME=VALUE, for example --pad attention_mask=0")
+            })
     }
 
     /// Parses a `--max-count` argument, `NAME=N` (e.g. `selected=100`): the name of an output of a
@@ -196,6 +212,7 @@ pub fn convert_with(
         lower_graph(graph, record, notices, fnv1a64(onnx_bytes), opts, weights)
     };
     if opts.dims.is_empty() && opts.dim_shapes.is_empty() {
+        variants::no_pads(opts)?;
         write_one(one(opts)?, opts)
     } else {
         variants::convert(opts, one)
@@ -218,6 +235,7 @@ pub fn convert_built(
                 .into(),
         });
     }
+    variants::no_pads(opts)?;
     write_one(lower_built(built, opts, weights)?, opts)
 }
 

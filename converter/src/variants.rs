@@ -194,6 +194,7 @@ impl ConvertOptions {
             let mut opts = ConvertOptions {
                 dims: Vec::new(),
                 dim_shapes: Vec::new(),
+                pads: Vec::new(),
                 ..self.clone()
             };
             for (input, dims) in &self.dim_shapes {
@@ -312,6 +313,7 @@ pub(crate) fn convert(
         .collect();
     let dim_names: Vec<&str> = opts.dims.iter().map(|(n, _)| n.as_str()).collect();
     let main = &graphs[largest];
+    let pads = pad_indices(opts, &main.report.inputs)?;
     let names = main.names();
     let blob = write_blob(&BlobParts {
         info: &infos[largest],
@@ -322,6 +324,7 @@ pub(crate) fn convert(
         variants: Some(VariantParts {
             dim_names: &dim_names,
             variants: &bodies,
+            pads: &pads,
         }),
     })
     .map_err(|e| ConvertError::limit(format!("writing the blob: {e}")))?;
@@ -348,6 +351,41 @@ pub(crate) fn convert(
         })
         .collect();
     Ok(Converted { blob, report })
+}
+
+/// `--pad` by graph input index; an error names an input the model does not have.
+fn pad_indices(
+    opts: &ConvertOptions,
+    inputs: &[(String, Vec<usize>)],
+) -> Result<Vec<(u32, f64)>, ConvertError> {
+    opts.pads
+        .iter()
+        .map(|(name, value)| {
+            let k = inputs.iter().position(|(n, _)| n == name).ok_or_else(|| {
+                let names: Vec<&str> = inputs.iter().map(|(n, _)| n.as_str()).collect();
+                ConvertError::Dims {
+                    reason: format!(
+                        "--pad {name}=...: the model has no input {name:?}; its inputs are {}",
+                        names.join(", ")
+                    ),
+                }
+            })?;
+            Ok((k as u32, *value))
+        })
+        .collect()
+}
+
+/// `--pad` without `--dim` is an error: padding chooses between shape variants.
+pub(crate) fn no_pads(opts: &ConvertOptions) -> Result<(), ConvertError> {
+    match opts.pads.first() {
+        Some((name, _)) => Err(ConvertError::Dims {
+            reason: format!(
+                "--pad {name}=... pads an input to a larger shape variant, and the blob has one \
+                 shape: give the shapes with --dim NAME=V1,V2,... and a --shape that uses NAME"
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Bytes of weight tensor `t`.

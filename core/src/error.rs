@@ -115,6 +115,12 @@ pub enum Error {
         /// How many variants the model has.
         variants: usize,
     },
+    /// An input written in a shape other than its variant's, where the model declares no pad
+    /// value for it (`ember convert --pad`).
+    NoPadValue {
+        /// The graph input.
+        input: usize,
+    },
 }
 
 impl fmt::Display for Error {
@@ -178,6 +184,11 @@ impl fmt::Display for Error {
                 f,
                 "no shape variant of the model has these dims (it has {variants}; `ember inspect` \
                  lists them): convert with the dims you need in `--dim`"
+            ),
+            Error::NoPadValue { input } => write!(
+                f,
+                "graph input {input} is smaller than its shape variant's, and the model declares no \
+                 pad value for it: give the variant's exact shape, or convert with --pad NAME=VALUE"
             ),
         }
     }

@@ -47,7 +47,7 @@ pub use eval::eval_op;
 #[doc(hidden)]
 pub use half;
 pub use kernels::{Kernels, REFERENCE, REFERENCE_F32, REFERENCE_INT8};
-pub use model::{byte_size, Model};
+pub use model::{byte_size, Fit, Model};
 pub use schema::{DType, OpKind};
 #[cfg(feature = "std")]
 pub use session::StdClock;

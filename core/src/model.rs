@@ -38,6 +38,8 @@ pub struct Model<'b, const E: u64 = { family::ALL }> {
     minor: u16,
     /// The kernel-table entries of every op of every variant, found by `validate`.
     entries: u64,
+    /// The blob's own tables (its Info, Tensors, Ops and Names sections: the largest variant's).
+    own: Tables<'b>,
     /// The shape variants (`None`: the blob has one shape, or the build reads none).
     variants: Option<Variants<'b>>,
     /// The variant this view runs (an index into the variant table; 0 without one).
@@ -45,15 +47,32 @@ pub struct Model<'b, const E: u64 = { family::ALL }> {
 }
 
 /// A blob's shape variants: their record table, the section with their tables, and the largest
-/// variant's tables (the Info, Tensors, Ops and Names sections), from which any view can switch.
+/// variant's plan.
 #[derive(Clone, Copy, Debug)]
 struct Variants<'b> {
     table: RecordTable<'b>,
     tables: &'b [u8],
+    plan: ArenaPlan,
+}
+
+/// The tables of one shape: the blob's own (its Info, Tensors, Ops and Names sections) or a shape
+/// variant's.
+#[derive(Clone, Copy, Debug)]
+struct Tables<'b> {
     info: &'b [u8],
     tensors: RecordTable<'b>,
     ops: RecordTable<'b>,
     names: Option<RecordTable<'b>>,
+}
+
+/// The variant a session runs for its inputs' shapes ([`Model::variant_covering`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Fit {
+    /// The variant's index.
+    pub variant: usize,
+    /// Whether some input is smaller than the variant's and is padded to it.
+    pub padded: bool,
 }
 
 /// Byte size of a tensor of `dims`, or `None` when the element size times the product of its non-zero
@@ -154,53 +173,39 @@ impl<'b> Model<'b> {
         }
 
         let sections = Sections::read(blob)?;
-        let info_bytes = sections.require(SectionKind::Info)?;
-        let info = ModelInfo::read(&mut crate::format::compact::Reader::new(info_bytes)).ok_or(
-            Error::BadMetadata {
-                reason: "info section does not decode",
+        let main = Tables {
+            info: sections.require(SectionKind::Info)?,
+            tensors: RecordTable::new(
+                sections.require(SectionKind::Tensors)?,
+                SectionKind::Tensors,
+            )?,
+            ops: RecordTable::new(sections.require(SectionKind::Ops)?, SectionKind::Ops)?,
+            names: match sections.find(SectionKind::Names) {
+                Some(bytes) => Some(RecordTable::new(bytes, SectionKind::Names)?),
+                None => None,
             },
-        )?;
-        let tensors = RecordTable::new(
-            sections.require(SectionKind::Tensors)?,
-            SectionKind::Tensors,
-        )?;
-        let ops = RecordTable::new(sections.require(SectionKind::Ops)?, SectionKind::Ops)?;
-        let weights = sections.require(SectionKind::Weights)?;
-        let names = match sections.find(SectionKind::Names) {
-            Some(bytes) => Some(RecordTable::new(bytes, SectionKind::Names)?),
-            None => None,
         };
+        let weights = sections.require(SectionKind::Weights)?;
         // A build without `VARIANTS` reads the blob as its largest variant, as an older reader does.
         let table = if has::<ENTRIES>(VARIANTS) {
             sections.find(SectionKind::Variants)
         } else {
             None
         };
-        let variants = match table {
-            Some(bytes) => Some(Variants {
+        // Firmware without `VARIANTS` builds its one model inline; with it, parsing and switching
+        // share one out-of-line copy.
+        let mut model = if has::<ENTRIES>(VARIANTS) {
+            Model::assemble(blob, weights, minor, 0, main, None, 0, main)
+        } else {
+            Model::assemble_inline(blob, weights, minor, 0, main, None, 0, main)
+        }?;
+        model.entries = model.validate()?;
+        if let Some(bytes) = table {
+            model.variants = Some(Variants {
                 table: RecordTable::new(bytes, SectionKind::Variants)?,
                 tables: sections.find(SectionKind::VariantTables).unwrap_or(&[]),
-                info: info_bytes,
-                tensors,
-                ops,
-                names,
-            }),
-            _ => None,
-        };
-        let mut model = Model {
-            blob,
-            info,
-            tensors,
-            ops,
-            names,
-            weights,
-            minor,
-            entries: 0,
-            variants,
-            variant: 0,
-        };
-        model.entries = model.validate()?;
-        if model.variants.is_some() {
+                plan: model.info.arena,
+            });
             model.entries |= model.validate_variants()?;
         }
         Ok(model)
@@ -263,134 +268,158 @@ impl<'b, const E: u64> Model<'b, E> {
 
     /// Checks the variant table of a model parsed from its main sections (the largest variant), and
     /// every variant as [`Model::validate`] checks the largest; returns their kernel-table entries
-    /// and sets which variant the main sections are.
+    /// and sets which variant the main sections are. The tables of the variants must follow one
+    /// another in the VariantTables section (each starts at or after the end of the one before, in
+    /// the order info, tensors, ops, variant by variant), which is how `ember convert` writes them
+    /// and what rules out overlaps with one comparison per table.
     fn validate_variants(&mut self) -> Result<u64, Error> {
         let bad = |reason| Error::BadSection {
             kind: SectionKind::Variants as u32,
             reason,
         };
         let count = self.variant_count();
-        if count == 0 || count > MAX_VARIANTS {
-            return Err(bad("a variant table holds 1 to 16 variants"));
+        let names = self.dim_count().unwrap_or(0);
+        if count == 0 || count > MAX_VARIANTS || names == 0 || names > MAX_VARIANT_DIMS {
+            return Err(bad("not 1 to 16 variants of 1 to 4 named dims"));
         }
-        let names = self.dim_count().ok_or(bad("the dim names do not decode"))?;
-        if names == 0 || names > MAX_VARIANT_DIMS {
-            return Err(bad("variants vary 1 to 4 named dims"));
-        }
-        let record = |i| {
-            self.variant_record(i)
-                .ok_or(bad("a variant record does not decode"))
-        };
+        let mut seen = [[0u32; MAX_VARIANT_DIMS]; MAX_VARIANTS];
+        let mut cursor = 0u64;
         let mut largest = None;
         let mut entries = 0;
         for i in 0..count {
-            let r = record(i)?;
-            if r.dims.len() != names {
-                return Err(bad("a variant does not give one value to each named dim"));
+            let r = self.variant_record(i).filter(|r| r.dims.len() == names);
+            let mut dims = [0u32; MAX_VARIANT_DIMS];
+            if let Some(r) = &r {
+                dims[..names].copy_from_slice(&r.dims);
             }
-            let Some(tables) = r.tables else {
-                if largest.replace(i).is_some() {
-                    return Err(bad("two variants claim the main sections"));
-                }
-                continue;
+            let Some(r) = r.filter(|_| !seen[..i].contains(&dims)) else {
+                return Err(bad(
+                    "a variant record does not decode, lacks a dim or repeats dims",
+                ));
             };
-            for j in 0..i {
-                let other = record(j)?;
-                if other.dims == r.dims {
-                    return Err(bad("two variants have the same dims"));
-                }
-                if let Some(o) = other.tables {
-                    let theirs = [o.info, o.tensors, o.ops];
-                    if [tables.info, tables.tensors, tables.ops]
-                        .iter()
-                        .any(|a| theirs.iter().any(|b| overlap(*a, *b)))
-                    {
-                        return Err(bad("the tables of two variants overlap"));
+            seen[i] = dims;
+            if let Some(t) = r.tables {
+                for s in [t.info, t.tensors, t.ops] {
+                    if (s.offset as u64) < cursor {
+                        return Err(bad("variant tables overlap or are out of order"));
                     }
+                    cursor = s.offset as u64 + s.len as u64;
                 }
+            } else if largest.replace(i).is_some() {
+                largest = None;
+                break;
             }
-            if overlap(tables.info, tables.tensors)
-                || overlap(tables.info, tables.ops)
-                || overlap(tables.tensors, tables.ops)
-            {
-                return Err(bad("a variant's tables overlap each other"));
-            }
-            let v = self.view(i, tables)?;
+            let v = self.view(i, r.tables)?;
             let (p, q) = (v.info.arena, self.info.arena);
+            let (vi, si) = (&v.info, &self.info);
             if p.persistent_bytes != q.persistent_bytes
                 || p.activation_bytes > q.activation_bytes
                 || p.scratch_bytes > q.scratch_bytes
+                || vi.inputs.len() != si.inputs.len()
+                || vi.outputs.len() != si.outputs.len()
             {
                 return Err(bad(
-                    "a variant claims more arena than the largest (or another persistent size)",
+                    "a variant needs more arena than the largest, or has other inputs or outputs",
                 ));
             }
-            let same_io = |a: &[u32], b: &[u32]| {
-                a.len() == b.len()
-                    && a.iter().zip(b).all(|(&x, &y)| {
-                        matches!((v.tensor(x as usize), self.tensor(y as usize)),
-                            (Some(s), Some(t)) if s.dtype == t.dtype && s.dims.len() == t.dims.len())
-                    })
-            };
-            if !same_io(&v.info.inputs, &self.info.inputs)
-                || !same_io(&v.info.outputs, &self.info.outputs)
-            {
-                return Err(bad(
-                    "a variant's inputs or outputs differ from the largest's in number, type or rank",
-                ));
+            if r.tables.is_some() {
+                entries |= v.validate()?;
             }
-            entries |= v.validate()?;
         }
-        self.variant = largest.ok_or(bad("no variant is the one in the main sections"))?;
+        self.variant = largest.ok_or(bad("not exactly one variant in the main sections"))?;
         Ok(entries)
     }
 
-    /// Variant `i`'s view, from its tables (checked by [`Model::validate_variants`] when parsed).
-    fn view(&self, i: usize, tables: VariantTables) -> Result<Model<'b, E>, Error> {
-        let bad = |reason| Error::BadSection {
-            kind: SectionKind::VariantTables as u32,
-            reason,
-        };
+    /// Variant `i`'s view: from its tables in the VariantTables section, or (`None`) the main
+    /// sections'. Nothing is validated again (parsing checked every variant).
+    fn view(&self, i: usize, tables: Option<VariantTables>) -> Result<Model<'b, E>, Error> {
+        let section = self.variants.map_or(&[][..], |v| v.tables);
         let part = |s: Span| {
             let start = s.offset as usize;
             start
                 .checked_add(s.len as usize)
-                .and_then(|end| self.variants.and_then(|v| v.tables.get(start..end)))
-                .ok_or(bad("a variant's table runs past the section"))
+                .and_then(|end| section.get(start..end))
+                .ok_or(Error::BadSection {
+                    kind: SectionKind::VariantTables as u32,
+                    reason: "a variant's table runs past the section",
+                })
         };
-        let info = ModelInfo::read(&mut crate::format::compact::Reader::new(part(tables.info)?))
-            .ok_or(bad("a variant's info record does not decode"))?;
-        let tensors = RecordTable::new(part(tables.tensors)?, SectionKind::VariantTables)?;
-        let ops = RecordTable::new(part(tables.ops)?, SectionKind::VariantTables)?;
-        // Names are kept for the largest variant only.
-        Ok(self.with_tables(i, info, tensors, ops, None))
+        let table = |s| RecordTable::new(part(s)?, SectionKind::VariantTables);
+        let tables = match tables {
+            None => self.own,
+            Some(t) => Tables {
+                info: part(t.info)?,
+                tensors: table(t.tensors)?,
+                ops: table(t.ops)?,
+                // Names are kept for the largest variant only.
+                names: None,
+            },
+        };
+        Model::assemble(
+            self.blob,
+            self.weights,
+            self.minor,
+            self.entries,
+            self.own,
+            self.variants,
+            i,
+            tables,
+        )
     }
 
-    /// Variant `i`'s model: this one's blob, weights and variant table with the given tables. (Built
-    /// field by field: a clone of `self` would copy its graph inputs and outputs only to drop them.)
-    fn with_tables(
-        &self,
-        i: usize,
-        info: ModelInfo<'b>,
-        tensors: RecordTable<'b>,
-        ops: RecordTable<'b>,
-        names: Option<RecordTable<'b>>,
-    ) -> Model<'b, E> {
-        Model {
-            blob: self.blob,
-            info,
-            tensors,
-            ops,
-            names,
-            weights: self.weights,
-            minor: self.minor,
-            entries: self.entries,
-            variants: self.variants,
-            variant: i,
-        }
+    /// [`Model::assemble_inline`], out of line: parsing and switching variants share this one copy.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        blob: &'b [u8],
+        weights: &'b [u8],
+        minor: u16,
+        entries: u64,
+        own: Tables<'b>,
+        variants: Option<Variants<'b>>,
+        variant: usize,
+        tables: Tables<'b>,
+    ) -> Result<Model<'b, E>, Error> {
+        Self::assemble_inline(
+            blob, weights, minor, entries, own, variants, variant, tables,
+        )
     }
 
-    /// Record `i` of the variant table (after the names record).
+    /// A model over `blob` and its `weights` with one shape's `tables` (decoding their info record).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn assemble_inline(
+        blob: &'b [u8],
+        weights: &'b [u8],
+        minor: u16,
+        entries: u64,
+        own: Tables<'b>,
+        variants: Option<Variants<'b>>,
+        variant: usize,
+        tables: Tables<'b>,
+    ) -> Result<Model<'b, E>, Error> {
+        Ok(Model {
+            blob,
+            info: ModelInfo::read(&mut crate::format::compact::Reader::new(tables.info)).ok_or(
+                Error::BadMetadata {
+                    reason: "an info record (the model's or a shape variant's) does not decode",
+                },
+            )?,
+            tensors: tables.tensors,
+            ops: tables.ops,
+            names: tables.names,
+            weights,
+            minor,
+            entries,
+            own,
+            variants,
+            variant,
+        })
+    }
+
+    /// Record `i` of the variant table (after the names record). (Not inlined: parsing, switching
+    /// and the dims lookups share one copy of the decoder.)
+    #[inline(never)]
     fn variant_record(&self, i: usize) -> Option<VariantRecord> {
         use crate::format::compact::{Compact, Reader};
         let bytes = self.variants.as_ref()?.table.record(i.checked_add(1)?)?;
@@ -641,16 +670,68 @@ impl<'b, const E: u64> Model<'b, E> {
         (0..self.variant_count()).find(|&i| self.variant_dims(i).is_some_and(|d| d == dims))
     }
 
-    /// The variant whose graph inputs have exactly these dims (one slice per input, in order).
-    pub fn variant_for_inputs(&self, shapes: &[&[u32]]) -> Option<usize> {
-        (0..self.variant_count()).find(|&i| {
-            self.variant(i).is_ok_and(|v| {
-                v.inputs().len() == shapes.len()
-                    && v.inputs().iter().zip(shapes).all(|(&id, &want)| {
-                        v.tensor(id as usize)
-                            .is_some_and(|t| t.dims.as_slice() == want)
-                    })
-            })
+    /// The value graph input `input` may be padded with to reach a larger variant's shape (`ember
+    /// convert --pad NAME=VALUE`), or `None` when the model declares none for it: then a session
+    /// needs the input in a variant's exact shape.
+    pub fn pad_value(&self, input: usize) -> Option<f64> {
+        use crate::format::compact::{Compact, Reader};
+        let mut r = Reader::new(self.variants.as_ref()?.table.record(0)?);
+        for _ in 0..r.len()? {
+            r.bytes()?;
+        }
+        // Optional trailing data: `(input index, value)` pairs.
+        for _ in 0..r.len()? {
+            let (index, value) = (u32::read(&mut r)?, f64::read(&mut r)?);
+            if index as usize == input {
+                return Some(value);
+            }
+        }
+        None
+    }
+
+    /// The variant that takes graph inputs of these shapes (one per input, in order): one whose
+    /// inputs have exactly these shapes, else, where every input that differs has a pad value
+    /// ([`Model::pad_value`]) and fits in the variant's shape on every axis, the one of those with
+    /// the smallest activation plan (`padded` then says so). `None` when no variant fits.
+    pub fn variant_covering(&self, shapes: &[&[u32]]) -> Option<Fit> {
+        let mut best: Option<(u32, usize)> = None;
+        for i in 0..self.variant_count() {
+            let Ok(v) = self.variant(i) else { continue };
+            if v.inputs().len() != shapes.len() {
+                continue;
+            }
+            let mut exact = true;
+            let fits = v
+                .inputs()
+                .iter()
+                .zip(shapes)
+                .enumerate()
+                .all(|(k, (&id, &want))| {
+                    let Some(t) = v.tensor(id as usize) else {
+                        return false;
+                    };
+                    if t.dims.as_slice() == want {
+                        return true;
+                    }
+                    exact = false;
+                    self.pad_value(k).is_some()
+                        && t.dims.len() == want.len()
+                        && t.dims.iter().zip(want).all(|(&have, &need)| need <= have)
+                });
+            if fits && exact {
+                return Some(Fit {
+                    variant: i,
+                    padded: false,
+                });
+            }
+            let bytes = v.plan().activation_bytes;
+            if fits && best.is_none_or(|(b, _)| bytes < b) {
+                best = Some((bytes, i));
+            }
+        }
+        best.map(|(_, variant)| Fit {
+            variant,
+            padded: true,
         })
     }
 
@@ -658,41 +739,26 @@ impl<'b, const E: u64> Model<'b, E> {
     /// the same weights. Switching reads two record-table heads and one info record; it allocates
     /// nothing and validates nothing again (parsing checked every variant).
     pub fn variant(&self, i: usize) -> Result<Model<'b, E>, Error> {
-        let none = Error::NoVariant {
-            variants: self.variant_count(),
-        };
-        let Some(largest) = self.variants else {
-            return if i == 0 { Ok(self.clone()) } else { Err(none) };
-        };
-        let r = self.variant_record(i).ok_or(none)?;
-        match r.tables {
-            Some(tables) => self.view(i, tables),
-            None => {
-                let info = ModelInfo::read(&mut crate::format::compact::Reader::new(largest.info))
-                    .ok_or(Error::BadMetadata {
-                        reason: "info section does not decode",
-                    })?;
-                Ok(self.with_tables(i, info, largest.tensors, largest.ops, largest.names))
+        let tables = match self.variants {
+            None if i == 0 => None,
+            _ => {
+                self.variant_record(i)
+                    .ok_or(Error::NoVariant {
+                        variants: self.variant_count(),
+                    })?
+                    .tables
             }
-        }
+        };
+        self.view(i, tables)
     }
 
     /// The largest variant's memory plan: what [`Model::arena_bytes`] sizes, from any variant's view.
     pub fn largest_plan(&self) -> ArenaPlan {
         match self.variants {
-            Some(v) if has::<E>(VARIANTS) => {
-                ModelInfo::read(&mut crate::format::compact::Reader::new(v.info))
-                    .map_or(self.info.arena, |i| i.arena)
-            }
+            Some(v) if has::<E>(VARIANTS) => v.plan,
             _ => self.info.arena,
         }
     }
-}
-
-/// Whether two non-empty spans share a byte.
-fn overlap(a: Span, b: Span) -> bool {
-    let (a0, b0) = (a.offset as u64, b.offset as u64);
-    a.len > 0 && b.len > 0 && a0 < b0 + b.len as u64 && b0 < a0 + a.len as u64
 }
 
 /// `(start, end)` of an arena tensor; sizes were validated to fit.

@@ -13,7 +13,7 @@ use core::ops::Range;
 
 use crate::format::{Storage, TensorRecord, ALIGN, MAX_VARIANTS};
 use crate::kernels::{entry::VARIANTS, entry::WORKSPACE, family, has, Kernels, REFERENCE};
-use crate::model::{arena_range, round_up, OpTensors, Operand};
+use crate::model::{arena_range, round_up, Fit, OpTensors, Operand};
 use crate::ops::element::{AnyIn, AnyOut};
 use crate::ops::entry::OpArgs;
 use crate::schema::{DType, OpKind, MAX_OP_INPUTS};
@@ -356,6 +356,8 @@ impl<'a, const E: u64> Session<'a, E> {
 
     /// Runs variant `i` from now on (`Error::NoVariant` if the model has none such). Allocates nothing;
     /// the inputs must be written again, in the variant's shapes.
+    // (Out of line, as `set_dims`: firmware that switches from several places keeps one copy.)
+    #[inline(never)]
     pub fn set_variant(&mut self, i: usize) -> Result<(), Error> {
         if i == self.variant() {
             return Ok(());
@@ -374,6 +376,7 @@ impl<'a, const E: u64> Session<'a, E> {
 
     /// Runs the variant whose named dims are `dims` (in the order of [`Model::dim_name`]), and returns
     /// its index; `Error::NoVariant` when the model was not converted for them.
+    #[inline(never)]
     pub fn set_dims(&mut self, dims: &[u32]) -> Result<usize, Error> {
         let i = self.model.find_variant(dims).ok_or(Error::NoVariant {
             variants: self.model.variant_count(),
@@ -382,17 +385,49 @@ impl<'a, const E: u64> Session<'a, E> {
         Ok(i)
     }
 
-    /// Runs the variant whose graph inputs have exactly these shapes (one per input, in order), and
-    /// returns its index; `Error::NoVariant` when there is none.
-    pub fn set_input_shapes(&mut self, shapes: &[&[u32]]) -> Result<usize, Error> {
-        let i = self
+    /// Runs the variant that takes graph inputs of these shapes (one per input, in order): the one
+    /// with exactly these shapes, else the smallest that covers them where the model declares how to
+    /// pad ([`Model::variant_covering`]); `Error::NoVariant` when none does. The inputs are then
+    /// written with [`Session::write_input`] in their own shapes.
+    pub fn set_input_shapes(&mut self, shapes: &[&[u32]]) -> Result<Fit, Error> {
+        let fit = self
             .model
-            .variant_for_inputs(shapes)
+            .variant_covering(shapes)
             .ok_or(Error::NoVariant {
                 variants: self.model.variant_count(),
             })?;
-        self.set_variant(i)?;
-        Ok(i)
+        self.set_variant(fit.variant)?;
+        Ok(fit)
+    }
+
+    /// Writes graph input `index` from `bytes`, a row-major tensor of `shape` in the input's dtype
+    /// (little-endian): the current variant's shape, or a smaller one on any axes, which is padded
+    /// at the end of each with the model's pad value for the input (`Error::NoPadValue` if it
+    /// declares none). Allocates nothing.
+    pub fn write_input(&mut self, index: usize, shape: &[u32], bytes: &[u8]) -> Result<(), Error> {
+        let pad = self.model.pad_value(index);
+        let mut t = self.input(index)?;
+        if shape == t.dims() {
+            let dst = t.bytes_mut();
+            if dst.len() != bytes.len() {
+                return Err(Error::WrongLength {
+                    expected: dst.len(),
+                    got: bytes.len(),
+                });
+            }
+            dst.copy_from_slice(bytes);
+            return Ok(());
+        }
+        let pad = pad.ok_or(Error::NoPadValue { input: index })?;
+        let (dtype, dims) = (t.dtype(), t.record.dims.clone());
+        crate::ops::array::pad::pad_end_bytes(
+            dtype.size(),
+            &crate::ops::element::scalar_bytes(dtype, pad),
+            bytes,
+            shape,
+            t.bytes_mut(),
+            &dims,
+        )
     }
 
     /// What variant `i` has served so far: its runs and its peak (`None` past the model's variants).

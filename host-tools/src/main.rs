@@ -64,6 +64,10 @@ enum Command {
     Demo(cmd::demo::Args),
 }
 
+/// The system allocator, counted: `ember bench` reports the heap allocations of the runs it times.
+#[global_allocator]
+static ALLOCATOR: &stats_alloc::StatsAlloc<std::alloc::System> = &stats_alloc::INSTRUMENTED_SYSTEM;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {

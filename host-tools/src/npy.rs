@@ -53,6 +53,7 @@ fn float32(t: Typed, what: &str) -> Result<Array> {
 }
 
 /// An array of any element type Ember has, as little-endian bytes of that type.
+#[derive(Clone, Debug)]
 pub struct Typed {
     pub shape: Vec<usize>,
     pub dtype: ember_core::DType,

@@ -6,7 +6,10 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::{convert, digits_blob, ember, err_text, model, ok_text, on_digit, scratch_dir, text};
+use common::{
+    convert, digits_blob, ember, err_text, model, npy_bytes, ok_text, on_digit, scratch_dir, text,
+    write_npy_f32,
+};
 
 #[test]
 fn convert_then_run_matches_onnxruntime_batch_1() {
@@ -213,28 +216,77 @@ fn a_corrupt_blob_is_a_clear_error() {
     assert!(text(&out).contains("checksum"), "{}", text(&out));
 }
 
-fn npy_bytes(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let shape = if dims.len() == 1 {
-        format!("({},)", dims[0])
-    } else {
-        format!("({})", dims.join(", "))
-    };
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(data);
-    out
-}
+#[test]
+fn a_shorter_input_runs_padded_where_the_blob_allows_it() {
+    // 30 frames of the keyword model's features: no variant has 30, the 49-frame one covers it. With
+    // `--pad input=0` it runs there padded with zeros (the same output as the frames zero-padded by
+    // hand); without it, it is an error that says how to allow it.
+    let dir = scratch_dir("kws_padded");
+    let x49 = std::fs::read(model("kws/lengths/x49.npy")).unwrap();
+    let x49: Vec<f32> = npyz::NpyFile::new(&x49[..]).unwrap().into_vec().unwrap();
+    let (channels, frames) = (10, 30);
+    let short: Vec<f32> = (0..channels)
+        .flat_map(|c| x49[c * 49..][..frames].to_vec())
+        .collect();
+    let padded: Vec<f32> = (0..channels)
+        .flat_map(|c| {
+            let mut row = short[c * frames..][..frames].to_vec();
+            row.resize(49, 0.0);
+            row
+        })
+        .collect();
+    let (x30, x30_49) = (dir.join("x30.npy"), dir.join("x30_49.npy"));
+    write_npy_f32(&x30, &[1, channels, frames], &short);
+    write_npy_f32(&x30_49, &[1, channels, 49], &padded);
+    let (x30, x30_49) = (x30.to_str().unwrap(), x30_49.to_str().unwrap());
+    let shape = ["--dim", "T=25,49,97", "--shape", "input=1,10,T"];
 
-fn write_npy_f32(path: &Path, shape: &[usize], values: &[f32]) {
-    let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    std::fs::write(path, npy_bytes("<f4", shape, &data)).unwrap();
+    let blob = dir.join("padded.ember");
+    let out = convert(
+        &model("kws/lengths/model.onnx"),
+        &blob,
+        &[&shape[..], &["--pad", "input=0"]].concat(),
+    );
+    assert!(
+        text(&out).contains("padded: input with 0"),
+        "{}",
+        text(&out)
+    );
+    let blob = blob.to_str().unwrap();
+    let (y, y_by_hand) = (dir.join("y.npy"), dir.join("y_by_hand.npy"));
+    let out = ember(&["run", blob, "--input", x30, "--output", y.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out)
+            .contains(r#"padded input "input" [1, 10, 30] -> [1, 10, 49] with 0: variant T=49"#),
+        "{}",
+        text(&out)
+    );
+    let out = ember(&[
+        "run",
+        blob,
+        "--input",
+        x30_49,
+        "--output",
+        y_by_hand.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read(&y).unwrap(),
+        std::fs::read(&y_by_hand).unwrap()
+    );
+
+    let strict = dir.join("strict.ember");
+    ok_text(&convert(&model("kws/lengths/model.onnx"), &strict, &shape));
+    let out = ember(&["run", strict.to_str().unwrap(), "--input", x30]);
+    assert!(!out.status.success());
+    let said = text(&out);
+    assert!(
+        said.contains("no shape variant of the model takes inputs of shape [1, 10, 30]"),
+        "{said}"
+    );
+    assert!(said.contains("--pad NAME=VALUE"), "{said}");
+    assert!(said.contains("T=49: inputs [1, 10, 49]"), "{said}");
 }
 
 #[test]
@@ -535,6 +587,12 @@ fn one_kws_blob_runs_and_benches_every_input_length() {
         .collect();
     let variants: Vec<&str> = rows.iter().filter_map(|r| r["variant"].as_str()).collect();
     assert_eq!(variants, ["T=25", "T=49", "T=97"], "{rows:?}");
+    // Switching between them in one session allocated nothing, and every run gave what a fresh
+    // session gives.
+    for r in &rows {
+        assert_eq!(r["allocations"].as_u64(), Some(0), "{r}");
+        assert_eq!(r["outputs_match"].as_bool(), Some(true), "{r}");
+    }
     let activations: Vec<u64> = rows
         .iter()
         .filter_map(|r| r["activation_bytes"].as_u64())

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{ember, models, ok_text, on_input, text};
+use common::{ember, models, ok_text, on_input, text, write_npy_f32};
 
 /// Whether a Vulkan device is here (or the test must fail: `EMBER_REQUIRE_GPU=1`).
 fn have_vulkan() -> bool {
@@ -140,6 +140,34 @@ fn a_blob_with_shape_variants_runs_the_variant_its_input_fits_on_vulkan() {
         let out = ok_text(&on_input("run", &blob, x.to_str().unwrap(), &expect));
         assert!(out.contains(": ok"), "T={t}: {out}");
     }
+    // 30 frames in a blob that declares the input paddable: the 49-frame variant runs it, padded on
+    // the host before the upload, with the CPU's answer.
+    let padded = dir.join("kws_padded.ember");
+    let pad = [&shape[..], &["--pad", "input=0"]].concat();
+    ok_text(&common::convert(onnx.to_str().unwrap(), &padded, &pad));
+    let x49 = std::fs::read(models().join("kws/lengths/x49.npy")).unwrap();
+    let x49: Vec<f32> = npyz::NpyFile::new(&x49[..]).unwrap().into_vec().unwrap();
+    let x30: Vec<f32> = (0..10).flat_map(|c| x49[c * 49..][..30].to_vec()).collect();
+    let (x, y) = (dir.join("x30.npy"), dir.join("y30_cpu.npy"));
+    write_npy_f32(&x, &[1, 10, 30], &x30);
+    let x = x.to_str().unwrap();
+    ok_text(&on_input(
+        "run",
+        &padded,
+        x,
+        &["--output", y.to_str().unwrap()],
+    ));
+    let expect = [
+        "--expect",
+        y.to_str().unwrap(),
+        "--atol",
+        "1e-5",
+        "--device",
+        "vulkan",
+    ];
+    let out = ok_text(&on_input("run", &padded, x, &expect));
+    assert!(out.contains("-> [1, 10, 49] with 0: variant T=49"), "{out}");
+    assert!(out.contains(": ok"), "{out}");
     // A length the blob was not converted for names the ones it has.
     let x = models().join("kws/x.npy");
     let o = on_input("run", &blob, x.to_str().unwrap(), &["--device", "vulkan"]);

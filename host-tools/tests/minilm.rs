@@ -172,6 +172,98 @@ fn minilm_in_rust_one_sentence_at_a_time() {
     );
 }
 
+/// One blob for 16, 32, 64 and 128 tokens (`--dim S=16..=128:x2`) with the ids and mask declared
+/// paddable with 0: each sentence, given at its own length, runs in the smallest variant that covers
+/// it, padded by Ember, and its embedding matches numpy's; the shortest equals (within 1e-6) that of
+/// a blob converted for exactly its length. The weights are stored once (the 128-only blob's bytes).
+#[test]
+fn minilm_each_sentence_at_its_own_length_in_one_blob() {
+    let Some(zip) = model_or_skip("minilm_each_sentence_at_its_own_length_in_one_blob") else {
+        return;
+    };
+    let ids = npy_i64(&minilm_dir().join("ids.npy"));
+    let mask = npy_i64(&minilm_dir().join("mask.npy"));
+    let files = ModelFiles::open(&zip).unwrap();
+    let convert = |opts: &ConvertOptions| {
+        let done =
+            hf::convert(&files, opts, &hf::Options::default(), WeightStorage::Float).unwrap();
+        ember_core::AlignedBuf::from_bytes(&done.converted.blob)
+    };
+    let mut opts = ConvertOptions::default();
+    opts.dims
+        .push(ConvertOptions::parse_dim("S=16..=128:x2").unwrap());
+    opts.add_shape("input_ids=1,S").unwrap();
+    opts.add_shape("attention_mask=1,S").unwrap();
+    opts.pads = vec![("input_ids".into(), 0.0), ("attention_mask".into(), 0.0)];
+    let blob = convert(&opts);
+    let model = ember_core::Model::parse(blob.as_bytes()).unwrap();
+    assert_eq!(model.variant_count(), 4);
+
+    let cpu = ember_cpu::Cpu::new(1).unwrap();
+    let mut arena = ember_core::AlignedBuf::zeroed(cpu.arena_bytes(&model).unwrap());
+    let mut s = cpu.session(&model, arena.as_mut_bytes()).unwrap();
+    let lengths: Vec<usize> = (0..SENTENCES)
+        .map(|k| mask[k * SEQ..][..SEQ].iter().filter(|&&m| m != 0).count())
+        .collect();
+    let mut emb = Vec::new();
+    for (k, &n) in lengths.iter().enumerate() {
+        let shape = [1, n as u32];
+        let fit = s.set_input_shapes(&[&shape, &shape]).unwrap();
+        let covering = [16, 32, 64, 128].into_iter().find(|&v| v >= n).unwrap();
+        assert_eq!(
+            model.variant_dims(fit.variant).unwrap(),
+            [covering as u32],
+            "sentence {k} of {n} tokens"
+        );
+        assert_eq!(fit.padded, n != covering);
+        for (input, values) in [(0, &ids), (1, &mask)] {
+            let bytes: Vec<u8> = values[k * SEQ..][..n]
+                .iter()
+                .flat_map(|&v| v.to_le_bytes())
+                .collect();
+            s.write_input(input, &shape, &bytes).unwrap();
+        }
+        s.run().unwrap();
+        emb.extend_from_slice(s.output(0).unwrap().as_f32().unwrap());
+    }
+    println!("sentence lengths {lengths:?}");
+    check(
+        "rust, each sentence at its length, padded by Ember",
+        &emb,
+        0.9999,
+    );
+
+    // The shortest sentence against a blob of exactly its length.
+    let (k, &n) = lengths.iter().enumerate().min_by_key(|(_, &n)| n).unwrap();
+    let exact = convert(&ConvertOptions {
+        shapes: vec![
+            ("input_ids".into(), vec![1, n]),
+            ("attention_mask".into(), vec![1, n]),
+        ],
+        ..ConvertOptions::default()
+    });
+    let exact_model = ember_core::Model::parse(exact.as_bytes()).unwrap();
+    let mut arena = ember_core::AlignedBuf::zeroed(cpu.arena_bytes(&exact_model).unwrap());
+    let mut e = cpu.session(&exact_model, arena.as_mut_bytes()).unwrap();
+    for (input, values) in [(0, &ids), (1, &mask)] {
+        let bytes: Vec<u8> = values[k * SEQ..][..n]
+            .iter()
+            .flat_map(|&v| v.to_le_bytes())
+            .collect();
+        e.input(input).unwrap().bytes_mut().copy_from_slice(&bytes);
+    }
+    e.run().unwrap();
+    let want = e.output(0).unwrap().as_f32().unwrap();
+    let got = &emb[k * WIDTH..][..WIDTH];
+    let diff = got
+        .iter()
+        .zip(want)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
+    println!("sentence {k} ({n} tokens): largest difference to a {n}-token blob {diff:e}");
+    assert!(diff <= 1e-6, "{diff}");
+}
+
 /// Unzips `zip` into `dir` (the folder the package's model.zip holds).
 fn unzip(zip: &Path, dir: &Path) {
     let file = std::fs::File::open(zip).unwrap();

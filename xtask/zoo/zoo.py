@@ -330,9 +330,11 @@ def variants_check(out, exe):
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
     figures = {}
+    inputs = {}
     for w in VARIANT_WIDTHS:
         wd = os.path.join(d, f"w{w}")
         paths, arrays = write_inputs(wd, {"x": (n, c, h, w)}, models.SEED, page=True)
+        inputs[w] = paths["x"]
         single = os.path.join(wd, "alone.ember")
         ember(exe, "convert", path, "-o", single, "--shape", f"x={n},{c},{h},{w}")
         runs = {k: os.path.join(wd, k) for k in ("variant", "alone")}
@@ -355,6 +357,20 @@ def variants_check(out, exe):
                            f"{alone['weights_bytes']}: a weight is stored twice")
     if widest["arena_bytes"] != alone["arena_bytes"]:
         raise RuntimeError(f"arena {widest['arena_bytes']} bytes, the widest blob alone {alone['arena_bytes']}")
+    # One session switching 640 -> 160 -> 320 -> 160 -> 640, twenty times round: no heap allocation
+    # (switches and runs counted by `ember bench`), and every run's outputs those of a fresh session.
+    order = (640, 160, 320, 160, 640)
+    args = ["bench", blob, "--json", "--repeat", "20", "--warmup", "1"]
+    for w in order:
+        args += ["--input", f"x={inputs[w]}"]
+    rows = [json.loads(line) for line in ember(exe, *args).splitlines() if line.strip()]
+    if len(rows) != len(order):
+        raise RuntimeError(f"ember bench printed {len(rows)} rows for {len(order)} input sets")
+    for w, r in zip(order, rows):
+        if r["allocations"] != 0:
+            raise RuntimeError(f"switching to W={w}: {r['allocations']} heap allocation(s) in 20 runs")
+        if not r["outputs_match"]:
+            raise RuntimeError(f"switching to W={w}: a run's outputs differ from a fresh session's")
     lines = [f"zoo: ppocr-v4-rec with --dim W={','.join(map(str, VARIANT_WIDTHS))}: one blob of "
              f"{widest['blob_bytes']} bytes (W={VARIANT_WIDTHS[-1]} alone {alone['blob_bytes']}), weights "
              f"{widest['weights_bytes']} bytes, arena {widest['arena_bytes']} bytes; bit-identical to each width alone"]
@@ -362,6 +378,8 @@ def variants_check(out, exe):
         v, a = figures[w]["variant"], figures[w]["alone"]
         lines.append(f"zoo:   W={w}: {v['ops']} ops, activations {v['activation_bytes']} bytes, median "
                      f"{v['median_us'] / 1e3:.2f} ms (its own blob: {a['median_us'] / 1e3:.2f} ms)")
+    lines.append(f"zoo:   one session, W={' -> '.join(map(str, order))} twenty times: 0 heap allocations "
+                 f"in {20 * len(order)} switches and runs, every output equal to a fresh session's")
     return "\n".join(lines)
 
 

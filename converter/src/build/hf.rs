@@ -387,6 +387,7 @@ pub fn convert(
     // With `--dim` (`--shape input_ids=1,S --shape attention_mask=1,S --dim S=16,32,64,128`), one
     // graph per sequence length, in one blob.
     let converted = if convert.dims.is_empty() && convert.dim_shapes.is_empty() {
+        crate::variants::no_pads(convert)?;
         crate::write_one(one(convert)?, convert)?
     } else {
         crate::variants::convert(convert, &mut one)?

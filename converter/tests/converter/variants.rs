@@ -7,8 +7,8 @@
 use ember_convert::variants::ShapeDim;
 use ember_convert::{convert, ConvertError, ConvertOptions, Converted};
 use ember_core::format::write::{fix_crc, write_blob, BlobParts, VariantBody, VariantParts};
-use ember_core::format::{ModelInfo, OpRecord, TensorRecord, MAX_VARIANT_DIMS};
-use ember_core::{AlignedBuf, Error, Model, Session};
+use ember_core::format::{ModelInfo, OpRecord, TensorRecord, VariantRecord, MAX_VARIANT_DIMS};
+use ember_core::{AlignedBuf, Error, Fit, Model, Session};
 
 use crate::common::{self, floats, ints, node1, pseudo_random, unshaped, value, D};
 
@@ -127,6 +127,104 @@ fn each_variant_matches_its_own_blob_with_one_weights_section_and_the_largest_ar
     assert_eq!(report.len(), 3);
     assert!(report[2].largest && !report[0].largest);
     assert_eq!(report[0].inputs[0].1, [1, 8, 8]);
+}
+
+/// `x` as little-endian bytes, as `Session::write_input` takes it.
+fn le_bytes(x: &[f32]) -> Vec<u8> {
+    x.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+#[test]
+fn a_shorter_input_runs_padded_in_the_smallest_variant_that_covers_it() {
+    let onnx = sliced_table_model();
+    let mut opts = with_dims("L=8,16,32", "x=1,L,8");
+    opts.pads.push(("x".into(), 0.0));
+    let blob = AlignedBuf::from_bytes(&convert(&onnx, &opts).unwrap().blob);
+    let model = Model::parse(blob.as_bytes()).unwrap();
+    assert_eq!(model.pad_value(0), Some(0.0));
+    assert_eq!(model.pad_value(1), None);
+    let variant = |len: u32| model.find_variant(&[len]).unwrap();
+    // An exact shape first; else the smallest plan that covers it; nothing past the largest.
+    assert_eq!(
+        model.variant_covering(&[&[1, 16, 8]]),
+        Some(Fit {
+            variant: variant(16),
+            padded: false
+        })
+    );
+    assert_eq!(model.variant_covering(&[&[1, 33, 8]]), None);
+    assert_eq!(model.variant_covering(&[&[1, 12, 9]]), None);
+
+    let mut arena = AlignedBuf::zeroed(model.arena_bytes());
+    let mut session = Session::new(&model, arena.as_mut_bytes()).unwrap();
+    for (len, covering) in [(12usize, 16u32), (5, 8), (17, 32), (8, 8)] {
+        let fit = session.set_input_shapes(&[&[1, len as u32, 8]]).unwrap();
+        assert_eq!(fit.variant, variant(covering), "L={len}");
+        assert_eq!(fit.padded, len as u32 != covering, "L={len}");
+        let x = pseudo_random(len * 8, len as u64 + 100);
+        session
+            .write_input(0, &[1, len as u32, 8], &le_bytes(&x))
+            .unwrap();
+        session.run().unwrap();
+        let out = session.output(0).unwrap();
+        // The output has the variant's shape; its first rows are what a blob of that length gives
+        // (rows do not mix in this model), the rest what zero rows give.
+        assert_eq!(out.dims(), [1, covering, 4]);
+        let got = out.as_f32().unwrap();
+        let want = ember_testkit::model::run(&single(&onnx, len).blob, &x);
+        assert_eq!(bits(&got[..len * 4]), bits(&want), "L={len}");
+        let mut zero_padded = x.clone();
+        zero_padded.resize(covering as usize * 8, 0.0);
+        let whole = ember_testkit::model::run(&single(&onnx, covering as usize).blob, &zero_padded);
+        assert_eq!(bits(got), bits(&whole), "L={len} padded to {covering}");
+    }
+}
+
+#[test]
+fn padding_needs_a_pad_value_declared_at_conversion() {
+    // Without --pad, a shorter input has no variant and cannot be written into a longer one.
+    let (_, blob) = variant_blob("L=8,16,32");
+    let model = Model::parse(blob.as_bytes()).unwrap();
+    assert_eq!(model.pad_value(0), None);
+    let mut arena = AlignedBuf::zeroed(model.arena_bytes());
+    let mut session = Session::new(&model, arena.as_mut_bytes()).unwrap();
+    assert_eq!(
+        session.set_input_shapes(&[&[1, 12, 8]]).err(),
+        Some(Error::NoVariant { variants: 3 })
+    );
+    session.set_dims(&[16]).unwrap();
+    let x = le_bytes(&pseudo_random(12 * 8, 7));
+    assert_eq!(
+        session.write_input(0, &[1, 12, 8], &x).err(),
+        Some(Error::NoPadValue { input: 0 })
+    );
+    assert!(Error::NoPadValue { input: 0 }
+        .to_string()
+        .contains("--pad NAME=VALUE"));
+
+    // --pad names a graph input, and needs --dim.
+    let mut opts = with_dims("L=8,16", "x=1,L,8");
+    opts.pads.push(("mask".into(), 0.0));
+    let e = convert(&sliced_table_model(), &opts)
+        .err()
+        .unwrap()
+        .to_string();
+    common::assert_contains(&e, "the model has no input \"mask\"; its inputs are x");
+    let opts = ConvertOptions {
+        shapes: vec![("x".into(), vec![1, 8, 8])],
+        pads: vec![("x".into(), 0.0)],
+        ..ConvertOptions::default()
+    };
+    let e = convert(&sliced_table_model(), &opts)
+        .err()
+        .unwrap()
+        .to_string();
+    common::assert_contains(&e, "--dim");
+    assert!(ConvertOptions::parse_pad("x=nan").is_err());
+    assert_eq!(
+        ConvertOptions::parse_pad("attention_mask=0").unwrap(),
+        ("attention_mask".to_string(), 0.0)
+    );
 }
 
 #[test]
@@ -255,9 +353,33 @@ fn write(t: &Tables, main: usize, weights: &[u8]) -> Vec<u8> {
         variants: Some(VariantParts {
             dim_names: &["L"],
             variants: &bodies,
+            pads: &[],
         }),
     })
     .unwrap()
+}
+
+/// Rewrites record `k` of `blob`'s variant table in place with `change` applied, and its checksum.
+/// The new record must not be longer than the old one (trailing bytes are allowed in a record).
+fn patch_variant_record(blob: &mut [u8], k: usize, change: impl FnOnce(&mut VariantRecord)) {
+    let u32_at =
+        |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize;
+    let sections = u16::from_le_bytes([blob[20], blob[21]]) as usize;
+    let entry = (0..sections)
+        .map(|i| 24 + 16 * i)
+        .find(|&at| u32_at(blob, at) == 6)
+        .expect("a Variants section");
+    let section = u32_at(blob, entry + 4);
+    // Record 0 is the dim names; variant k is record k + 1.
+    let start = section + u32_at(blob, section + 4 + 4 * (k + 1));
+    let end = section + u32_at(blob, section + 8 + 4 * (k + 1));
+    let mut record: VariantRecord = postcard::from_bytes(&blob[start..end]).unwrap();
+    change(&mut record);
+    let bytes = postcard::to_allocvec(&record).unwrap();
+    assert!(bytes.len() <= end - start, "the patched record grew");
+    blob[start..end].fill(0);
+    blob[start..start + bytes.len()].copy_from_slice(&bytes);
+    fix_crc(blob);
 }
 
 fn parse_err(blob: &[u8]) -> String {
@@ -283,15 +405,24 @@ fn parse_refuses_a_variant_table_that_lies() {
     greedy.infos[0].arena.activation_bytes = t.infos[main].arena.activation_bytes + 16;
     common::assert_contains(
         &parse_err(&write(&greedy, main, model.weights())),
-        "claims more arena than the largest",
+        "needs more arena than the largest",
     );
 
     let mut twice = tables(&model);
     twice.dims[1] = twice.dims[0].clone();
     common::assert_contains(
         &parse_err(&write(&twice, main, model.weights())),
-        "two variants have the same dims",
+        "repeats dims",
     );
+
+    // One variant's tensor table moved onto the start of the section, where the first variant's
+    // info record is: the tables overlap.
+    let mut overlapping = write(&t, main, model.weights());
+    let k = (0..3).rev().find(|&k| k != main).unwrap();
+    patch_variant_record(&mut overlapping, k, |r| {
+        r.tables.as_mut().unwrap().tensors.offset = 0;
+    });
+    common::assert_contains(&parse_err(&overlapping), "variant tables overlap");
 
     // The VariantTables section cut short: the last variant's tables run past it.
     let mut cut = write(&t, main, model.weights());

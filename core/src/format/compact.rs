@@ -162,6 +162,14 @@ impl Compact for f32 {
     }
 }
 
+impl Compact for f64 {
+    fn read(r: &mut Reader<'_>) -> Option<Self> {
+        let (head, rest) = r.bytes.split_first_chunk::<8>()?;
+        r.bytes = rest;
+        Some(f64::from_le_bytes(*head))
+    }
+}
+
 impl<T: Compact> Compact for Option<T> {
     fn read(r: &mut Reader<'_>) -> Option<Self> {
         match r.byte()? {

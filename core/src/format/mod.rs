@@ -60,7 +60,9 @@ pub enum SectionKind {
     /// Optional record table of names (`&str`): one per tensor, then one per op.
     Names = 5,
     /// Optional record table of the blob's shape variants: record 0 the names of the dims they vary
-    /// (a postcard sequence of strings), then one [`VariantRecord`] per variant, in the order
+    /// (a postcard sequence of strings; then, optionally, a sequence of `(u32, f64)`: the graph
+    /// inputs that may be padded, by index, with their pad values), then one [`VariantRecord`] per
+    /// variant, in the order
     /// `ember convert` was given their values.
     Variants = 6,
     /// The info record and the tensor and op tables of every variant but the largest (which is in the

@@ -56,6 +56,10 @@ pub struct VariantParts<'a> {
         heapless::Vec<u32, MAX_VARIANT_DIMS>,
         Option<VariantBody<'a>>,
     )],
+    /// The graph inputs a session may pad to a larger variant's shape, by input index, with the
+    /// value it pads with (`ember convert --pad`). Empty: every input needs its variant's exact
+    /// shape.
+    pub pads: &'a [(u32, f64)],
 }
 
 /// The tables of one variant.
@@ -164,7 +168,12 @@ fn variant_sections(parts: &VariantParts<'_>) -> Result<(Vec<u8>, Vec<u8>), Writ
         tables.extend_from_slice(&bytes);
         Ok(span)
     };
-    let mut records = vec![postcard::to_allocvec(parts.dim_names).map_err(|_| WriteError::Encode)?];
+    let mut names = postcard::to_allocvec(parts.dim_names).map_err(|_| WriteError::Encode)?;
+    if !parts.pads.is_empty() {
+        // Optional trailing data of record 0, which a reader that knows no padding skips.
+        names.extend(postcard::to_allocvec(parts.pads).map_err(|_| WriteError::Encode)?);
+    }
+    let mut records = vec![names];
     for (dims, body) in parts.variants {
         let tables = match body {
             None => None,

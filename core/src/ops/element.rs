@@ -24,6 +24,22 @@ pub trait Element: bytemuck::Pod + PartialOrd + Default {
     fn from_i64(v: i64) -> Self;
 }
 
+/// `value` as one element of `dtype`, in its little-endian bytes (the first `dtype.size()` of the
+/// eight): floats round to nearest, Bool is `value != 0`, integers truncate toward zero and wrap to
+/// the type's width (in-range values are exact).
+pub fn scalar_bytes(dtype: DType, value: f64) -> [u8; 8] {
+    let bits: u64 = match dtype {
+        DType::F64 => value.to_bits(),
+        DType::F32 => u64::from((value as f32).to_bits()),
+        DType::F16 => u64::from(half::f16::from_f64(value).to_bits()),
+        DType::Bool => u64::from(value != 0.0),
+        DType::U64 => value as u64,
+        // Signed and narrower unsigned types: two's complement, truncated to the width.
+        _ => value as i64 as u64,
+    };
+    bits.to_le_bytes()
+}
+
 /// An integer as i64: u64 values above i64::MAX saturate; every other integer type fits.
 fn saturating_i64<T: TryInto<i64>>(v: T) -> i64 {
     v.try_into().unwrap_or(i64::MAX)

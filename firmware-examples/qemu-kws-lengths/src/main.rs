@@ -73,17 +73,18 @@ fn run(blob: &[u8], arena: &mut [u8], clock: &dyn Clock, out: &mut dyn Write) ->
         model.arena_bytes(),
         model.dim_name(0).unwrap_or("?"),
     );
+    let mut session = Session::with_kernels(&model, arena, &KERNELS)?;
+    // Each variant's plan, read through the session (as a run would switch to it).
     for i in 0..model.variant_count() {
         let frames = model.variant_dims(i).and_then(|d| d.first().copied());
-        let activations = model.variant(i)?.plan().activation_bytes;
+        session.set_variant(i)?;
+        let activations = session.model().plan().activation_bytes;
         let _ = writeln!(
             out,
             "variant {i} T={} activation_bytes={activations}",
             frames.unwrap_or(0)
         );
     }
-
-    let mut session = Session::with_kernels(&model, arena, &KERNELS)?;
     for &u in &ORDER {
         let (frames, x) = inputs::UTTERANCES[u];
         let t0 = clock.now();

@@ -9,7 +9,9 @@ use anyhow::{bail, Context, Result};
 use ember_convert::{convert, ConvertOptions};
 use ember_core::{AlignedBuf, Model, Session};
 
-use super::common::{cpu_label, host_arena, host_cpu, parse, parse_shape, shape_str, split_named};
+use super::common::{
+    cpu_label, host_arena, host_cpu, input_bytes, parse, parse_shape, shape_str, split_named,
+};
 use crate::npy;
 
 #[derive(clap::Args)]
@@ -62,13 +64,18 @@ struct Figures {
     persistent_bytes: u32,
     blob_bytes: usize,
     weights_bytes: usize,
+    /// Heap allocations made by the timed runs and the variant switches before them (the input
+    /// writes not included): 0 for Ember.
+    allocations: usize,
+    /// Whether every timed run's outputs equal those of a fresh session given the same inputs.
+    outputs_match: bool,
 }
 
 pub fn run(args: &Args) -> Result<ExitCode> {
-    let mut files: Vec<(Option<String>, npy::Array)> = Vec::new();
+    let mut files: Vec<(Option<String>, npy::Typed)> = Vec::new();
     for arg in &args.inputs {
         let (name, file) = split_named(arg);
-        files.push((name.map(str::to_string), npy::read_f32(Path::new(file))?));
+        files.push((name.map(str::to_string), npy::read_typed(Path::new(file))?));
     }
     let bytes = std::fs::read(&args.model)
         .with_context(|| format!("cannot read {}", args.model.display()))?;
@@ -123,24 +130,43 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         }
         variants.push(session.variant());
     }
+    // What a fresh session gives for each set, which every timed run must give again.
+    let mut fresh = Vec::with_capacity(sets.len());
+    for (set, &variant) in sets.iter().zip(&variants) {
+        let mut arena = host_arena(&cpu, &model)?;
+        let mut s = cpu.session(&model, arena.as_mut_bytes())?;
+        s.set_variant(variant)?;
+        fill_inputs(&model, &mut s, set)?;
+        s.run()?;
+        fresh.push(outputs(&s)?);
+    }
     // Graph inputs are consumed by a run (later ops may reuse their bytes): write them before every run,
     // outside the timed region. The sets take turns, so that a slower moment of the machine falls on all.
     let repeat = args.repeat.max(1);
     let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(repeat); sets.len()];
+    let mut allocations = vec![0usize; sets.len()];
+    let mut outputs_match = vec![true; sets.len()];
     for round in 0..args.warmup + repeat {
-        for ((set, &variant), times) in sets.iter().zip(&variants).zip(&mut times) {
+        for (k, (set, &variant)) in sets.iter().zip(&variants).enumerate() {
+            let counted = stats_alloc::Region::new(crate::ALLOCATOR);
             session.set_variant(variant)?;
+            let mut made = counted.change().allocations;
             fill_inputs(&model, &mut session, set)?;
+            let counted = stats_alloc::Region::new(crate::ALLOCATOR);
             let t = Instant::now();
             session.run()?;
+            let elapsed = t.elapsed();
+            made += counted.change().allocations;
             if round >= args.warmup {
-                times.push(t.elapsed());
+                times[k].push(elapsed);
+                allocations[k] += made;
+                outputs_match[k] &= outputs(&session)? == fresh[k];
             }
         }
     }
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     let mut rows = Vec::with_capacity(sets.len());
-    for (&variant, mut times) in variants.iter().zip(times) {
+    for (k, (&variant, mut times)) in variants.iter().zip(times).enumerate() {
         session.set_variant(variant)?;
         times.sort();
         let plan = session.model().plan();
@@ -164,6 +190,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             persistent_bytes: plan.persistent_bytes,
             blob_bytes: model.blob_bytes(),
             weights_bytes: model.weights_bytes(),
+            allocations: allocations[k],
+            outputs_match: outputs_match[k],
         });
     }
     for f in &rows {
@@ -202,8 +230,29 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             "  model    blob {} bytes, weights {} bytes, {} ops",
             f.blob_bytes, f.weights_bytes, f.ops
         );
+        println!(
+            "  heap     {} allocation(s) in the timed runs{}; outputs {} a fresh session's",
+            f.allocations,
+            if rows.len() > 1 {
+                " and the variant switches before them"
+            } else {
+                ""
+            },
+            if f.outputs_match {
+                "equal to"
+            } else {
+                "DIFFER from"
+            }
+        );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The bytes of every graph output, after a run.
+fn outputs(session: &Session<'_>) -> Result<Vec<Vec<u8>>> {
+    (0..session.model().outputs().len())
+        .map(|i| Ok(session.output(i)?.bytes().to_vec()))
+        .collect()
 }
 
 /// The sets of input files to time, one row each. A model with shape variants takes several, in order:
@@ -211,13 +260,13 @@ pub fn run(args: &Args) -> Result<ExitCode> {
 /// `mask`, a name the current set already has starts the next one. Otherwise all files are one set.
 fn input_sets(
     model: &Model<'_>,
-    files: Vec<(Option<String>, npy::Array)>,
-) -> Vec<Vec<(Option<String>, npy::Array)>> {
+    files: Vec<(Option<String>, npy::Typed)>,
+) -> Vec<Vec<(Option<String>, npy::Typed)>> {
     let inputs = model.inputs().len().max(1);
     if model.variant_count() < 2 || files.len() <= inputs {
         return vec![files];
     }
-    let mut sets: Vec<Vec<(Option<String>, npy::Array)>> = Vec::new();
+    let mut sets: Vec<Vec<(Option<String>, npy::Typed)>> = Vec::new();
     for file in files {
         match sets.last_mut() {
             Some(set)
@@ -239,26 +288,33 @@ fn input_sets(
 fn fill_inputs(
     model: &Model<'_>,
     session: &mut Session<'_>,
-    files: &[(Option<String>, npy::Array)],
+    files: &[(Option<String>, npy::Typed)],
 ) -> Result<()> {
     let given = given(model, files)?;
     let mut state = 0x2545_F491_u32;
     for (pos, arr) in given.into_iter().enumerate() {
-        let mut t = session.input(pos)?;
         match arr {
             Some(arr) => {
-                let want: Vec<usize> = t.dims().iter().map(|&d| d as usize).collect();
-                if arr.shape != want {
-                    bail!(
+                let t = session.input(pos)?;
+                let (want, dtype) = (t.dims().to_vec(), t.dtype());
+                let quant = session
+                    .model()
+                    .tensor(session.model().inputs()[pos] as usize)
+                    .and_then(|t| t.quant);
+                let shape: Vec<u32> = arr.shape.iter().map(|&d| d as u32).collect();
+                let bytes = input_bytes(arr.clone(), dtype, quant)
+                    .with_context(|| format!("input {pos}"))?;
+                // Another shape than the variant's is padded where the model allows it.
+                session.write_input(pos, &shape, &bytes).with_context(|| {
+                    format!(
                         "input {pos}: the model expects shape {}, the file has {}",
                         shape_str(&want),
                         shape_str(&arr.shape)
-                    );
-                }
-                t.write_f32(&arr.data)?;
+                    )
+                })?;
             }
             None => {
-                for v in t.as_f32_mut()? {
+                for v in session.input(pos)?.as_f32_mut()? {
                     state ^= state << 13;
                     state ^= state >> 17;
                     state ^= state << 5;
@@ -273,10 +329,10 @@ fn fill_inputs(
 /// The file for each graph input: by name, else in order; `None` where none is given.
 fn given<'f>(
     model: &Model<'_>,
-    files: &'f [(Option<String>, npy::Array)],
-) -> Result<Vec<Option<&'f npy::Array>>> {
+    files: &'f [(Option<String>, npy::Typed)],
+) -> Result<Vec<Option<&'f npy::Typed>>> {
     let mut next = 0;
-    let mut given: Vec<Option<&npy::Array>> = vec![None; model.inputs().len()];
+    let mut given: Vec<Option<&npy::Typed>> = vec![None; model.inputs().len()];
     for (name, arr) in files {
         let pos = match name {
             Some(n) => model

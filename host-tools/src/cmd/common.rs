@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::npy;
 use anyhow::{anyhow, bail, Context, Result};
 use ember_core::{AlignedBuf, Model};
 
@@ -183,16 +184,21 @@ pub fn bind_names<'a>(
     Ok(bound)
 }
 
-/// For a model with shape variants, switches `session` to the variant whose inputs have `shapes` (one
-/// per graph input, in order); the error lists the variants there are. A model of one shape is left
-/// as it is (its own shape check names what is wrong).
+/// For a model with shape variants, switches `session` to the variant that takes inputs of `shapes`
+/// (one per graph input, in order): the one of exactly these shapes, else the smallest that covers
+/// them where the model declares a pad value (`ember convert --pad`), and says so on stderr. The
+/// error lists the variants there are. A model of one shape is left as it is (its own shape check
+/// names what is wrong).
 pub fn choose_variant<const E: u64>(
     session: &mut ember_core::Session<'_, E>,
     shapes: &[&[usize]],
-) -> Result<()> {
+) -> Result<ember_core::Fit> {
     let model = session.model().clone();
     if model.variant_count() < 2 {
-        return Ok(());
+        return Ok(ember_core::Fit {
+            variant: 0,
+            padded: false,
+        });
     }
     let dims: Vec<Vec<u32>> = shapes
         .iter()
@@ -203,14 +209,64 @@ pub fn choose_variant<const E: u64>(
         })
         .collect();
     let dims: Vec<&[u32]> = dims.iter().map(Vec::as_slice).collect();
-    if session.set_input_shapes(&dims).is_ok() {
-        return Ok(());
+    if let Ok(fit) = session.set_input_shapes(&dims) {
+        if fit.padded {
+            eprintln!("{}", pad_note(session.model(), &model, shapes));
+        }
+        return Ok(fit);
     }
     let given: Vec<String> = shapes.iter().map(|s| shape_str(s)).collect();
+    let pads: Vec<String> = (0..model.inputs().len())
+        .filter_map(|k| {
+            let value = model.pad_value(k)?;
+            Some(format!(
+                "{} with {value}",
+                io_name(&model, model.inputs()[k], &format!("input{k}"))
+            ))
+        })
+        .collect();
+    let how = if pads.is_empty() {
+        "no input may be padded (convert with --pad NAME=VALUE to allow it)".to_string()
+    } else {
+        format!("inputs padded to a larger variant: {}", pads.join(", "))
+    };
     bail!(
-        "no shape variant of the model takes inputs of shape {}; it has:\n{}",
+        "no shape variant of the model takes inputs of shape {}; it has ({how}):\n{}",
         given.join(" and "),
         variant_lines(&model).join("\n")
+    )
+}
+
+/// `padded input "input_ids" [1, 12] -> [1, 16] with 0, ...: variant S=16`: what a run in `variant`
+/// of inputs of `shapes` pads (`model` is the blob's own view, which holds the names).
+pub fn pad_note<const E: u64>(
+    variant: &Model<'_, E>,
+    model: &Model<'_, E>,
+    shapes: &[&[usize]],
+) -> String {
+    let padded: Vec<String> = variant
+        .inputs()
+        .iter()
+        .zip(shapes)
+        .enumerate()
+        .filter_map(|(k, (&id, given))| {
+            let t = variant.tensor(id as usize)?;
+            let want: Vec<usize> = t.dims.iter().map(|&d| d as usize).collect();
+            (want != *given).then(|| {
+                format!(
+                    "{:?} {} -> {} with {}",
+                    io_name(model, model.inputs()[k], &format!("input{k}")),
+                    shape_str(given),
+                    shape_str(&want),
+                    model.pad_value(k).unwrap_or(0.0)
+                )
+            })
+        })
+        .collect();
+    format!(
+        "padded input {}: variant {}",
+        padded.join(", "),
+        variant_name(model, variant.variant_index())
     )
 }
 
@@ -246,7 +302,7 @@ pub fn variant_name<const E: u64>(model: &Model<'_, E>, i: usize) -> String {
 }
 
 /// The name of graph tensor `id`, or `fallback` when the blob has no names.
-pub fn io_name(model: &Model<'_>, id: u32, fallback: &str) -> String {
+pub fn io_name<const E: u64>(model: &Model<'_, E>, id: u32, fallback: &str) -> String {
     model
         .tensor_name(id as usize)
         .map(str::to_string)
@@ -430,4 +486,73 @@ pub fn onnx_python() -> Result<PathBuf> {
          Python that has them",
         tried.join("; ")
     )
+}
+
+/// The bytes to write into an input of `dtype`: the array's own if its type is the input's, or float32
+/// values quantized with the input's scale and zero point (round half away from zero, saturating).
+pub fn input_bytes(
+    arr: npy::Typed,
+    dtype: ember_core::DType,
+    quant: Option<ember_core::format::QuantParams>,
+) -> Result<Vec<u8>> {
+    use ember_core::DType as E;
+    if arr.dtype == dtype {
+        return Ok(arr.bytes);
+    }
+    match (arr.dtype, dtype, quant) {
+        (E::F32, E::I8, Some(q)) => Ok(npy::to_f64(E::F32, &arr.bytes)
+            .iter()
+            .map(|&x| {
+                let v = (x / f64::from(q.scale)).round() + f64::from(q.zero_point);
+                v.clamp(-128.0, 127.0) as i8 as u8
+            })
+            .collect()),
+        // Integer ids into an integer input of another width (int32 token ids for an int64
+        // input, ...): each value must fit.
+        (have, want, _) if is_int(have) && is_int(want) => {
+            let width = want.size();
+            let mut out = Vec::with_capacity(arr.bytes.len() / have.size() * width);
+            for v in npy::to_f64(have, &arr.bytes) {
+                let fits = v.fract() == 0.0 && int_range(want).contains(&v);
+                if !fits {
+                    bail!("holds {v}, which the {} input cannot hold", want.name());
+                }
+                out.extend_from_slice(&(v as i64).to_le_bytes()[..width]);
+            }
+            Ok(out)
+        }
+        (have, want, _) => bail!(
+            "holds {} values; the input is {}{}",
+            have.name(),
+            want.name(),
+            if want == E::I8 {
+                " without a scale to quantize float32 with: pass int8 values"
+            } else {
+                ""
+            }
+        ),
+    }
+}
+
+fn is_int(dtype: ember_core::DType) -> bool {
+    use ember_core::DType as E;
+    matches!(
+        dtype,
+        E::I8 | E::U8 | E::I16 | E::U16 | E::I32 | E::U32 | E::I64 | E::U64
+    )
+}
+
+/// The values an integer dtype holds, as f64 bounds.
+fn int_range(dtype: ember_core::DType) -> std::ops::RangeInclusive<f64> {
+    use ember_core::DType as E;
+    match dtype {
+        E::I8 => -128.0..=127.0,
+        E::U8 => 0.0..=255.0,
+        E::I16 => -32768.0..=32767.0,
+        E::U16 => 0.0..=65535.0,
+        E::I32 => -2147483648.0..=2147483647.0,
+        E::U32 => 0.0..=4294967295.0,
+        E::U64 => 0.0..=18446744073709551615.0,
+        _ => -9223372036854775808.0..=9223372036854775807.0,
+    }
 }

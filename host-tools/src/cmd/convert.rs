@@ -29,6 +29,13 @@ pub struct Args {
     /// does the work of its own shape.
     #[arg(long = "dim", value_name = "NAME=VALUES")]
     pub dims: Vec<String>,
+    /// With --dim: an input that may be given shorter than a variant's shape, padded at the end of
+    /// each axis with VALUE, as NAME=VALUE (repeatable): a sequence's ids and attention mask with 0,
+    /// so that a 12-token sentence runs in the 16-token variant. Declare it only where padding
+    /// leaves the answer for the real part unchanged (a masked sequence) or is what the model
+    /// expects (a background colour). Other inputs need a variant's exact shape.
+    #[arg(long = "pad", value_name = "NAME=VALUE")]
+    pub pads: Vec<String>,
     /// The most values a NonZero or NonMaxSuppression output may hold, as NAME=N, NAME its output
     /// (or node) name (repeatable): their counts depend on the data, so the output has room for N and
     /// holds -1 past the count.
@@ -122,6 +129,11 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .dims
         .iter()
         .map(|d| ConvertOptions::parse_dim(d).map_err(anyhow::Error::msg))
+        .collect::<Result<Vec<_>>>()?;
+    opts.pads = args
+        .pads
+        .iter()
+        .map(|d| ConvertOptions::parse_pad(d).map_err(anyhow::Error::msg))
         .collect::<Result<Vec<_>>>()?;
     let variants = !opts.dims.is_empty() || !opts.dim_shapes.is_empty();
     if variants && args.quantize == Some(Quantize::Int8) {
@@ -230,6 +242,17 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         r.weights_bytes,
         arena_bytes,
     );
+    if !r.variants.is_empty() && !opts.pads.is_empty() {
+        let pads: Vec<String> = opts
+            .pads
+            .iter()
+            .map(|(n, v)| format!("{n} with {v}"))
+            .collect();
+        println!(
+            "  an input shorter than a variant runs in the smallest that covers it, padded: {}",
+            pads.join(", ")
+        );
+    }
     for v in &r.variants {
         let dims: Vec<String> = v.dims.iter().map(|(n, d)| format!("{n}={d}")).collect();
         println!(

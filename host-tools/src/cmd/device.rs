@@ -46,13 +46,21 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             .map(|f| f.3.shape.iter().map(|&d| d as u32).collect())
             .collect();
         let shapes: Vec<&[u32]> = shapes.iter().map(Vec::as_slice).collect();
-        if session.set_input_shapes(&shapes).is_err() {
-            let given: Vec<String> = files.iter().map(|f| shape_str(&f.3.shape)).collect();
-            bail!(
-                "no shape variant of the model takes inputs of shape {}; it has:\n{}",
-                given.join(" and "),
-                super::common::variant_lines(&model).join("\n")
-            );
+        match session.set_input_shapes(&shapes) {
+            Ok(fit) if fit.padded => {
+                let given: Vec<&[usize]> = files.iter().map(|f| &f.3.shape[..]).collect();
+                let variant = model.variant(fit.variant)?;
+                eprintln!("{}", super::common::pad_note(&variant, &model, &given));
+            }
+            Ok(_) => {}
+            Err(_) => {
+                let given: Vec<String> = files.iter().map(|f| shape_str(&f.3.shape)).collect();
+                bail!(
+                    "no shape variant of the model takes inputs of shape {}; it has:\n{}",
+                    given.join(" and "),
+                    super::common::variant_lines(&model).join("\n")
+                );
+            }
         }
     }
     let mut loaded = Vec::new();
@@ -63,18 +71,23 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             .iter()
             .map(|&d| d as usize)
             .collect();
-        if arr.shape != want {
+        // A smaller input the variant covers is padded as it is written.
+        let covered = model.pad_value(pos).is_some()
+            && arr.shape.len() == want.len()
+            && arr.shape.iter().zip(&want).all(|(a, w)| a <= w);
+        if arr.shape != want && !covered {
             bail!(
                 "input {name:?}: the model expects shape {} float32, {file} has shape {}",
                 shape_str(&want),
                 shape_str(&arr.shape)
             );
         }
-        loaded.push((pos, arr.data));
+        let shape: Vec<u32> = arr.shape.iter().map(|&d| d as u32).collect();
+        loaded.push((pos, shape, arr.data));
     }
     let write_inputs = |session: &mut DeviceSession<'_>| -> Result<()> {
-        for (pos, data) in &loaded {
-            session.input(*pos)?.write_f32(data)?;
+        for (pos, shape, data) in &loaded {
+            session.input(*pos)?.write_padded(shape, data)?;
         }
         Ok(())
     };

@@ -8,8 +8,8 @@ use anyhow::{bail, Context, Result};
 use ember_core::Model;
 
 use super::common::{
-    bind, compare_f64, cpu_label, expect_exit, host_arena, host_cpu, io_name, parse, print_values,
-    read_blob, shape_str, RunArgs,
+    bind, compare_f64, cpu_label, expect_exit, host_arena, host_cpu, input_bytes, io_name, parse,
+    print_values, read_blob, shape_str, RunArgs,
 };
 use crate::npy;
 
@@ -41,7 +41,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         arrays.push((pos, file, name, arr));
     }
     arrays.sort_by_key(|a| a.0);
-    super::common::choose_variant(
+    let fit = super::common::choose_variant(
         &mut session,
         &arrays.iter().map(|a| &a.3.shape[..]).collect::<Vec<_>>(),
     )?;
@@ -49,14 +49,19 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
 
     // Graph inputs are consumed by a run (later ops may reuse their arena bytes), so they are written
     // again before every run.
-    let mut loaded: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut loaded: Vec<(usize, Vec<u32>, Vec<u8>)> = Vec::new();
     for (pos, file, name, arr) in arrays {
         let t = session.input(pos)?;
         let (want, want_type) = (
             t.dims().iter().map(|&d| d as usize).collect::<Vec<usize>>(),
             t.dtype(),
         );
-        if arr.shape != want {
+        // A shorter input the variant covers is padded when written (`choose_variant` said so).
+        let covered = fit.padded
+            && model.pad_value(pos).is_some()
+            && arr.shape.len() == want.len()
+            && arr.shape.iter().zip(&want).all(|(a, w)| a <= w);
+        if arr.shape != want && !covered {
             let hint = if arr.shape.len() == want.len() && arr.shape[1..] == want[1..] {
                 format!(
                     "; to run a batch of {}, convert with --shape {name}={}",
@@ -80,17 +85,18 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         let quant = variant
             .tensor(variant.inputs()[pos] as usize)
             .and_then(|t| t.quant);
+        let shape = arr.shape.iter().map(|&d| d as u32).collect();
         let bytes = input_bytes(arr, want_type, quant)
             .with_context(|| format!("input {name:?} ({file})"))?;
-        loaded.push((pos, bytes));
+        loaded.push((pos, shape, bytes));
     }
 
     let mut times = Vec::with_capacity(args.repeat.max(1));
     let clock = ember_core::StdClock::default();
     let mut per_op: Vec<Vec<u64>> = vec![Vec::new(); variant.op_count()];
     for _ in 0..args.repeat.max(1) {
-        for (pos, data) in &loaded {
-            session.input(*pos)?.bytes_mut().copy_from_slice(data);
+        for (pos, shape, data) in &loaded {
+            session.write_input(*pos, shape, data)?;
         }
         let start = Instant::now();
         if args.profile {
@@ -210,74 +216,5 @@ fn print_profile(model: &Model<'_>, cpu: &ember_cpu::Cpu, per_op: &mut [Vec<u64>
             ns as f64 / 1e3,
             100.0 * ns as f64 / total as f64
         );
-    }
-}
-
-/// The bytes to write into an input of `dtype`: the array's own if its type is the input's, or float32
-/// values quantized with the input's scale and zero point (round half away from zero, saturating).
-fn input_bytes(
-    arr: npy::Typed,
-    dtype: ember_core::DType,
-    quant: Option<ember_core::format::QuantParams>,
-) -> Result<Vec<u8>> {
-    use ember_core::DType as E;
-    if arr.dtype == dtype {
-        return Ok(arr.bytes);
-    }
-    match (arr.dtype, dtype, quant) {
-        (E::F32, E::I8, Some(q)) => Ok(npy::to_f64(E::F32, &arr.bytes)
-            .iter()
-            .map(|&x| {
-                let v = (x / f64::from(q.scale)).round() + f64::from(q.zero_point);
-                v.clamp(-128.0, 127.0) as i8 as u8
-            })
-            .collect()),
-        // Integer ids into an integer input of another width (int32 token ids for an int64
-        // input, ...): each value must fit.
-        (have, want, _) if is_int(have) && is_int(want) => {
-            let width = want.size();
-            let mut out = Vec::with_capacity(arr.bytes.len() / have.size() * width);
-            for v in npy::to_f64(have, &arr.bytes) {
-                let fits = v.fract() == 0.0 && int_range(want).contains(&v);
-                if !fits {
-                    bail!("holds {v}, which the {} input cannot hold", want.name());
-                }
-                out.extend_from_slice(&(v as i64).to_le_bytes()[..width]);
-            }
-            Ok(out)
-        }
-        (have, want, _) => bail!(
-            "holds {} values; the input is {}{}",
-            have.name(),
-            want.name(),
-            if want == E::I8 {
-                " without a scale to quantize float32 with: pass int8 values"
-            } else {
-                ""
-            }
-        ),
-    }
-}
-
-fn is_int(dtype: ember_core::DType) -> bool {
-    use ember_core::DType as E;
-    matches!(
-        dtype,
-        E::I8 | E::U8 | E::I16 | E::U16 | E::I32 | E::U32 | E::I64 | E::U64
-    )
-}
-
-/// The values an integer dtype holds, as f64 bounds.
-fn int_range(dtype: ember_core::DType) -> std::ops::RangeInclusive<f64> {
-    use ember_core::DType as E;
-    match dtype {
-        E::I8 => -128.0..=127.0,
-        E::U8 => 0.0..=255.0,
-        E::I16 => -32768.0..=32767.0,
-        E::U16 => 0.0..=65535.0,
-        E::I32 => -2147483648.0..=2147483647.0,
-        E::U32 => 0.0..=4294967295.0,
-        E::U64 => 0.0..=18446744073709551615.0,
-        _ => -9223372036854775808.0..=9223372036854775807.0,
     }
 }

@@ -90,3 +90,29 @@ pub fn on_input(command: &str, blob: &Path, input: &str, extra: &[&str]) -> Outp
     args.extend_from_slice(extra);
     ember(&args)
 }
+
+/// A `.npy` file of `shape` with element type `descr` (`<f4`, `<i8`, ...) holding `data`.
+pub fn npy_bytes(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let shape = if dims.len() == 1 {
+        format!("({},)", dims[0])
+    } else {
+        format!("({})", dims.join(", "))
+    };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
+/// Writes a float32 `.npy` file.
+pub fn write_npy_f32(path: &Path, shape: &[usize], values: &[f32]) {
+    let data: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(path, npy_bytes("<f4", shape, &data)).unwrap();
+}

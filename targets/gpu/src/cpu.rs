@@ -46,11 +46,6 @@ impl<'b> CpuBackend<'b> {
         (self.model.variant_count(), self.variant)
     }
 
-    /// The variant whose graph inputs have exactly these shapes.
-    pub(crate) fn variant_for_inputs(&self, shapes: &[&[u32]]) -> Option<usize> {
-        self.model.variant_for_inputs(shapes)
-    }
-
     /// Runs variant `i` from now on.
     pub(crate) fn set_variant(&mut self, i: usize) -> Result<(), Error> {
         self.view = self.model.variant(i)?;

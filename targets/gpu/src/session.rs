@@ -21,6 +21,8 @@ enum Backend<'b> {
 pub struct DeviceSession<'b> {
     device: Device,
     backend: Backend<'b>,
+    /// The blob's own view: its variants, and the pad values of its inputs.
+    model: Model<'b>,
 }
 
 /// Where a session's memory went: the CPU arena report, or the GPU pool report.
@@ -89,6 +91,35 @@ impl DeviceInput<'_, '_> {
             Backend::Cpu(cpu) => cpu.write_input(self.index, values),
             Backend::Gpu(gpu) => gpu.write_input(self.index, values),
         }
+    }
+
+    /// Writes `values`, of `shape` (the input's own, or smaller on any axes), padding each axis at
+    /// its end with the model's pad value for this input (`ember_core::Error::NoPadValue` if it
+    /// declares none). The padding is done on the host, and the padded tensor written.
+    pub fn write_padded(&mut self, shape: &[u32], values: &[f32]) -> Result<(), Error> {
+        if shape == self.dims.as_slice() {
+            return self.write_f32(values);
+        }
+        let pad = self
+            .session
+            .model
+            .pad_value(self.index)
+            .ok_or(ember_core::Error::NoPadValue { input: self.index })?;
+        let src: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let mut dst = vec![0u8; self.len * 4];
+        ember_core::ops::array::pad::pad_end_bytes(
+            4,
+            &(pad as f32).to_le_bytes(),
+            &src,
+            shape,
+            &mut dst,
+            &self.dims,
+        )?;
+        let padded: Vec<f32> = dst
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        self.write_f32(&padded)
     }
 }
 
@@ -190,14 +221,18 @@ impl<'b> DeviceSession<'b> {
     pub fn new(blob: &'b [u8], device: Device) -> Result<Self, Error> {
         let model = Model::parse(blob)?;
         let backend = match device {
-            Device::Cpu => Backend::Cpu(Box::new(CpuBackend::new(model)?)),
+            Device::Cpu => Backend::Cpu(Box::new(CpuBackend::new(model.clone())?)),
             _ => {
                 let (client, name) = open_gpu(device)?;
                 let gpu = guarded(&name, || GpuSession::new(&model, client, name.clone()))?;
                 Backend::Gpu(Box::new(gpu))
             }
         };
-        Ok(DeviceSession { device, backend })
+        Ok(DeviceSession {
+            device,
+            backend,
+            model,
+        })
     }
 
     /// The device this session runs on.
@@ -239,26 +274,19 @@ impl<'b> DeviceSession<'b> {
         }
     }
 
-    /// Runs the variant whose graph inputs have exactly these shapes (one per input, in order) and
-    /// returns its index; `ember_core::Error::NoVariant` when there is none.
-    pub fn set_input_shapes(&mut self, shapes: &[&[u32]]) -> Result<usize, Error> {
-        let fits = |dims: &[&[u32]]| {
-            dims.len() == shapes.len() && dims.iter().zip(shapes).all(|(a, b)| a == b)
-        };
-        let found = match &self.backend {
-            Backend::Cpu(cpu) => cpu.variant_for_inputs(shapes),
-            Backend::Gpu(gpu) => (0..gpu.variant_count()).find(|&i| {
-                gpu.variant_inputs(i).is_some_and(|io| {
-                    let dims: Vec<&[u32]> = io.iter().map(|x| x.dims.as_slice()).collect();
-                    fits(&dims)
-                })
-            }),
-        };
-        let i = found.ok_or(ember_core::Error::NoVariant {
-            variants: self.variant_count(),
-        })?;
-        self.set_variant(i)?;
-        Ok(i)
+    /// Runs the variant that takes graph inputs of these shapes (one per input, in order): the one
+    /// with exactly these shapes, else the smallest that covers them where the model declares how to
+    /// pad (`ember_core::Model::variant_covering`); `ember_core::Error::NoVariant` when none does.
+    /// Inputs of another shape than the variant's are then written with [`DeviceInput::write_padded`].
+    pub fn set_input_shapes(&mut self, shapes: &[&[u32]]) -> Result<ember_core::Fit, Error> {
+        let fit = self
+            .model
+            .variant_covering(shapes)
+            .ok_or(ember_core::Error::NoVariant {
+                variants: self.variant_count(),
+            })?;
+        self.set_variant(fit.variant)?;
+        Ok(fit)
     }
 
     /// Number of graph inputs.

@@ -2,7 +2,7 @@
 //! reference kernels, instantiated by element size only (they copy elements, so i32 and u32 share one
 //! instance), behind one kernel-table entry so that a firmware without such tensors links none of them.
 
-use crate::ops::element::{AnyIn, AnyOut};
+use crate::ops::element::{scalar_bytes, AnyIn, AnyOut};
 use crate::ops::entry::{KernelEntry, LEFT_OUT};
 use crate::ops::{array, In, Out};
 use crate::schema::{DType, OpKind, MAX_OP_INPUTS};
@@ -91,17 +91,7 @@ fn by_size<T: bytemuck::Pod + Default>(
 
 /// Pad's f32 fill value as an element of `dtype`, stored in `T` (the dtype's size).
 fn fill_value<T: bytemuck::Pod + Default>(dtype: DType, value: f32) -> T {
-    let v = f64::from(value);
-    let bits: u64 = match dtype {
-        DType::F64 => v.to_bits(),
-        DType::Bool => u64::from(v != 0.0),
-        DType::U64 => v as u64,
-        DType::F32 => u64::from(value.to_bits()),
-        DType::F16 => u64::from(half::f16::from_f32(value).to_bits()),
-        // Signed and narrower unsigned types: two's complement, truncated to the width below.
-        _ => v as i64 as u64,
-    };
-    let bytes = bits.to_le_bytes();
+    let bytes = scalar_bytes(dtype, f64::from(value));
     bytemuck::try_pod_read_unaligned(&bytes[..core::mem::size_of::<T>()]).unwrap_or_default()
 }
 

@@ -179,14 +179,6 @@ impl GpuSession {
         self.current
     }
 
-    /// The graph inputs of variant `i`.
-    pub(crate) fn variant_inputs(&self, i: usize) -> Option<&[Io]> {
-        match self.parked.get(i)? {
-            None => Some(&self.inputs),
-            Some(p) => Some(&p.inputs),
-        }
-    }
-
     /// Runs variant `i` from now on: its program and the current one trade places (no device
     /// allocation). Its inputs must be written before it runs.
     pub(crate) fn set_variant(&mut self, i: usize) -> Result<(), Error> {
