@@ -124,17 +124,15 @@ fn align(n: usize) -> usize {
     n.div_ceil(16) * 16
 }
 
-/// An operand's bytes, little-endian, in its dtype.
+/// An operand's bytes, little-endian, in its dtype (each value converted as numpy's `astype` does).
 fn bytes_of(o: &Operand) -> Vec<u8> {
-    match o.dtype {
-        DType::I8 => o.values.iter().map(|&v| v as i8 as u8).collect(),
-        DType::I32 => o
-            .values
-            .iter()
-            .flat_map(|&v| (v as i32).to_le_bytes())
-            .collect(),
-        _ => o.values.iter().flat_map(|v| v.to_le_bytes()).collect(),
-    }
+    let size = o.dtype.size();
+    o.values
+        .iter()
+        .flat_map(|&v| {
+            ember_core::ops::element::scalar_bytes(o.dtype, f64::from(v))[..size].to_vec()
+        })
+        .collect()
 }
 
 fn record(dims: &[usize], dtype: DType, storage: Storage) -> TensorRecord {

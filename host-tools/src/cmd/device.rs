@@ -25,6 +25,27 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let blob = read_blob(&args.model)?;
     let model = parse(&blob, &args.model)?;
     let mut session = DeviceSession::new(blob.as_bytes(), device)?;
+    let host = session.host_ops();
+    if !host.is_empty() {
+        let listed: Vec<String> = host
+            .iter()
+            .take(6)
+            .map(|(index, op, why)| format!("#{index} {op} ({why})"))
+            .collect();
+        eprintln!(
+            "note: {} of {} ops run on the host CPU inside the {} session (their inputs are read \
+             back from the device): {}{}",
+            host.len(),
+            model.op_count(),
+            session.device_name(),
+            listed.join(", "),
+            if host.len() > listed.len() {
+                ", ..."
+            } else {
+                ""
+            }
+        );
+    }
     let inputs = bind(&model, model.inputs(), &args.inputs, "input")?;
     if inputs.len() != model.inputs().len() {
         bail!(

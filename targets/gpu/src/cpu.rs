@@ -66,25 +66,22 @@ impl<'b> CpuBackend<'b> {
     pub(crate) fn write_input(&mut self, index: usize, values: &[f32]) -> Result<(), Error> {
         let mut session = self.session()?;
         let mut input = session.input(index)?;
-        if input.dtype() != DType::I8 {
+        if input.dtype() == DType::F32 {
             return Ok(input.write_f32(values)?);
         }
-        let slice = input.as_mut_slice::<i8>()?;
-        if slice.len() != values.len() {
+        if input.len() != values.len() {
             return Err(ember_core::Error::Shape {
                 reason: "input length differs from the tensor's element count",
             }
             .into());
         }
-        for (out, &v) in slice.iter_mut().zip(values) {
-            if v.fract() != 0.0 || !(-128.0..=127.0).contains(&v) {
-                return Err(ember_core::Error::Unsupported {
-                    reason: "an int8 input takes integer values in -128..=127",
-                }
-                .into());
-            }
-            *out = v as i8;
-        }
+        // Another type takes values of that type (an integer in range, 0 or 1 for bool), as on a GPU.
+        let bytes =
+            crate::gpu::host::from_f32(input.dtype(), values).map_err(|reason| Error::Backend {
+                device: "cpu".into(),
+                reason: format!("graph input {index}: {reason}"),
+            })?;
+        input.bytes_mut().copy_from_slice(&bytes);
         Ok(())
     }
 
@@ -112,30 +109,15 @@ impl<'b> CpuBackend<'b> {
         let persistent = (self.view.plan().persistent_bytes as usize).div_ceil(ALIGN) * ALIGN;
         let len: usize = t.dims.iter().map(|&d| d as usize).product();
         let start = persistent + offset as usize;
-        let size = match t.dtype {
-            DType::F32 => 4,
-            // An int8 output reads as its integer values.
-            DType::I8 => 1,
-            _ => {
-                return Err(ember_core::Error::Unsupported {
-                    reason: "only f32 and int8 outputs read as f32 values",
-                }
-                .into())
-            }
-        };
+        let size = t.dtype.size();
         let bytes = self.arena.as_bytes().get(start..start + size * len).ok_or(
             ember_core::Error::BadTensor {
                 tensor: id,
                 reason: "output runs past the arena",
             },
         )?;
-        if size == 1 {
-            return Ok(bytes.iter().map(|&b| f32::from(b as i8)).collect());
-        }
-        Ok(bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect())
+        // Every type reads as its values in f32 (int8 as its integers), as on a GPU.
+        Ok(crate::gpu::host::as_f32(t.dtype, bytes))
     }
 
     pub(crate) fn run(&mut self) -> Result<(), Error> {

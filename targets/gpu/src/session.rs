@@ -289,6 +289,17 @@ impl<'b> DeviceSession<'b> {
         Ok(fit)
     }
 
+    /// The ops of the current variant that run on the host CPU inside this session, as `(op index,
+    /// op name, why)`: a GPU session runs an op there when the device has no kernel for it or when it
+    /// reads or writes a tensor type the device does not hold (int32/int64/bool activations: shape
+    /// arithmetic, masks, ids). Empty on the CPU device, where every op is the host's.
+    pub fn host_ops(&self) -> Vec<(usize, &'static str, String)> {
+        match &self.backend {
+            Backend::Cpu(_) => Vec::new(),
+            Backend::Gpu(gpu) => gpu.host_ops(),
+        }
+    }
+
     /// Number of graph inputs.
     pub fn input_count(&self) -> usize {
         match &self.backend {

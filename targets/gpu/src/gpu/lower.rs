@@ -221,6 +221,9 @@ pub(crate) enum Work {
     Alias { x: usize },
     /// Kernel launches, in order, all writing the op's output.
     Launches(Vec<Launch>),
+    /// The op runs on the host (`host.rs`): the device has no kernel for it, or it reads or writes a
+    /// tensor the device does not hold.
+    Host(Box<super::host::HostOp>),
 }
 
 /// An op lowered for the device, with the tables its launches read and the scratch tensors it needs

@@ -6,6 +6,7 @@
 //! integer values (so data movement is shared with f32), int8 weights widened to i32, int32 weights as
 //! they are. A graph input or output of int8 is written and read as those integer values.
 
+pub(crate) mod host;
 mod index_map;
 mod launch;
 mod lower;
@@ -15,10 +16,11 @@ use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
+use cubecl::bytes::Bytes;
 use cubecl::client::Client;
 use cubecl::MemoryScope;
 use ember_core::format::DType;
-use ember_core::Model;
+use ember_core::{AlignedBuf, Model};
 
 use crate::profile::{OpTiming, Profile, TimingSource};
 use crate::Error;
@@ -39,6 +41,8 @@ pub(crate) struct GpuSession {
     steps: Vec<Step>,
     inputs: Vec<Io>,
     outputs: Vec<Io>,
+    /// The activations the host holds (`host.rs`), by tensor id.
+    host: Vec<Option<Vec<u8>>>,
     /// Every variant's program but the current one's (`None` at `current`).
     parked: Vec<Option<Program>>,
     /// The variant that runs (an index of `ember_core::Model::variant_dims`).
@@ -127,7 +131,7 @@ impl GpuSession {
                 }
             }
             for input in &program.inputs {
-                if program.tensors[input.id].is_none() {
+                if program.tensors[input.id].is_none() && host::on_device(input.dtype) {
                     let bytes = input.len.max(1) * 4;
                     report.activation_bytes += bytes as u64;
                     program.tensors[input.id] = Some(Buffer {
@@ -145,6 +149,7 @@ impl GpuSession {
             steps,
             inputs,
             outputs,
+            host,
         }) = parked.get_mut(current).and_then(Option::take)
         else {
             return Err(Error::Model(ember_core::Error::NoVariant {
@@ -162,6 +167,7 @@ impl GpuSession {
             steps,
             inputs,
             outputs,
+            host,
             parked,
             current,
             dummy,
@@ -196,6 +202,7 @@ impl GpuSession {
             steps: std::mem::replace(&mut self.steps, next.steps),
             inputs: std::mem::replace(&mut self.inputs, next.inputs),
             outputs: std::mem::replace(&mut self.outputs, next.outputs),
+            host: std::mem::replace(&mut self.host, next.host),
         };
         self.parked[self.current] = Some(old);
         self.current = i;
@@ -219,10 +226,31 @@ impl GpuSession {
         &self.outputs
     }
 
-    /// Replaces graph input `index`'s buffer with `values` (length already checked).
+    /// The ops of the current variant that run on the host (`host.rs`): op index, op name, and why.
+    pub(crate) fn host_ops(&self) -> Vec<(usize, &'static str, String)> {
+        self.steps
+            .iter()
+            .filter_map(|s| match &s.work {
+                Work::Host(op) => Some((s.index, s.name, op.why.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Writes graph input `index` (length already checked): into its device buffer in place, or,
+    /// for a type the host holds, into its host bytes.
     pub(crate) fn write_input(&mut self, index: usize, values: &[f32]) -> Result<(), Error> {
         let id = self.inputs[index].id;
-        let int8 = self.inputs[index].dtype == DType::I8;
+        let dtype = self.inputs[index].dtype;
+        if let Some(held) = self.host.get_mut(id).and_then(Option::as_mut) {
+            let bytes = host::from_f32(dtype, values).map_err(|reason| Error::Backend {
+                device: self.device.clone(),
+                reason: format!("graph input {index}: {reason}"),
+            })?;
+            held.copy_from_slice(&bytes);
+            return Ok(());
+        }
+        let int8 = dtype == DType::I8;
         if int8
             && values
                 .iter()
@@ -233,6 +261,14 @@ impl GpuSession {
             }));
         }
         let client = &self.client;
+        // In place when the buffer has the input's size (no device allocation per run).
+        if let Some(buffer) = self.tensors[id].as_ref().filter(|b| b.len == values.len()) {
+            let handle = buffer.handle.clone();
+            return guarded(&self.device, || {
+                client.write(&handle, Bytes::from_bytes_vec(f32_bytes(values)));
+                Ok(())
+            });
+        }
         let buffer = guarded(&self.device, || {
             Ok(Buffer {
                 handle: client.create_from_slice(&f32_bytes(values)),
@@ -246,6 +282,9 @@ impl GpuSession {
     /// Copies graph output `index` back to the host.
     pub(crate) fn read_output(&self, index: usize) -> Result<Vec<f32>, Error> {
         let io = &self.outputs[index];
+        if let Some(held) = self.host.get(io.id).and_then(Option::as_ref) {
+            return Ok(host::as_f32(io.dtype, held));
+        }
         let buffer = self.tensors[io.id].clone().ok_or_else(|| Error::Backend {
             device: self.device.clone(),
             reason: format!("graph output {index} is written by no op"),
@@ -274,25 +313,96 @@ impl GpuSession {
         cubecl::future::block_on(self.client.sync()).map_err(|e| self.backend(e))
     }
 
-    /// Launches every op, then waits for the device.
+    /// Launches every op, then waits for the device. An op the host runs waits for the ops before
+    /// it (it reads their outputs back).
     pub(crate) fn run(&mut self) -> Result<(), Error> {
-        guarded(&self.device, || {
-            for step in &self.steps {
-                self.launch_step(step)?;
+        let device = self.device.clone();
+        guarded(&device, || {
+            for k in 0..self.steps.len() {
+                self.run_step(k)?;
             }
             self.sync()
         })
     }
 
+    fn run_step(&mut self, k: usize) -> Result<(), Error> {
+        match &self.steps[k].work {
+            Work::Host(_) => self.run_host(k),
+            _ => self.launch_step(&self.steps[k]),
+        }
+    }
+
+    /// Runs host op `k`: reads its inputs (weights from the blob, the host's tensors, device tensors
+    /// read back), runs it with the reference kernels, and writes its output where it lives.
+    fn run_host(&mut self, k: usize) -> Result<(), Error> {
+        let step = &self.steps[k];
+        let Work::Host(op) = &step.work else {
+            return Ok(());
+        };
+        let mut inputs = Vec::with_capacity(op.inputs.len());
+        for x in &op.inputs {
+            let bytes = match (&x.weight, self.host.get(x.id).and_then(Option::as_ref)) {
+                (Some(w), _) => w.clone(),
+                (None, Some(held)) => AlignedBuf::from_bytes(held),
+                (None, None) => {
+                    let buffer = self.tensors[x.id].clone().ok_or_else(|| {
+                        self.backend(format!("op {}: tensor {} has no buffer", step.index, x.id))
+                    })?;
+                    let raw = self
+                        .client
+                        .read_one(buffer.handle)
+                        .map_err(|e| self.backend(e))?;
+                    let len = x.dims.iter().product();
+                    AlignedBuf::from_bytes(&host::from_device(x.dtype, &raw, len))
+                }
+            };
+            inputs.push(bytes);
+        }
+        let out = host::run(op, &inputs).map_err(|e| Error::UnsupportedOp {
+            index: step.index,
+            op: step.name,
+            device: self.device.clone(),
+            reason: format!("on the host: {e}"),
+        })?;
+        let (output, out_dtype, out_len) = (step.output, op.out_dtype, step.out_len);
+        if let Some(held) = self.host.get_mut(output).and_then(Option::as_mut) {
+            held.copy_from_slice(out.as_bytes());
+        } else if out_len > 0 {
+            let buffer = self.tensors[output]
+                .clone()
+                .ok_or_else(|| self.backend(format!("tensor {output} has no buffer")))?;
+            let bytes = host::to_device(out_dtype, out.as_bytes());
+            self.client
+                .write(&buffer.handle, Bytes::from_bytes_vec(bytes));
+        }
+        Ok(())
+    }
+
     /// Runs every op, timing each: with GPU timestamps where CubeCL's runtime offers them on this
     /// device, otherwise on the host around a synchronized launch.
     pub(crate) fn run_profiled(&mut self) -> Result<Profile, Error> {
-        guarded(&self.device, || {
+        let device = self.device.clone();
+        guarded(&device, || {
             self.sync()?;
             let mut ops = Vec::with_capacity(self.steps.len());
             let mut device_timed = true;
             let start = Instant::now();
-            for step in &self.steps {
+            for k in 0..self.steps.len() {
+                if matches!(self.steps[k].work, Work::Host(_)) {
+                    // On the host: timed there, after the device finished what it reads.
+                    self.sync()?;
+                    let t = Instant::now();
+                    self.run_host(k)?;
+                    self.sync()?;
+                    ops.push(OpTiming {
+                        index: self.steps[k].index,
+                        op: self.steps[k].name,
+                        kernels: "host",
+                        nanos: t.elapsed().as_nanos() as u64,
+                    });
+                    continue;
+                }
+                let step = &self.steps[k];
                 let launches = match &step.work {
                     Work::Launches(l) if step.out_len > 0 => l.len(),
                     _ => 0,

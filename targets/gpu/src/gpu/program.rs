@@ -8,8 +8,9 @@ use std::fmt;
 use cubecl::client::Client;
 use cubecl::server::Handle;
 use ember_core::format::{DType, Storage};
-use ember_core::{plan, Model};
+use ember_core::{plan, AlignedBuf, Model};
 
+use super::host::{self, HostIn, HostOp};
 use super::lower::{Lowered, OpView, Table, Work};
 use crate::Error;
 
@@ -90,6 +91,9 @@ pub(super) struct Program {
     pub(super) steps: Vec<Step>,
     pub(super) inputs: Vec<Io>,
     pub(super) outputs: Vec<Io>,
+    /// The bytes of every activation the host holds (a dtype the device does not: `host.rs`), by
+    /// tensor id; `None` for the device's tensors.
+    pub(super) host: Vec<Option<Vec<u8>>>,
 }
 
 /// A variant lowered, before its activations are placed: its program, its activation plan, and the
@@ -263,19 +267,18 @@ pub(super) fn lower_program(
         };
         let ids: Vec<usize> = op.inputs.iter().map(|&i| i as usize).collect();
         let output = op.output as usize;
+        // The device holds f32 and int8 tensors, and int32 weights (biases and requantization
+        // rows); an op that reads or writes another type runs on the host.
+        let mut off_device = None;
         for &id in ids.iter().chain([&output]) {
-            // f32 and int8 tensors, and int32 weights (biases and requantization rows).
             let is_weight = matches!(records[id].storage, Storage::Weights { .. });
-            let supported = match records[id].dtype {
-                DType::F32 | DType::I8 => true,
-                DType::I32 => is_weight,
-                _ => false,
-            };
-            if !supported {
-                return Err(unsupported(format!(
-                    "tensor {id} is {:?}; the GPU runs f32 and int8 tensors (and int32 weights)",
-                    records[id].dtype
-                )));
+            let dtype = records[id].dtype;
+            if !(host::on_device(dtype) || dtype == DType::I32 && is_weight) && off_device.is_none()
+            {
+                off_device = Some(format!(
+                    "tensor {id} is {}, which the device does not hold",
+                    dtype.name()
+                ));
             }
             if numel(id) >= u32::MAX as usize {
                 return Err(unsupported(format!(
@@ -300,11 +303,38 @@ pub(super) fn lower_program(
             input_weights: input_weights.iter().map(|w| w.as_deref()).collect(),
             scratch_base: tensors.len(),
         };
+        let lowered = match off_device {
+            Some(why) => Err(why),
+            None => super::lower::lower(&view),
+        };
         let Lowered {
             work,
             tables,
             scratch: scratch_lens,
-        } = super::lower::lower(&view).map_err(unsupported)?;
+        } = match lowered {
+            Ok(lowered) => lowered,
+            // What the device cannot run, the host does, in the same session.
+            Err(why) => Lowered {
+                work: Work::Host(Box::new(HostOp {
+                    kind: op.kind,
+                    inputs: ids
+                        .iter()
+                        .map(|&id| HostIn {
+                            id,
+                            dtype: records[id].dtype,
+                            dims: dims[id].clone(),
+                            weight: weight_bytes(id).map(AlignedBuf::from_bytes),
+                        })
+                        .collect(),
+                    out_dtype: records[output].dtype,
+                    out_dims: dims[output].clone(),
+                    why,
+                })),
+                tables: Vec::new(),
+                scratch: Vec::new(),
+            },
+        };
+        let on_host = matches!(work, Work::Host(_));
         // Scratch tensors get ids after the model's; the planner gives them this step only.
         for len in scratch_lens {
             scratch.push((tensors.len(), steps.len(), len.max(1)));
@@ -312,7 +342,7 @@ pub(super) fn lower_program(
         }
         // Upload the weights this op reads (once per blob: variants share them); int8 weights
         // widen to i32.
-        for &id in &ids {
+        for &id in ids.iter().filter(|_| !on_host) {
             if let (Some(bytes), None) = (weight_bytes(id), &tensors[id]) {
                 let Storage::Weights { offset } = records[id].storage else {
                     continue;
@@ -387,6 +417,14 @@ pub(super) fn lower_program(
             .collect()
     };
     let (inputs, outputs) = (io(model.inputs()), io(model.outputs()));
+    let host = records
+        .iter()
+        .enumerate()
+        .map(|(id, t)| {
+            let activation = matches!(t.storage, Storage::Arena { .. });
+            (activation && !host::on_device(t.dtype)).then(|| vec![0; numel(id) * t.dtype.size()])
+        })
+        .collect();
     let mut lens: Vec<usize> = (0..count).map(|id| numel(id).max(1)).collect();
     lens.extend(scratch.iter().map(|s| s.2));
     let graph_outputs: Vec<usize> = outputs.iter().map(|o| o.id).collect();
@@ -398,6 +436,7 @@ pub(super) fn lower_program(
             steps,
             inputs,
             outputs,
+            host,
         },
         plan,
         lens,
