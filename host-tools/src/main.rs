@@ -39,6 +39,10 @@ enum Command {
         /// Draw the activation arena over time (op index by offset, a rectangle per tensor) into an SVG.
         #[arg(long, value_name = "SVG", conflicts_with = "passes")]
         plot: Option<PathBuf>,
+        /// Also open the blob on this device (vulkan, cuda, metal, best; `gpu` feature) and say which
+        /// ops run on it and which on the host inside the session, and why.
+        #[arg(long, value_name = "DEVICE", conflicts_with = "passes")]
+        device: Option<String>,
         /// For an .onnx model: bind a checkpoint (and merge a LoRA adapter) first, and show what
         /// bound to what.
         #[command(flatten)]
@@ -83,9 +87,16 @@ fn main() -> ExitCode {
             model,
             shapes,
             plot,
+            device,
             weights,
             ..
-        } => cmd::inspect::run(&model, &shapes, plot.as_deref(), &weights),
+        } => cmd::inspect::run(
+            &model,
+            &shapes,
+            plot.as_deref(),
+            device.as_deref(),
+            &weights,
+        ),
         Command::Run(args) => cmd::run::run(&args),
         Command::Profile(mut args) => {
             args.profile = true;

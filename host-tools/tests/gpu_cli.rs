@@ -178,3 +178,33 @@ fn a_blob_with_shape_variants_runs_the_variant_its_input_fits_on_vulkan() {
         "{err}"
     );
 }
+
+#[test]
+fn inspect_on_a_device_names_the_ops_the_host_runs() {
+    // `where.onnx` selects with bool masks, which the device does not hold: its three Where ops run
+    // on the host inside the session, and `inspect --device` says which and why.
+    if !have_vulkan() {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gpu_cli_inspect");
+    std::fs::create_dir_all(&dir).unwrap();
+    let blob = dir.join("where.ember");
+    let onnx =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../converter/tests/models/ops/where.onnx");
+    ok_text(&common::convert(onnx.to_str().unwrap(), &blob, &[]));
+    let out = ok_text(&ember(&[
+        "inspect",
+        blob.to_str().unwrap(),
+        "--device",
+        "vulkan",
+    ]));
+    assert!(
+        out.contains("3 of 9 ops run on the host CPU inside the vulkan:0"),
+        "{out}"
+    );
+    assert!(
+        out.contains("#0 Where (tensor 1 is bool, which the device does not hold)"),
+        "{out}"
+    );
+    assert!(out.contains("memory pool:"), "{out}");
+}

@@ -25,26 +25,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let blob = read_blob(&args.model)?;
     let model = parse(&blob, &args.model)?;
     let mut session = DeviceSession::new(blob.as_bytes(), device)?;
-    let host = session.host_ops();
-    if !host.is_empty() {
-        let listed: Vec<String> = host
-            .iter()
-            .take(6)
-            .map(|(index, op, why)| format!("#{index} {op} ({why})"))
-            .collect();
-        eprintln!(
-            "note: {} of {} ops run on the host CPU inside the {} session (their inputs are read \
-             back from the device): {}{}",
-            host.len(),
-            model.op_count(),
-            session.device_name(),
-            listed.join(", "),
-            if host.len() > listed.len() {
-                ", ..."
-            } else {
-                ""
-            }
-        );
+    if !session.host_ops().is_empty() {
+        eprintln!("note: {}", host_note(&session, model.op_count(), Some(6)));
     }
     let inputs = bind(&model, model.inputs(), &args.inputs, "input")?;
     if inputs.len() != model.inputs().len() {
@@ -204,6 +186,57 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
 }
 
 /// Without the `gpu` feature only the CPU exists.
+/// `N of M ops run on the host CPU inside the vulkan:0 session (...): #5 Equal (why), ...`: the
+/// session's host ops (`ember_gpu::DeviceSession::host_ops`), the first `most` of them or all.
+#[cfg(feature = "gpu")]
+fn host_note(session: &ember_gpu::DeviceSession<'_>, ops: usize, most: Option<usize>) -> String {
+    let host = session.host_ops();
+    let listed: Vec<String> = host
+        .iter()
+        .take(most.unwrap_or(usize::MAX))
+        .map(|(index, op, why)| format!("#{index} {op} ({why})"))
+        .collect();
+    format!(
+        "{} of {ops} ops run on the host CPU inside the {} session (their device inputs are read \
+         back, their device outputs written): {}{}",
+        host.len(),
+        session.device_name(),
+        listed.join(", "),
+        if host.len() > listed.len() {
+            ", ..."
+        } else {
+            ""
+        }
+    )
+}
+
+/// `ember inspect --device`: opens a session for `blob` on `device` and says where each op runs
+/// (on the device, or on the host inside the session, and why) and what the session holds.
+#[cfg(feature = "gpu")]
+pub fn inspect(blob: &ember_core::AlignedBuf, device: &str, ops: usize) -> Result<()> {
+    let device: ember_gpu::Device = device.parse()?;
+    let session = ember_gpu::DeviceSession::new(blob.as_bytes(), device)?;
+    println!();
+    println!("on {}:", session.device_name());
+    if session.host_ops().is_empty() {
+        println!("  every one of the {ops} ops runs on the device");
+    } else {
+        println!("  {}", host_note(&session, ops, None));
+    }
+    for line in session.memory_report().to_string().lines() {
+        println!("  {line}");
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "gpu"))]
+pub fn inspect(_blob: &ember_core::AlignedBuf, device: &str, _ops: usize) -> Result<()> {
+    bail!(
+        "device {device:?}: this ember was built without GPU support (rebuild ember-cli with \
+         --features gpu)"
+    )
+}
+
 #[cfg(not(feature = "gpu"))]
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
     bail!(

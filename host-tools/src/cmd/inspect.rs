@@ -12,13 +12,15 @@ mod passes;
 mod plot;
 pub use passes::run_passes;
 
-/// Prints what the blob at `path` holds and, with `plot`, draws its arena plan into that SVG file. An
+/// Prints what the blob at `path` holds and, with `plot`, draws its arena plan into that SVG file;
+/// with `device`, where its ops run on that device (`ember inspect --device vulkan`). An
 /// ONNX model is converted in memory first (with the `--shape` overrides and the `--weights` bound,
 /// whose report is printed), as `ember convert` would.
 pub fn run(
     path: &Path,
     shapes: &[String],
     plot: Option<&Path>,
+    device: Option<&str>,
     weights: &super::weights::WeightArgs,
 ) -> Result<ExitCode> {
     let blob = read_blob(path)?;
@@ -35,6 +37,10 @@ pub fn run(
         ember_core::AlignedBuf::from_bytes(&converted.blob)
     };
     let code = show(path, &blob)?;
+    if let Some(device) = device.filter(|d| !d.eq_ignore_ascii_case("cpu")) {
+        let ops = parse(&blob, path)?.op_count();
+        super::device::inspect(&blob, device, ops)?;
+    }
     if let Some(svg) = plot {
         let model = parse(&blob, path)?;
         crate::emit::write(svg, plot::arena_svg(&model).as_bytes())?;
