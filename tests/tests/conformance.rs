@@ -37,6 +37,7 @@ fn manifest_cases_pass() {
         &node_dir,
         &cases,
         &|c| manifest.config(c),
+        &ember_tests::conformance::case::cpu_reference,
         threads,
         &|_, _| {},
     );

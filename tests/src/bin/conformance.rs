@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use ember_tests::conformance::case::cpu_reference;
 use ember_tests::conformance::manifest::Manifest;
 use ember_tests::conformance::report::{one_line, Report};
 use ember_tests::conformance::{find_node_dir, list_cases, run_cases, Outcome};
@@ -133,6 +134,7 @@ fn run(args: &Args) -> Result<bool, String> {
         &node_dir,
         &cases,
         &|c| manifest.config(c),
+        &cpu_reference,
         args.threads,
         &|done, total| {
             if tty && (done % 25 == 0 || done == total) {

@@ -61,6 +61,57 @@ struct SeenInputs {
     ints: usize,
 }
 
+/// One graph output of a run: its dims, dtype and little-endian bytes.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    pub dims: Vec<usize>,
+    pub dtype: DType,
+    pub bytes: Vec<u8>,
+}
+
+/// What runs a converted blob: the graph inputs' bytes in the blob's order in, every graph output
+/// out, or what went wrong. [`cpu_reference`] is the CPU's; a target's tests pass their own, so that
+/// the same cases and tolerances measure it (`ember-gpu`'s Vulkan conformance test).
+pub type Runner<'r> = &'r (dyn Fn(&[u8], &[&[u8]]) -> Result<Vec<RunOutput>, String> + Sync);
+
+/// Runs `blob` with `ember_core::Session` over the reference kernels.
+pub fn cpu_reference(blob: &[u8], inputs: &[&[u8]]) -> Result<Vec<RunOutput>, String> {
+    let blob = ember_core::AlignedBuf::from_bytes(blob);
+    let m = ember_core::Model::parse(blob.as_bytes()).map_err(|e| format!("parse: {e}"))?;
+    if m.arena_bytes() > MAX_ARENA_BYTES {
+        return Err(format!(
+            "the plan asks for a {} byte arena",
+            m.arena_bytes()
+        ));
+    }
+    let mut arena = ember_core::AlignedBuf::zeroed(m.arena_bytes());
+    let mut s =
+        ember_core::Session::new(&m, arena.as_mut_bytes()).map_err(|e| format!("session: {e}"))?;
+    for (i, values) in inputs.iter().enumerate() {
+        let mut t = s.input(i).map_err(|e| format!("input {i}: {e}"))?;
+        let dst = t.bytes_mut();
+        if dst.len() != values.len() {
+            return Err(format!(
+                "input {i}: the blob holds {} bytes, the test data {}",
+                dst.len(),
+                values.len()
+            ));
+        }
+        dst.copy_from_slice(values);
+    }
+    s.run().map_err(|e| format!("run: {e}"))?;
+    (0..m.outputs().len())
+        .map(|k| {
+            let out = s.output(k).map_err(|e| format!("output {k}: {e}"))?;
+            Ok(RunOutput {
+                dims: out.dims().iter().map(|&d| d as usize).collect(),
+                dtype: out.dtype(),
+                bytes: out.bytes().to_vec(),
+            })
+        })
+        .collect()
+}
+
 /// The test data of one case.
 struct TestData {
     inputs: Vec<TensorProto>,
@@ -69,12 +120,13 @@ struct TestData {
 
 /// Runs the case in folder `dir` with `cfg`. Never panics on its own account; the converter or the
 /// runtime may, which the caller catches.
-pub fn run_case(dir: &Path, cfg: &CaseConfig) -> CaseRun {
+pub fn run_case(dir: &Path, cfg: &CaseConfig, runner: Runner<'_>) -> CaseRun {
     let mut node_ops = Vec::new();
     let mut stage = Stage::Prepare;
     let mut seen = SeenInputs::default();
     let first = attempt(
         dir,
+        runner,
         cfg.tol,
         cfg.inputs.as_deref(),
         &mut node_ops,
@@ -92,6 +144,7 @@ pub fn run_case(dir: &Path, cfg: &CaseConfig) -> CaseRun {
         stage = Stage::Prepare;
         first = attempt(
             dir,
+            runner,
             cfg.tol,
             cfg.inputs.as_deref(),
             &mut ops2,
@@ -116,6 +169,7 @@ pub fn run_case(dir: &Path, cfg: &CaseConfig) -> CaseRun {
     let mut seen2 = SeenInputs::default();
     let retry = attempt(
         dir,
+        runner,
         cfg.tol,
         Some(&only),
         &mut ops2,
@@ -146,8 +200,10 @@ pub fn run_case(dir: &Path, cfg: &CaseConfig) -> CaseRun {
 
 /// One conversion and run. `runtime_inputs`: the float inputs to keep at run time (`None`: all).
 /// `floats` receives the names of the float inputs; `stage` how far it got.
+#[allow(clippy::too_many_arguments)]
 fn attempt(
     dir: &Path,
+    runner: Runner<'_>,
     tol: Tolerance,
     runtime_inputs: Option<&[String]>,
     node_ops: &mut Vec<String>,
@@ -315,18 +371,6 @@ fn attempt(
     let converted = ember_convert::convert(&edited, &opts).map_err(classify)?;
     *stage = Stage::Ran;
 
-    let blob = ember_core::AlignedBuf::from_bytes(&converted.blob);
-    let runtime_err = |what: &str, e: ember_core::Error| Outcome::Error(format!("{what}: {e}"));
-    let m = ember_core::Model::parse(blob.as_bytes()).map_err(|e| runtime_err("parse", e))?;
-    if m.arena_bytes() > MAX_ARENA_BYTES {
-        return Err(Outcome::Error(format!(
-            "the plan asks for a {} byte arena",
-            m.arena_bytes()
-        )));
-    }
-    let mut arena = ember_core::AlignedBuf::zeroed(m.arena_bytes());
-    let mut s = ember_core::Session::new(&m, arena.as_mut_bytes())
-        .map_err(|e| runtime_err("session", e))?;
     if converted.report.inputs.len() != feeds.len() {
         return Err(Outcome::Error(format!(
             "the blob has {} inputs, the case feeds {}",
@@ -334,27 +378,17 @@ fn attempt(
             feeds.len()
         )));
     }
-    for (i, (name, _)) in converted.report.inputs.iter().enumerate() {
+    let mut inputs: Vec<&[u8]> = Vec::with_capacity(feeds.len());
+    for (name, _) in &converted.report.inputs {
         let (_, _, values) = feeds
             .iter()
             .find(|(n, _, _)| n == name)
             .ok_or_else(|| Outcome::Error(format!("blob input \"{name}\" is not a test input")))?;
-        let mut t = s
-            .input(i)
-            .map_err(|e| runtime_err(&format!("input \"{name}\""), e))?;
-        let dst = t.bytes_mut();
-        if dst.len() != values.len() {
-            return Err(Outcome::Error(format!(
-                "input \"{name}\": the blob holds {} bytes, the test data {}",
-                dst.len(),
-                values.len()
-            )));
-        }
-        dst.copy_from_slice(values);
+        inputs.push(values);
     }
-    s.run().map_err(|e| runtime_err("run", e))?;
+    let outputs = runner(&converted.blob, &inputs).map_err(Outcome::Error)?;
 
-    if converted.report.outputs.len() != output_names.len() {
+    if converted.report.outputs.len() != output_names.len() || outputs.len() != output_names.len() {
         return Err(Outcome::Error(format!(
             "the blob has {} outputs, the graph {}",
             converted.report.outputs.len(),
@@ -368,29 +402,27 @@ fn attempt(
         })?;
         let expected = &data.outputs[j];
         let want_dims = dims_of(expected).map_err(Outcome::Error)?;
-        let out = s
-            .output(k)
-            .map_err(|e| runtime_err(&format!("output \"{name}\""), e))?;
-        let got_dims: Vec<usize> = out.dims().iter().map(|&d| d as usize).collect();
-        if got_dims != want_dims {
+        let out = &outputs[k];
+        let got_dims = &out.dims;
+        if *got_dims != want_dims {
             return Ok(Outcome::Fail(format!(
                 "output \"{name}\": shape {got_dims:?}, expected {want_dims:?}"
             )));
         }
         let want_type = dtype_of(expected.data_type);
-        if want_type != Some(out.dtype()) {
+        if want_type != Some(out.dtype) {
             return Ok(Outcome::Fail(format!(
                 "output \"{name}\": type {}, expected {}",
-                out.dtype().name(),
+                out.dtype.name(),
                 data_type::name(expected.data_type)
             )));
         }
         let want = le_bytes(expected).map_err(Outcome::Error)?;
-        let verdict = match out.dtype() {
-            DType::F32 => compare(&f32s(out.bytes()), &f32s(&want), tol),
-            DType::F64 => compare(&f64s_as_f32(out.bytes()), &f64s_as_f32(&want), tol),
-            DType::F16 => compare(&f16s_as_f32(out.bytes()), &f16s_as_f32(&want), tol),
-            _ => compare_exact(out.bytes(), &want, out.dtype().size()),
+        let verdict = match out.dtype {
+            DType::F32 => compare(&f32s(&out.bytes), &f32s(&want), tol),
+            DType::F64 => compare(&f64s_as_f32(&out.bytes), &f64s_as_f32(&want), tol),
+            DType::F16 => compare(&f16s_as_f32(&out.bytes), &f16s_as_f32(&want), tol),
+            _ => compare_exact(&out.bytes, &want, out.dtype.size()),
         };
         if let Err(d) = verdict {
             worst.get_or_insert(format!("output \"{name}\": {d}"));

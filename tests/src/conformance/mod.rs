@@ -137,6 +137,7 @@ pub fn run_cases(
     node_dir: &Path,
     cases: &[String],
     config: &(dyn Fn(&str) -> CaseConfig + Sync),
+    runner: case::Runner<'_>,
     threads: usize,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Vec<CaseResult> {
@@ -154,7 +155,7 @@ pub fn run_cases(
             let spawned = worker.spawn_scoped(s, || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(name) = cases.get(i) else { break };
-                let r = run_one(node_dir, name, &config(name));
+                let r = run_one(node_dir, name, &config(name), runner);
                 // A worker only pushes; a poisoned lock means another worker panicked outside
                 // catch_unwind, and its results are still valid.
                 results.lock().unwrap_or_else(|e| e.into_inner()).push(r);
@@ -170,7 +171,7 @@ pub fn run_cases(
     // If not a single worker could start, run here.
     if started == 0 {
         for name in cases {
-            let r = run_one(node_dir, name, &config(name));
+            let r = run_one(node_dir, name, &config(name), runner);
             results.lock().unwrap_or_else(|e| e.into_inner()).push(r);
         }
     }
@@ -225,10 +226,10 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
     })
 }
 
-fn run_one(node_dir: &Path, name: &str, cfg: &CaseConfig) -> CaseResult {
+fn run_one(node_dir: &Path, name: &str, cfg: &CaseConfig, runner: case::Runner<'_>) -> CaseResult {
     let t = Instant::now();
     let dir = node_dir.join(name);
-    let (node_ops, outcome, needed_flag) = match guarded(|| case::run_case(&dir, cfg)) {
+    let (node_ops, outcome, needed_flag) = match guarded(|| case::run_case(&dir, cfg, runner)) {
         Ok(run) => (run.node_ops, run.outcome, run.needed_flag),
         Err(msg) => (Vec::new(), Outcome::Panic(msg), None),
     };

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod conformance;
 mod int8;
 mod models;
 mod ops;
