@@ -473,21 +473,29 @@ pub(crate) fn lower(op: &OpView<'_>) -> Result<Lowered, String> {
                 lanes,
             })
         }
-        OpKind::LayerNorm(p) => {
-            let len: usize = xd[usize::from(p.axis)..].iter().product();
+        // Layer and RMS normalization: one kernel, meta[3] says which.
+        OpKind::LayerNorm(_) | OpKind::RmsNorm(_) => {
+            let (axis, epsilon, rms) = match op.kind {
+                OpKind::LayerNorm(p) => (p.axis, p.epsilon, false),
+                OpKind::RmsNorm(p) => (p.axis, p.epsilon, true),
+                _ => unreachable!("matched above"),
+            };
+            let len: usize = xd[usize::from(axis)..].iter().product();
             let total: usize = xd.iter().product();
             let rows = total.checked_div(len).unwrap_or(0);
+            let bias = input(2).filter(|_| !rms);
             let meta = table(Table::U32(u32s([
                 len,
                 rows,
-                usize::from(input(2).is_some()),
+                usize::from(bias.is_some()),
+                usize::from(rms),
             ])?));
             launch(Launch::LayerNorm {
                 x,
                 scale: op.inputs[1],
-                bias: input(2),
+                bias,
                 meta,
-                epsilon: p.epsilon,
+                epsilon,
                 rows,
             })
         }

@@ -203,24 +203,35 @@ pub(crate) fn layer_norm(
     if row < meta[1] as usize {
         let base = row * len;
         let n = f32::cast_from(len as u32);
-        let mut sum = 0.0f32;
-        for i in 0..len {
-            sum += x[base + i];
+        // meta[3] != 0: RMS normalization (no mean taken out, no bias), as the CPU's
+        // `x / sqrt(mean(x^2) + epsilon) * scale`.
+        let rms = meta[3] != 0;
+        let mut mean = 0.0f32;
+        if !rms {
+            let mut sum = 0.0f32;
+            for i in 0..len {
+                sum += x[base + i];
+            }
+            mean = sum / n;
         }
-        let mean = sum / n;
         let mut var = 0.0f32;
         for i in 0..len {
             let d = x[base + i] - mean;
             var += d * d;
         }
         var /= n;
-        let inv_std = 1.0 / (var + epsilon).sqrt();
+        let root = (var + epsilon).sqrt();
+        let inv_std = 1.0 / root;
         for i in 0..len {
             let mut b = 0.0f32;
             if meta[2] != 0 {
                 b = bias[i];
             }
-            y[base + i] = (x[base + i] - mean) * inv_std * scale[i] + b;
+            if rms {
+                y[base + i] = x[base + i] / root * scale[i];
+            } else {
+                y[base + i] = (x[base + i] - mean) * inv_std * scale[i] + b;
+            }
         }
     }
 }

@@ -21,6 +21,7 @@ use ember_core::ops::nn::fully_connected::FullyConnectedParams;
 use ember_core::ops::nn::layer_norm::LayerNormParams;
 use ember_core::ops::nn::matmul::MatMulParams;
 use ember_core::ops::nn::reduce::{ReduceOp, ReduceParams};
+use ember_core::ops::nn::rms_norm::RmsNormParams;
 use ember_core::ops::nn::softmax::SoftmaxParams;
 use ember_core::ops::pool::max_pool;
 use ember_core::OpKind;
@@ -318,6 +319,8 @@ proptest! {
         }
         let p = LayerNormParams { axis, epsilon: 1e-5 };
         check_op(gpu, OpKind::LayerNorm(p), &operands, &x);
+        let p = RmsNormParams { axis, epsilon: 1e-5 };
+        check_op(gpu, OpKind::RmsNorm(p), &operands[..2], &x);
 
         for op in [
             ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod,
