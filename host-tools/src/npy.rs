@@ -100,25 +100,9 @@ pub fn parse_typed(bytes: &[u8], what: &str) -> Result<Typed> {
 
 /// The elements of little-endian `bytes` of `dtype` as f64 (exact for every integer below 2^53).
 pub fn to_f64(dtype: ember_core::DType, bytes: &[u8]) -> Vec<f64> {
-    use ember_core::DType as E;
-    let n = dtype.size();
     bytes
-        .chunks_exact(n)
-        .map(|c| {
-            let mut b = [0u8; 8];
-            b[..n].copy_from_slice(c);
-            match dtype {
-                E::F32 => f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-                E::F64 => f64::from_le_bytes(b),
-                E::F16 => ember_core::half::f16::from_le_bytes([c[0], c[1]]).to_f64(),
-                E::I8 => f64::from(c[0] as i8),
-                E::I16 => f64::from(i16::from_le_bytes([c[0], c[1]])),
-                E::I32 => f64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-                E::I64 => i64::from_le_bytes(b) as f64,
-                E::U8 | E::Bool | E::U16 | E::U32 => u64::from_le_bytes(b) as f64,
-                E::U64 => u64::from_le_bytes(b) as f64,
-            }
-        })
+        .chunks_exact(dtype.size())
+        .map(|c| ember_core::ops::element::scalar_value(dtype, c))
         .collect()
 }
 

@@ -40,6 +40,27 @@ pub fn scalar_bytes(dtype: DType, value: f64) -> [u8; 8] {
     bits.to_le_bytes()
 }
 
+/// One element of `dtype` read from its little-endian bytes (the first `dtype.size()` of `bytes`; 0
+/// where they are short), as f64: exact for every float of the type and every integer below 2^53.
+/// The inverse of [`scalar_bytes`] on the values a type holds.
+pub fn scalar_value(dtype: DType, bytes: &[u8]) -> f64 {
+    let mut b = [0u8; 8];
+    let n = dtype.size().min(8).min(bytes.len());
+    b[..n].copy_from_slice(&bytes[..n]);
+    let [b0, b1, b2, b3, ..] = b;
+    match dtype {
+        DType::F32 => f64::from(f32::from_le_bytes([b0, b1, b2, b3])),
+        DType::F64 => f64::from_le_bytes(b),
+        DType::F16 => half::f16::from_le_bytes([b0, b1]).to_f64(),
+        DType::I8 => f64::from(b0 as i8),
+        DType::I16 => f64::from(i16::from_le_bytes([b0, b1])),
+        DType::I32 => f64::from(i32::from_le_bytes([b0, b1, b2, b3])),
+        DType::I64 => i64::from_le_bytes(b) as f64,
+        // Unsigned types and bool: the bytes past the width are zero.
+        _ => u64::from_le_bytes(b) as f64,
+    }
+}
+
 /// An integer as i64: u64 values above i64::MAX saturate; every other integer type fits.
 fn saturating_i64<T: TryInto<i64>>(v: T) -> i64 {
     v.try_into().unwrap_or(i64::MAX)

@@ -20,26 +20,9 @@ use ember_tests::conformance::{find_node_dir, list_cases, run_cases, Counts, Out
 
 /// A tensor's little-endian bytes as f32 values (what `DeviceInput::write_f32` takes).
 fn to_f32(dtype: DType, bytes: &[u8]) -> Vec<f32> {
-    let n = dtype.size();
     bytes
-        .chunks_exact(n)
-        .map(|c| {
-            let mut b = [0u8; 8];
-            b[..n].copy_from_slice(c);
-            match dtype {
-                DType::F32 => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-                DType::F64 => f64::from_le_bytes(b) as f32,
-                DType::F16 => half::f16::from_le_bytes([b[0], b[1]]).to_f32(),
-                DType::I8 => f32::from(b[0] as i8),
-                DType::U8 | DType::Bool => f32::from(b[0]),
-                DType::I16 => f32::from(i16::from_le_bytes([b[0], b[1]])),
-                DType::U16 => f32::from(u16::from_le_bytes([b[0], b[1]])),
-                DType::I32 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32,
-                DType::U32 => u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f32,
-                DType::I64 => i64::from_le_bytes(b) as f32,
-                _ => u64::from_le_bytes(b) as f32,
-            }
-        })
+        .chunks_exact(dtype.size())
+        .map(|c| ember_core::ops::element::scalar_value(dtype, c) as f32)
         .collect()
 }
 

@@ -45,22 +45,27 @@ fn bundled_models_agree_on_top1() {
     }
 }
 
+/// `converter/tests/models/ops/<case>.onnx` converted, with its input and onnxruntime's output.
+fn op_model(case: &str) -> (AlignedBuf, Vec<f32>, Vec<f32>) {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../converter/tests/models/ops");
+    let onnx = std::fs::read(dir.join(format!("{case}.onnx"))).expect("the model reads");
+    let blob = ember_convert::convert(&onnx, &Default::default())
+        .unwrap_or_else(|e| panic!("{case}: {e}"))
+        .blob;
+    let (_, x) = read_npy_f32(&dir.join(format!("{case}.x.npy")));
+    let (_, want) = read_npy_f32(&dir.join(format!("{case}.y.npy")));
+    (AlignedBuf::from_bytes(&blob), x, want)
+}
+
 /// MaxPool and AveragePool with `ceil_mode=1` (extra end padding of the pool kernels, and a Pad for
 /// `count_include_pad=1`) and with `dilations` (strided Slices, Binary Max/Add/Mul) give
 /// onnxruntime's outputs on Vulkan: `converter/tests/models/ops/pool_{ceil,dilations}` (make.py).
 #[test]
 fn pools_with_ceil_mode_and_dilations_match_onnxruntime() {
     let Some(gpu) = vulkan() else { return };
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../converter/tests/models/ops");
     for case in ["pool_ceil", "pool_dilations"] {
-        let onnx = std::fs::read(dir.join(format!("{case}.onnx"))).expect("the model reads");
-        let blob = ember_convert::convert(&onnx, &Default::default())
-            .unwrap_or_else(|e| panic!("{case}: {e}"))
-            .blob;
-        let blob = AlignedBuf::from_bytes(&blob);
-        let (_, x) = read_npy_f32(&dir.join(format!("{case}.x.npy")));
-        let (_, want) = read_npy_f32(&dir.join(format!("{case}.y.npy")));
+        let (blob, x, want) = op_model(case);
         let got = run_on(blob.as_bytes(), gpu, &[&x]);
         assert_close(case, &got, &want);
         eprintln!("{case}: {} values on {gpu} match onnxruntime", got.len());
@@ -75,16 +80,8 @@ fn pools_with_ceil_mode_and_dilations_match_onnxruntime() {
 #[test]
 fn models_with_integer_and_bool_tensors_open_and_match_onnxruntime() {
     let Some(gpu) = vulkan() else { return };
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../converter/tests/models/ops");
     for case in ["attention_einsum", "post_processing", "where"] {
-        let onnx = std::fs::read(dir.join(format!("{case}.onnx"))).expect("the model reads");
-        let blob = ember_convert::convert(&onnx, &Default::default())
-            .unwrap_or_else(|e| panic!("{case}: {e}"))
-            .blob;
-        let blob = AlignedBuf::from_bytes(&blob);
-        let (_, x) = read_npy_f32(&dir.join(format!("{case}.x.npy")));
-        let (_, want) = read_npy_f32(&dir.join(format!("{case}.y.npy")));
+        let (blob, x, want) = op_model(case);
         let session = ember_gpu::DeviceSession::new(blob.as_bytes(), gpu).unwrap();
         let host = session.host_ops();
         assert!(!host.is_empty(), "{case}: every op ran on the device");
