@@ -46,7 +46,7 @@ fn bundled_models_agree_on_top1() {
 }
 
 /// `converter/tests/models/ops/<case>.onnx` converted, with its input and onnxruntime's output.
-fn op_model(case: &str) -> (AlignedBuf, Vec<f32>, Vec<f32>) {
+pub(crate) fn op_model(case: &str) -> (AlignedBuf, Vec<f32>, Vec<f32>) {
     let dir =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../converter/tests/models/ops");
     let onnx = std::fs::read(dir.join(format!("{case}.onnx"))).expect("the model reads");
