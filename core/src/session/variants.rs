@@ -1,5 +1,5 @@
 //! What a session keeps for a model with shape variants (`ember convert --dim`): the view of the
-//! variant that runs, and what each variant served.
+//! variant that runs, and what each variant served (`switching.rs` switches).
 
 use crate::format::MAX_VARIANTS;
 use crate::kernels::{entry::VARIANTS, has};
