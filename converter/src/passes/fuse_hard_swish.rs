@@ -3,7 +3,10 @@
 //!
 //! - `x * clip(x + 3, 0, 6) / 6` (or `* (1/6)`), as paddle2onnx and older PyTorch exports write it: an
 //!   Add of 3 whose Clip (or Relu6) the activation pass already fused, a Mul by `x`, a Div by 6;
-//! - `x * HardSigmoid(x)` with HardSigmoid's default `alpha = 1/6`, `beta = 1/2`.
+//! - `x * HardSigmoid(x)` with HardSigmoid's default `alpha = 1/6`, `beta = 1/2`;
+//!
+//! and SiLU (Swish with `alpha = 1`, [`UnaryOp::Swish`]: `x * sigmoid(x)`), written as a Sigmoid and a
+//! Mul by its input in either order, as YOLO-class detectors and EfficientNets export it.
 //!
 //! The intermediate results must have no other reader. Three or two passes over a feature map become
 //! one. The written-out form rounds at each step: the one op differs from it by rounding only (a few
@@ -20,8 +23,8 @@ use crate::ConvertError;
 pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
     let producers = g.producers();
     let uses = g.use_counts();
-    // (index of the last node, the chain's other nodes, x)
-    let mut found: Vec<(usize, Vec<usize>, TensorId)> = Vec::new();
+    // (index of the last node, the chain's other nodes, x, the one op)
+    let mut found: Vec<(usize, Vec<usize>, TensorId, UnaryOp)> = Vec::new();
     let private = |t: TensorId| !g.is_kept(t) && uses.get(&t) == Some(&1);
     let node_of = |t: TensorId| producers.get(&t).map(|&i| (i, &g.nodes[i]));
     for (idx, n) in g.nodes.iter().enumerate() {
@@ -35,16 +38,16 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
             for (x, t) in [(a, b), (b, a)] {
                 if let Some((ti, add)) = node_of(t).filter(|_| private(t)) {
                     if is_plus_three_relu6(g, add, x) {
-                        found.push((idx, vec![mi, ti], x));
+                        found.push((idx, vec![mi, ti], x, UnaryOp::HardSwish));
                         break;
                     }
                 }
             }
         } else if let Some((a, b)) = product(n) {
             for (x, h) in [(a, b), (b, a)] {
-                if let Some((hi, hs)) = node_of(h).filter(|_| private(h)) {
-                    if is_default_hard_sigmoid_of(hs, x) {
-                        found.push((idx, vec![hi], x));
+                if let Some((hi, gate)) = node_of(h).filter(|_| private(h)) {
+                    if let Some(op) = gated(gate, x) {
+                        found.push((idx, vec![hi], x, op));
                         break;
                     }
                 }
@@ -55,17 +58,21 @@ pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
         return Ok(false);
     }
     let mut remove = vec![false; g.nodes.len()];
-    for (idx, others, x) in found {
+    for (idx, others, x, op) in found {
         // A node can take part in one chain only (found chains are disjoint unless a graph reuses a
         // private intermediate, which `private` rules out).
         if others.iter().chain([&idx]).any(|&i| remove[i]) {
             continue;
         }
         let last = &mut g.nodes[idx];
+        let what = match op {
+            UnaryOp::HardSwish => "hard_swish",
+            _ => "silu",
+        };
         *last = Node {
-            name: format!("{}(hard_swish)", last.name),
+            name: format!("{}({what})", last.name),
             onnx_op: last.onnx_op.clone(),
-            op: Op::Unary(UnaryOp::HardSwish),
+            op: Op::Unary(op),
             inputs: vec![x],
             output: last.output,
         };
@@ -129,13 +136,18 @@ fn is_plus_three_relu6(g: &Graph, n: &Node, x: TensorId) -> bool {
     relu6 && ((a == x && scalar(g, b) == Some(3.0)) || (b == x && scalar(g, a) == Some(3.0)))
 }
 
-/// Whether `n` is HardSigmoid of `x` with `alpha = 1/6` and `beta = 1/2` (HardSwish's own).
-fn is_default_hard_sigmoid_of(n: &Node, x: TensorId) -> bool {
+/// The one op that `x * n` is, where `n` is a gate of `x`: HardSigmoid with `alpha = 1/6` and
+/// `beta = 1/2` (HardSwish's own) makes HardSwish, Sigmoid makes SiLU.
+fn gated(n: &Node, x: TensorId) -> Option<UnaryOp> {
+    if n.inputs[..] != [x] {
+        return None;
+    }
     match n.op {
-        Op::Unary(UnaryOp::HardSigmoid { alpha, beta }) => {
-            n.inputs[..] == [x] && is_a_sixth(alpha) && beta == 0.5
+        Op::Unary(UnaryOp::HardSigmoid { alpha, beta }) if is_a_sixth(alpha) && beta == 0.5 => {
+            Some(UnaryOp::HardSwish)
         }
-        _ => false,
+        Op::Unary(UnaryOp::Sigmoid) => Some(UnaryOp::Swish { alpha: 1.0 }),
+        _ => None,
     }
 }
 

@@ -4,7 +4,7 @@
 //! 1. clean-up: fold nodes whose inputs are all constants ([`fold_constants`]), remove identities
 //!    ([`identity`]), fold or rewrite BatchNormalization
 //!    ([`fold_batch_norm`]), fuse activations into their producers ([`fuse_activation`]), recognize
-//!    HardSwish written out in element-wise ops ([`fuse_hard_swish`]), fold multiplications and
+//!    HardSwish and SiLU written out in element-wise ops ([`fuse_hard_swish`]), fold multiplications and
 //!    additions by constants into the convolution or fully connected layer before or after them
 //!    ([`fold_affine`]), fold the scales and shifts left after a HardSwish into it
 //!    ([`scale_hard_swish`]), fuse Dequantize -> float op -> Quantize into int8 ops ([`qdq`]), remove dead

@@ -31,5 +31,6 @@ mod random_graphs;
 mod reduce_norm;
 mod rnn;
 mod shapes;
+mod silu;
 mod supported_ops_doc;
 mod variants;
