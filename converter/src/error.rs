@@ -11,6 +11,24 @@ pub enum ConvertError {
         /// The protobuf decoder's complaint.
         reason: String,
     },
+    /// The bytes are not a readable TFLite flatbuffer.
+    #[error("not a valid TFLite model: {reason}")]
+    TfliteDecode {
+        /// What the flatbuffer reader found.
+        reason: String,
+    },
+    /// A TFLite operator Ember does not support, or one whose inputs or options it cannot run.
+    #[error("operator {index} ({op}, version {version}): {reason}")]
+    TfliteOp {
+        /// Index of the operator in subgraph 0.
+        index: usize,
+        /// TFLite's op name (`CONV_2D`, or `CUSTOM "name"`).
+        op: String,
+        /// The operator code's version.
+        version: i32,
+        /// What is wrong and, where possible, what to do.
+        reason: String,
+    },
     /// The model as a whole is unusable (no graph, no default-domain opset, ...).
     #[error("unsupported model: {reason}")]
     Model {

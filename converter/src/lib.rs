@@ -34,6 +34,7 @@ pub mod onnx;
 pub mod passes;
 pub mod plan;
 pub mod quantize;
+pub mod tflite;
 pub mod variants;
 pub mod weights;
 
@@ -194,7 +195,8 @@ pub enum WeightStorage {
     Int8,
 }
 
-/// Converts an ONNX model (the bytes of an `.onnx` file) into a blob.
+/// Converts an ONNX model (the bytes of an `.onnx` file) or a TFLite model (a `.tflite` file,
+/// recognised by its file identifier; [`tflite`]) into a blob.
 pub fn convert(onnx_bytes: &[u8], opts: &ConvertOptions) -> Result<Converted, ConvertError> {
     convert_with(onnx_bytes, opts, WeightStorage::Float)
 }
@@ -207,7 +209,11 @@ pub fn convert_with(
 ) -> Result<Converted, ConvertError> {
     let one = |opts: &ConvertOptions| {
         let mut notices = Vec::new();
-        let (graph, imported) = onnx::import_summarized(onnx_bytes, opts, &mut notices)?;
+        let (graph, imported) = if tflite::is_tflite(onnx_bytes) {
+            tflite::import_summarized(onnx_bytes, opts, &mut notices)?
+        } else {
+            onnx::import_summarized(onnx_bytes, opts, &mut notices)?
+        };
         let record = passes::log::import_record(&imported, &graph);
         lower_graph(graph, record, notices, fnv1a64(onnx_bytes), opts, weights)
     };

@@ -51,6 +51,7 @@ pub const TARGETS: &[(&str, Body)] = &[
     ("blob_firmware", blob_firmware),
     ("onnx", onnx),
     ("onnx_fields", onnx_fields),
+    ("tflite", tflite),
     ("npy", npy),
     ("checkpoint", checkpoint),
 ];
@@ -439,6 +440,17 @@ fn convert_and_run(onnx: &[u8]) {
 /// Raw bytes as an ONNX model.
 pub fn onnx(data: &[u8]) {
     convert_and_run(data);
+}
+
+/// A `.tflite` file, converted and run (the flatbuffer reader of `ember_convert::tflite` and its
+/// lowering): every input reaches the TFLite reader, its file identifier written in where the
+/// fuzzer's bytes have another.
+pub fn tflite(data: &[u8]) {
+    let mut bytes = data.to_vec();
+    if let Some(id) = bytes.get_mut(4..8) {
+        id.copy_from_slice(b"TFL3");
+    }
+    convert_and_run(&bytes);
 }
 
 /// The ONNX seeds [`onnx_fields`] mutates: the bundled models and `fuzz/seeds/onnx/*.onnx`.

@@ -39,14 +39,13 @@ import re
 import sys
 import tempfile
 
-import flatbuffers
 import numpy as np
 import onnx
 from onnx import numpy_helper
 from tflite_micro import runtime
 from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as tfl
 
-from make import Model, f32
+from tflite_writer import Model, f32
 
 HERE = pathlib.Path(__file__).resolve().parent
 DIGITS = HERE.parent / "models" / "digits"
@@ -122,58 +121,9 @@ def same_or_valid(size, k, stride, pads):
     raise SystemExit(f"pads {pads} (kernel {k}, stride {stride}) are neither SAME nor VALID")
 
 
-class TfliteBuilder(Model):
-    """One subgraph; tensors, buffers and operator codes appended as they are declared."""
-
-    def __init__(self):
-        super().__init__()
-        self.shapes = []
-        self.codes = []
-        self.operators = []
-
-    def tensor(self, name, shape, dtype, data=None, scales=None, zero_points=None, axis=0):
-        self.shapes.append(list(shape))
-        return super().tensor(shape, dtype, data, scales, zero_points, axis, name=name)
-
-    def op(self, opcode, options_type, options, inputs, outputs):
-        if opcode not in self.codes:
-            self.codes.append(opcode)
-        o = tfl.OperatorT()
-        o.opcodeIndex = self.codes.index(opcode)
-        o.inputs = list(inputs)
-        o.outputs = list(outputs)
-        o.builtinOptionsType = options_type
-        o.builtinOptions = options
-        self.operators.append(o)
-
-    def finish(self, inputs, outputs):
-        codes = []
-        for c in self.codes:
-            code = tfl.OperatorCodeT()
-            code.builtinCode = c
-            code.deprecatedBuiltinCode = min(c, 127)
-            code.version = 1
-            codes.append(code)
-        sg = tfl.SubGraphT()
-        sg.tensors = self.tensors
-        sg.inputs = list(inputs)
-        sg.outputs = list(outputs)
-        sg.operators = self.operators
-        sg.name = "main"
-        m = tfl.ModelT()
-        m.version = 3
-        m.description = "digits CNN, int8, from Ember's QDQ model (tests/tflm/digits.py)"
-        m.operatorCodes = codes
-        m.subgraphs = [sg]
-        m.buffers = self.buffers
-        builder = flatbuffers.Builder(1 << 16)
-        builder.Finish(m.Pack(builder), file_identifier=b"TFL3")
-        return bytes(builder.Output())
-
-
 def to_tflite(q):
     """The TFLite flatbuffer of the QDQ graph `q`, and the input's (scale, zero point)."""
-    b = TfliteBuilder()
+    b = Model()
     tensor_of = {}  # activation -> TFLite tensor index
     chw_of = {}  # flattened activation -> (C, H, W) it came from, for the next Gemm's columns
 
@@ -182,7 +132,7 @@ def to_tflite(q):
             if name not in q.qparams:
                 raise SystemExit(f"activation {name!r} has no QuantizeLinear: not a full-int8 model")
             s, z = q.qparams[name]
-            tensor_of[name] = b.tensor(name, shape, tfl.TensorType.INT8, scales=[s], zero_points=[z])
+            tensor_of[name] = b.tensor(shape, tfl.TensorType.INT8, scales=[s], zero_points=[z], name=name)
         return tensor_of[name]
 
     def const(name, what):
@@ -210,7 +160,7 @@ def to_tflite(q):
         xi = tensor_of.get(x)
         if xi is None:
             raise SystemExit(f"{node.name} ({node.op_type}): its input {x!r} is not an int8 activation")
-        x_shape = b.shapes[xi]
+        x_shape = b.shape(xi)
         if node.op_type == "Conv":
             w_int, w_scales, w_zps, axis = const(node.input[1], "Conv weights")
             if axis != 0 or np.any(w_zps != 0) or w_int.dtype != np.int8:
@@ -225,11 +175,13 @@ def to_tflite(q):
             if pad_h != pad_w:
                 raise SystemExit(f"{node.name}: SAME on one axis and VALID on the other")
             wi = b.tensor(
-                node.input[1], (oc, kh, kw, ic), tfl.TensorType.INT8,
-                np.transpose(w_int, (0, 2, 3, 1)), w_scales, [0] * oc, axis=0,
+                (oc, kh, kw, ic), tfl.TensorType.INT8,
+                np.transpose(w_int, (0, 2, 3, 1)), w_scales, [0] * oc, axis=0, name=node.input[1],
             )
             b_int, b_scales, _, _ = const(node.input[2], "Conv bias")
-            bi = b.tensor(node.input[2], (oc,), tfl.TensorType.INT32, b_int.astype(np.int32), b_scales, [0] * oc)
+            bi = b.tensor(
+                (oc,), tfl.TensorType.INT32, b_int.astype(np.int32), b_scales, [0] * oc, name=node.input[2]
+            )
             out, act = fused_output(node)
             yi = activation(out, (x_shape[0], oh, ow, oc))
             o = tfl.Conv2DOptionsT()
@@ -253,11 +205,12 @@ def to_tflite(q):
                 c, h, w = chw_of[x]
                 w_int = w_int.reshape(outputs, c, h, w).transpose(0, 2, 3, 1).reshape(outputs, inputs)
             wi = b.tensor(
-                node.input[1], (outputs, inputs), tfl.TensorType.INT8, w_int, w_scales, [0] * outputs, axis=0
+                (outputs, inputs), tfl.TensorType.INT8, w_int, w_scales, [0] * outputs, axis=0, name=node.input[1]
             )
             b_int, b_scales, _, _ = const(node.input[2], "Gemm bias")
             bi = b.tensor(
-                node.input[2], (outputs,), tfl.TensorType.INT32, b_int.astype(np.int32), b_scales, [0] * outputs
+                (outputs,), tfl.TensorType.INT32, b_int.astype(np.int32), b_scales, [0] * outputs,
+                name=node.input[2],
             )
             out, act = fused_output(node)
             yi = activation(out, (x_shape[0], outputs))
@@ -292,9 +245,9 @@ def to_tflite(q):
             if len(x_shape) == 4:
                 chw_of[out] = (x_shape[3], x_shape[1], x_shape[2])
             tensor_of[out] = b.tensor(
-                out, (n, flat), tfl.TensorType.INT8, scales=[q.qparams[x][0]], zero_points=[q.qparams[x][1]]
+                (n, flat), tfl.TensorType.INT8, scales=[q.qparams[x][0]], zero_points=[q.qparams[x][1]], name=out
             )
-            shape_i = b.tensor(f"{out}_shape", (2,), tfl.TensorType.INT32, np.array([n, flat], np.int32))
+            shape_i = b.tensor((2,), tfl.TensorType.INT32, np.array([n, flat], np.int32), name=f"{out}_shape")
             o = tfl.ReshapeOptionsT()
             o.newShape = [n, flat]
             b.op(tfl.BuiltinOperator.RESHAPE, tfl.BuiltinOptions.ReshapeOptions, o, [xi, shape_i], [tensor_of[out]])
@@ -315,7 +268,12 @@ def to_tflite(q):
     missing = [o for o in q.outputs if o not in tensor_of]
     if missing:
         raise SystemExit(f"graph outputs {missing} are not int8 tensors")
-    data = b.finish([tensor_of[i] for i in q.inputs], [tensor_of[o] for o in q.outputs])
+    data = b.finish(
+        [tensor_of[i] for i in q.inputs],
+        [tensor_of[o] for o in q.outputs],
+        name="main",
+        description="digits CNN, int8, from Ember's QDQ model (tests/tflm/digits.py)",
+    )
     return data, q.qparams[q.inputs[0]], q.qparams[q.outputs[0]]
 
 

@@ -2,9 +2,10 @@
 """Golden int8 results from TFLM's reference kernels, for Ember's int8 kernel tests.
 
 For each case this script builds a single-op int8 `.tflite` model with the flatbuffer object API that the
-`tflite-micro` package ships (`schema_py_generated.py`; no TensorFlow needed), runs it with TFLM's Python
-interpreter, and writes the op's description (geometry, fused activation, float scales and zero points as
-stored in the model), its inputs, constants and TFLM's output to `golden.txt` next to this script.
+`tflite-micro` package ships (`schema_py_generated.py`, through `tflite_writer.py` next to this script; no
+TensorFlow needed), runs it with TFLM's Python interpreter, and writes the op's description (geometry, fused
+activation, float scales and zero points as stored in the model), its inputs, constants and TFLM's output to
+`golden.txt` next to this script.
 `testkit/src/ops_int8/tflm.rs` reads it, derives Ember's parameters from the scales with Ember's own
 converter-side helpers, runs Ember's kernels and compares bit for bit.
 
@@ -25,74 +26,14 @@ import numpy as np
 from tflite_micro import runtime
 from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as tfl
 
+from tflite_writer import Model, f32
+
 OUT = pathlib.Path(__file__).with_name("golden.txt")
 ACTIVATIONS = {
     "none": tfl.ActivationFunctionType.NONE,
     "relu": tfl.ActivationFunctionType.RELU,
     "relu6": tfl.ActivationFunctionType.RELU6,
 }
-
-
-def f32(v):
-    """The float32 nearest to v, as a Python float."""
-    return float(np.float32(v))
-
-
-class Model:
-    """One subgraph, one operator; tensors and buffers appended as they are declared."""
-
-    def __init__(self):
-        empty = tfl.BufferT()
-        empty.data = []
-        self.buffers = [empty]
-        self.tensors = []
-
-    def tensor(self, shape, dtype, data=None, scales=None, zero_points=None, axis=0, name=None):
-        """Declares a tensor (named `t<index>` unless `name` is given), with its constant `data` in a
-        buffer of its own and its quantization if `scales` is given; returns its index."""
-        t = tfl.TensorT()
-        t.shape = [int(d) for d in shape]
-        t.type = dtype
-        t.name = f"t{len(self.tensors)}" if name is None else name
-        t.buffer = 0
-        if data is not None:
-            b = tfl.BufferT()
-            b.data = list(np.ascontiguousarray(data).tobytes())
-            self.buffers.append(b)
-            t.buffer = len(self.buffers) - 1
-        if scales is not None:
-            q = tfl.QuantizationParametersT()
-            q.scale = [f32(s) for s in scales]
-            q.zeroPoint = [int(z) for z in zero_points]
-            q.quantizedDimension = axis
-            t.quantization = q
-        self.tensors.append(t)
-        return len(self.tensors) - 1
-
-    def build(self, opcode, options_type, options, inputs, outputs, graph_inputs):
-        code = tfl.OperatorCodeT()
-        code.builtinCode = opcode
-        code.deprecatedBuiltinCode = min(opcode, 127)
-        code.version = 1
-        op = tfl.OperatorT()
-        op.opcodeIndex = 0
-        op.inputs = inputs
-        op.outputs = outputs
-        op.builtinOptionsType = options_type
-        op.builtinOptions = options
-        sg = tfl.SubGraphT()
-        sg.tensors = self.tensors
-        sg.inputs = graph_inputs
-        sg.outputs = outputs
-        sg.operators = [op]
-        m = tfl.ModelT()
-        m.version = 3
-        m.operatorCodes = [code]
-        m.subgraphs = [sg]
-        m.buffers = self.buffers
-        builder = __import__("flatbuffers").Builder(1 << 16)
-        builder.Finish(m.Pack(builder), file_identifier=b"TFL3")
-        return bytes(builder.Output())
 
 
 def run(model_bytes, inputs):

@@ -23,6 +23,7 @@ pub const TARGETS: &[&str] = &[
     "blob_firmware",
     "onnx",
     "onnx_fields",
+    "tflite",
     "npy",
     "checkpoint",
 ];

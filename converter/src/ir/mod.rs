@@ -116,6 +116,9 @@ pub struct Graph {
     pub observed: Vec<TensorId>,
     /// Default-domain opset of the source model (for error messages).
     pub opset: i64,
+    /// The importer wrote every spatial op channels-last with the tensors' shapes as stored (a
+    /// TFLite model): the layout pass has nothing to move.
+    pub channels_last: bool,
     names: HashSet<String>,
 }
 

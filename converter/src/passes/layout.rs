@@ -50,6 +50,9 @@ struct Conversions {
 
 /// Runs the pass once (it is not meant to be iterated).
 pub fn run(g: &mut Graph) -> Result<bool, ConvertError> {
+    if g.channels_last {
+        return Ok(false);
+    }
     let nodes = std::mem::take(&mut g.nodes);
     let mut conv = Conversions::default();
     for mut node in nodes {

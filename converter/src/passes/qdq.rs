@@ -1,6 +1,6 @@
 //! QDQ fusion: a float op whose inputs are int8 Dequantizes and whose output only feeds an int8
 //! Quantize becomes the int8 op of the TFLite int8 spec, reading the int8 tensors directly and
-//! writing the Quantize's output. The fused node is named `op+quantize`.
+//! writing the Quantize's output. The fused node is named `op+quantize` (`op` when both have one name).
 //!
 //! | float op | int8 op | condition |
 //! | --- | --- | --- |
@@ -271,7 +271,13 @@ fn find(g: &mut Graph) -> Option<(usize, Vec<Node>, Option<usize>)> {
         };
         let yq = (y.scale, y.zero_point);
         let q = &g.nodes[q_idx];
-        let (name, output) = (format!("{}+{}", n.name, q.name), q.output);
+        // An importer that names both after one source op (TFLite's) gets that name once.
+        let name = if n.name == q.name {
+            n.name.clone()
+        } else {
+            format!("{}+{}", n.name, q.name)
+        };
+        let output = q.output;
         let n = n.clone();
         let Some((op, inputs)) = fuse(g, &n, &y) else {
             continue;

@@ -33,4 +33,5 @@ mod rnn;
 mod shapes;
 mod silu;
 mod supported_ops_doc;
+mod tflite;
 mod variants;

@@ -71,14 +71,28 @@ pub struct Args {
     #[arg(long, value_name = "FILE.onnx", requires = "quantize")]
     pub save_qdq: Option<PathBuf>,
     /// How int8 ops round when they requantize: `single` (one rounding; agrees with onnxruntime) or
-    /// `double` (TFLite's default arithmetic; bit-identical to TFLM's reference kernels).
-    #[arg(long, value_enum, default_value_t = RoundingArg::Single)]
-    pub rounding: RoundingArg,
+    /// `double` (TFLite's default arithmetic; bit-identical to TFLM's reference kernels). Default:
+    /// `double` for a .tflite model (what its users compare against), `single` otherwise.
+    #[arg(long, value_enum)]
+    pub rounding: Option<RoundingArg>,
     #[command(flatten)]
     pub weights: super::weights::WeightArgs,
     /// Print what bound to what (with --weights or --lora).
     #[arg(short, long)]
     pub verbose: bool,
+}
+
+/// TFLite's double rounding for a `.tflite` file (by its file identifier), single otherwise.
+fn default_rounding(model: &std::path::Path) -> RoundingArg {
+    let mut head = [0u8; 8];
+    let tflite = std::fs::File::open(model)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok_and(|()| ember_convert::tflite::is_tflite(&head));
+    if tflite {
+        RoundingArg::Double
+    } else {
+        RoundingArg::Single
+    }
 }
 
 /// `--rounding` values.
@@ -147,7 +161,10 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     let opts = ConvertOptions {
         max_counts,
         keep_names: !args.strip_names,
-        rounding: args.rounding.into(),
+        rounding: args
+            .rounding
+            .unwrap_or_else(|| default_rounding(&args.model))
+            .into(),
         ..opts
     };
     let storage = match args.quantize {
