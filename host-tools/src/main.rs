@@ -24,7 +24,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Convert an ONNX model into an .ember blob.
+    /// Convert an ONNX or TFLite model (or a checkpoint with its graph) into an .ember blob.
     Convert(cmd::convert::Args),
     /// Show a blob's ops, tensors, shapes and memory plan.
     Inspect {

@@ -20,6 +20,11 @@ half to even like ONNX QuantizeLinear) and writes, to `--out`:
 `--ember-output FILE.npy` takes Ember's outputs for the 360 images: int8 (raw), or float32 (dequantized,
 turned back into int8 as round(p * 256) - 128, exact for softmax outputs of scale 1/256).
 
+`--ember EXE` also converts the same `.tflite` with Ember (`ember convert digits_int8.tflite`, no other
+option: TFLite's double rounding is its default for a `.tflite`), runs each test image through it (int8 in,
+int8 out, as the file declares them) and reports its arena, blob bytes and agreement with TFLM under
+`ember_tflite`; the quantized images go to `x_q.npy` next to `tflm_q.npy`.
+
 Rerun:
 
     python3 -m venv target/venv-tflm
@@ -36,6 +41,7 @@ import json
 import os
 import pathlib
 import re
+import subprocess
 import sys
 import tempfile
 
@@ -327,11 +333,35 @@ def ember_int8(path, out_scale, out_zp):
     return np.clip(q, -128, 127).astype(np.int8).reshape(len(y), -1), "dequantized float, rounded back to int8"
 
 
+def ember_from_tflite(exe, out, x_q, tflm, labels):
+    """Ember on the `.tflite` itself: converted as it is, each image run as int8, compared with TFLM."""
+    blob = out / "digits_from_tflite.ember"
+    run = lambda *args: subprocess.run([exe, *map(str, args)], check=True, capture_output=True, text=True)  # noqa: E731
+    run("convert", out / "digits_int8.tflite", "-o", blob)
+    x1 = out / "x_q1.npy"
+    np.save(x1, x_q[:1])
+    figures = json.loads(run("bench", blob, "--input", x1, "--json").stdout)
+    ys = []
+    for i in range(len(x_q)):
+        xi, yi = out / "x_qi.npy", out / "y_qi.npy"
+        np.save(xi, x_q[i : i + 1])
+        run("run", blob, "--input", xi, "--output", yi)
+        yq = np.load(yi)
+        if yq.dtype != np.int8:
+            raise SystemExit(f"Ember's output from the .tflite is {yq.dtype}, not int8")
+        ys.append(yq.reshape(-1))
+    e = np.stack(ys)
+    figures["accuracy"] = float(np.mean(np.argmax(e, 1) == labels))
+    figures["vs_tflm"] = agreement(e, tflm)
+    return figures
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("qdq", help="the QDQ ONNX model (ember convert --save-qdq)")
     ap.add_argument("--out", default="target/tflm", help="folder for the .tflite, tflm_q.npy and tflm.json")
     ap.add_argument("--ember-output", help="Ember's outputs on the 360 images (.npy, int8 or float32)")
+    ap.add_argument("--ember", help="the ember CLI: also convert and run the same .tflite with it")
     a = ap.parse_args()
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -372,6 +402,9 @@ def main():
         report["ember_accuracy"] = float(np.mean(np.argmax(e, 1) == labels))
         report["ember_vs_tflm"] = agreement(e, y)
         report["ember_output_read_as"] = how
+    if a.ember:
+        np.save(out / "x_q.npy", x_q)
+        report["ember_tflite"] = ember_from_tflite(a.ember, out, x_q, y, labels)
     (out / "tflm.json").write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps(report))
 

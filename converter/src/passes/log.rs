@@ -218,15 +218,17 @@ pub fn import_record(summary: &crate::onnx::ImportSummary, g: &Graph) -> PassRec
         if !list.is_empty() {
             let names: Vec<&str> = list.iter().map(String::as_str).collect();
             changes.push(format!(
-                "{} ONNX node(s) {what}: {}",
+                "{} {} node(s) {what}: {}",
                 list.len(),
+                if g.channels_last { "TFLite" } else { "ONNX" },
                 short_list(&names)
             ));
         }
     }
     PassRecord {
         stage: "import",
-        name: "onnx",
+        // The TFLite importer is the one that writes a channels-last graph.
+        name: if g.channels_last { "tflite" } else { "onnx" },
         round: 0,
         nodes_before: summary.onnx_nodes,
         nodes_after: g.nodes.len(),

@@ -599,9 +599,13 @@ impl<'a> Importer<'a> {
                 q
             }
             _ => {
-                if self.graph.is_const(value) && !self.graph.is_input(value) {
-                    self.folded
-                        .push(format!("{node} ({})", self.tensors[o].name));
+                let name = self.tensors[o].name.clone();
+                let g = &mut self.graph;
+                if g.is_const(value) && !g.is_input(value) {
+                    self.folded.push(format!("{node} ({name})"));
+                } else if !g.is_input(value) && g.tensor(value).name != name {
+                    // The file's name, which outputs are bound by (`ember run --output NAME=...`).
+                    g.rename(value, &name);
                 }
                 value
             }
@@ -710,6 +714,9 @@ fn read_quant(t: &schema::TensorRef<'_>, shape: &[usize]) -> Result<Option<FileQ
         .unwrap_or_default();
     if zps.is_empty() {
         zps = vec![0; scales.len()];
+    }
+    if let Some(z) = zps.iter().find(|z| i32::try_from(**z).is_err()) {
+        return Err(format!("zero point {z} is outside the int32 range"));
     }
     if zps.len() != scales.len() {
         return Err(format!(

@@ -280,13 +280,18 @@ impl Ctx<'_, '_> {
         self.imp.graph.tensor(id).shape.clone()
     }
 
-    /// The integer values of constant input `k`.
+    /// The integer values of constant input `k` (shapes, indices, paddings, slice bounds): each within
+    /// int32's range, as TFLite writes them, so that the arithmetic on them cannot overflow.
     fn ints(&self, k: usize, what: &str) -> R<Vec<i64>> {
         let i = *self
             .inputs
             .get(k)
             .ok_or_else(|| OpError(format!("input {k} ({what}) is missing")))?;
-        self.imp.const_ints(i, what)
+        let v = self.imp.const_ints(i, what)?;
+        if let Some(x) = v.iter().find(|x| i32::try_from(**x).is_err()) {
+            return Err(OpError(format!("{what}: {x} is outside the int32 range")));
+        }
+        Ok(v)
     }
 
     /// Constant input `k` as axes of a rank-`rank` tensor (negative ones counted from the end).
@@ -666,7 +671,11 @@ fn reshape(c: &mut Ctx<'_, '_>, op: B, options: Option<O<'_>>) -> R<()> {
 
 /// A shape with at most one -1, resolved for `n` elements.
 fn resolve_shape(t: &[i64], n: usize) -> R<Vec<usize>> {
-    let known: usize = t.iter().filter(|&&d| d >= 0).map(|&d| d as usize).product();
+    let known = t
+        .iter()
+        .filter(|&&d| d >= 0)
+        .try_fold(1usize, |a, &d| a.checked_mul(d as usize))
+        .ok_or_else(|| OpError(format!("shape {t:?} holds more elements than memory")))?;
     let unknown = t.iter().filter(|&&d| d < 0).count();
     t.iter()
         .map(|&d| match d {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use ember_convert::{convert, ConvertOptions};
-use ember_core::{AlignedBuf, Model, Session};
+use ember_core::{AlignedBuf, DType, Model, Session};
 
 use super::common::{
     cpu_label, host_arena, host_cpu, input_bytes, parse, parse_shape, shape_str, split_named,
@@ -79,7 +79,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
     }
     let bytes = std::fs::read(&args.model)
         .with_context(|| format!("cannot read {}", args.model.display()))?;
-    let is_onnx = args.model.extension().is_some_and(|e| e == "onnx");
+    let tflite = ember_convert::tflite::is_tflite(&bytes);
+    let is_onnx = tflite || args.model.extension().is_some_and(|e| e == "onnx");
     let mut greedy_activation_bytes = None;
     let blob = if is_onnx {
         let mut shapes = args
@@ -87,7 +88,8 @@ pub fn run(args: &Args) -> Result<ExitCode> {
             .iter()
             .map(|s| parse_shape(s))
             .collect::<Result<Vec<_>>>()?;
-        if shapes.is_empty() && !files.is_empty() {
+        // A .tflite has static shapes of its own.
+        if shapes.is_empty() && !files.is_empty() && !tflite {
             // The input files give the shapes: the graph's input names say which is which.
             let names = ember_convert::onnx::graph_input_names(&bytes)
                 .with_context(|| format!("cannot read {}", args.model.display()))?;
@@ -101,6 +103,12 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         let opts = ConvertOptions {
             shapes,
             keep_names: true,
+            // TFLite's arithmetic for a .tflite, as `ember convert` does by default.
+            rounding: if tflite {
+                ember_convert::RequantRounding::Double
+            } else {
+                ember_convert::RequantRounding::Single
+            },
             ..Default::default()
         };
         let converted = convert(&bytes, &opts)
@@ -314,11 +322,24 @@ fn fill_inputs(
                 })?;
             }
             None => {
-                for v in session.input(pos)?.as_f32_mut()? {
+                let mut next = || {
                     state ^= state << 13;
                     state ^= state >> 17;
                     state ^= state << 5;
-                    *v = (state >> 8) as f32 / (1u32 << 24) as f32;
+                    state
+                };
+                let mut t = session.input(pos)?;
+                match t.dtype() {
+                    DType::F32 => t
+                        .as_f32_mut()?
+                        .iter_mut()
+                        .for_each(|v| *v = (next() >> 8) as f32 / (1u32 << 24) as f32),
+                    // An int8 or uint8 input takes every byte value; wider integers (ids, indices)
+                    // and bools stay 0, which every such input accepts.
+                    DType::I8 | DType::U8 => {
+                        t.bytes_mut().iter_mut().for_each(|b| *b = next() as u8)
+                    }
+                    _ => t.bytes_mut().fill(0),
                 }
             }
         }

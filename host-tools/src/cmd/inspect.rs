@@ -29,7 +29,7 @@ pub fn run(
         blob
     } else {
         eprintln!(
-            "note: {} is not an .ember blob; converting it in memory as an ONNX model \
+            "note: {} is not an .ember blob; converting it in memory as an ONNX or TFLite model \
              (`ember convert` writes the blob)",
             path.display()
         );

@@ -4,7 +4,8 @@
 //! builds the same integer network as a full-int8 `.tflite` from the saved QDQ model and runs it with
 //! TFLM's Python interpreter (in `target/venv-tflm`, from `tests/tflm/requirements.txt`). The table puts
 //! accuracy, arena bytes, model bytes and output agreement side by side. Ember's figures come from its
-//! int8 blob; when that step fails, its column says why and TFLM's figures are still printed.
+//! int8 blob; when that step fails, its column says why and TFLM's figures are still printed. A third
+//! column converts the `.tflite` itself with Ember (`digits.py --ember`), as a TFLM user would.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -74,6 +75,8 @@ fn measure(root: &Path, ember: &Path) -> Result<String> {
     if ember_figures.is_ok() {
         cmd.arg("--ember-output").arg(&probs);
     }
+    // Ember converts the `.tflite` digits.py writes, as a TFLM user's file.
+    cmd.arg("--ember").arg(ember);
     let t = super::json_of(&mut cmd, "tests/tflm/digits.py")?;
     Ok(table(&t, ember_figures, &digits))
 }
@@ -129,73 +132,60 @@ fn table(t: &Value, ember: Result<Value>, digits: &Path) -> String {
     let images = int(t, "images");
     let onnx_bytes = std::fs::metadata(digits.join("model.onnx"))
         .map_or("-".to_string(), |m| m.len().to_string());
-    let mut rows: Vec<[String; 4]> = vec![
-        [
+    // Columns: float, Ember int8 (its own quantization), Ember int8 from the `.tflite`, TFLM int8;
+    // the two Ember columns are filled below.
+    let row = |label: String, float: String, tflm: String| {
+        [label, float, String::new(), String::new(), tflm]
+    };
+    let mut rows: Vec<[String; 5]> = vec![
+        row(
             format!("top-1 accuracy ({images} test images)"),
             pct(t.get("float_accuracy").and_then(Value::as_f64)),
-            String::new(),
             pct(t.get("tflm_accuracy").and_then(Value::as_f64)),
-        ],
-        [
+        ),
+        row(
             "arena bytes (total)".into(),
             "-".into(),
-            String::new(),
             int(t, "tflm_arena_bytes"),
-        ],
-        [
+        ),
+        row(
             "arena: activations + scratch (Ember plan / TFLM head)".into(),
             "-".into(),
-            String::new(),
             int(t, "tflm_arena_head_bytes"),
-        ],
-        [
+        ),
+        row(
             "arena: persistent (Ember / TFLM tail)".into(),
             "-".into(),
-            String::new(),
             int(t, "tflm_arena_tail_bytes"),
-        ],
-        [
-            "model bytes (.onnx / .ember / .tflite)".into(),
+        ),
+        row(
+            "model bytes (.onnx / .ember / .ember / .tflite)".into(),
             onnx_bytes,
-            String::new(),
             int(t, "tflite_bytes"),
-        ],
-        [
-            "top-1 same as TFLM".into(),
-            "-".into(),
-            String::new(),
-            "-".into(),
-        ],
-        [
+        ),
+        row("top-1 same as TFLM".into(), "-".into(), "-".into()),
+        row(
             "max \\|int8 difference\\| from TFLM (LSB)".into(),
             "-".into(),
-            String::new(),
             "-".into(),
-        ],
+        ),
     ];
+    let images_n = t.get("images").and_then(Value::as_u64).unwrap_or(0);
+    let from_tflite = t.get("ember_tflite").cloned().unwrap_or(Value::Null);
+    fill_ember(
+        &mut rows,
+        3,
+        &from_tflite,
+        &from_tflite["vs_tflm"],
+        images_n,
+        |e| e.get("accuracy").and_then(Value::as_f64),
+    );
     let mut notes = String::new();
     match &ember {
         Ok(e) => {
             let agree = t.get("ember_vs_tflm").cloned().unwrap_or(Value::Null);
-            rows[0][2] = pct(t.get("ember_accuracy").and_then(Value::as_f64));
-            rows[1][2] = int(e, "arena_bytes");
-            let sum = |keys: &[&str]| -> String {
-                let parts: Option<Vec<u64>> = keys
-                    .iter()
-                    .map(|k| e.get(*k).and_then(Value::as_u64))
-                    .collect();
-                parts.map_or("-".to_string(), |p| p.iter().sum::<u64>().to_string())
-            };
-            rows[2][2] = sum(&["activation_bytes", "scratch_bytes"]);
-            rows[3][2] = sum(&["persistent_bytes"]);
-            rows[4][2] = int(e, "blob_bytes");
-            rows[5][2] = format!("{} / {}", int(&agree, "top1_same"), int(&agree, "images"));
-            rows[6][2] = format!(
-                "{} ({} of {} values differ)",
-                int(&agree, "max_abs_diff_lsb"),
-                int(&agree, "values_differing"),
-                t.get("images").and_then(Value::as_u64).unwrap_or(0) * 10
-            );
+            let accuracy = t.get("ember_accuracy").and_then(Value::as_f64);
+            fill_ember(&mut rows, 2, e, &agree, images_n, |_| accuracy);
             notes.push_str(&format!(
                 "Ember's outputs: {}.\n",
                 t.get("ember_output_read_as")
@@ -220,17 +210,63 @@ fn table(t: &Value, ember: Result<Value>, digits: &Path) -> String {
          (`tests/models/digits/y.npy`). Arena: TFLM's `print_allocations()` total; Ember's `arena_bytes` \
          of the batch-1 int8 blob (`ember bench --json`). Outputs: the int8 softmax (scale 1/256, zero \
          point -128) on every test image. Ember's blob keeps the model's float input and output (a \
-         Quantize and a Dequantize op at the edges); the `.tflite` has int8 ones.\n\n",
+         Quantize and a Dequantize op at the edges); the `.tflite` has int8 ones. \
+         \"From the same .tflite\": `ember convert digits_int8.tflite` with no option (the TFLM user's \
+         file as it is; int8 input and output as the file declares them), each test image run as int8.\n\n",
     );
-    s.push_str("| | float (onnxruntime) | Ember int8 | TFLM int8 |\n| --- | --- | --- | --- |\n");
+    s.push_str(
+        "| | float (onnxruntime) | Ember int8 | Ember int8, from the same .tflite | TFLM int8 |\n\
+         | --- | --- | --- | --- | --- |\n",
+    );
     for r in &rows {
-        s.push_str(&format!("| {} | {} | {} | {} |\n", r[0], r[1], r[2], r[3]));
+        s.push_str(&format!("| {} |\n", r.join(" | ")));
     }
     if !notes.is_empty() {
         s.push('\n');
         s.push_str(&notes);
     }
     s
+}
+
+/// Fills column `col` of the table with an Ember blob's figures (`ember bench --json`), its accuracy
+/// and its agreement with TFLM; a column without figures shows "-".
+fn fill_ember(
+    rows: &mut [[String; 5]],
+    col: usize,
+    e: &Value,
+    agree: &Value,
+    images: u64,
+    accuracy: impl Fn(&Value) -> Option<f64>,
+) {
+    let int = |v: &Value, k: &str| {
+        v.get(k)
+            .and_then(Value::as_u64)
+            .map_or("-".to_string(), |n| n.to_string())
+    };
+    let sum = |keys: &[&str]| -> String {
+        let parts: Option<Vec<u64>> = keys
+            .iter()
+            .map(|k| e.get(*k).and_then(Value::as_u64))
+            .collect();
+        parts.map_or("-".to_string(), |p| p.iter().sum::<u64>().to_string())
+    };
+    rows[0][col] = accuracy(e).map_or("-".to_string(), |v| format!("{:.2}%", 100.0 * v));
+    rows[1][col] = int(e, "arena_bytes");
+    rows[2][col] = sum(&["activation_bytes", "scratch_bytes"]);
+    rows[3][col] = sum(&["persistent_bytes"]);
+    rows[4][col] = int(e, "blob_bytes");
+    if agree.is_null() {
+        rows[5][col] = "-".into();
+        rows[6][col] = "-".into();
+    } else {
+        rows[5][col] = format!("{} / {}", int(agree, "top1_same"), int(agree, "images"));
+        rows[6][col] = format!(
+            "{} ({} of {} values differ)",
+            int(agree, "max_abs_diff_lsb"),
+            int(agree, "values_differing"),
+            images * 10
+        );
+    }
 }
 
 /// The first line of an error that says something, without table-breaking characters.
@@ -281,7 +317,12 @@ mod tests {
             "images": 360, "float_accuracy": 0.98, "tflm_accuracy": 0.975, "tflm_arena_bytes": 3552,
             "tflm_arena_head_bytes": 640, "tflm_arena_tail_bytes": 2912, "tflite_bytes": 7984,
             "ember_accuracy": 0.975, "ember_output_read_as": "int8",
-            "ember_vs_tflm": {"top1_same": 359, "images": 360, "max_abs_diff_lsb": 1, "values_differing": 3}
+            "ember_vs_tflm": {"top1_same": 359, "images": 360, "max_abs_diff_lsb": 1, "values_differing": 3},
+            "ember_tflite": {
+                "accuracy": 0.975, "arena_bytes": 700, "activation_bytes": 600, "scratch_bytes": 100,
+                "persistent_bytes": 0, "blob_bytes": 5792,
+                "vs_tflm": {"top1_same": 360, "images": 360, "max_abs_diff_lsb": 0, "values_differing": 0}
+            }
         })
     }
 
@@ -295,7 +336,10 @@ mod tests {
             Path::new("/nonexistent"),
         );
         assert!(t.contains("| not available: ember convert failed: no importer \\| for X |"));
-        assert!(t.contains("| arena bytes (total) | - | - | 3552 |"), "{t}");
+        assert!(
+            t.contains("| arena bytes (total) | - | - | 700 | 3552 |"),
+            "{t}"
+        );
     }
 
     #[test]
@@ -306,13 +350,20 @@ mod tests {
         });
         let t = table(&tflm_figures(), Ok(e), Path::new("/nonexistent"));
         assert!(
-            t.contains("| arena bytes (total) | - | 640 | 3552 |"),
+            t.contains("| arena bytes (total) | - | 640 | 700 | 3552 |"),
             "{t}"
         );
         assert!(
-            t.contains("| top-1 same as TFLM | - | 359 / 360 | - |"),
+            t.contains("| top-1 same as TFLM | - | 359 / 360 | 360 / 360 | - |"),
             "{t}"
         );
-        assert!(t.contains("| 1 (3 of 3600 values differ) |"), "{t}");
+        assert!(
+            t.contains("| 1 (3 of 3600 values differ) | 0 (0 of 3600 values differ) |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| top-1 accuracy (360 test images) | 98.00% | 97.50% | 97.50% |"),
+            "{t}"
+        );
     }
 }
