@@ -18,6 +18,7 @@
 //! The ops, with the options each takes, are in [`ops`].
 
 mod builtin_names;
+mod int8;
 mod ops;
 #[allow(
     clippy::all,
@@ -108,6 +109,7 @@ pub fn import_summarized(
         ));
     }
     let mut imp = Importer::new(bytes, &model, &sub)?;
+    imp.rounding = opts.rounding;
     let operators = sub.operators().map_err(decode)?;
     let count = operators.as_ref().map_or(0, |o| o.len());
     if count > MAX_ITEMS {
@@ -267,6 +269,8 @@ pub(crate) struct Importer<'a> {
     /// The float view of an int8 tensor (its Dequantize), made once.
     floats: HashMap<usize, TensorId>,
     folded: Vec<String>,
+    /// How int8 ops requantize (`ConvertOptions::rounding`), for the tables made here.
+    pub(crate) rounding: crate::RequantRounding,
 }
 
 impl<'a> Importer<'a> {
@@ -342,6 +346,7 @@ impl<'a> Importer<'a> {
             values: HashMap::new(),
             floats: HashMap::new(),
             folded: Vec::new(),
+            rounding: crate::RequantRounding::Double,
         };
         imp.graph.channels_last = true;
         let inputs = sub.inputs().map_err(decode)?.ok_or_else(|| no("inputs"))?;
@@ -427,10 +432,19 @@ impl<'a> Importer<'a> {
         Ok(Some(data))
     }
 
-    /// The values of constant tensor `i` as integers (INT32/INT64/INT8/UINT8/BOOL).
+    /// The values of constant tensor `i` as integers (INT32/INT64/INT8/UINT8/BOOL): the file's, or
+    /// what the import computed for it.
     pub(crate) fn const_ints(&self, i: i32, what: &str) -> Result<Vec<i64>, OpError> {
         let t = self.file(i)?;
         let i = i as usize;
+        // A value an earlier operator computed at conversion time (SHAPE -> STRIDED_SLICE -> PACK).
+        if let Some(ConstData::I64(v)) = self
+            .values
+            .get(&i)
+            .and_then(|&id| self.graph.tensor(id).data.as_ref())
+        {
+            return Ok(v.clone());
+        }
         let bytes = self.const_bytes(i)?.ok_or_else(|| {
             OpError(format!(
                 "{what} (\"{}\") must be a constant: Ember plans static shapes",

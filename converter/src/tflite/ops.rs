@@ -22,6 +22,9 @@
 //! | GATHER | Gather (constant indices) or Embedding | |
 //! | BATCH_MATMUL | MatMul | `adj_x`/`adj_y` as transposes |
 //! | CAST, ARG_MAX, ARG_MIN | Cast, ArgReduce | |
+//! | EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL, LOGICAL_AND/OR/NOT, SELECT, SELECT_V2 | Compare, Logical, Not, Where | bool tensors |
+//! | SIN, COS, FLOOR, CEIL, ROUND, SQUARE, POW, FLOOR_MOD, BROADCAST_TO | Unary, Binary, Broadcast | |
+//! | SHAPE | a constant | shapes are static |
 //! | UNIDIRECTIONAL_SEQUENCE_LSTM | the recurrent kernel (Rnn, LSTM cell) | float weights; no peepholes, projection, layer norm or clipping; the state starts at zero on every run |
 //!
 //! Fused activations (NONE, RELU, RELU_N1_TO_1, RELU6, TANH) become the op's own clamp where the IR
@@ -29,6 +32,8 @@
 
 use ember_core::ops::math::activation::Activation;
 use ember_core::ops::math::binary::BinaryOp;
+use ember_core::ops::math::compare::CompareOp;
+use ember_core::ops::math::logical::LogicalOp;
 use ember_core::ops::math::unary::UnaryOp;
 use ember_core::ops::nn::reduce::ReduceOp;
 use ember_core::ops::nn::rnn::{RnnCell, RnnDirection, RnnParams};
@@ -37,10 +42,11 @@ use ember_core::OpKind;
 
 use super::schema::{
     ActivationFunctionType, BuiltinOperator as B, BuiltinOptionsRef as O, OperatorRef, Padding,
+    TensorType,
 };
-use super::{Importer, OpCode, OpError};
+use super::{int8, Importer, OpCode, OpError};
 use crate::ir::op::{Conv2d, ConvTranspose2d, Resize, Slice};
-use crate::ir::quant::Quant;
+use crate::ir::quant::{Quant, QuantOp};
 use crate::ir::shape::resolve_axis;
 use crate::ir::{ConstData, DType, Op, Pool2d, SpatialLayout, TensorId};
 
@@ -118,7 +124,10 @@ pub(crate) fn import(imp: &mut Importer<'_>, code: &OpCode, op: &OperatorRef<'_>
         ),
         B::Logistic => unary(&mut c, UnaryOp::Sigmoid),
         B::Tanh => unary(&mut c, UnaryOp::Tanh),
-        B::HardSwish => unary(&mut c, UnaryOp::HardSwish),
+        B::HardSwish => match c.int8_io()? {
+            Some((x, y)) => table(&mut c, "HardSwish", int8::hard_swish(x, y)),
+            None => unary(&mut c, UnaryOp::HardSwish),
+        },
         B::Exp => unary(&mut c, UnaryOp::Exp),
         B::Log => unary(&mut c, UnaryOp::Log),
         B::Sqrt => unary(&mut c, UnaryOp::Sqrt),
@@ -136,7 +145,13 @@ pub(crate) fn import(imp: &mut Importer<'_>, code: &OpCode, op: &OperatorRef<'_>
                 Some(O::LeakyReluOptions(o)) => o.alpha()?,
                 _ => 0.2,
             };
-            unary(&mut c, UnaryOp::LeakyRelu { alpha })
+            match c.int8_io()? {
+                Some((x, y)) => {
+                    let rounding = c.imp.rounding;
+                    table(&mut c, "LeakyRelu", int8::leaky_relu(x, y, alpha, rounding))
+                }
+                None => unary(&mut c, UnaryOp::LeakyRelu { alpha }),
+            }
         }
         B::Gelu => {
             let approximate = match options {
@@ -191,6 +206,73 @@ pub(crate) fn import(imp: &mut Importer<'_>, code: &OpCode, op: &OperatorRef<'_>
         }
         B::Gather => gather(&mut c, options),
         B::UnidirectionalSequenceLstm => lstm(&mut c, options),
+        B::Shape => {
+            // Shapes are static: the shape is a constant (its consumers fold with it).
+            let x = c.value_in(0)?;
+            let dims: Vec<i64> = c.shape(x).iter().map(|&d| d as i64).collect();
+            let to = super::ir_dtype(c.out_file(0)?.dtype)?;
+            let name = format!("{}.shape", c.name);
+            let n = dims.len();
+            let y = c
+                .imp
+                .graph
+                .add_constant_of(&name, vec![n], ConstData::I64(dims), to);
+            c.finish(y)
+        }
+        B::Equal | B::NotEqual | B::Less | B::LessEqual | B::Greater | B::GreaterEqual => {
+            let (a, b) = (c.float_in(0)?, c.float_in(1)?);
+            let op = match code.builtin {
+                B::Equal | B::NotEqual => CompareOp::Equal,
+                B::Less => CompareOp::Less,
+                B::LessEqual => CompareOp::LessOrEqual,
+                B::Greater => CompareOp::Greater,
+                _ => CompareOp::GreaterOrEqual,
+            };
+            let mut y = c.node(Op::Compare(op), vec![a, b])?;
+            if code.builtin == B::NotEqual {
+                y = c.tmp("not", Op::Not, vec![y])?;
+            }
+            c.finish(y)
+        }
+        B::LogicalAnd | B::LogicalOr => {
+            let (a, b) = (c.value_in(0)?, c.value_in(1)?);
+            let op = if code.builtin == B::LogicalAnd {
+                LogicalOp::And
+            } else {
+                LogicalOp::Or
+            };
+            let y = c.node(Op::Logical(op), vec![a, b])?;
+            c.finish(y)
+        }
+        B::LogicalNot => {
+            let x = c.value_in(0)?;
+            let y = c.node(Op::Not, vec![x])?;
+            c.finish(y)
+        }
+        B::Select | B::SelectV2 => {
+            let cond = c.value_in(0)?;
+            let (a, b) = (c.float_in(1)?, c.float_in(2)?);
+            let y = c.node(Op::Where, vec![cond, a, b])?;
+            c.finish(y)
+        }
+        B::Sin => unary(&mut c, UnaryOp::Sin),
+        B::Cos => unary(&mut c, UnaryOp::Cos),
+        B::Floor => unary(&mut c, UnaryOp::Floor),
+        B::Ceil => unary(&mut c, UnaryOp::Ceil),
+        B::Round => unary(&mut c, UnaryOp::Round),
+        B::Square => {
+            let x = c.float_in(0)?;
+            let y = c.node(binary_op(BinaryOp::Mul), vec![x, x])?;
+            c.finish(y)
+        }
+        B::Pow => binary(&mut c, BinaryOp::Pow, ActivationFunctionType::None),
+        B::FloorMod => binary(&mut c, BinaryOp::FloorMod, ActivationFunctionType::None),
+        B::BroadcastTo => {
+            let x = c.float_in(0)?;
+            let shape = c.out_file(0)?.shape.clone();
+            let y = c.node(Op::Broadcast { shape }, vec![x])?;
+            c.finish(y)
+        }
         B::BatchMatmul => batch_matmul(&mut c, options),
         B::Cast => {
             let to = super::ir_dtype(c.out_file(0)?.dtype)?;
@@ -229,13 +311,16 @@ pub(crate) fn import(imp: &mut Importer<'_>, code: &OpCode, op: &OperatorRef<'_>
 }
 
 /// The builtin ops of [`import`], for the error message.
-const SUPPORTED: &str = "ABS, ADD, ARG_MAX, ARG_MIN, AVERAGE_POOL_2D, BATCH_MATMUL, CAST, \
-CONCATENATION, CONV_2D, DEPTHWISE_CONV_2D, DEQUANTIZE, DIV, ELU, EXP, EXPAND_DIMS, FULLY_CONNECTED, \
-GATHER, GELU, HARD_SWISH, LEAKY_RELU, LOG, LOG_SOFTMAX, LOGISTIC, MAX_POOL_2D, MAXIMUM, MEAN, MINIMUM, \
-MUL, NEG, PACK, PAD, PADV2, PRELU, QUANTIZE, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD, RELU, RELU6, \
-RELU_N1_TO_1, RESHAPE, RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR, RSQRT, SLICE, SOFTMAX, SPLIT, SPLIT_V, \
-SQRT, SQUARED_DIFFERENCE, SQUEEZE, STRIDED_SLICE, SUB, SUM, TANH, TRANSPOSE, TRANSPOSE_CONV, \
-UNIDIRECTIONAL_SEQUENCE_LSTM, UNPACK";
+const SUPPORTED: &str =
+    "ABS, ADD, ARG_MAX, ARG_MIN, AVERAGE_POOL_2D, BATCH_MATMUL, BROADCAST_TO, CAST, CEIL, \
+CONCATENATION, CONV_2D, COS, DEPTHWISE_CONV_2D, DEQUANTIZE, DIV, ELU, EQUAL, EXP, EXPAND_DIMS, \
+FLOOR, FLOOR_MOD, FULLY_CONNECTED, GATHER, GELU, GREATER, GREATER_EQUAL, HARD_SWISH, \
+LEAKY_RELU, LESS, LESS_EQUAL, LOG, LOG_SOFTMAX, LOGICAL_AND, LOGICAL_NOT, LOGICAL_OR, \
+LOGISTIC, MAX_POOL_2D, MAXIMUM, MEAN, MINIMUM, MUL, NEG, NOT_EQUAL, PACK, PAD, PADV2, POW, \
+PRELU, QUANTIZE, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD, RELU, RELU6, RELU_N1_TO_1, RESHAPE, \
+RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR, ROUND, RSQRT, SELECT, SELECT_V2, SHAPE, SIN, SLICE, \
+SOFTMAX, SPLIT, SPLIT_V, SQRT, SQUARE, SQUARED_DIFFERENCE, SQUEEZE, STRIDED_SLICE, SUB, SUM, \
+TANH, TRANSPOSE, TRANSPOSE_CONV, UNIDIRECTIONAL_SEQUENCE_LSTM, UNPACK";
 
 impl Ctx<'_, '_> {
     /// The file index of input `k`, which must be given.
@@ -364,6 +449,35 @@ impl Ctx<'_, '_> {
         };
         self.finish(y)
     }
+}
+
+impl Ctx<'_, '_> {
+    /// The `(scale, zero point)` of input 0 and output 0 when both are int8.
+    fn int8_io(&self) -> R<Option<(int8::Int8Params, int8::Int8Params)>> {
+        let (i, o) = (self.in_index(0)?, self.out_file(0)?);
+        if self.imp.tensors[i].dtype != TensorType::Int8 || o.dtype != TensorType::Int8 {
+            return Ok(None);
+        }
+        let o = usize::try_from(self.outputs[0]).map_err(|_| OpError("no output".into()))?;
+        Ok(Some((self.imp.int8_params(i)?, self.imp.int8_params(o)?)))
+    }
+}
+
+/// An int8 element-wise op as the lookup of `entries` (TFLM's integer results, [`int8`]).
+fn table(c: &mut Ctx<'_, '_>, function: &'static str, entries: Vec<i8>) -> R<()> {
+    let x = c.value_in(0)?;
+    let name = format!("{}.table", c.name);
+    let t = c.imp.graph.add_constant_of(
+        &name,
+        vec![entries.len()],
+        ConstData::I64(entries.iter().map(|&v| v.into()).collect()),
+        DType::I8,
+    );
+    let y = c.node(Op::Quant(QuantOp::Lut { function }), vec![x, t])?;
+    let o = usize::try_from(c.outputs[0]).map_err(|_| OpError("no output".into()))?;
+    let (scale, zero_point) = c.imp.int8_params(o)?;
+    c.imp.graph.tensor_mut(y).quant = Some(Quant::per_tensor(scale, zero_point));
+    c.finish(y)
 }
 
 fn binary_op(op: BinaryOp) -> Op {

@@ -86,10 +86,16 @@ fn convert_case(case: &str) -> Result<Converted, ConvertError> {
     convert(&bytes, &opts)
 }
 
+/// Int8 outputs that run Ember's float kernel between a Dequantize and a Quantize where TFLM computes
+/// in fixed point: within one step of TFLM's, not bit for bit. RESIZE_BILINEAR: TFLM interpolates
+/// with 10-bit fixed-point weights (`ResizeBilinearInteger`); Ember has no int8 resize kernel yet.
+const WITHIN_ONE_STEP: &[(&str, usize)] = &[("int8_resize", 0)];
+
 /// Runs every case with a golden and checks it.
 #[test]
 fn tflite_cases_match_litert_and_tflm() {
     let mut checked = 0;
+    let mut failures = Vec::new();
     for (case, kind, source) in cases() {
         if source == "none" {
             continue;
@@ -140,18 +146,40 @@ fn tflite_cases_match_litert_and_tflm() {
                     );
                 }
                 _ => {
-                    assert_eq!(
-                        out.bytes(),
-                        &want[..],
-                        "{case}: output {k} is not TFLM's, bit for bit"
+                    let (mut differ, mut max_lsb) = (0, 0);
+                    for (&a, &b) in out.bytes().iter().zip(want) {
+                        let d = (i32::from(a as i8) - i32::from(b as i8)).abs();
+                        differ += usize::from(d > 0);
+                        max_lsb = max_lsb.max(d);
+                    }
+                    println!(
+                        "{case} ({kind}): output {k}: {differ} of {} values differ from TFLM's \
+                         (max {max_lsb} LSB)",
+                        want.len()
                     );
-                    println!("{case} ({kind}): output {k}: bit for bit with TFLM");
+                    let allowed = WITHIN_ONE_STEP.contains(&(case.as_str(), k));
+                    if allowed {
+                        assert!(
+                            max_lsb <= 1,
+                            "{case}: output {k}: {max_lsb} LSB from TFLM's"
+                        );
+                        continue;
+                    }
+                    if differ > 0 {
+                        failures.push(format!(
+                            "{case}: output {k}: {differ} values differ from TFLM's"
+                        ));
+                    }
                 }
             }
         }
         checked += 1;
     }
-    assert!(checked >= 25, "only {checked} cases ran");
+    assert!(
+        failures.is_empty(),
+        "not bit for bit with TFLM: {failures:#?}"
+    );
+    assert!(checked >= 40, "only {checked} cases ran");
 }
 
 fn f32s(bytes: &[u8]) -> Vec<f32> {
@@ -188,7 +216,8 @@ fn int8_models_run_integer_ops_only() {
 #[test]
 fn nhwc_models_convert_without_transposes() {
     for (case, _, source) in cases() {
-        if source == "none" || case == "transpose" {
+        // The models with a TRANSPOSE operator of their own keep it.
+        if source == "none" || case.ends_with("transpose") {
             continue;
         }
         let c = convert_case(&case).unwrap();
