@@ -25,16 +25,7 @@ fn an_int8_tflite_runs_bit_for_bit_with_tflm_from_int8_npy_files() {
     let inspect = ok_text(&ember(&["inspect", blob.to_str().unwrap()]));
     assert!(inspect.contains("int8 scale="), "{inspect}");
     // TFLM's int8 output, compared as integers with no tolerance.
-    let run = ok_text(&ember(&[
-        "run",
-        blob.to_str().unwrap(),
-        "--input",
-        &case("int8_conv_pool.x.npy"),
-        "--expect",
-        &case("int8_conv_pool.y.npy"),
-        "--atol",
-        "0",
-    ]));
+    let run = ok_text(&expect_tflm(&blob));
     assert!(run.contains("ok"), "{run}");
     // Single rounding, asked for, is not TFLM's arithmetic: the same check then fails.
     let single = dir.join("single.ember");
@@ -43,17 +34,21 @@ fn an_int8_tflite_runs_bit_for_bit_with_tflm_from_int8_npy_files() {
         &single,
         &["--rounding", "single"],
     ));
-    let out = ember(&[
+    err_text(&expect_tflm(&single));
+}
+
+/// `ember run` of an `int8_conv_pool` blob on its golden input, expecting TFLM's int8 output exactly.
+fn expect_tflm(blob: &Path) -> std::process::Output {
+    ember(&[
         "run",
-        single.to_str().unwrap(),
+        blob.to_str().unwrap(),
         "--input",
         &case("int8_conv_pool.x.npy"),
         "--expect",
         &case("int8_conv_pool.y.npy"),
         "--atol",
         "0",
-    ]);
-    err_text(&out);
+    ])
 }
 
 #[test]

@@ -441,6 +441,41 @@ impl Ctx<'_, '_> {
         })
     }
 
+    /// `op` over `x`, `w` and the optional bias at input `bias`, then the unary part of its fused
+    /// activation: the operator's output.
+    fn weighted(
+        &mut self,
+        op: Op,
+        x: TensorId,
+        w: TensorId,
+        bias: usize,
+        after: Option<UnaryOp>,
+    ) -> R<()> {
+        let mut inputs = vec![x, w];
+        if self.opt_in(bias).is_some() {
+            inputs.push(self.float_in(bias)?);
+        }
+        let y = self.node(op, inputs)?;
+        self.finish_act(y, after)
+    }
+
+    /// `y` through a fused activation as Unary ops (for an op with no clamp of its own), bound as
+    /// the output.
+    fn finish_unfused(&mut self, y: TensorId, act: ActivationFunctionType) -> R<()> {
+        let (clamp, after) = self.activation(act)?;
+        let unary = match clamp {
+            Activation::None => None,
+            Activation::Relu => Some(UnaryOp::Relu),
+            Activation::Relu6 => Some(UnaryOp::Relu6),
+            Activation::Clip { min, max } => Some(UnaryOp::Clip { min, max }),
+        };
+        let y = match unary {
+            Some(u) => self.tmp("clamp", Op::Unary(u), vec![y])?,
+            None => y,
+        };
+        self.finish_act(y, after)
+    }
+
     /// `y` through the unary part of a fused activation, bound as the output.
     fn finish_act(&mut self, y: TensorId, after: Option<UnaryOp>) -> R<()> {
         let y = match after {
@@ -569,12 +604,7 @@ fn conv(c: &mut Ctx<'_, '_>, options: Option<O<'_>>, depthwise: bool) -> R<()> {
         act,
         layout: SpatialLayout::Nhwc,
     };
-    let mut inputs = vec![x, w];
-    if c.opt_in(2).is_some() {
-        inputs.push(c.float_in(2)?);
-    }
-    let y = c.node(Op::Conv2d(conv), inputs)?;
-    c.finish_act(y, after)
+    c.weighted(Op::Conv2d(conv), x, w, 2, after)
 }
 
 /// A depthwise convolution's weights `[1, H, W, C*M]` as the grouped convolution's OHWI
@@ -662,12 +692,7 @@ fn transpose_conv(c: &mut Ctx<'_, '_>, options: Option<O<'_>>) -> R<()> {
         act,
         layout: SpatialLayout::Nhwc,
     };
-    let mut inputs = vec![x, w];
-    if c.opt_in(3).is_some() {
-        inputs.push(c.float_in(3)?);
-    }
-    let y = c.node(Op::ConvTranspose2d(conv), inputs)?;
-    c.finish_act(y, after)
+    c.weighted(Op::ConvTranspose2d(conv), x, w, 3, after)
 }
 
 fn fully_connected(c: &mut Ctx<'_, '_>, options: Option<O<'_>>) -> R<()> {
@@ -705,12 +730,7 @@ fn fully_connected(c: &mut Ctx<'_, '_>, options: Option<O<'_>>) -> R<()> {
             vec![x],
         )?;
     }
-    let mut inputs = vec![x, w];
-    if c.opt_in(2).is_some() {
-        inputs.push(c.float_in(2)?);
-    }
-    let y = c.node(Op::FullyConnected { act }, inputs)?;
-    c.finish_act(y, after)
+    c.weighted(Op::FullyConnected { act }, x, w, 2, after)
 }
 
 fn pool(c: &mut Ctx<'_, '_>, options: Option<O<'_>>, max: bool) -> R<()> {
@@ -725,7 +745,7 @@ fn pool(c: &mut Ctx<'_, '_>, options: Option<O<'_>>, max: bool) -> R<()> {
         positive(o.stride_h()?, "stride")?,
         positive(o.stride_w()?, "stride")?,
     ];
-    let (act, after) = c.activation(o.fused_activation_function()?)?;
+    let act = o.fused_activation_function()?;
     let x = c.float_in(0)?;
     let [_, h, w, _] = c.shape(x)[..] else {
         return Err(OpError(format!("input {:?} must have rank 4", c.shape(x))));
@@ -738,15 +758,7 @@ fn pool(c: &mut Ctx<'_, '_>, options: Option<O<'_>>, max: bool) -> R<()> {
         layout: SpatialLayout::Nhwc,
     };
     let y = c.node(if max { Op::MaxPool(p) } else { Op::AvgPool(p) }, vec![x])?;
-    let y = match act {
-        Activation::None => y,
-        Activation::Relu => c.tmp("relu", Op::Unary(UnaryOp::Relu), vec![y])?,
-        Activation::Relu6 => c.tmp("relu6", Op::Unary(UnaryOp::Relu6), vec![y])?,
-        Activation::Clip { min, max } => {
-            c.tmp("clip", Op::Unary(UnaryOp::Clip { min, max }), vec![y])?
-        }
-    };
-    c.finish_act(y, after)
+    c.finish_unfused(y, act)
 }
 
 fn binary(c: &mut Ctx<'_, '_>, op: BinaryOp, act: ActivationFunctionType) -> R<()> {
@@ -848,34 +860,23 @@ fn pad(c: &mut Ctx<'_, '_>) -> R<()> {
     };
     let before = (0..rank).map(|a| p[2 * a] as usize).collect();
     let after = (0..rank).map(|a| p[2 * a + 1] as usize).collect();
-    let y = c.node(
-        Op::Pad {
-            before,
-            after,
-            value,
-        },
-        vec![x],
-    )?;
+    let pad = Op::Pad {
+        before,
+        after,
+        value,
+    };
+    let y = c.node(pad, vec![x])?;
     c.finish(y)
 }
 
 fn concat(c: &mut Ctx<'_, '_>, axis: i32, act: ActivationFunctionType) -> R<()> {
-    let (act, after) = c.activation(act)?;
     let xs = (0..c.inputs.len())
         .map(|k| c.float_in(k))
         .collect::<R<Vec<_>>>()?;
     let rank = xs.first().map_or(0, |&x| c.rank(x));
     let axis = resolve_axis(axis.into(), rank).map_err(OpError)?;
     let y = c.node(Op::Concat { axis }, xs)?;
-    let y = match act {
-        Activation::None => y,
-        Activation::Relu => c.tmp("relu", Op::Unary(UnaryOp::Relu), vec![y])?,
-        Activation::Relu6 => c.tmp("relu6", Op::Unary(UnaryOp::Relu6), vec![y])?,
-        Activation::Clip { min, max } => {
-            c.tmp("clip", Op::Unary(UnaryOp::Clip { min, max }), vec![y])?
-        }
-    };
-    c.finish_act(y, after)
+    c.finish_unfused(y, act)
 }
 
 /// PACK: each input reshaped with a dim of 1 at `axis`, then concatenated there.
