@@ -20,6 +20,7 @@
 mod builtin_names;
 mod int8;
 mod ops;
+mod versions;
 #[allow(
     clippy::all,
     clippy::pedantic,
@@ -127,6 +128,16 @@ pub fn import_summarized(
             })?
             .map_err(decode)?;
         let opcode = OpCode::read(&code)?;
+        if let Some(max) = versions::max_version(opcode.builtin) {
+            if opcode.version > max {
+                let e = OpError(format!(
+                    "version {} is newer than Ember reads (up to {max}): it adds a feature Ember \
+                     does not run; see docs/tflite.md",
+                    opcode.version
+                ));
+                return Err(e.at(index, &opcode));
+            }
+        }
         ops::import(&mut imp, &opcode, &op).map_err(|e| e.at(index, &opcode))?;
     }
     imp.finish(&sub)?;
@@ -565,6 +576,15 @@ impl<'a> Importer<'a> {
         }
         let id = self.value(i)?;
         let t = self.graph.tensor(id);
+        let quantized = self.tensors[i].quant.is_some();
+        if t.data.is_none() && quantized && t.dtype != DType::I8 {
+            return Err(OpError(format!(
+                "tensor \"{}\" is quantized {}; Ember runs int8 quantization (re-export the \
+                 model with int8 activations)",
+                self.tensors[i].name,
+                t.dtype.name()
+            )));
+        }
         if t.dtype != DType::I8 || t.data.is_some() {
             return Ok(id);
         }
@@ -585,6 +605,16 @@ impl<'a> Importer<'a> {
         value: TensorId,
     ) -> Result<TensorId, OpError> {
         let t = &self.tensors[o];
+        let want = ir_dtype(t.dtype)?;
+        let have = self.graph.tensor(value).dtype;
+        if want != have && !(want == DType::I8 && have == DType::F32) {
+            return Err(OpError(format!(
+                "output \"{}\" is {:?} in the file; Ember computes {}",
+                t.name,
+                t.dtype,
+                have.name()
+            )));
+        }
         let got = &self.graph.tensor(value).shape;
         if *got != t.shape && !(t.shape.is_empty() && got.iter().product::<usize>() == 1) {
             return Err(OpError(format!(

@@ -258,3 +258,32 @@ fn damaged_files_are_refused_cleanly() {
         let _ = convert(&b, &ConvertOptions::default());
     }
 }
+
+/// An operator version newer than the importer reads (here CONV_2D 99, written into the test model
+/// with the generated schema's object API) is refused naming op, version and index.
+#[test]
+fn a_newer_operator_version_is_refused() {
+    use ember_convert::tflite::schema::{Model, ModelRef};
+    use planus::ReadAsRoot;
+    let bytes = std::fs::read(dir().join("conv2d_same.tflite")).unwrap();
+    let mut model = Model::try_from(ModelRef::read_as_root(&bytes).unwrap()).unwrap();
+    for code in model.operator_codes.iter_mut().flatten() {
+        code.version = 99;
+    }
+    // planus 1.3's `finish` with a file identifier writes it before the root offset; TFLite (and
+    // FlatBuffers) put the root offset first. Written without one, then the identifier inserted after
+    // the root offset (offsets past it are relative, so only the root offset moves by 4).
+    let mut builder = planus::Builder::new();
+    let plain = builder.finish(&model, None).to_vec();
+    let root = u32::from_le_bytes(plain[..4].try_into().unwrap()) + 4;
+    let mut bytes = root.to_le_bytes().to_vec();
+    bytes.extend_from_slice(b"TFL3");
+    bytes.extend_from_slice(&plain[4..]);
+    let e = convert(&bytes, &ConvertOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("operator 0 (CONV_2D, version 99): version 99 is newer"),
+        "{e}"
+    );
+}
