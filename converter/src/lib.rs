@@ -1,6 +1,7 @@
 //! # ember-convert
 //!
-//! Ember's host-side converter: it turns an ONNX model into a `.ember` blob that `ember-core` runs.
+//! Ember's host-side converter: it turns an ONNX model (or a TFLite one, [`tflite`]) into a `.ember` blob
+//! that `ember-core` runs.
 //!
 //! The pipeline, one module per step:
 //! 1. [`onnx`]: decode the protobuf (hand-written `prost` messages), give every input a static shape,
@@ -10,6 +11,9 @@
 //! 3. [`lower`]: map to the blob's closed op set, lay out the weights, and plan the activation arena
 //!    ([`plan`]);
 //! 4. write the blob with `ember_core::format::write::write_blob`.
+//!
+//! A `.tflite` file goes through [`tflite`] instead of step 1 (planus's reader generated from TFLite's
+//! schema, lowered op by op into the same IR, already channels-last), then through steps 2-4.
 //!
 //! Trained weights from a checkpoint ([`weights`]: safetensors, PyTorch, npz) replace a graph's
 //! initializers in a step before conversion ([`bind`]), which also merges LoRA adapters. Without an
