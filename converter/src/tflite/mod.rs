@@ -15,7 +15,7 @@
 //! - **Errors.** An operator outside the supported set, or one whose options Ember cannot run, is an
 //!   error naming the operator index, its op and version, and nothing is written.
 //!
-//! The ops, with the options each takes, are in [`ops`].
+//! The ops, with the options each takes, are in `ops/` (`ops/mod.rs` has the table).
 
 mod builtin_names;
 mod int8;
