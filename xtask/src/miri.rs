@@ -83,6 +83,7 @@ const CI_SUITES: &[Suite] = &[
             "gemm::tests::every_level_lists_its_tiles",
             "isa::",
             "ops::nn::rnn::",
+            "ops::quant::add::",
             "par::",
             "scratch::",
             "pool::tests::a_p",

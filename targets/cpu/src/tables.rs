@@ -135,8 +135,12 @@ static SCALAR: Kernels = Kernels {
 #[cfg(target_arch = "x86_64")]
 static SSE2: Kernels = simd_table!("cpu-sse2", sse2, SSE2);
 
+// With the int8 Add of equal shapes vectorized (`ops/quant/add.rs`).
 #[cfg(target_arch = "x86_64")]
-static AVX2: Kernels = simd_table!("cpu-avx2", avx2, AVX2);
+static AVX2: Kernels = Kernels {
+    quant_add: quant::add::add_avx2,
+    ..simd_table!("cpu-avx2", avx2, AVX2)
+};
 
 // AVX2's kernels with the f32 GEMMs (convolutions, fully connected, matmul) in AVX-512 registers and
 // the int8 GEMM tile on AVX-512 VNNI.
@@ -207,7 +211,12 @@ fn native(isa: Isa) -> bool {
 /// kernels).
 pub fn accelerated(isa: Isa) -> u64 {
     let int8 = if native(isa) && isa != Isa::Scalar {
-        entry::QUANT_CONV2D | entry::QUANT_FULLY_CONNECTED
+        let add = if matches!(isa, Isa::Avx2 | Isa::Avx512) {
+            entry::QUANT_ADD
+        } else {
+            0
+        };
+        entry::QUANT_CONV2D | entry::QUANT_FULLY_CONNECTED | add
     } else {
         0
     };
@@ -275,6 +284,8 @@ pub fn variant(isa: Isa, kind: &OpKind) -> &'static str {
         OpKind::MatMul(_) => f32_names[4],
         OpKind::QuantConv2d(p) if p.groups > 1 => int8.1,
         OpKind::QuantConv2d(_) | OpKind::QuantFullyConnected(_) => int8.0,
+        // Equal shapes vectorized; a broadcast runs the reference inside it.
+        OpKind::QuantAdd(_) if matches!(isa, Isa::Avx2 | Isa::Avx512) => "avx2-int8-add|reference",
         _ => "reference",
     }
 }

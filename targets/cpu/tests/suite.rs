@@ -13,7 +13,7 @@ mod common;
 
 use common::{Entry, Reference};
 use ember_core::kernels::with_scratch;
-use ember_core::ops::quant::{conv, fully_connected};
+use ember_core::ops::quant::{add, conv, fully_connected};
 use ember_core::ops::{In, Out};
 use ember_core::{Kernels, OpKind};
 use ember_cpu::{table, Isa};
@@ -73,7 +73,7 @@ fn run_layer<P>(
     })
 }
 
-/// The int8 kernels of level `Isa::ALL[L]`: its table's Conv2d and FullyConnected, given the scratch
+/// The int8 kernels of level `Isa::ALL[L]`: its table's Conv2d, FullyConnected and Add, the layers given the scratch
 /// they ask for (the suite's kernels take no workspace), or the reference's where this CPU lacks the
 /// level; the ops it does not accelerate are its table's, i.e. the reference's.
 const fn int8_level<const L: usize>() -> Int8Kernels {
@@ -93,6 +93,17 @@ const fn int8_level<const L: usize>() -> Int8Kernels {
             let entry = |k: &Kernels| k.quant_fully_connected;
             let reference = fully_connected::fully_connected;
             run_layer(isa, kind, entry, reference, (p, x, w, b, rq, y))
+        },
+        // The level's own int8 Add (vectorized where the level has one), or the reference's where
+        // this CPU lacks the level.
+        add: |p, a, b, y| {
+            let isa = Isa::ALL[L];
+            let kernel = if isa.is_supported() {
+                table(isa).quant_add
+            } else {
+                add::add
+            };
+            kernel(p, a, b, y)
         },
         ..REFERENCE
     }

@@ -25,6 +25,7 @@
     allow(dead_code, unused_imports)
 )]
 
+pub(crate) mod add;
 pub mod conv;
 pub mod depthwise;
 pub mod fully_connected;

@@ -16,7 +16,9 @@
 
 use core::arch::x86_64::*;
 
+use ember_core::ops::quant::add::{self, QuantAddParams};
 use ember_core::ops::quant::requant::RequantRounding;
+use ember_core::ops::{In, Out};
 
 use super::{
     dw_padded_channels, gemm_blocks, gemv_blocks, pack_columns, tail16, widen_with, BLOCK, DW_BLOCK,
@@ -581,4 +583,89 @@ fn shift_round_saturate(p: __m256i, t: __m256i) -> __m256i {
     let min = _mm256_set1_epi64x(i32::MIN.into());
     let q = _mm256_blendv_epi8(q, max, _mm256_cmpgt_epi64(q, max));
     _mm256_blendv_epi8(q, min, _mm256_cmpgt_epi64(min, q))
+}
+
+/// int8 Add of equal-shaped operands (`QuantAdd` with no broadcasting), 8 elements at a time: each
+/// operand widened to int32, its zero point removed, shifted left by `left_shift` and scaled by its
+/// multiplier; the sum scaled by the output multiplier, offset and clamped, as the reference's `add`
+/// does per element (the same `scale_double`/`scale_single` as the output stage, exact for the
+/// validated parameters: multipliers `>= 0`, shifts in `-31..=0`, `left_shift` at most 22). The last
+/// `len % 8` elements take the reference.
+///
+/// # Safety
+/// The CPU must have AVX2; `a`, `b` and `y` must be equally long.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn add_flat<const SINGLE: bool>(
+    p: &QuantAddParams,
+    a: &[i8],
+    b: &[i8],
+    y: &mut [i8],
+) {
+    let scale = |x, m: i32, s: i32| {
+        let (m, s) = (_mm256_set1_epi32(m), _mm256_set1_epi32(s));
+        if SINGLE {
+            scale_single(x, m, s)
+        } else {
+            scale_double(x, m, s)
+        }
+    };
+    let left = _mm256_set1_epi32(p.left_shift);
+    let (za, zb) = (
+        _mm256_set1_epi32(p.a_zero_point.into()),
+        _mm256_set1_epi32(p.b_zero_point.into()),
+    );
+    let bound = _mm256_set1_epi32(256);
+    let full = y.len() / 8 * 8;
+    for ((a, b), y) in a[..full]
+        .chunks_exact(8)
+        .zip(b[..full].chunks_exact(8))
+        .zip(y[..full].chunks_exact_mut(8))
+    {
+        // SAFETY: each chunk is 8 bytes, which `_mm_loadl_epi64` reads.
+        let (va, vb) = unsafe {
+            (
+                _mm256_cvtepi8_epi32(_mm_loadl_epi64(a.as_ptr().cast())),
+                _mm256_cvtepi8_epi32(_mm_loadl_epi64(b.as_ptr().cast())),
+            )
+        };
+        let ua = scale(
+            _mm256_sllv_epi32(_mm256_sub_epi32(va, za), left),
+            p.a_multiplier,
+            p.a_shift,
+        );
+        let ub = scale(
+            _mm256_sllv_epi32(_mm256_sub_epi32(vb, zb), left),
+            p.b_multiplier,
+            p.b_shift,
+        );
+        let sum = scale(_mm256_add_epi32(ua, ub), p.y_multiplier, p.y_shift);
+        // As `requant`: clamping to -256..=256 first changes nothing, then the offset cannot overflow.
+        let v = _mm256_min_epi32(
+            _mm256_max_epi32(sum, _mm256_sub_epi32(_mm256_setzero_si256(), bound)),
+            bound,
+        );
+        let v = _mm256_add_epi32(v, _mm256_set1_epi32(p.y_zero_point.into()));
+        let v = _mm256_max_epi32(v, _mm256_set1_epi32(p.act_min.into()));
+        let v = _mm256_min_epi32(v, _mm256_set1_epi32(p.act_max.into()));
+        let w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+        let bytes = _mm_packs_epi16(w, w);
+        // SAFETY: `y` is 8 bytes, which `_mm_storel_epi64` writes.
+        unsafe { _mm_storel_epi64(y.as_mut_ptr().cast(), bytes) };
+    }
+    let n = [y.len() - full];
+    add::add(
+        p,
+        In {
+            data: &a[full..],
+            dims: &n,
+        },
+        In {
+            data: &b[full..],
+            dims: &n,
+        },
+        Out {
+            data: &mut y[full..],
+            dims: &n,
+        },
+    );
 }
