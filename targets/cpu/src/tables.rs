@@ -157,8 +157,12 @@ static AVX512: Kernels = Kernels {
     ..AVX2
 };
 
+// With the int8 Add of equal shapes vectorized (`ops/quant/add.rs`).
 #[cfg(target_arch = "aarch64")]
-static NEON: Kernels = simd_table!("cpu-neon", neon, NEON);
+static NEON: Kernels = Kernels {
+    quant_add: quant::add::add_neon,
+    ..simd_table!("cpu-neon", neon, NEON)
+};
 
 // The dot-product extension is for int8; the f32 kernels are NEON's.
 #[cfg(target_arch = "aarch64")]
@@ -211,7 +215,7 @@ fn native(isa: Isa) -> bool {
 /// kernels).
 pub fn accelerated(isa: Isa) -> u64 {
     let int8 = if native(isa) && isa != Isa::Scalar {
-        let add = if matches!(isa, Isa::Avx2 | Isa::Avx512) {
+        let add = if !matches!(isa, Isa::Sse2) {
             entry::QUANT_ADD
         } else {
             0
@@ -286,6 +290,9 @@ pub fn variant(isa: Isa, kind: &OpKind) -> &'static str {
         OpKind::QuantConv2d(_) | OpKind::QuantFullyConnected(_) => int8.0,
         // Equal shapes vectorized; a broadcast runs the reference inside it.
         OpKind::QuantAdd(_) if matches!(isa, Isa::Avx2 | Isa::Avx512) => "avx2-int8-add|reference",
+        OpKind::QuantAdd(_) if matches!(isa, Isa::Neon | Isa::NeonDotprod) => {
+            "neon-int8-add|reference"
+        }
         _ => "reference",
     }
 }

@@ -1,21 +1,35 @@
 //! int8 Add (`QuantAdd`): operands of the output's shape (a residual connection, the common case)
-//! vectorized at AVX2 (`x86::avx2::add_flat`, 8 elements per step, the reference's arithmetic
-//! exactly); broadcasting and the other levels run the reference kernel.
+//! vectorized at AVX2 and AVX-512 (`x86::avx2::add_flat`) and NEON (`arm::add_flat`), 8 elements per
+//! step, the reference's arithmetic exactly; broadcasting and SSE2 run the reference kernel.
 
 use ember_core::ops::quant::add::{self as reference, QuantAddParams};
-use ember_core::ops::quant::requant::RequantRounding;
 use ember_core::ops::{In, Out};
+
+/// Whether `a`, `b` and `y` have one shape (and their data the same length).
+fn flat(a: &In<'_, i8>, b: &In<'_, i8>, y: &Out<'_, i8>) -> bool {
+    a.dims == y.dims
+        && b.dims == y.dims
+        && a.data.len() == y.data.len()
+        && b.data.len() == y.data.len()
+}
+
+/// The NEON tables' `quant_add`.
+#[cfg(target_arch = "aarch64")]
+pub(crate) fn add_neon(p: &QuantAddParams, a: In<'_, i8>, b: In<'_, i8>, y: Out<'_, i8>) {
+    if !flat(&a, &b, &y) {
+        return reference::add(p, a, b, y);
+    }
+    // SAFETY: NEON is part of the aarch64 baseline; the slices are equally long (checked above).
+    unsafe { super::arm::add_flat(p, a.data, b.data, y.data) }
+}
 
 /// The AVX2 and AVX-512 tables' `quant_add`.
 #[cfg(target_arch = "x86_64")]
 pub(crate) fn add_avx2(p: &QuantAddParams, a: In<'_, i8>, b: In<'_, i8>, y: Out<'_, i8>) {
-    let flat = a.dims == y.dims
-        && b.dims == y.dims
-        && a.data.len() == y.data.len()
-        && b.data.len() == y.data.len();
-    if !flat {
+    if !flat(&a, &b, &y) {
         return reference::add(p, a, b, y);
     }
+    use ember_core::ops::quant::requant::RequantRounding;
     // SAFETY: only the AVX2 and AVX-512 kernel tables hold this entry, and `Isa` hands them out only
     // on CPUs with AVX2; the three slices are equally long (checked above).
     unsafe {
@@ -26,21 +40,34 @@ pub(crate) fn add_avx2(p: &QuantAddParams, a: In<'_, i8>, b: In<'_, i8>, y: Out<
     }
 }
 
-#[cfg(all(test, target_arch = "x86_64"))]
+#[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
 mod tests {
     use std::vec;
     use std::vec::Vec;
 
+    use ember_core::ops::quant::requant::RequantRounding;
+
     use super::*;
 
-    /// The AVX2 Add equals the reference on every element of equal-shaped operands (full vectors
-    /// and a tail), in both rounding modes, with a fused clamp; broadcasting goes to the reference.
-    /// Short enough for Miri (`cargo xtask miri --ci`), which checks the unsafe loads and stores.
+    type AddFn = fn(&QuantAddParams, In<'_, i8>, In<'_, i8>, Out<'_, i8>);
+
+    /// This architecture's vectorized Add, where the CPU runs it.
+    fn vectorized() -> Option<AddFn> {
+        #[cfg(target_arch = "x86_64")]
+        return std::is_x86_feature_detected!("avx2").then_some(add_avx2 as AddFn);
+        #[cfg(target_arch = "aarch64")]
+        return Some(add_neon as AddFn);
+    }
+
+    /// The vectorized Add equals the reference on every element of equal-shaped operands (full
+    /// vectors and a tail), in both rounding modes, with a fused clamp; broadcasting goes to the
+    /// reference. Short enough for Miri (`cargo xtask miri --ci`), which checks the unsafe loads and
+    /// stores.
     #[test]
-    fn avx2_add_is_the_reference() {
-        if !std::is_x86_feature_detected!("avx2") {
+    fn vectorized_add_is_the_reference() {
+        let Some(kernel) = vectorized() else {
             return;
-        }
+        };
         let n = 21;
         let a: Vec<i8> = (0..n).map(|i| (i * 37 % 256) as u8 as i8).collect();
         let b: Vec<i8> = (0..n).map(|i| (i * 101 % 256) as u8 as i8).collect();
@@ -49,9 +76,7 @@ mod tests {
                 rounding,
                 ..QuantAddParams::from_scales((0.05, 3), (0.02, -7), (0.06, -2), -100, 120)
             };
-            let run = |kernel: fn(&QuantAddParams, In<'_, i8>, In<'_, i8>, Out<'_, i8>),
-                       b_dims: &[usize],
-                       b: &[i8]| {
+            let run = |kernel: AddFn, b_dims: &[usize], b: &[i8]| {
                 let mut y = vec![0i8; n];
                 kernel(
                     &p,
@@ -70,9 +95,9 @@ mod tests {
                 );
                 y
             };
-            assert_eq!(run(add_avx2, &[n], &b), run(reference::add, &[n], &b));
+            assert_eq!(run(kernel, &[n], &b), run(reference::add, &[n], &b));
             assert_eq!(
-                run(add_avx2, &[1], &b[..1]),
+                run(kernel, &[1], &b[..1]),
                 run(reference::add, &[1], &b[..1])
             );
         }

@@ -20,7 +20,9 @@
 
 use core::arch::aarch64::*;
 
+use ember_core::ops::quant::add::{self, QuantAddParams};
 use ember_core::ops::quant::requant::RequantRounding;
+use ember_core::ops::{In, Out};
 
 use crate::ops::quant::{pack_depthwise, DwPixel, GemvRow, Level, Stage, Tile};
 
@@ -375,9 +377,16 @@ fn requant(
     shift: int32x4_t,
     stage: &Stage<'_>,
 ) -> int32x4_t {
-    let x = vaddq_s32(acc, bias);
+    let scaled = scale(vaddq_s32(acc, bias), mult, shift, stage.rounding);
+    offset_and_clamp(scaled, stage.y_zero_point, stage.act_min, stage.act_max)
+}
+
+/// `x * mult * 2^(shift - 31)` rounded in `rounding` mode (`RequantRounding::scale`, 4 lanes), exact
+/// for multipliers `>= 0` and shifts in `-31..=30`.
+#[target_feature(enable = "neon")]
+fn scale(x: int32x4_t, mult: int32x4_t, shift: int32x4_t, rounding: RequantRounding) -> int32x4_t {
     let zero = vdupq_n_s32(0);
-    let scaled = match stage.rounding {
+    match rounding {
         RequantRounding::Double => {
             // Left shift (wrapping), rounding doubling high multiply, rounding right shift with ties
             // away from zero: `srshl` rounds ties up, so negative values are first moved down by one
@@ -397,12 +406,84 @@ fn requant(
             let hi = vrshlq_s64(vmull_high_s32(x, mult), vmovl_high_s32(neg_total));
             vqmovn_high_s64(vqmovn_s64(lo), hi)
         }
-    };
-    // As in `Stage::finish`: clamping to `-256..=256` first changes nothing once the int8 zero point is
-    // added and the int8 bounds applied, and keeps the add from overflowing.
+    }
+}
+
+/// `clamp(v + zero_point, act_min, act_max)` as in `Stage::finish`: clamping to `-256..=256` first
+/// changes nothing once the int8 zero point is added and the int8 bounds applied, and keeps the add
+/// from overflowing.
+#[target_feature(enable = "neon")]
+fn offset_and_clamp(v: int32x4_t, zero_point: i8, act_min: i8, act_max: i8) -> int32x4_t {
     let bound = vdupq_n_s32(256);
-    let v = vminq_s32(vmaxq_s32(scaled, vnegq_s32(bound)), bound);
-    let v = vaddq_s32(v, vdupq_n_s32(stage.y_zero_point.into()));
-    let v = vmaxq_s32(v, vdupq_n_s32(stage.act_min.into()));
-    vminq_s32(v, vdupq_n_s32(stage.act_max.into()))
+    let v = vminq_s32(vmaxq_s32(v, vnegq_s32(bound)), bound);
+    let v = vaddq_s32(v, vdupq_n_s32(zero_point.into()));
+    let v = vmaxq_s32(v, vdupq_n_s32(act_min.into()));
+    vminq_s32(v, vdupq_n_s32(act_max.into()))
+}
+
+/// int8 Add of equal-shaped operands (`QuantAdd` with no broadcasting), 8 elements at a time: each
+/// operand widened, its zero point removed, shifted left by `left_shift` and scaled by its multiplier;
+/// the sum scaled by the output multiplier, offset and clamped, as the reference's `add` per element
+/// ([`scale`] is exact for the validated parameters: multipliers `>= 0`, shifts in `-31..=0`). The last
+/// `len % 8` elements take the reference. `a`, `b` and `y` must be equally long (else it panics).
+#[target_feature(enable = "neon")]
+pub(crate) fn add_flat(p: &QuantAddParams, a: &[i8], b: &[i8], y: &mut [i8]) {
+    let left = vdupq_n_s32(p.left_shift);
+    let (za, zb) = (
+        vdupq_n_s16(p.a_zero_point.into()),
+        vdupq_n_s16(p.b_zero_point.into()),
+    );
+    let operand = |v: int16x4_t, m: i32, s: i32| {
+        scale(
+            vshlq_s32(vmovl_s16(v), left),
+            vdupq_n_s32(m),
+            vdupq_n_s32(s),
+            p.rounding,
+        )
+    };
+    let full = y.len() / 8 * 8;
+    for ((a, b), y) in a[..full]
+        .chunks_exact(8)
+        .zip(b[..full].chunks_exact(8))
+        .zip(y[..full].chunks_exact_mut(8))
+    {
+        // SAFETY: each chunk is 8 bytes, which `vld1_s8` reads.
+        let (va, vb) = unsafe { (vld1_s8(a.as_ptr()), vld1_s8(b.as_ptr())) };
+        // `x - zero_point` in 16 bits (within -255..=255).
+        let (da, db) = (vsubq_s16(vmovl_s8(va), za), vsubq_s16(vmovl_s8(vb), zb));
+        let half = |a: int16x4_t, b: int16x4_t| {
+            let sum = vaddq_s32(
+                operand(a, p.a_multiplier, p.a_shift),
+                operand(b, p.b_multiplier, p.b_shift),
+            );
+            let out = scale(
+                sum,
+                vdupq_n_s32(p.y_multiplier),
+                vdupq_n_s32(p.y_shift),
+                p.rounding,
+            );
+            offset_and_clamp(out, p.y_zero_point, p.act_min, p.act_max)
+        };
+        let lo = half(vget_low_s16(da), vget_low_s16(db));
+        let hi = half(vget_high_s16(da), vget_high_s16(db));
+        let bytes = vqmovn_s16(vcombine_s16(vqmovn_s32(lo), vqmovn_s32(hi)));
+        // SAFETY: `y` is 8 bytes, which `vst1_s8` writes.
+        unsafe { vst1_s8(y.as_mut_ptr(), bytes) };
+    }
+    let n = [y.len() - full];
+    add::add(
+        p,
+        In {
+            data: &a[full..],
+            dims: &n,
+        },
+        In {
+            data: &b[full..],
+            dims: &n,
+        },
+        Out {
+            data: &mut y[full..],
+            dims: &n,
+        },
+    );
 }
