@@ -3,7 +3,8 @@
 //!
 //! Accelerated at every level (portable `scalar` included): `conv2d`, `conv_transpose2d`,
 //! `fully_connected`, `matmul` (see [`crate::gemm`] and `ops/nn/`). At the SIMD levels also the int8
-//! convolution and fully connected (`ops/quant/`) and the element-wise, pooling, softmax, layer-norm,
+//! convolution and fully connected (`ops/quant/`; AVX2, AVX-512 and NEON also the int8 Add of equal
+//! shapes) and the element-wise, pooling, softmax, layer-norm,
 //! reduction, recurrent-layer, resize and transpose kernels (`ops/`; the scalar table takes the few of these that beat
 //! the reference). AVX-512's table is AVX2's with the GEMM-based entries at 16 lanes. The other
 //! architecture's levels are never handed out; their tables are the scalar one.
