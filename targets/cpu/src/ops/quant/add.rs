@@ -20,7 +20,28 @@ pub(crate) fn add_neon(p: &QuantAddParams, a: In<'_, i8>, b: In<'_, i8>, y: Out<
         return reference::add(p, a, b, y);
     }
     // SAFETY: NEON is part of the aarch64 baseline; the slices are equally long (checked above).
-    unsafe { super::arm::add_flat(p, a.data, b.data, y.data) }
+    let done = unsafe { super::arm::add_flat(p, a.data, b.data, y.data) };
+    tail(p, a, b, y, done);
+}
+
+/// The reference Add of the elements from `done` on (what a vectorized kernel left).
+fn tail(p: &QuantAddParams, a: In<'_, i8>, b: In<'_, i8>, y: Out<'_, i8>, done: usize) {
+    let n = [y.data.len() - done];
+    reference::add(
+        p,
+        In {
+            data: a.data.get(done..).unwrap_or(&[]),
+            dims: &n,
+        },
+        In {
+            data: b.data.get(done..).unwrap_or(&[]),
+            dims: &n,
+        },
+        Out {
+            data: &mut y.data[done..],
+            dims: &n,
+        },
+    );
 }
 
 /// The AVX2 and AVX-512 tables' `quant_add`.
@@ -32,12 +53,13 @@ pub(crate) fn add_avx2(p: &QuantAddParams, a: In<'_, i8>, b: In<'_, i8>, y: Out<
     use ember_core::ops::quant::requant::RequantRounding;
     // SAFETY: only the AVX2 and AVX-512 kernel tables hold this entry, and `Isa` hands them out only
     // on CPUs with AVX2; the three slices are equally long (checked above).
-    unsafe {
+    let done = unsafe {
         match p.rounding {
             RequantRounding::Double => super::x86::add_flat::<false>(p, a.data, b.data, y.data),
             RequantRounding::Single => super::x86::add_flat::<true>(p, a.data, b.data, y.data),
         }
-    }
+    };
+    tail(p, a, b, y, done);
 }
 
 #[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]

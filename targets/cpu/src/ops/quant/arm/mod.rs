@@ -20,9 +20,8 @@
 
 use core::arch::aarch64::*;
 
-use ember_core::ops::quant::add::{self, QuantAddParams};
+use ember_core::ops::quant::add::QuantAddParams;
 use ember_core::ops::quant::requant::RequantRounding;
-use ember_core::ops::{In, Out};
 
 use crate::ops::quant::{pack_depthwise, DwPixel, GemvRow, Level, Stage, Tile};
 
@@ -425,9 +424,9 @@ fn offset_and_clamp(v: int32x4_t, zero_point: i8, act_min: i8, act_max: i8) -> i
 /// operand widened, its zero point removed, shifted left by `left_shift` and scaled by its multiplier;
 /// the sum scaled by the output multiplier, offset and clamped, as the reference's `add` per element
 /// ([`scale`] is exact for the validated parameters: multipliers `>= 0`, shifts in `-31..=0`). The last
-/// `len % 8` elements take the reference. `a`, `b` and `y` must be equally long (else it panics).
+/// `len % 8` elements are left to the caller: returns how many it wrote. `a`, `b` and `y` must be equally long (else it panics).
 #[target_feature(enable = "neon")]
-pub(crate) fn add_flat(p: &QuantAddParams, a: &[i8], b: &[i8], y: &mut [i8]) {
+pub(crate) fn add_flat(p: &QuantAddParams, a: &[i8], b: &[i8], y: &mut [i8]) -> usize {
     let left = vdupq_n_s32(p.left_shift);
     let (za, zb) = (
         vdupq_n_s16(p.a_zero_point.into()),
@@ -470,20 +469,5 @@ pub(crate) fn add_flat(p: &QuantAddParams, a: &[i8], b: &[i8], y: &mut [i8]) {
         // SAFETY: `y` is 8 bytes, which `vst1_s8` writes.
         unsafe { vst1_s8(y.as_mut_ptr(), bytes) };
     }
-    let n = [y.len() - full];
-    add::add(
-        p,
-        In {
-            data: &a[full..],
-            dims: &n,
-        },
-        In {
-            data: &b[full..],
-            dims: &n,
-        },
-        Out {
-            data: &mut y[full..],
-            dims: &n,
-        },
-    );
+    full
 }

@@ -16,9 +16,8 @@
 
 use core::arch::x86_64::*;
 
-use ember_core::ops::quant::add::{self, QuantAddParams};
+use ember_core::ops::quant::add::QuantAddParams;
 use ember_core::ops::quant::requant::RequantRounding;
-use ember_core::ops::{In, Out};
 
 use super::{
     dw_padded_channels, gemm_blocks, gemv_blocks, pack_columns, tail16, widen_with, BLOCK, DW_BLOCK,
@@ -590,7 +589,7 @@ fn shift_round_saturate(p: __m256i, t: __m256i) -> __m256i {
 /// multiplier; the sum scaled by the output multiplier, offset and clamped, as the reference's `add`
 /// does per element (the same `scale_double`/`scale_single` as the output stage, exact for the
 /// validated parameters: multipliers `>= 0`, shifts in `-31..=0`, `left_shift` at most 22). The last
-/// `len % 8` elements take the reference.
+/// `len % 8` elements are left to the caller: returns how many it wrote.
 ///
 /// # Safety
 /// The CPU must have AVX2; `a`, `b` and `y` must be equally long.
@@ -600,7 +599,7 @@ pub(crate) unsafe fn add_flat<const SINGLE: bool>(
     a: &[i8],
     b: &[i8],
     y: &mut [i8],
-) {
+) -> usize {
     let scale = |x, m: i32, s: i32| {
         let (m, s) = (_mm256_set1_epi32(m), _mm256_set1_epi32(s));
         if SINGLE {
@@ -652,20 +651,5 @@ pub(crate) unsafe fn add_flat<const SINGLE: bool>(
         // SAFETY: `y` is 8 bytes, which `_mm_storel_epi64` writes.
         unsafe { _mm_storel_epi64(y.as_mut_ptr().cast(), bytes) };
     }
-    let n = [y.len() - full];
-    add::add(
-        p,
-        In {
-            data: &a[full..],
-            dims: &n,
-        },
-        In {
-            data: &b[full..],
-            dims: &n,
-        },
-        Out {
-            data: &mut y[full..],
-            dims: &n,
-        },
-    );
+    full
 }
