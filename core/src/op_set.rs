@@ -260,6 +260,11 @@ macro_rules! for_each_op {
                 QuantLut 2..=2 {
                     quant_lut QUANT_LUT = 55: quant::lut::QuantLut [INT8]
                 }
+                /// ONNX `DFT` or `STFT` (by `frame_step`): inputs `x` (F32 `[..., 1 or 2]`)`[, window]` (F32
+                /// `[length]`, an STFT's); output F32 `[..., 2]`.
+                Dft(serde math::dft::DftParams) 1..=2 {
+                    dft DFT = 56: math::dft::Dft [F32]
+                }
             }
             movement {
                 movement8 MOVEMENT8 = 0: array::any::Movement8 [TYPED, INT8] moves 1 byte;

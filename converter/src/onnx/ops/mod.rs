@@ -139,6 +139,7 @@ const OPS: &[OpSpec] = op_table! {
     Atanh                  [9..]      [1]       [1]       math::unary::import;
     AveragePool            [7..]      [1]       [1]       pool::avg_pool::import;
     BatchNormalization     [7..]      [5]       [1..=5]   nn::batch_norm::import;
+    BlackmanWindow         [17..]     [1]       [1]       math::signal::import_window;
     Cast                   [7..]      [1]       [1]       array::cast::import;
     CastLike               [15..]     [2]       [1]       array::cast::import_like;
     Ceil                   [7..]      [1]       [1]       math::unary::import;
@@ -153,6 +154,7 @@ const OPS: &[OpSpec] = op_table! {
     Cos                    [7..]      [1]       [1]       math::unary::import;
     Cosh                   [9..]      [1]       [1]       math::unary::import;
     CumSum                 [11..]     [2]       [1]       math::cumsum::import;
+    DFT                    [17..]     [1..=3]   [1]       math::signal::import_dft;
     DepthToSpace           [7..]      [1]       [1]       array::depth_to_space::import_depth_to_space;
     DequantizeLinear       [10..]     [2..=3]   [1]       quant::dequantize_linear::import;
     Div                    [7..]      [2]       [1]       math::binary::import;
@@ -176,6 +178,8 @@ const OPS: &[OpSpec] = op_table! {
     Greater                [7..]      [2]       [1]       math::compare::import;
     GreaterOrEqual         [12..]     [2]       [1]       math::compare::import;
     GroupNormalization     [21..]     [3]       [1]       nn::instance_norm::import;
+    HammingWindow          [17..]     [1]       [1]       math::signal::import_window;
+    HannWindow             [17..]     [1]       [1]       math::signal::import_window;
     HardSigmoid            [7..]      [1]       [1]       math::unary::import;
     HardSwish              [14..]     [1]       [1]       math::unary::import;
     Hardmax                [7..]      [1]       [1]       nn::softmax::import;
@@ -196,6 +200,7 @@ const OPS: &[OpSpec] = op_table! {
     Max                    [7..]      [1..]     [1]       math::variadic::import;
     MaxPool                [7..]      [1]       [1..=2]   pool::max_pool::import;
     Mean                   [7..]      [1..]     [1]       math::variadic::import;
+    MelWeightMatrix        [17..]     [5]       [1]       math::signal::import_mel_weight_matrix;
     Min                    [7..]      [1..]     [1]       math::variadic::import;
     Mish                   [18..]     [1]       [1]       math::unary::import;
     Mod                    [10..]     [2]       [1]       math::binary::import;
@@ -246,6 +251,7 @@ const OPS: &[OpSpec] = op_table! {
     Softsign               [7..]      [1]       [1]       math::unary::import;
     SpaceToDepth           [7..]      [1]       [1]       array::depth_to_space::import_space_to_depth;
     Split                  [7..]      [1..=2]   [1..]     array::split::import;
+    STFT                   [17..]     [2..=4]   [1]       math::signal::import_stft;
     Sqrt                   [7..]      [1]       [1]       math::unary::import;
     Squeeze                [7..]      [1..=2]   [1]       array::squeeze::import_squeeze;
     Sub                    [7..]      [2]       [1]       math::binary::import;
@@ -388,6 +394,7 @@ const BLOB_OPS: &[(&str, &[&str])] = &[
     ("Hardmax", &["Hardmax"]),
     ("Trilu", &["Trilu"]),
     ("CumSum", &["CumSum"]),
+    ("Dft", &["DFT", "STFT"]),
     ("Rnn", &["GRU", "LSTM", "RNN"]),
     (
         "GatherScatterElements",

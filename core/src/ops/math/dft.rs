@@ -1,0 +1,476 @@
+//! Discrete Fourier transforms (ONNX `DFT`, opsets 17 and 20, and `STFT`, opset 17), f32.
+//!
+//! Complex tensors are `[..., 2]` as ONNX has them (a last axis of 1 is a real input). Every
+//! transform runs in the output's own bytes, so the kernel needs no scratch and no allocation: where
+//! a transform's bins lie next to one another (an `STFT`, or a `DFT` along the axis before the complex
+//! one, the usual case) and its length is a power of two, it is a radix-2 FFT, and a real input with
+//! one-sided output is packed into a complex FFT of half the length and unpacked in place. Other
+//! lengths and strided axes sum the definition directly, in f64, with the twiddles by recurrence.
+
+pub use crate::schema::math::dft::DftParams;
+
+use crate::ops::entry::{op_entry, out, shape_reason, OutDims};
+use crate::ops::shape::{check_dims, ensure};
+use crate::ops::{In, Out};
+use crate::Error;
+
+/// The bins a transform of `p` writes per lane: `n/2 + 1` one-sided, else `n`.
+pub fn bins(p: &DftParams) -> usize {
+    let n = p.length as usize;
+    if p.onesided {
+        n / 2 + 1
+    } else {
+        n
+    }
+}
+
+/// The output's dims for an input of `x` (see [`DftParams`]), or why it does not fit.
+pub fn out_dims(p: &DftParams, x: &[usize]) -> Result<OutDims, &'static str> {
+    let rank = x.len();
+    let axis = usize::from(p.axis);
+    if rank < 2 || axis + 1 >= rank {
+        return Err("dft axis must be below the input's last (complex) axis");
+    }
+    let mut y = OutDims::from_slice(x).map_err(|_| "dft input rank is above the format's limit")?;
+    y[rank - 1] = 2;
+    if p.frame_step == 0 {
+        y[axis] = bins(p);
+        return Ok(y);
+    }
+    if rank != 3 || axis != 1 {
+        return Err("stft input must be [batch, signal, 1 or 2], framed along axis 1");
+    }
+    let n = p.length as usize;
+    let frames = x[1]
+        .checked_sub(n)
+        .ok_or("stft signal is shorter than one frame")?
+        / p.frame_step as usize
+        + 1;
+    y[1] = frames;
+    y.push(2).map_err(|_| "dft input rank is above the format's limit")?;
+    y[2] = bins(p);
+    Ok(y)
+}
+
+/// Checks the parameters (a length of at least 1; one-sided output of a real input, and not
+/// inverse; no framed inverse), a last axis of 1 or 2, the window (when there is one) `[length]`, and
+/// `y` shaped as [`out_dims`] says.
+pub fn validate(
+    p: &DftParams,
+    x: &[usize],
+    window: Option<&[usize]>,
+    y: &[usize],
+) -> Result<(), Error> {
+    check_dims(x)?;
+    ensure(p.length >= 1, "dft length must be at least 1")?;
+    ensure(
+        matches!(x.last(), Some(1 | 2)),
+        "dft input's last axis must be 1 (real) or 2 (complex)",
+    )?;
+    ensure(
+        !p.onesided || (x.last() == Some(&1) && !p.inverse),
+        "a one-sided dft takes a real input and is not inverse",
+    )?;
+    ensure(
+        p.frame_step == 0 || !p.inverse,
+        "an inverse stft is not supported",
+    )?;
+    ensure(
+        window.is_none_or(|w| w == [p.length as usize]) && (window.is_none() || p.frame_step != 0),
+        "the window must be [frame_length], and only an stft takes one",
+    )?;
+    let want = out_dims(p, x).map_err(|reason| Error::Shape { reason })?;
+    ensure(y == want.as_slice(), "dft output shape is not the transform's")
+}
+
+/// `y` = the transform of `x` (with the window of an `STFT`), as [`DftParams`] says.
+pub fn dft(p: &DftParams, x: In<'_>, window: Option<&[f32]>, y: Out<'_>) {
+    let rank = x.dims.len();
+    let axis = usize::from(p.axis);
+    if rank < 2 || axis + 1 >= rank {
+        return;
+    }
+    let n = p.length as usize;
+    let bins = bins(p);
+    let channels = x.dims[rank - 1];
+    let len = x.dims[axis];
+    let inner: usize = x.dims[axis + 1..rank - 1].iter().product();
+    let outer: usize = x.dims[..axis].iter().product();
+    let (frames, step) = if p.frame_step == 0 {
+        (1, 0)
+    } else {
+        (y.dims[1], p.frame_step as usize)
+    };
+    // Elements of one outer block of `x` and of `y`.
+    let x_block = len * inner * channels;
+    let y_block = frames * bins * inner * 2;
+    if n == 0 || x.data.len() != outer * x_block || y.data.len() != outer * y_block {
+        return;
+    }
+    let scale = if p.inverse { 1.0 / n as f64 } else { 1.0 };
+    for (xb, yb) in x
+        .data
+        .chunks_exact(x_block.max(1))
+        .zip(y.data.chunks_exact_mut(y_block.max(1)))
+    {
+        for frame in 0..frames {
+            let start = frame * step;
+            // Samples past the signal (or past the frame) are zeros.
+            let avail = len.saturating_sub(start).min(n);
+            for lane in 0..inner {
+                let sample = |j: usize| -> (f32, f32) {
+                    if j >= avail {
+                        return (0.0, 0.0);
+                    }
+                    let at = ((start + j) * inner + lane) * channels;
+                    let w = window.and_then(|w| w.get(j)).copied().unwrap_or(1.0);
+                    let re = xb.get(at).copied().unwrap_or(0.0) * w;
+                    let im = if channels == 2 {
+                        xb.get(at + 1).copied().unwrap_or(0.0) * w
+                    } else {
+                        0.0
+                    };
+                    (re, im)
+                };
+                let base = (frame * bins * inner + lane) * 2;
+                if inner == 1 && n.is_power_of_two() && n >= 2 {
+                    let Some(slot) = yb.get_mut(base..base + bins * 2) else {
+                        return;
+                    };
+                    if p.onesided {
+                        real_fft(n, &sample, slot);
+                    } else {
+                        complex_fft(n, p.inverse, &sample, slot, scale as f32);
+                    }
+                } else {
+                    direct(n, bins, p.inverse, scale, &sample, |k, re, im| {
+                        if let Some(v) = yb.get_mut(base + k * inner * 2..base + k * inner * 2 + 2) {
+                            v[0] = re;
+                            v[1] = im;
+                        }
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The transform by its definition: bin `k` = the sum over `j` of `sample(j) e^(∓2πi jk/n)`, times
+/// `scale`, handed to `put(k, re, im)`.
+fn direct(
+    n: usize,
+    bins: usize,
+    inverse: bool,
+    scale: f64,
+    sample: &dyn Fn(usize) -> (f32, f32),
+    mut put: impl FnMut(usize, f32, f32),
+) {
+    let sign = if inverse { 1.0 } else { -1.0 };
+    for k in 0..bins {
+        let angle = sign * core::f64::consts::TAU * (k % n) as f64 / n as f64;
+        let (ws, wc) = (libm::sin(angle), libm::cos(angle));
+        let (mut wr, mut wi) = (1.0f64, 0.0f64);
+        let (mut sr, mut si) = (0.0f64, 0.0f64);
+        for j in 0..n {
+            let (re, im) = sample(j);
+            let (re, im) = (f64::from(re), f64::from(im));
+            sr += re * wr - im * wi;
+            si += re * wi + im * wr;
+            let t = wr * wc - wi * ws;
+            wi = wr * ws + wi * wc;
+            wr = t;
+        }
+        put(k, (sr * scale) as f32, (si * scale) as f32);
+    }
+}
+
+/// Index `m` of `bits` bits, reversed.
+fn reversed(m: usize, bits: u32) -> usize {
+    if bits == 0 {
+        0
+    } else {
+        m.reverse_bits() >> (usize::BITS - bits)
+    }
+}
+
+/// The radix-2 butterflies of an `n`-point complex FFT (`n` a power of two) over `z` (`2n` floats,
+/// interleaved, already in bit-reversed order); `sign` -1 forward, +1 inverse (unscaled).
+fn butterflies(z: &mut [f32], n: usize, sign: f64) {
+    let mut size = 2;
+    while size <= n {
+        let half = size / 2;
+        let angle = sign * core::f64::consts::TAU / size as f64;
+        let (ws, wc) = (libm::sin(angle), libm::cos(angle));
+        let (mut wr, mut wi) = (1.0f64, 0.0f64);
+        for j in 0..half {
+            let (cr, ci) = (wr as f32, wi as f32);
+            let mut a = j;
+            while a + half < n {
+                let b = a + half;
+                let (br, bi) = (z[2 * b], z[2 * b + 1]);
+                let (tr, ti) = (br * cr - bi * ci, br * ci + bi * cr);
+                let (ar, ai) = (z[2 * a], z[2 * a + 1]);
+                z[2 * a] = ar + tr;
+                z[2 * a + 1] = ai + ti;
+                z[2 * b] = ar - tr;
+                z[2 * b + 1] = ai - ti;
+                a += size;
+            }
+            let t = wr * wc - wi * ws;
+            wi = wr * ws + wi * wc;
+            wr = t;
+        }
+        size *= 2;
+    }
+}
+
+/// The `n`-point transform of `sample` (`n` a power of two) into `slot` (`2n` floats), times `scale`.
+fn complex_fft(
+    n: usize,
+    inverse: bool,
+    sample: &dyn Fn(usize) -> (f32, f32),
+    slot: &mut [f32],
+    scale: f32,
+) {
+    if slot.len() != 2 * n {
+        return;
+    }
+    let bits = n.trailing_zeros();
+    for j in 0..n {
+        let (re, im) = sample(j);
+        let r = reversed(j, bits);
+        slot[2 * r] = re;
+        slot[2 * r + 1] = im;
+    }
+    butterflies(slot, n, if inverse { 1.0 } else { -1.0 });
+    if scale != 1.0 {
+        slot.iter_mut().for_each(|v| *v *= scale);
+    }
+}
+
+/// Bins `0..=n/2` of the forward transform of the real `sample` (`n` a power of two) into `slot`
+/// (`n + 2` floats): the even samples as real parts and the odd ones as imaginary parts make an
+/// `n/2`-point complex FFT `Z`, and bin `k` is `(Z[k] + conj Z[h-k]) / 2 - i e^(-2πik/n) (Z[k] -
+/// conj Z[h-k]) / 2`, with `h = n/2`, computed for `k` and `h - k` together in place.
+fn real_fft(n: usize, sample: &dyn Fn(usize) -> (f32, f32), slot: &mut [f32]) {
+    if slot.len() != n + 2 {
+        return;
+    }
+    let h = n / 2;
+    let bits = h.trailing_zeros();
+    for m in 0..h {
+        let r = reversed(m, bits);
+        slot[2 * r] = sample(2 * m).0;
+        slot[2 * r + 1] = sample(2 * m + 1).0;
+    }
+    butterflies(&mut slot[..n], h, -1.0);
+    let (z0r, z0i) = (slot[0], slot[1]);
+    slot[0] = z0r + z0i;
+    slot[1] = 0.0;
+    slot[n] = z0r - z0i;
+    slot[n + 1] = 0.0;
+    let angle = -core::f64::consts::TAU / n as f64;
+    let (ws, wc) = (libm::sin(angle), libm::cos(angle));
+    let (mut wr, mut wi) = (wc, ws);
+    for k in 1..=h / 2 {
+        let m = h - k;
+        let (ar, ai) = (f64::from(slot[2 * k]), f64::from(slot[2 * k + 1]));
+        let (br, bi) = (f64::from(slot[2 * m]), f64::from(slot[2 * m + 1]));
+        // Bin k: E = (Z[k] + conj Z[m]) / 2, O = (Z[k] - conj Z[m]) / 2i, X = E + w^k O.
+        let bin = |ar: f64, ai: f64, br: f64, bi: f64, wr: f64, wi: f64| {
+            let (er, ei) = ((ar + br) / 2.0, (ai - bi) / 2.0);
+            let (or, oi) = ((ai + bi) / 2.0, (br - ar) / 2.0);
+            (er + wr * or - wi * oi, ei + wr * oi + wi * or)
+        };
+        let (xr, xi) = bin(ar, ai, br, bi, wr, wi);
+        // Bin m = h - k: the same with the roles swapped and w^m = -conj(w^k).
+        let (yr, yi) = bin(br, bi, ar, ai, -wr, wi);
+        slot[2 * k] = xr as f32;
+        slot[2 * k + 1] = xi as f32;
+        slot[2 * m] = yr as f32;
+        slot[2 * m + 1] = yi as f32;
+        let t = wr * wc - wi * ws;
+        wi = wr * ws + wi * wc;
+        wr = t;
+    }
+}
+
+/// Signature of a Fourier-transform kernel: parameters, input, window, output.
+pub type DftFn = fn(&DftParams, In<'_>, Option<&[f32]>, Out<'_>);
+
+op_entry! {
+    /// The [`Kernels::dft`](crate::Kernels::dft) entry, which runs [`OpKind::Dft`](crate::OpKind::Dft).
+    Dft: DftFn = dft, DftParams, F32;
+    validate |p, o| shape_reason(validate(p, o.dims(0), o.opt(1), o.out_dims()));
+    infer |p, x| out_dims(p, x.first().ok_or("the op has no input")?);
+    run |kernel, p, a| kernel(p, a.x(0)?, a.opt(1)?, out(a.y)?);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Up to 64 bins, as (re, im).
+    type Bins = [(f64, f64); 64];
+
+    /// The transform of `x` (`[1, len, channels]`) by its definition, in f64.
+    fn naive(x: &[f64], channels: usize, n: usize, inverse: bool) -> Bins {
+        let mut out = [(0.0, 0.0); 64];
+        let len = x.len() / channels;
+        for (k, o) in out.iter_mut().enumerate().take(n) {
+            let mut s = (0.0, 0.0);
+            for j in 0..n.min(len) {
+                let (re, im) = (x[j * channels], if channels == 2 { x[j * 2 + 1] } else { 0.0 });
+                let a = if inverse { 1.0 } else { -1.0 } * core::f64::consts::TAU * (j * k) as f64
+                    / n as f64;
+                s.0 += re * a.cos() - im * a.sin();
+                s.1 += re * a.sin() + im * a.cos();
+            }
+            let scale = if inverse { 1.0 / n as f64 } else { 1.0 };
+            *o = (s.0 * scale, s.1 * scale);
+        }
+        out
+    }
+
+
+    fn run(p: DftParams, x: &[f32], x_dims: &[usize]) -> ([f32; 256], usize) {
+        let y_dims = out_dims(&p, x_dims).unwrap();
+        let count: usize = y_dims.iter().product();
+        let mut y = [f32::NAN; 256];
+        validate(&p, x_dims, None, &y_dims).unwrap();
+        dft(
+            &p,
+            In { data: x, dims: x_dims },
+            None,
+            Out {
+                data: &mut y[..count],
+                dims: &y_dims,
+            },
+        );
+        (y, count)
+    }
+
+    fn signal(count: usize) -> [f32; 128] {
+        let mut x = [0.0f32; 128];
+        for (i, v) in x.iter_mut().enumerate().take(count) {
+            // Deterministic, irregular values in [-1, 1).
+            *v = ((i * 7919 + 13) % 101) as f32 / 50.5 - 1.0;
+        }
+        x
+    }
+
+    /// Every path (FFT and direct, real and complex, one-sided, inverse, cut and padded) against
+    /// the definition.
+    #[test]
+    fn every_path_matches_the_definition() {
+        for channels in [1usize, 2] {
+            for (len, n) in [(16, 16), (12, 12), (8, 16), (20, 16), (1, 1), (2, 2), (7, 7), (32, 32)] {
+                for onesided in [false, true] {
+                    for inverse in [false, true] {
+                        if onesided && (channels == 2 || inverse) {
+                            continue;
+                        }
+                        let p = DftParams {
+                            axis: 1,
+                            length: n as u32,
+                            inverse,
+                            onesided,
+                            frame_step: 0,
+                        };
+                        let x = signal(len * channels);
+                        let (y, count) = run(p, &x[..len * channels], &[1, len, channels]);
+                        let x64: [f64; 128] = core::array::from_fn(|i| f64::from(x[i]));
+                        let want = naive(&x64[..len * channels], channels, n, inverse);
+                        assert_eq!(count, bins(&p) * 2);
+                        for k in 0..bins(&p) {
+                            let (re, im) = (y[2 * k], y[2 * k + 1]);
+                            let err = (f64::from(re) - want[k].0).abs() + (f64::from(im) - want[k].1).abs();
+                            assert!(
+                                err < 1e-4,
+                                "channels {channels} len {len} n {n} onesided {onesided} inverse {inverse} bin {k}: ({re}, {im}) vs {:?}",
+                                want[k]
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// An STFT is the DFT of each windowed frame.
+    #[test]
+    fn stft_frames_are_windowed_transforms() {
+        let x = signal(40);
+        let window: [f32; 16] = core::array::from_fn(|i| 0.5 - 0.5 * (i as f32 * 0.4).cos());
+        let p = DftParams {
+            axis: 1,
+            length: 16,
+            inverse: false,
+            onesided: true,
+            frame_step: 8,
+        };
+        let y_dims = out_dims(&p, &[1, 40, 1]).unwrap();
+        assert_eq!(y_dims.as_slice(), &[1, 4, 9, 2]);
+        validate(&p, &[1, 40, 1], Some(&[16]), &y_dims).unwrap();
+        let mut y = [0.0f32; 72];
+        dft(
+            &p,
+            In { data: &x[..40], dims: &[1, 40, 1] },
+            Some(&window),
+            Out { data: &mut y, dims: &y_dims },
+        );
+        for frame in 0..4 {
+            let windowed: [f64; 16] =
+                core::array::from_fn(|j| f64::from(x[frame * 8 + j]) * f64::from(window[j]));
+            let want = naive(&windowed, 1, 16, false);
+            for k in 0..9 {
+                let got = (y[(frame * 9 + k) * 2], y[(frame * 9 + k) * 2 + 1]);
+                assert!((f64::from(got.0) - want[k].0).abs() < 1e-4, "frame {frame} bin {k}");
+                assert!((f64::from(got.1) - want[k].1).abs() < 1e-4, "frame {frame} bin {k}");
+            }
+        }
+    }
+
+    /// A DFT along an outer axis (strided bins) matches the same DFT along the inner one.
+    #[test]
+    fn a_strided_axis_is_transformed_per_lane() {
+        let x = signal(24); // [1, 4, 3, 2]: transform axis 1 (length 4) for each of 3 lanes.
+        let p = DftParams {
+            axis: 1,
+            length: 4,
+            inverse: false,
+            onesided: false,
+            frame_step: 0,
+        };
+        let (y, _) = run(p, &x[..24], &[1, 4, 3, 2]);
+        for lane in 0..3 {
+            let column: [f64; 8] = core::array::from_fn(|i| {
+                let (j, c) = (i / 2, i % 2);
+                f64::from(x[(j * 3 + lane) * 2 + c])
+            });
+            let want = naive(&column, 2, 4, false);
+            for k in 0..4 {
+                let at = (k * 3 + lane) * 2;
+                assert!((f64::from(y[at]) - want[k].0).abs() < 1e-4);
+                assert!((f64::from(y[at + 1]) - want[k].1).abs() < 1e-4);
+            }
+        }
+    }
+
+    #[test]
+    fn bad_parameters_are_refused() {
+        let p = DftParams {
+            axis: 1,
+            length: 8,
+            inverse: false,
+            onesided: true,
+            frame_step: 0,
+        };
+        assert!(validate(&p, &[1, 8, 2], None, &[1, 5, 2]).is_err(), "complex one-sided");
+        assert!(validate(&p, &[1, 8, 3], None, &[1, 5, 2]).is_err(), "3 channels");
+        assert!(validate(&p, &[8, 1], None, &[5, 2]).is_err(), "axis is the complex one");
+        let stft = DftParams { frame_step: 4, ..p };
+        assert!(out_dims(&stft, &[1, 6, 1]).is_err(), "signal shorter than a frame");
+        assert!(validate(&stft, &[1, 16, 1], Some(&[7]), &[1, 3, 5, 2]).is_err(), "window length");
+    }
+}
