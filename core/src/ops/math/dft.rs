@@ -14,10 +14,10 @@ use crate::ops::shape::{check_dims, ensure};
 use crate::ops::{In, Out};
 use crate::Error;
 
-/// The bins a transform of `p` writes per lane: `n/2 + 1` one-sided, else `n`.
+/// The bins a forward transform of `p` writes per lane: `n/2 + 1` one-sided, else `n`.
 pub fn bins(p: &DftParams) -> usize {
     let n = p.length as usize;
-    if p.onesided {
+    if p.onesided && !p.inverse {
         n / 2 + 1
     } else {
         n
@@ -33,6 +33,12 @@ pub fn out_dims(p: &DftParams, x: &[usize]) -> Result<OutDims, &'static str> {
     }
     let mut y = OutDims::from_slice(x).map_err(|_| "dft input rank is above the format's limit")?;
     y[rank - 1] = 2;
+    if p.frame_step == 0 && p.inverse && p.onesided {
+        // The inverse of a one-sided spectrum: `n` real samples.
+        y[axis] = p.length as usize;
+        y[rank - 1] = 1;
+        return Ok(y);
+    }
     if p.frame_step == 0 {
         y[axis] = bins(p);
         return Ok(y);
@@ -52,9 +58,8 @@ pub fn out_dims(p: &DftParams, x: &[usize]) -> Result<OutDims, &'static str> {
     Ok(y)
 }
 
-/// Checks the parameters (a length of at least 1; one-sided output of a real input, and not
-/// inverse; no framed inverse), a last axis of 1 or 2, the window (when there is one) `[length]`, and
-/// `y` shaped as [`out_dims`] says.
+/// Checks the parameters (a length of at least 1; no framed inverse), a last axis of 1 or 2, the
+/// window (when there is one) `[length]`, and `y` shaped as [`out_dims`] says.
 pub fn validate(
     p: &DftParams,
     x: &[usize],
@@ -66,10 +71,6 @@ pub fn validate(
     ensure(
         matches!(x.last(), Some(1 | 2)),
         "dft input's last axis must be 1 (real) or 2 (complex)",
-    )?;
-    ensure(
-        !p.onesided || (x.last() == Some(&1) && !p.inverse),
-        "a one-sided dft takes a real input and is not inverse",
     )?;
     ensure(
         p.frame_step == 0 || !p.inverse,
@@ -103,11 +104,33 @@ pub fn dft(p: &DftParams, x: In<'_>, window: Option<&[f32]>, y: Out<'_>) {
     };
     // Elements of one outer block of `x` and of `y`.
     let x_block = len * inner * channels;
-    let y_block = frames * bins * inner * 2;
+    let y_block = if p.inverse && p.onesided {
+        n * inner
+    } else {
+        frames * bins * inner * 2
+    };
     if n == 0 || x.data.len() != outer * x_block || y.data.len() != outer * y_block {
         return;
     }
     let scale = if p.inverse { 1.0 / n as f64 } else { 1.0 };
+    if p.inverse && p.onesided {
+        for (xb, yb) in x.data.chunks_exact(x_block.max(1)).zip(y.data.chunks_exact_mut((n * inner).max(1))) {
+            for lane in 0..inner {
+                let bin = |k: usize| {
+                    let at = (k * inner + lane) * channels;
+                    let re = xb.get(at).copied().unwrap_or(0.0);
+                    let im = if channels == 2 { xb.get(at + 1).copied().unwrap_or(0.0) } else { 0.0 };
+                    (f64::from(re), f64::from(im))
+                };
+                inverse_real(n, len, scale, &bin, |j, v| {
+                    if let Some(y) = yb.get_mut(j * inner + lane) {
+                        *y = v;
+                    }
+                });
+            }
+        }
+        return;
+    }
     for (xb, yb) in x
         .data
         .chunks_exact(x_block.max(1))
@@ -133,7 +156,7 @@ pub fn dft(p: &DftParams, x: In<'_>, window: Option<&[f32]>, y: Out<'_>) {
                     (re, im)
                 };
                 let base = (frame * bins * inner + lane) * 2;
-                if inner == 1 && n.is_power_of_two() && n >= 2 {
+                if inner == 1 && n.is_power_of_two() && n >= 2 && !(p.onesided && channels == 2) {
                     let Some(slot) = yb.get_mut(base..base + bins * 2) else {
                         return;
                     };
@@ -181,6 +204,38 @@ fn direct(
             wr = t;
         }
         put(k, (sr * scale) as f32, (si * scale) as f32);
+    }
+}
+
+/// The inverse of a one-sided spectrum (numpy's `irfft`): `n` real samples from the bins `0..=n/2`
+/// of `len` given (missing ones are zeros), each other bin the conjugate of its mirror; the
+/// imaginary parts of bin 0 and of bin `n/2` (`n` even) are ignored. Sample `j`, times `scale`, is
+/// handed to `put(j, value)`.
+fn inverse_real(
+    n: usize,
+    len: usize,
+    scale: f64,
+    bin: &dyn Fn(usize) -> (f64, f64),
+    mut put: impl FnMut(usize, f32),
+) {
+    let used = len.min(n / 2 + 1);
+    for j in 0..n {
+        let angle = core::f64::consts::TAU * j as f64 / n as f64;
+        let (ws, wc) = (libm::sin(angle), libm::cos(angle));
+        let (mut wr, mut wi) = (1.0f64, 0.0f64);
+        let mut sum = 0.0f64;
+        for k in 0..used {
+            let (re, im) = bin(k);
+            if k == 0 || 2 * k == n {
+                sum += re * wr;
+            } else {
+                sum += 2.0 * (re * wr - im * wi);
+            }
+            let t = wr * wc - wi * ws;
+            wi = wr * ws + wi * wc;
+            wr = t;
+        }
+        put(j, (sum * scale) as f32);
     }
 }
 
@@ -367,8 +422,8 @@ mod tests {
             for (len, n) in [(16, 16), (12, 12), (8, 16), (20, 16), (1, 1), (2, 2), (7, 7), (32, 32)] {
                 for onesided in [false, true] {
                     for inverse in [false, true] {
-                        if onesided && (channels == 2 || inverse) {
-                            continue;
+                        if onesided && inverse {
+                            continue; // (`the_inverse_of_a_one_sided_spectrum_is_the_signal`)
                         }
                         let p = DftParams {
                             axis: 1,
@@ -457,6 +512,50 @@ mod tests {
         }
     }
 
+    /// The inverse of a real signal's one-sided spectrum (numpy's `irfft`) gives the signal back, for
+    /// even and odd lengths.
+    #[test]
+    fn the_inverse_of_a_one_sided_spectrum_is_the_signal() {
+        for n in [8usize, 9, 12, 1] {
+            let x = signal(n);
+            let x64: [f64; 128] = core::array::from_fn(|i| f64::from(x[i]));
+            let spectrum = naive(&x64[..n], 1, n, false);
+            let half = n / 2 + 1;
+            let mut bins = [0.0f32; 2 * 64];
+            for k in 0..half {
+                bins[2 * k] = spectrum[k].0 as f32;
+                bins[2 * k + 1] = spectrum[k].1 as f32;
+            }
+            let p = DftParams {
+                axis: 1,
+                length: n as u32,
+                inverse: true,
+                onesided: true,
+                frame_step: 0,
+            };
+            let x_dims = [1, half, 2];
+            let y_dims = out_dims(&p, &x_dims).unwrap();
+            assert_eq!(y_dims.as_slice(), &[1, n, 1]);
+            validate(&p, &x_dims, None, &y_dims).unwrap();
+            let mut y = [f32::NAN; 64];
+            dft(
+                &p,
+                In {
+                    data: &bins[..2 * half],
+                    dims: &x_dims,
+                },
+                None,
+                Out {
+                    data: &mut y[..n],
+                    dims: &y_dims,
+                },
+            );
+            for j in 0..n {
+                assert!((y[j] - x[j]).abs() < 1e-5, "n {n} sample {j}: {} vs {}", y[j], x[j]);
+            }
+        }
+    }
+
     #[test]
     fn bad_parameters_are_refused() {
         let p = DftParams {
@@ -466,7 +565,6 @@ mod tests {
             onesided: true,
             frame_step: 0,
         };
-        assert!(validate(&p, &[1, 8, 2], None, &[1, 5, 2]).is_err(), "complex one-sided");
         assert!(validate(&p, &[1, 8, 3], None, &[1, 5, 2]).is_err(), "3 channels");
         assert!(validate(&p, &[8, 1], None, &[5, 2]).is_err(), "axis is the complex one");
         let stft = DftParams { frame_step: 4, ..p };

@@ -1,5 +1,5 @@
 //! ONNX `Pad`. Pads and the fill value are inputs since opset 11 (plus `axes` since 18) and attributes
-//! before. Negative pads (cropping) are not supported.
+//! before. Negative pads crop: a `Slice` first, then the padding of the rest.
 //!
 //! `constant` mode is the runtime `Pad`. `reflect`, `edge` and `wrap` read every output element from an
 //! element of the input, so each padded axis becomes one `Gather` with constant indices (the mapping from
@@ -7,6 +7,7 @@
 //! their own, and a model pads a few axes, so the copies stay few.
 
 use crate::ir::shape::resolve_axis;
+use crate::ir::op::Slice;
 use crate::ir::{ConstData, Op};
 use crate::onnx::node::NodeCtx;
 use crate::ConvertError;
@@ -78,18 +79,41 @@ pub fn import(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
             axes.len()
         )));
     }
+    // Negative pads crop: the input is cut first and the rest padded onto what is left, as
+    // onnxruntime does (a wrap or reflect then reads the cropped axis).
     let (mut before, mut after) = (vec![0; rank], vec![0; rank]);
+    let mut crop = Slice {
+        start: vec![0; rank],
+        step: vec![1; rank],
+        size: dims.clone(),
+    };
     for (i, &axis) in axes.iter().enumerate() {
-        let size = |v: i64| {
-            usize::try_from(v).map_err(|_| {
-                ctx.err(format!(
-                    "pads {pads:?} contain a negative value; cropping with Pad is not supported"
-                ))
-            })
-        };
-        before[axis] = size(pads[i])?;
-        after[axis] = size(pads[i + axes.len()])?;
+        let (b, a) = (pads[i], pads[i + axes.len()]);
+        let cut = |v: i64| usize::try_from(v.min(0).unsigned_abs()).unwrap_or(usize::MAX);
+        let (cut_b, cut_a) = (cut(b), cut(a));
+        if cut_b.saturating_add(cut_a) > dims[axis] {
+            return Err(ctx.err(format!(
+                "pads {pads:?} crop {} elements off axis {axis}, which has {}",
+                cut_b.saturating_add(cut_a),
+                dims[axis]
+            )));
+        }
+        crop.start[axis] = cut_b;
+        crop.size[axis] = dims[axis] - cut_b - cut_a;
+        before[axis] = usize::try_from(b.max(0)).unwrap_or(usize::MAX);
+        after[axis] = usize::try_from(a.max(0)).unwrap_or(usize::MAX);
     }
+    let (x, dims) = if crop.size != dims {
+        let cropped = crop.size.clone();
+        if before.iter().chain(&after).all(|&p| p == 0) {
+            // Only cropping: the Slice is the node.
+            ctx.emit(Op::Slice(crop), vec![x])?;
+            return Ok(());
+        }
+        (ctx.emit_tmp("crop", Op::Slice(crop), vec![x])?, cropped)
+    } else {
+        (x, dims)
+    };
     let Some(mode) = mode else {
         ctx.emit(
             Op::Pad {

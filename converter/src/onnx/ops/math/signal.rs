@@ -66,22 +66,25 @@ pub fn import_dft(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
                  rank-{rank} input"
             ))
         })?;
+    let inverse = flag(ctx, "inverse", false)?;
+    let onesided = flag(ctx, "onesided", false)?;
     let n = match ctx.opt_input(1)? {
         Some(_) => length(ctx, const_int(ctx, 1, "input dft_length")?, "dft_length")?,
+        // The inverse of a one-sided spectrum of `m` bins has `2 (m - 1)` samples by default.
+        None if inverse && onesided => length(
+            ctx,
+            2 * (dims[axis] as i64 - 1),
+            "the default length 2 x (bins - 1)",
+        )?,
         None => length(ctx, dims[axis] as i64, "the signal's length")?,
     };
     let params = DftParams {
         axis: u8::try_from(axis).map_err(|_| ctx.err("axis is too large"))?,
         length: n,
-        inverse: flag(ctx, "inverse", false)?,
-        onesided: flag(ctx, "onesided", false)?,
+        inverse,
+        onesided,
         frame_step: 0,
     };
-    if params.onesided && (params.inverse || dims.last() != Some(&1)) {
-        return Err(ctx.err(
-            "onesided=1 is supported for a forward transform of a real input (last axis 1)",
-        ));
-    }
     ctx.emit(Op::Core(OpKind::Dft(params)), vec![x])?;
     Ok(())
 }
@@ -131,9 +134,6 @@ pub fn import_stft(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
         )));
     }
     let onesided = flag(ctx, "onesided", true)?;
-    if onesided && dims[2] != 1 {
-        return Err(ctx.err("onesided=1 is supported for a real signal (last axis 1)"));
-    }
     let params = DftParams {
         axis: 1,
         length: n,
