@@ -394,7 +394,6 @@ const BLOB_OPS: &[(&str, &[&str])] = &[
     ("Hardmax", &["Hardmax"]),
     ("Trilu", &["Trilu"]),
     ("CumSum", &["CumSum"]),
-    ("Dft", &["DFT", "STFT"]),
     ("Rnn", &["GRU", "LSTM", "RNN"]),
     (
         "GatherScatterElements",
@@ -405,6 +404,7 @@ const BLOB_OPS: &[(&str, &[&str])] = &[
     ("NonZero", &["NonZero"]),
     ("NonMaxSuppression", &["NonMaxSuppression"]),
     ("QuantLut", &["math/unary", "Clip"]),
+    ("Dft", &["DFT", "STFT"]),
 ];
 
 /// The blob's op kinds with the ONNX ops that lead to each ([`BLOB_OPS`], importer files expanded to
