@@ -235,6 +235,7 @@ const OPS: &[OpSpec] = op_table! {
     Reshape                [7..]      [2]       [1]       array::reshape::import;
     Resize                 [10..]     [1..=4]   [1]       array::resize::import;
     Round                  [11..]     [1]       [1]       math::unary::import;
+    STFT                   [17..]     [2..=4]   [1]       math::signal::import_stft;
     ScatterElements        [11..]     [3]       [1]       array::gather_scatter::import_scatter_elements;
     ScatterND              [11..]     [3]       [1]       array::gather_scatter::import_scatter_nd;
     Selu                   [7..]      [1]       [1]       math::unary::import;
@@ -251,7 +252,6 @@ const OPS: &[OpSpec] = op_table! {
     Softsign               [7..]      [1]       [1]       math::unary::import;
     SpaceToDepth           [7..]      [1]       [1]       array::depth_to_space::import_space_to_depth;
     Split                  [7..]      [1..=2]   [1..]     array::split::import;
-    STFT                   [17..]     [2..=4]   [1]       math::signal::import_stft;
     Sqrt                   [7..]      [1]       [1]       math::unary::import;
     Squeeze                [7..]      [1..=2]   [1]       array::squeeze::import_squeeze;
     Sub                    [7..]      [2]       [1]       math::binary::import;
