@@ -180,7 +180,10 @@ mod tests {
             r,
             "# header\ntest_b rtol=1e-2 input=a # why\ntest_c input=x\ntest_d input=x,y\n"
         );
-        assert!(Manifest::parse("test_a input=").is_err());
+        // `input=` alone folds every input: no runtime input.
+        let none = Manifest::parse("test_a input=\n").unwrap();
+        assert_eq!(none.config("test_a").inputs, Some(vec![]));
+        assert_eq!(none.render(), "test_a input=\n");
         assert!(Manifest::parse("test_a foo=1").is_err());
         assert!(Manifest::parse("test_a rtol=x").is_err());
         assert!(Manifest::parse("test_a\ntest_a").is_err());
