@@ -31,6 +31,7 @@ mod random_graphs;
 mod reduce_norm;
 mod rnn;
 mod shapes;
+mod signal_ops;
 mod silu;
 mod supported_ops_doc;
 mod tflite;

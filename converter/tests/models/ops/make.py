@@ -25,6 +25,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 import array_cases  # noqa: E402  (array and shape ops; next to this file)
+import signal_cases  # noqa: E402  (STFT and negative Pad)
 
 OUT = Path(__file__).resolve().parent
 RNG = np.random.default_rng(7)
@@ -711,6 +712,7 @@ CASES = {
     "pool_ceil": pool_ceil,
     "pool_dilations": pool_dilations,
     **array_cases.CASES,
+    **signal_cases.CASES,
 }
 
 
@@ -731,6 +733,7 @@ def main():
     reductions()
     norms()
     array_cases.main()
+    signal_cases.main()
     conv1d()
     fold_affine()
     scaled_hard_swish()

@@ -3,9 +3,11 @@
 //! Complex tensors are `[..., 2]` as ONNX has them (a last axis of 1 is a real input). Every
 //! transform runs in the output's own bytes, so the kernel needs no scratch and no allocation: where
 //! a transform's bins lie next to one another (an `STFT`, or a `DFT` along the axis before the complex
-//! one, the usual case) and its length is a power of two, it is a radix-2 FFT, and a real input with
-//! one-sided output is packed into a complex FFT of half the length and unpacked in place. Other
-//! lengths and strided axes sum the definition directly, in f64, with the twiddles by recurrence.
+//! one, the usual case) and its length has no prime factor above 13 (512, Whisper's 400 = 2^4 5^2,
+//! 320), it is a mixed-radix FFT (decimation in time, the samples placed in digit-reversed order as
+//! they are read; radix-2 stages in f32, the others in f64), and a real input with one-sided output
+//! is packed into a complex FFT of half the length and unpacked in place. Other lengths and strided
+//! axes sum the definition directly, in f64, with the twiddles by recurrence.
 
 pub use crate::schema::math::dft::DftParams;
 
@@ -156,14 +158,20 @@ pub fn dft(p: &DftParams, x: In<'_>, window: Option<&[f32]>, y: Out<'_>) {
                     (re, im)
                 };
                 let base = (frame * bins * inner + lane) * 2;
-                if inner == 1 && n.is_power_of_two() && n >= 2 && !(p.onesided && channels == 2) {
-                    let Some(slot) = yb.get_mut(base..base + bins * 2) else {
-                        return;
-                    };
-                    if p.onesided {
-                        real_fft(n, &sample, slot);
+                // An FFT where the lane's bins are contiguous and the length (or half of it, for
+                // a real input's one-sided bins) has small prime factors.
+                let slot = yb.get_mut(base..base + bins * 2).filter(|_| inner == 1 && n >= 2);
+                let real = p.onesided && channels == 1 && n.is_multiple_of(2);
+                let plan = match (real, p.onesided) {
+                    (true, _) => Radices::of(n / 2),
+                    (false, false) => Radices::of(n),
+                    (false, true) => None,
+                };
+                if let (Some(slot), Some(plan)) = (slot, plan) {
+                    if real {
+                        real_fft(&plan, &sample, slot);
                     } else {
-                        complex_fft(n, p.inverse, &sample, slot, scale as f32);
+                        complex_fft(&plan, p.inverse, &sample, slot, scale as f32);
                     }
                 } else {
                     direct(n, bins, p.inverse, scale, &sample, |k, re, im| {
@@ -239,86 +247,165 @@ fn inverse_real(
     }
 }
 
-/// Index `m` of `bits` bits, reversed.
-fn reversed(m: usize, bits: u32) -> usize {
-    if bits == 0 {
-        0
-    } else {
-        m.reverse_bits() >> (usize::BITS - bits)
-    }
-}
+/// The largest prime factor of a length the FFT takes; a length with a larger one sums the
+/// definition.
+const MAX_RADIX: usize = 13;
 
-/// The radix-2 butterflies of an `n`-point complex FFT (`n` a power of two) over `z` (`2n` floats,
-/// interleaved, already in bit-reversed order); `sign` -1 forward, +1 inverse (unscaled).
-fn butterflies(z: &mut [f32], n: usize, sign: f64) {
-    let mut size = 2;
-    while size <= n {
-        let half = size / 2;
-        let angle = sign * core::f64::consts::TAU / size as f64;
-        let (ws, wc) = (libm::sin(angle), libm::cos(angle));
-        let (mut wr, mut wi) = (1.0f64, 0.0f64);
-        for j in 0..half {
-            let (cr, ci) = (wr as f32, wi as f32);
-            let mut a = j;
-            while a + half < n {
-                let b = a + half;
-                let (br, bi) = (z[2 * b], z[2 * b + 1]);
-                let (tr, ti) = (br * cr - bi * ci, br * ci + bi * cr);
-                let (ar, ai) = (z[2 * a], z[2 * a + 1]);
-                z[2 * a] = ar + tr;
-                z[2 * a + 1] = ai + ti;
-                z[2 * b] = ar - tr;
-                z[2 * b + 1] = ai - ti;
-                a += size;
-            }
-            let t = wr * wc - wi * ws;
-            wi = wr * ws + wi * wc;
-            wr = t;
-        }
-        size *= 2;
-    }
-}
-
-/// The `n`-point transform of `sample` (`n` a power of two) into `slot` (`2n` floats), times `scale`.
-fn complex_fft(
+/// How an `n`-point complex FFT runs: its radices (the prime factors of `n`, smallest first), each
+/// a stage of decimation in time, the first stage combining single samples.
+#[derive(Clone, Copy)]
+struct Radices {
     n: usize,
+    radix: [u8; usize::BITS as usize],
+    count: usize,
+}
+
+impl Radices {
+    /// The plan of an `n`-point FFT, or `None` when `n` has a prime factor above [`MAX_RADIX`].
+    fn of(n: usize) -> Option<Self> {
+        let mut plan = Radices {
+            n,
+            radix: [0; usize::BITS as usize],
+            count: 0,
+        };
+        let mut rest = n;
+        for r in [2usize, 3, 5, 7, 11, 13] {
+            while rest > 1 && rest.is_multiple_of(r) {
+                *plan.radix.get_mut(plan.count)? = r as u8;
+                plan.count += 1;
+                rest /= r;
+            }
+        }
+        (rest == 1 && n >= 1).then_some(plan)
+    }
+
+    /// Where sample `j` sits before the stages: its digits in the radices, reversed (the bits
+    /// reversed when every radix is 2).
+    fn position(&self, j: usize) -> usize {
+        if self.n.is_power_of_two() {
+            let bits = self.n.trailing_zeros();
+            return if bits == 0 {
+                0
+            } else {
+                j.reverse_bits() >> (usize::BITS - bits)
+            };
+        }
+        let (mut j, mut block, mut at) = (j, self.n, 0);
+        for &r in self.radix[..self.count].iter().rev() {
+            let r = usize::from(r);
+            block /= r;
+            at += (j % r) * block;
+            j /= r;
+        }
+        at
+    }
+
+    /// The stages over `z` (`2n` floats, interleaved, in [`Radices::position`] order); `sign` -1
+    /// forward, +1 inverse (unscaled). A stage of radix `r` turns each `r` transforms of `sub` points
+    /// into one of `r sub`: element `k` of the `q`th, times `w^(qk)`, into an `r`-point DFT.
+    fn run(&self, z: &mut [f32], sign: f64) {
+        let n = self.n;
+        if z.len() < 2 * n {
+            return;
+        }
+        let mut sub = 1;
+        for &r in &self.radix[..self.count] {
+            let r = usize::from(r);
+            let size = sub * r;
+            // The r-th roots of unity of the small DFT, and the stage's twiddle step.
+            let mut root = [(0.0f64, 0.0f64); MAX_RADIX];
+            for (p, w) in root.iter_mut().enumerate().take(r) {
+                let angle = sign * core::f64::consts::TAU * p as f64 / r as f64;
+                *w = (libm::cos(angle), libm::sin(angle));
+            }
+            let angle = sign * core::f64::consts::TAU / size as f64;
+            let (ws, wc) = (libm::sin(angle), libm::cos(angle));
+            let (mut wr, mut wi) = (1.0f64, 0.0f64);
+            for k in 0..sub {
+                let mut group = 0;
+                while group + size <= n {
+                    let at = |q: usize| 2 * (group + k + q * sub);
+                    if r == 2 {
+                        let (a, b) = (at(0), at(1));
+                        let (cr, ci) = (wr as f32, wi as f32);
+                        let (br, bi) = (z[b], z[b + 1]);
+                        let (tr, ti) = (br * cr - bi * ci, br * ci + bi * cr);
+                        let (ar, ai) = (z[a], z[a + 1]);
+                        z[a] = ar + tr;
+                        z[a + 1] = ai + ti;
+                        z[b] = ar - tr;
+                        z[b + 1] = ai - ti;
+                    } else {
+                        let mut v = [(0.0f64, 0.0f64); MAX_RADIX];
+                        let (mut tr, mut ti) = (1.0f64, 0.0f64);
+                        for (q, v) in v.iter_mut().enumerate().take(r) {
+                            let (a, b) = (f64::from(z[at(q)]), f64::from(z[at(q) + 1]));
+                            *v = (a * tr - b * ti, a * ti + b * tr);
+                            let t = tr * wr - ti * wi;
+                            ti = tr * wi + ti * wr;
+                            tr = t;
+                        }
+                        for p in 0..r {
+                            let (mut sr, mut si) = (0.0f64, 0.0f64);
+                            for (q, &(vr, vi)) in v.iter().enumerate().take(r) {
+                                let (c, s) = root[(p * q) % r];
+                                sr += vr * c - vi * s;
+                                si += vr * s + vi * c;
+                            }
+                            z[at(p)] = sr as f32;
+                            z[at(p) + 1] = si as f32;
+                        }
+                    }
+                    group += size;
+                }
+                let t = wr * wc - wi * ws;
+                wi = wr * ws + wi * wc;
+                wr = t;
+            }
+            sub = size;
+        }
+    }
+}
+
+/// The transform of `sample` (`plan.n` points) into `slot` (`2n` floats), times `scale`.
+fn complex_fft(
+    plan: &Radices,
     inverse: bool,
     sample: &dyn Fn(usize) -> (f32, f32),
     slot: &mut [f32],
     scale: f32,
 ) {
+    let n = plan.n;
     if slot.len() != 2 * n {
         return;
     }
-    let bits = n.trailing_zeros();
     for j in 0..n {
         let (re, im) = sample(j);
-        let r = reversed(j, bits);
-        slot[2 * r] = re;
-        slot[2 * r + 1] = im;
+        let at = plan.position(j);
+        slot[2 * at] = re;
+        slot[2 * at + 1] = im;
     }
-    butterflies(slot, n, if inverse { 1.0 } else { -1.0 });
+    plan.run(slot, if inverse { 1.0 } else { -1.0 });
     if scale != 1.0 {
         slot.iter_mut().for_each(|v| *v *= scale);
     }
 }
 
-/// Bins `0..=n/2` of the forward transform of the real `sample` (`n` a power of two) into `slot`
+/// Bins `0..=n/2` of the forward transform of the real `sample` (`n = 2 half.n` points) into `slot`
 /// (`n + 2` floats): the even samples as real parts and the odd ones as imaginary parts make an
 /// `n/2`-point complex FFT `Z`, and bin `k` is `(Z[k] + conj Z[h-k]) / 2 - i e^(-2πik/n) (Z[k] -
 /// conj Z[h-k]) / 2`, with `h = n/2`, computed for `k` and `h - k` together in place.
-fn real_fft(n: usize, sample: &dyn Fn(usize) -> (f32, f32), slot: &mut [f32]) {
+fn real_fft(half: &Radices, sample: &dyn Fn(usize) -> (f32, f32), slot: &mut [f32]) {
+    let (h, n) = (half.n, 2 * half.n);
     if slot.len() != n + 2 {
         return;
     }
-    let h = n / 2;
-    let bits = h.trailing_zeros();
     for m in 0..h {
-        let r = reversed(m, bits);
-        slot[2 * r] = sample(2 * m).0;
-        slot[2 * r + 1] = sample(2 * m + 1).0;
+        let at = half.position(m);
+        slot[2 * at] = sample(2 * m).0;
+        slot[2 * at + 1] = sample(2 * m + 1).0;
     }
-    butterflies(&mut slot[..n], h, -1.0);
+    half.run(&mut slot[..n], -1.0);
     let (z0r, z0i) = (slot[0], slot[1]);
     slot[0] = z0r + z0i;
     slot[1] = 0.0;
@@ -419,7 +506,22 @@ mod tests {
     #[test]
     fn every_path_matches_the_definition() {
         for channels in [1usize, 2] {
-            for (len, n) in [(16, 16), (12, 12), (8, 16), (20, 16), (1, 1), (2, 2), (7, 7), (32, 32)] {
+            for (len, n) in [
+                (16, 16),
+                (12, 12),
+                (8, 16),
+                (20, 16),
+                (1, 1),
+                (2, 2),
+                (7, 7),
+                (32, 32),
+                (30, 30),
+                (49, 49),
+                (26, 26),
+                (34, 34),
+                (40, 40),
+                (10, 20),
+            ] {
                 for onesided in [false, true] {
                     for inverse in [false, true] {
                         if onesided && inverse {
