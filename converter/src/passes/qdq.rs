@@ -6,7 +6,9 @@
 //! | --- | --- | --- |
 //! | Conv2d (fused Relu/Relu6/Clip) | QuantConv2d | weights a constant dequantized from symmetric int8 (per tensor or per output channel) |
 //! | FullyConnected (Gemm, MatMul with constant B) | QuantFullyConnected | as Conv2d |
-//! | Add, Mul (fused activation) | QuantAdd, QuantMul | both operands dequantized at run time |
+//! | Add, Mul (fused activation) | QuantAdd, QuantMul | both operands dequantized at run time, or one an f32 constant (quantized here, per tensor) |
+//! | Sub, Div by an f32 constant | QuantAdd, QuantMul | the constant negated or inverted |
+//! | Div(Mul(a, b), c), c a positive scalar constant | QuantMul | the division folded into the output scale |
 //! | MaxPool, AvgPool, GlobalAvgPool | QuantMaxPool2d, QuantAvgPool2d (the whole image for GlobalAvgPool) | followed by a Requantize when input and output parameters differ |
 //! | Softmax (last axis, at most 4,095 long) | QuantSoftmax | output scale 1/256, zero point -128 (TFLite's); a longer axis stays float |
 //! | any Unary (HardSwish, Sigmoid, LeakyRelu, Gelu, ...) | QuantLut | its 256-entry table: the float op's own kernel between the Dequantize and the Quantize |
@@ -199,6 +201,137 @@ fn hoist_quantize(g: &mut Graph, idx: usize) -> Option<(Vec<Node>, usize)> {
     ))
 }
 
+/// Add, Sub, Mul or Div between int8 operands as QuantAdd or QuantMul: both operands dequantized at
+/// run time (Add, Mul), or one an f32 constant (either side of Add and Mul; the second of Sub and Div,
+/// negated or inverted), which becomes an int8 constant here ([`quantize_constant`]): a bias, a scale,
+/// HardSwish's `+ 3` and `/ 6` written out. `None` (the op stays float) for anything else, or when a
+/// rescaling shift falls outside what the kernels take.
+fn fuse_binary(
+    g: &mut Graph,
+    n: &Node,
+    op: BinaryOp,
+    act: Activation,
+    yq: Affine,
+) -> Option<(Op, Vec<TensorId>)> {
+    if op == BinaryOp::Div {
+        if let Some(fused) = fuse_scaled_product(g, n, act, yq) {
+            return Some(fused);
+        }
+    }
+    let (a, b) = (*n.inputs.first()?, *n.inputs.get(1)?);
+    let commutes = matches!(op, BinaryOp::Add | BinaryOp::Mul);
+    let adds = matches!(op, BinaryOp::Add | BinaryOp::Sub);
+    if !commutes && !matches!(op, BinaryOp::Sub | BinaryOp::Div) {
+        return None;
+    }
+    // The dequantized operand, and the other: dequantized too, or a constant's int8 values.
+    let ((x, xq), other) = match (dequantized(g, a), dequantized(g, b)) {
+        (Some(x), Some(y)) if commutes => (x, Ok(y)),
+        (Some(x), None) => {
+            let values = g.const_f32(b)?.iter().map(|&v| match op {
+                BinaryOp::Sub => -v,
+                BinaryOp::Div => 1.0 / v,
+                _ => v,
+            });
+            (x, Err((b, quantize_constant(values)?)))
+        }
+        (None, Some(x)) if commutes => (
+            x,
+            Err((a, quantize_constant(g.const_f32(a)?.iter().copied())?)),
+        ),
+        _ => return None,
+    };
+    let bq = match &other {
+        Ok((_, q)) => *q,
+        Err((_, (_, q))) => *q,
+    };
+    let (act_min, act_max) = activation_range(act, yq.0, yq.1);
+    let q = if adds {
+        let p = QuantAddParams::from_scales(xq, bq, yq, act_min, act_max);
+        let shifts = [p.a_shift, p.b_shift, p.y_shift];
+        if shifts.iter().any(|s| !(MIN_SHIFT..=MAX_SHIFT).contains(s)) {
+            return None;
+        }
+        QuantOp::Add(p)
+    } else {
+        let p = QuantMulParams::from_scales(xq, bq, yq, act_min, act_max);
+        if !(MIN_SHIFT..=MAX_SHIFT).contains(&p.shift) {
+            return None;
+        }
+        QuantOp::Mul(p)
+    };
+    let b = match other {
+        Ok((b, _)) => b,
+        Err((c, (values, _))) => {
+            let shape = g.tensor(c).shape.clone();
+            g.add_constant_of(
+                &format!("{}.operand_int8", n.name),
+                shape,
+                ConstData::I64(values),
+                DType::I8,
+            )
+        }
+    };
+    Some((Op::Quant(q), vec![x, b]))
+}
+
+/// `Div(Mul(a, b), c)`, `a` and `b` dequantized, the product read by nothing else and `c` a positive
+/// scalar constant (HardSwish written out: `x * relu6(x + 3) / 6`), as one QuantMul whose output
+/// scale takes the division: `a b / c` quantized with scale `s` is `a b` quantized with `s c`. The
+/// product is rounded once instead of twice (PTQ gives it no pair of its own for this).
+fn fuse_scaled_product(
+    g: &Graph,
+    n: &Node,
+    act: Activation,
+    yq: Affine,
+) -> Option<(Op, Vec<TensorId>)> {
+    let c = match g.const_f32(*n.inputs.get(1)?)? {
+        [c] if c.is_finite() && *c > 0.0 => *c,
+        _ => return None,
+    };
+    let product = *n.inputs.first()?;
+    if g.is_kept(product) || g.use_count(product) != 1 {
+        return None;
+    }
+    let m = &g.nodes[g.producer(product)?];
+    let Op::Binary {
+        op: BinaryOp::Mul,
+        act: Activation::None,
+    } = m.op
+    else {
+        return None;
+    };
+    let (a, aq) = dequantized(g, *m.inputs.first()?)?;
+    let (b, bq) = dequantized(g, *m.inputs.get(1)?)?;
+    let (act_min, act_max) = activation_range(act, yq.0, yq.1);
+    let p = QuantMulParams::from_scales(aq, bq, (yq.0 * c, yq.1), act_min, act_max);
+    if !(MIN_SHIFT..=MAX_SHIFT).contains(&p.shift) {
+        return None;
+    }
+    Some((Op::Quant(QuantOp::Mul(p)), vec![a, b]))
+}
+
+/// A constant operand's values as int8, per tensor, asymmetric over their range with 0 in it (as
+/// TFLite's converter quantizes a constant input of ADD or MUL): `(values, (scale, zero_point))`, or
+/// `None` if a value is not finite. A single value (or all equal) is the end of its range, so it is
+/// exact.
+fn quantize_constant(values: impl Iterator<Item = f32>) -> Option<(Vec<i64>, Affine)> {
+    let values: Vec<f32> = values.collect();
+    if values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let (lo, hi) = values
+        .iter()
+        .fold((0.0f32, 0.0f32), |(l, h), &v| (l.min(v), h.max(v)));
+    let scale = if hi > lo { (hi - lo) / 255.0 } else { 1.0 };
+    let zero_point = (-128.0 - lo / scale).round().clamp(-128.0, 127.0) as i8;
+    let q = values
+        .iter()
+        .map(|&v| ((v / scale).round() + f32::from(zero_point)).clamp(-128.0, 127.0) as i64)
+        .collect();
+    Some((q, (scale, zero_point)))
+}
+
 /// Per-tensor int8 `(scale, zero_point)`.
 type Affine = (f32, i8);
 
@@ -340,6 +473,9 @@ fn find(g: &mut Graph) -> Option<(usize, Vec<Node>, Option<usize>)> {
 /// The int8 op and inputs for float node `n` whose output is quantized with `y`, if it fuses.
 fn fuse(g: &mut Graph, n: &Node, y: &QuantizeParams) -> Option<(Op, Vec<TensorId>)> {
     let yq = (y.scale, y.zero_point);
+    if let Op::Binary { op, act } = &n.op {
+        return fuse_binary(g, n, *op, *act, yq);
+    }
     let (x, xq) = dequantized(g, *n.inputs.first()?)?;
     let range = |act: Activation| activation_range(act, yq.0, yq.1);
     match &n.op {
@@ -371,25 +507,6 @@ fn fuse(g: &mut Graph, n: &Node, y: &QuantizeParams) -> Option<(Op, Vec<TensorId
                 rounding: RequantRounding::Double,
             };
             Some((Op::Quant(QuantOp::FullyConnected(p)), inputs))
-        }
-        Op::Binary { op, act } if matches!(op, BinaryOp::Add | BinaryOp::Mul) => {
-            let (b, bq) = dequantized(g, *n.inputs.get(1)?)?;
-            let (act_min, act_max) = range(*act);
-            let q = if *op == BinaryOp::Add {
-                let p = QuantAddParams::from_scales(xq, bq, yq, act_min, act_max);
-                let shifts = [p.a_shift, p.b_shift, p.y_shift];
-                if shifts.iter().any(|s| !(MIN_SHIFT..=MAX_SHIFT).contains(s)) {
-                    return None;
-                }
-                QuantOp::Add(p)
-            } else {
-                let p = QuantMulParams::from_scales(xq, bq, yq, act_min, act_max);
-                if !(MIN_SHIFT..=MAX_SHIFT).contains(&p.shift) {
-                    return None;
-                }
-                QuantOp::Mul(p)
-            };
-            Some((Op::Quant(q), vec![x, b]))
         }
         Op::MaxPool(p) => {
             let op = QuantOp::MaxPool {

@@ -59,6 +59,34 @@ pub(crate) fn quantized_tensors(model: &ModelProto) -> Vec<String> {
                 .get(name)
                 .is_some_and(|r| r.len() == 1 && FUSED_CONSUMERS.contains(&r[0]))
     };
+    // A product divided by a scalar constant and read by nothing else (HardSwish written out, `x *
+    // relu6(x + 3) / 6`): the QDQ pass folds the division into the product's int8 Mul, so the
+    // product gets no pair of its own and is rounded once.
+    let scalars: HashSet<&str> = g
+        .initializer
+        .iter()
+        .filter(|t| t.dims.iter().product::<i64>() == 1)
+        .map(|t| t.name.as_str())
+        .chain(g.node.iter().filter_map(|n| {
+            let value = n.attribute.iter().find(|a| a.name == "value")?.t.as_ref()?;
+            (n.op_type == "Constant" && value.dims.iter().product::<i64>() == 1)
+                .then(|| n.output.first().map(String::as_str))?
+        }))
+        .collect();
+    let divided: HashSet<&str> = g
+        .node
+        .iter()
+        .filter(|n| {
+            n.op_type == "Div" && n.input.get(1).is_some_and(|c| scalars.contains(c.as_str()))
+        })
+        .filter_map(|n| n.input.first().map(String::as_str))
+        .collect();
+    let divided_product = |op: &str, name: &str| {
+        op == "Mul"
+            && divided.contains(name)
+            && !outputs.contains(name)
+            && readers.get(name).is_some_and(|r| r.len() == 1)
+    };
     let mut names = Vec::new();
     for vi in &g.input {
         let float = matches!(
@@ -73,10 +101,17 @@ pub(crate) fn quantized_tensors(model: &ModelProto) -> Vec<String> {
         let Some(out) = n.output.first() else {
             continue;
         };
-        if QUANTIZED_OUTPUTS.contains(&n.op_type.as_str())
+        // Sub and Div run on int8 when their second operand is a constant (the QDQ pass quantizes
+        // it, negated or inverted); between two activations a pair would only round.
+        let by_constant = matches!(n.op_type.as_str(), "Sub" | "Div")
+            && n.input
+                .get(1)
+                .is_some_and(|b| constant.contains(b.as_str()));
+        if (QUANTIZED_OUTPUTS.contains(&n.op_type.as_str()) || by_constant)
             && !out.is_empty()
             && !constant.contains(out.as_str())
             && !fused_only(out)
+            && !divided_product(&n.op_type, out)
         {
             names.push(out.clone());
         }
