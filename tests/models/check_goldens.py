@@ -30,6 +30,12 @@ import onnxruntime as ort
 
 RTOL = 1e-5
 
+# Goldens computed by numpy rather than onnxruntime (converter/tests/models/ops/signal_cases.py: each
+# frame's float64 FFT), where onnxruntime's float32 STFT is the less accurate of the two: it reproduces
+# them within this bound instead (measured 3.0e-5 of the output's largest value on stft_400's 400-point
+# frames, 1e-6 on stft_512's, AMD EPYC).
+NUMPY_GOLDENS = {"stft_400.y.npy": 1e-4, "stft_512.y.npy": 1e-4}
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 failed = 0
 checked = 0
@@ -57,7 +63,8 @@ def check(model, pairs):
             diff, bound = float(np.max(np.abs(got.astype(np.int64) - want.astype(np.int64)))), 0.0
         else:
             diff = float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64))))
-            bound = RTOL * max(1.0, float(np.max(np.abs(want))))
+            rtol = NUMPY_GOLDENS.get(os.path.basename(y_path), RTOL)
+            bound = rtol * max(1.0, float(np.max(np.abs(want))))
         ok = diff <= bound
         checked += 1
         failed += not ok
