@@ -84,6 +84,7 @@ const CI_SUITES: &[Suite] = &[
             "isa::",
             "ops::nn::rnn::",
             "ops::quant::add::",
+            "ops::quant::mul::",
             "par::",
             "scratch::",
             "pool::tests::a_p",

@@ -136,10 +136,11 @@ static SCALAR: Kernels = Kernels {
 #[cfg(target_arch = "x86_64")]
 static SSE2: Kernels = simd_table!("cpu-sse2", sse2, SSE2);
 
-// With the int8 Add of equal shapes vectorized (`ops/quant/add.rs`).
+// With the int8 Add and Mul vectorized (`ops/quant/add.rs`, `mul.rs`).
 #[cfg(target_arch = "x86_64")]
 static AVX2: Kernels = Kernels {
     quant_add: quant::add::add_avx2,
+    quant_mul: quant::mul::mul_avx2,
     ..simd_table!("cpu-avx2", avx2, AVX2)
 };
 
@@ -216,10 +217,10 @@ fn native(isa: Isa) -> bool {
 /// kernels).
 pub fn accelerated(isa: Isa) -> u64 {
     let int8 = if native(isa) && isa != Isa::Scalar {
-        let add = if !matches!(isa, Isa::Sse2) {
-            entry::QUANT_ADD
-        } else {
-            0
+        let add = match isa {
+            Isa::Sse2 => 0,
+            Isa::Avx2 | Isa::Avx512 => entry::QUANT_ADD | entry::QUANT_MUL,
+            _ => entry::QUANT_ADD,
         };
         entry::QUANT_CONV2D | entry::QUANT_FULLY_CONNECTED | add
     } else {
@@ -289,8 +290,9 @@ pub fn variant(isa: Isa, kind: &OpKind) -> &'static str {
         OpKind::MatMul(_) => f32_names[4],
         OpKind::QuantConv2d(p) if p.groups > 1 => int8.1,
         OpKind::QuantConv2d(_) | OpKind::QuantFullyConnected(_) => int8.0,
-        // Equal shapes vectorized; a broadcast runs the reference inside it.
+        // Equal shapes and a repeating second operand vectorized; another broadcast runs the reference.
         OpKind::QuantAdd(_) if matches!(isa, Isa::Avx2 | Isa::Avx512) => "avx2-int8-add|reference",
+        OpKind::QuantMul(_) if matches!(isa, Isa::Avx2 | Isa::Avx512) => "avx2-int8-mul|reference",
         OpKind::QuantAdd(_) if matches!(isa, Isa::Neon | Isa::NeonDotprod) => {
             "neon-int8-add|reference"
         }

@@ -13,7 +13,7 @@ mod common;
 
 use common::{Entry, Reference};
 use ember_core::kernels::with_scratch;
-use ember_core::ops::quant::{add, conv, fully_connected};
+use ember_core::ops::quant::{add, conv, fully_connected, mul};
 use ember_core::ops::{In, Out};
 use ember_core::{Kernels, OpKind};
 use ember_cpu::{table, Isa};
@@ -102,6 +102,16 @@ const fn int8_level<const L: usize>() -> Int8Kernels {
                 table(isa).quant_add
             } else {
                 add::add
+            };
+            kernel(p, a, b, y)
+        },
+        // The same for Mul.
+        mul: |p, a, b, y| {
+            let isa = Isa::ALL[L];
+            let kernel = if isa.is_supported() {
+                table(isa).quant_mul
+            } else {
+                mul::mul
             };
             kernel(p, a, b, y)
         },

@@ -28,9 +28,11 @@
 pub(crate) mod add;
 pub mod conv;
 pub mod depthwise;
+mod elementwise;
 pub mod fully_connected;
 mod gemm;
 mod geometry;
+pub(crate) mod mul;
 mod scratch;
 mod split;
 mod stage;

@@ -17,6 +17,7 @@
 use core::arch::x86_64::*;
 
 use ember_core::ops::quant::add::QuantAddParams;
+use ember_core::ops::quant::mul::QuantMulParams;
 use ember_core::ops::quant::requant::RequantRounding;
 
 use super::{
@@ -641,6 +642,62 @@ pub(crate) unsafe fn add_flat<const SINGLE: bool>(
         // As `requant`: clamping to -256..=256 first changes nothing, then the offset cannot overflow.
         let v = _mm256_min_epi32(
             _mm256_max_epi32(sum, _mm256_sub_epi32(_mm256_setzero_si256(), bound)),
+            bound,
+        );
+        let v = _mm256_add_epi32(v, _mm256_set1_epi32(p.y_zero_point.into()));
+        let v = _mm256_max_epi32(v, _mm256_set1_epi32(p.act_min.into()));
+        let v = _mm256_min_epi32(v, _mm256_set1_epi32(p.act_max.into()));
+        let w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+        let bytes = _mm_packs_epi16(w, w);
+        // SAFETY: `y` is 8 bytes, which `_mm_storel_epi64` writes.
+        unsafe { _mm_storel_epi64(y.as_mut_ptr().cast(), bytes) };
+    }
+    full
+}
+
+/// int8 Mul of equal-shaped operands (`QuantMul` with no broadcasting), 8 elements at a time: each
+/// operand widened to int32 and its zero point removed, the product (at most 255^2) scaled by the
+/// multiplier, offset and clamped, as the reference's `mul` does per element (the output stage's
+/// `scale_double`/`scale_single`, exact for the validated parameters: multiplier `>= 0`, shift in
+/// `-31..=30`). The last `len % 8` elements are left to the caller: returns how many it wrote.
+///
+/// # Safety
+/// The CPU must have AVX2; `a`, `b` and `y` must be equally long.
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn mul_flat<const SINGLE: bool>(
+    p: &QuantMulParams,
+    a: &[i8],
+    b: &[i8],
+    y: &mut [i8],
+) -> usize {
+    let (mult, shift) = (_mm256_set1_epi32(p.multiplier), _mm256_set1_epi32(p.shift));
+    let (za, zb) = (
+        _mm256_set1_epi32(p.a_zero_point.into()),
+        _mm256_set1_epi32(p.b_zero_point.into()),
+    );
+    let bound = _mm256_set1_epi32(256);
+    let full = y.len() / 8 * 8;
+    for ((a, b), y) in a[..full]
+        .chunks_exact(8)
+        .zip(b[..full].chunks_exact(8))
+        .zip(y[..full].chunks_exact_mut(8))
+    {
+        // SAFETY: each chunk is 8 bytes, which `_mm_loadl_epi64` reads.
+        let (va, vb) = unsafe {
+            (
+                _mm256_cvtepi8_epi32(_mm_loadl_epi64(a.as_ptr().cast())),
+                _mm256_cvtepi8_epi32(_mm_loadl_epi64(b.as_ptr().cast())),
+            )
+        };
+        let product = _mm256_mullo_epi32(_mm256_sub_epi32(va, za), _mm256_sub_epi32(vb, zb));
+        let scaled = if SINGLE {
+            scale_single(product, mult, shift)
+        } else {
+            scale_double(product, mult, shift)
+        };
+        // As `requant`: clamping to -256..=256 first changes nothing, then the offset cannot overflow.
+        let v = _mm256_min_epi32(
+            _mm256_max_epi32(scaled, _mm256_sub_epi32(_mm256_setzero_si256(), bound)),
             bound,
         );
         let v = _mm256_add_epi32(v, _mm256_set1_epi32(p.y_zero_point.into()));

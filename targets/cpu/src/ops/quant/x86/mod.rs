@@ -45,7 +45,7 @@ mod sse2;
 
 use super::{pack_depthwise, DwPixel, GemvRow, Stage, Tile};
 
-pub(crate) use avx2::{add_flat, Avx2};
+pub(crate) use avx2::{add_flat, mul_flat, Avx2};
 pub(crate) use avx512::Avx512;
 pub(crate) use sse2::Sse2;
 
