@@ -13,6 +13,8 @@ mod common;
 
 use common::{Entry, Reference};
 use ember_core::kernels::with_scratch;
+use ember_core::ops::quant::add::QuantAddFn;
+use ember_core::ops::quant::mul::QuantMulFn;
 use ember_core::ops::quant::{add, conv, fully_connected, mul};
 use ember_core::ops::{In, Out};
 use ember_core::{Kernels, OpKind};
@@ -73,9 +75,10 @@ fn run_layer<P>(
     })
 }
 
-/// The int8 kernels of level `Isa::ALL[L]`: its table's Conv2d, FullyConnected and Add, the layers given the scratch
-/// they ask for (the suite's kernels take no workspace), or the reference's where this CPU lacks the
-/// level; the ops it does not accelerate are its table's, i.e. the reference's.
+/// The int8 kernels of level `Isa::ALL[L]`: its table's Conv2d, FullyConnected, Add and Mul, the
+/// layers given the scratch they ask for (the suite's kernels take no workspace), or the reference's
+/// where this CPU lacks the level; the ops it does not accelerate are its table's, i.e. the
+/// reference's.
 const fn int8_level<const L: usize>() -> Int8Kernels {
     Int8Kernels {
         conv2d: |p, x, w, b, rq, y| {
@@ -94,28 +97,20 @@ const fn int8_level<const L: usize>() -> Int8Kernels {
             let reference = fully_connected::fully_connected;
             run_layer(isa, kind, entry, reference, (p, x, w, b, rq, y))
         },
-        // The level's own int8 Add (vectorized where the level has one), or the reference's where
-        // this CPU lacks the level.
-        add: |p, a, b, y| {
-            let isa = Isa::ALL[L];
-            let kernel = if isa.is_supported() {
-                table(isa).quant_add
-            } else {
-                add::add
-            };
-            kernel(p, a, b, y)
-        },
-        // The same for Mul.
-        mul: |p, a, b, y| {
-            let isa = Isa::ALL[L];
-            let kernel = if isa.is_supported() {
-                table(isa).quant_mul
-            } else {
-                mul::mul
-            };
-            kernel(p, a, b, y)
-        },
+        // The level's own int8 Add and Mul (vectorized where the level has them), or the
+        // reference's where this CPU lacks the level.
+        add: |p, a, b, y| own(Isa::ALL[L], |k| k.quant_add, add::add as QuantAddFn)(p, a, b, y),
+        mul: |p, a, b, y| own(Isa::ALL[L], |k| k.quant_mul, mul::mul as QuantMulFn)(p, a, b, y),
         ..REFERENCE
+    }
+}
+
+/// The kernel `entry` of `isa`'s table where this CPU runs the level, else `reference`.
+fn own<K>(isa: Isa, entry: impl Fn(&Kernels) -> K, reference: K) -> K {
+    if isa.is_supported() {
+        entry(table(isa))
+    } else {
+        reference
     }
 }
 

@@ -37,93 +37,29 @@ pub(crate) fn add_avx2(p: &QuantAddParams, a: In<'_, i8>, b: In<'_, i8>, y: Out<
 
 #[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
 mod tests {
-    use std::vec;
-    use std::vec::Vec;
-
     use ember_core::ops::quant::requant::RequantRounding;
 
     use super::*;
 
-    type AddFn = fn(&QuantAddParams, In<'_, i8>, In<'_, i8>, Out<'_, i8>);
-
-    /// This architecture's vectorized Add, where the CPU runs it.
-    fn vectorized() -> Option<AddFn> {
-        #[cfg(target_arch = "x86_64")]
-        return std::is_x86_feature_detected!("avx2").then_some(add_avx2 as AddFn);
-        #[cfg(target_arch = "aarch64")]
-        return Some(add_neon as AddFn);
-    }
-
-    /// The vectorized Add equals the reference on every element of equal-shaped operands (full
-    /// vectors and a tail), of a scalar and of a per-channel operand, in both rounding modes, with a
-    /// fused clamp. Short enough for Miri (`cargo xtask miri --ci`), which checks the unsafe loads and
-    /// stores.
+    /// The vectorized Add equals the reference (see `assert_matches_reference` for the shapes), in
+    /// both rounding modes, with a fused clamp. Short enough for Miri (`cargo xtask miri --ci`),
+    /// which checks the unsafe loads and stores.
     #[test]
     fn vectorized_add_is_the_reference() {
-        let Some(kernel) = vectorized() else {
+        #[cfg(target_arch = "x86_64")]
+        let kernel = add_avx2;
+        #[cfg(target_arch = "x86_64")]
+        if !std::is_x86_feature_detected!("avx2") {
             return;
-        };
-        let n = 21;
-        let a: Vec<i8> = (0..n).map(|i| (i * 37 % 256) as u8 as i8).collect();
-        let b: Vec<i8> = (0..n).map(|i| (i * 101 % 256) as u8 as i8).collect();
+        }
+        #[cfg(target_arch = "aarch64")]
+        let kernel = add_neon;
         for rounding in [RequantRounding::Double, RequantRounding::Single] {
             let p = QuantAddParams {
                 rounding,
                 ..QuantAddParams::from_scales((0.05, 3), (0.02, -7), (0.06, -2), -100, 120)
             };
-            let run = |kernel: AddFn, b_dims: &[usize], b: &[i8]| {
-                let mut y = vec![0i8; n];
-                kernel(
-                    &p,
-                    In {
-                        data: &a,
-                        dims: &[n],
-                    },
-                    In {
-                        data: b,
-                        dims: b_dims,
-                    },
-                    Out {
-                        data: &mut y,
-                        dims: &[n],
-                    },
-                );
-                y
-            };
-            assert_eq!(run(kernel, &[n], &b), run(reference::add, &[n], &b));
-            assert_eq!(
-                run(kernel, &[1], &b[..1]),
-                run(reference::add, &[1], &b[..1])
-            );
-            // A per-channel operand of a [3, 7] tensor (period 7, below one vector) and of a
-            // [1, 21] one (the whole row: one vector and a tail).
-            let rows = |kernel: AddFn, a_dims: &[usize], b_dims: &[usize], b: &[i8]| {
-                let mut y = vec![0i8; n];
-                kernel(
-                    &p,
-                    In {
-                        data: &a,
-                        dims: a_dims,
-                    },
-                    In {
-                        data: b,
-                        dims: b_dims,
-                    },
-                    Out {
-                        data: &mut y,
-                        dims: a_dims,
-                    },
-                );
-                y
-            };
-            assert_eq!(
-                rows(kernel, &[3, 7], &[1, 7], &b[..7]),
-                rows(reference::add, &[3, 7], &[1, 7], &b[..7])
-            );
-            assert_eq!(
-                rows(kernel, &[1, 21], &[21], &b),
-                rows(reference::add, &[1, 21], &[21], &b)
-            );
+            super::super::elementwise::assert_matches_reference(&p, kernel, reference::add);
         }
     }
 }

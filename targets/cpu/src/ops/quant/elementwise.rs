@@ -88,3 +88,51 @@ pub(crate) fn run<P>(
         pieces(p, a, &b[..a.len()], y, flat, reference);
     }
 }
+
+/// Asserts that `kernel` (a table's int8 binary op) equals `reference` on every element, for operands
+/// of equal shapes (21 elements: full vectors and a tail), a scalar second operand, and per-channel
+/// ones of periods 7 (below a vector) and 21 (one vector and a tail). Small enough for Miri.
+#[cfg(all(test, any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub(crate) fn assert_matches_reference<P: core::fmt::Debug>(
+    p: &P,
+    kernel: Reference<P>,
+    reference: Reference<P>,
+) {
+    use std::vec;
+    use std::vec::Vec;
+
+    let n = 21;
+    let a: Vec<i8> = (0..n).map(|i| (i * 37 % 256) as u8 as i8).collect();
+    let b: Vec<i8> = (0..n).map(|i| (i * 101 % 256) as u8 as i8).collect();
+    let run = |kernel: Reference<P>, a_dims: &[usize], b_dims: &[usize], b: &[i8]| {
+        let mut y = vec![0i8; n];
+        kernel(
+            p,
+            In {
+                data: &a,
+                dims: a_dims,
+            },
+            In {
+                data: b,
+                dims: b_dims,
+            },
+            Out {
+                data: &mut y,
+                dims: a_dims,
+            },
+        );
+        y
+    };
+    for (a_dims, b_dims, b) in [
+        (&[n][..], &[n][..], &b[..]),
+        (&[n], &[1], &b[..1]),
+        (&[3, 7], &[1, 7], &b[..7]),
+        (&[1, 21], &[21], &b[..]),
+    ] {
+        assert_eq!(
+            run(kernel, a_dims, b_dims, b),
+            run(reference, a_dims, b_dims, b),
+            "{a_dims:?} by {b_dims:?}, {p:?}"
+        );
+    }
+}

@@ -614,20 +614,13 @@ pub(crate) unsafe fn add_flat<const SINGLE: bool>(
         _mm256_set1_epi32(p.a_zero_point.into()),
         _mm256_set1_epi32(p.b_zero_point.into()),
     );
-    let bound = _mm256_set1_epi32(256);
-    let full = y.len() / 8 * 8;
-    for ((a, b), y) in a[..full]
-        .chunks_exact(8)
-        .zip(b[..full].chunks_exact(8))
-        .zip(y[..full].chunks_exact_mut(8))
-    {
-        // SAFETY: each chunk is 8 bytes, which `_mm_loadl_epi64` reads.
-        let (va, vb) = unsafe {
-            (
-                _mm256_cvtepi8_epi32(_mm_loadl_epi64(a.as_ptr().cast())),
-                _mm256_cvtepi8_epi32(_mm_loadl_epi64(b.as_ptr().cast())),
-            )
-        };
+    let (a, b, y) = (
+        a.as_chunks::<8>().0,
+        b.as_chunks::<8>().0,
+        y.as_chunks_mut::<8>().0,
+    );
+    for ((a, b), y) in a.iter().zip(b).zip(y.iter_mut()) {
+        let (va, vb) = (int8x8(a), int8x8(b));
         let ua = scale(
             _mm256_sllv_epi32(_mm256_sub_epi32(va, za), left),
             p.a_multiplier,
@@ -639,20 +632,9 @@ pub(crate) unsafe fn add_flat<const SINGLE: bool>(
             p.b_shift,
         );
         let sum = scale(_mm256_add_epi32(ua, ub), p.y_multiplier, p.y_shift);
-        // As `requant`: clamping to -256..=256 first changes nothing, then the offset cannot overflow.
-        let v = _mm256_min_epi32(
-            _mm256_max_epi32(sum, _mm256_sub_epi32(_mm256_setzero_si256(), bound)),
-            bound,
-        );
-        let v = _mm256_add_epi32(v, _mm256_set1_epi32(p.y_zero_point.into()));
-        let v = _mm256_max_epi32(v, _mm256_set1_epi32(p.act_min.into()));
-        let v = _mm256_min_epi32(v, _mm256_set1_epi32(p.act_max.into()));
-        let w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
-        let bytes = _mm_packs_epi16(w, w);
-        // SAFETY: `y` is 8 bytes, which `_mm_storel_epi64` writes.
-        unsafe { _mm_storel_epi64(y.as_mut_ptr().cast(), bytes) };
+        store8(sum, (p.y_zero_point, p.act_min, p.act_max), y);
     }
-    full
+    y.len() * 8
 }
 
 /// int8 Mul of equal-shaped operands (`QuantMul` with no broadcasting), 8 elements at a time: each
@@ -675,38 +657,50 @@ pub(crate) unsafe fn mul_flat<const SINGLE: bool>(
         _mm256_set1_epi32(p.a_zero_point.into()),
         _mm256_set1_epi32(p.b_zero_point.into()),
     );
-    let bound = _mm256_set1_epi32(256);
-    let full = y.len() / 8 * 8;
-    for ((a, b), y) in a[..full]
-        .chunks_exact(8)
-        .zip(b[..full].chunks_exact(8))
-        .zip(y[..full].chunks_exact_mut(8))
-    {
-        // SAFETY: each chunk is 8 bytes, which `_mm_loadl_epi64` reads.
-        let (va, vb) = unsafe {
-            (
-                _mm256_cvtepi8_epi32(_mm_loadl_epi64(a.as_ptr().cast())),
-                _mm256_cvtepi8_epi32(_mm_loadl_epi64(b.as_ptr().cast())),
-            )
-        };
-        let product = _mm256_mullo_epi32(_mm256_sub_epi32(va, za), _mm256_sub_epi32(vb, zb));
+    let (a, b, y) = (
+        a.as_chunks::<8>().0,
+        b.as_chunks::<8>().0,
+        y.as_chunks_mut::<8>().0,
+    );
+    for ((a, b), y) in a.iter().zip(b).zip(y.iter_mut()) {
+        let product = _mm256_mullo_epi32(
+            _mm256_sub_epi32(int8x8(a), za),
+            _mm256_sub_epi32(int8x8(b), zb),
+        );
         let scaled = if SINGLE {
             scale_single(product, mult, shift)
         } else {
             scale_double(product, mult, shift)
         };
-        // As `requant`: clamping to -256..=256 first changes nothing, then the offset cannot overflow.
-        let v = _mm256_min_epi32(
-            _mm256_max_epi32(scaled, _mm256_sub_epi32(_mm256_setzero_si256(), bound)),
-            bound,
-        );
-        let v = _mm256_add_epi32(v, _mm256_set1_epi32(p.y_zero_point.into()));
-        let v = _mm256_max_epi32(v, _mm256_set1_epi32(p.act_min.into()));
-        let v = _mm256_min_epi32(v, _mm256_set1_epi32(p.act_max.into()));
-        let w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
-        let bytes = _mm_packs_epi16(w, w);
-        // SAFETY: `y` is 8 bytes, which `_mm_storel_epi64` writes.
-        unsafe { _mm_storel_epi64(y.as_mut_ptr().cast(), bytes) };
+        store8(scaled, (p.y_zero_point, p.act_min, p.act_max), y);
     }
-    full
+    y.len() * 8
+}
+
+/// 8 int8 values widened to int32 lanes.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn int8x8(v: &[i8; 8]) -> __m256i {
+    // SAFETY: `v` is 8 bytes, which `_mm_loadl_epi64` reads.
+    _mm256_cvtepi8_epi32(unsafe { _mm_loadl_epi64(v.as_ptr().cast()) })
+}
+
+/// The int32 lanes `v` plus the output zero point, clamped to `act_min..=act_max` (`out`: those three),
+/// stored as 8 int8 values. As `requant`: clamping to -256..=256 first changes nothing, then the
+/// offset cannot overflow.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn store8(v: __m256i, (zero_point, act_min, act_max): (i8, i8, i8), y: &mut [i8; 8]) {
+    let bound = _mm256_set1_epi32(256);
+    let v = _mm256_min_epi32(
+        _mm256_max_epi32(v, _mm256_sub_epi32(_mm256_setzero_si256(), bound)),
+        bound,
+    );
+    let v = _mm256_add_epi32(v, _mm256_set1_epi32(zero_point.into()));
+    let v = _mm256_max_epi32(v, _mm256_set1_epi32(act_min.into()));
+    let v = _mm256_min_epi32(v, _mm256_set1_epi32(act_max.into()));
+    let w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+    let bytes = _mm_packs_epi16(w, w);
+    // SAFETY: `y` is 8 bytes, which `_mm_storel_epi64` writes.
+    unsafe { _mm_storel_epi64(y.as_mut_ptr().cast(), bytes) };
 }
