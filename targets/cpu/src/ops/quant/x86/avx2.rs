@@ -610,31 +610,16 @@ pub(crate) unsafe fn add_flat<const SINGLE: bool>(
         }
     };
     let left = _mm256_set1_epi32(p.left_shift);
-    let (za, zb) = (
-        _mm256_set1_epi32(p.a_zero_point.into()),
-        _mm256_set1_epi32(p.b_zero_point.into()),
-    );
-    let (a, b, y) = (
-        a.as_chunks::<8>().0,
-        b.as_chunks::<8>().0,
-        y.as_chunks_mut::<8>().0,
-    );
-    for ((a, b), y) in a.iter().zip(b).zip(y.iter_mut()) {
-        let (va, vb) = (int8x8(a), int8x8(b));
-        let ua = scale(
-            _mm256_sllv_epi32(_mm256_sub_epi32(va, za), left),
-            p.a_multiplier,
-            p.a_shift,
-        );
-        let ub = scale(
-            _mm256_sllv_epi32(_mm256_sub_epi32(vb, zb), left),
-            p.b_multiplier,
-            p.b_shift,
-        );
-        let sum = scale(_mm256_add_epi32(ua, ub), p.y_multiplier, p.y_shift);
-        store8(sum, (p.y_zero_point, p.act_min, p.act_max), y);
-    }
-    y.len() * 8
+    each8(
+        (a, b, y),
+        (p.a_zero_point, p.b_zero_point),
+        (p.y_zero_point, p.act_min, p.act_max),
+        |u, v| {
+            let ua = scale(_mm256_sllv_epi32(u, left), p.a_multiplier, p.a_shift);
+            let ub = scale(_mm256_sllv_epi32(v, left), p.b_multiplier, p.b_shift);
+            scale(_mm256_add_epi32(ua, ub), p.y_multiplier, p.y_shift)
+        },
+    )
 }
 
 /// int8 Mul of equal-shaped operands (`QuantMul` with no broadcasting), 8 elements at a time: each
@@ -653,26 +638,44 @@ pub(crate) unsafe fn mul_flat<const SINGLE: bool>(
     y: &mut [i8],
 ) -> usize {
     let (mult, shift) = (_mm256_set1_epi32(p.multiplier), _mm256_set1_epi32(p.shift));
-    let (za, zb) = (
-        _mm256_set1_epi32(p.a_zero_point.into()),
-        _mm256_set1_epi32(p.b_zero_point.into()),
-    );
+    each8(
+        (a, b, y),
+        (p.a_zero_point, p.b_zero_point),
+        (p.y_zero_point, p.act_min, p.act_max),
+        |u, v| {
+            let product = _mm256_mullo_epi32(u, v);
+            if SINGLE {
+                scale_single(product, mult, shift)
+            } else {
+                scale_double(product, mult, shift)
+            }
+        },
+    )
+}
+
+/// The loop of the int8 binary ops: `lanes` on each 8 elements of `a` and `b` (widened to int32,
+/// their zero points `(za, zb)` removed), its int32 results stored into `y` by [`store8`] with `out`.
+/// The last `len % 8` elements are left to the caller: returns how many it wrote.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn each8(
+    (a, b, y): (&[i8], &[i8], &mut [i8]),
+    (za, zb): (i8, i8),
+    out: (i8, i8, i8),
+    lanes: impl Fn(__m256i, __m256i) -> __m256i,
+) -> usize {
+    let (za, zb) = (_mm256_set1_epi32(za.into()), _mm256_set1_epi32(zb.into()));
     let (a, b, y) = (
         a.as_chunks::<8>().0,
         b.as_chunks::<8>().0,
         y.as_chunks_mut::<8>().0,
     );
     for ((a, b), y) in a.iter().zip(b).zip(y.iter_mut()) {
-        let product = _mm256_mullo_epi32(
+        let (u, v) = (
             _mm256_sub_epi32(int8x8(a), za),
             _mm256_sub_epi32(int8x8(b), zb),
         );
-        let scaled = if SINGLE {
-            scale_single(product, mult, shift)
-        } else {
-            scale_double(product, mult, shift)
-        };
-        store8(scaled, (p.y_zero_point, p.act_min, p.act_max), y);
+        store8(lanes(u, v), out, y);
     }
     y.len() * 8
 }
