@@ -9,6 +9,7 @@
 //! | Add, Mul (fused activation) | QuantAdd, QuantMul | both operands dequantized at run time, or one an f32 constant (quantized here, per tensor) |
 //! | Sub, Div by an f32 constant | QuantAdd, QuantMul | the constant negated or inverted |
 //! | Div(Mul(a, b), c), c a positive scalar constant | QuantMul | the division folded into the output scale |
+//! | Max, Min with a finite scalar constant | QuantLut | its table, as for a Unary |
 //! | MaxPool, AvgPool, GlobalAvgPool | QuantMaxPool2d, QuantAvgPool2d (the whole image for GlobalAvgPool) | followed by a Requantize when input and output parameters differ |
 //! | Softmax (last axis, at most 4,095 long) | QuantSoftmax | output scale 1/256, zero point -128 (TFLite's); a longer axis stays float |
 //! | any Unary (HardSwish, Sigmoid, LeakyRelu, Gelu, ...) | QuantLut | its 256-entry table: the float op's own kernel between the Dequantize and the Quantize |
@@ -275,6 +276,56 @@ fn fuse_binary(
     Some((Op::Quant(q), vec![x, b]))
 }
 
+/// Max or Min of a dequantized tensor and a finite scalar f32 constant (a bound written out, `max(x,
+/// 0)`, `min(x, 6)`), on either side: an element-wise function of the tensor, run as its 256-entry
+/// table (QuantLut), which gives what the float op and then the Quantize give, exactly.
+fn bound_by_constant(
+    g: &mut Graph,
+    n: &Node,
+    op: BinaryOp,
+    act: Activation,
+    y: &QuantizeParams,
+) -> Option<(Op, Vec<TensorId>)> {
+    if act != Activation::None {
+        return None;
+    }
+    let (a, b) = (*n.inputs.first()?, *n.inputs.get(1)?);
+    let ((x, xq), c) = match (dequantized(g, a), dequantized(g, b)) {
+        (Some(x), None) => (x, g.const_f32(b)?),
+        (None, Some(x)) => (x, g.const_f32(a)?),
+        _ => return None,
+    };
+    let c = match c {
+        [c] if c.is_finite() => *c,
+        _ => return None,
+    };
+    let x_params = DequantizeParams {
+        scale: xq.0,
+        zero_point: xq.1,
+    };
+    let entries = lut::table(&x_params, y, |x, out| {
+        for (o, &v) in out.data.iter_mut().zip(x.data) {
+            *o = if op == BinaryOp::Max {
+                v.max(c)
+            } else {
+                v.min(c)
+            };
+        }
+    });
+    let table = g.add_constant_of(
+        &format!("{}.table", n.name),
+        vec![lut::TABLE_LEN],
+        ConstData::I64(entries.iter().map(|&v| v.into()).collect()),
+        DType::I8,
+    );
+    Some((
+        Op::Quant(QuantOp::Lut {
+            function: op.name(),
+        }),
+        vec![x, table],
+    ))
+}
+
 /// `Div(Mul(a, b), c)`, `a` and `b` dequantized, the product read by nothing else and `c` a positive
 /// scalar constant (HardSwish written out: `x * relu6(x + 3) / 6`), as one QuantMul whose output
 /// scale takes the division: `a b / c` quantized with scale `s` is `a b` quantized with `s c`. The
@@ -474,6 +525,9 @@ fn find(g: &mut Graph) -> Option<(usize, Vec<Node>, Option<usize>)> {
 fn fuse(g: &mut Graph, n: &Node, y: &QuantizeParams) -> Option<(Op, Vec<TensorId>)> {
     let yq = (y.scale, y.zero_point);
     if let Op::Binary { op, act } = &n.op {
+        if matches!(op, BinaryOp::Max | BinaryOp::Min) {
+            return bound_by_constant(g, n, *op, *act, y);
+        }
         return fuse_binary(g, n, *op, *act, yq);
     }
     let (x, xq) = dequantized(g, *n.inputs.first()?)?;

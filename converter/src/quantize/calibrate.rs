@@ -102,11 +102,15 @@ pub(crate) fn quantized_tensors(model: &ModelProto) -> Vec<String> {
             continue;
         };
         // Sub and Div run on int8 when their second operand is a constant (the QDQ pass quantizes
-        // it, negated or inverted); between two activations a pair would only round.
-        let by_constant = matches!(n.op_type.as_str(), "Sub" | "Div")
+        // it, negated or inverted), Max and Min when one is a scalar constant (a table); between
+        // two activations a pair would only round.
+        let by_constant = (matches!(n.op_type.as_str(), "Sub" | "Div")
             && n.input
                 .get(1)
-                .is_some_and(|b| constant.contains(b.as_str()));
+                .is_some_and(|b| constant.contains(b.as_str())))
+            || (matches!(n.op_type.as_str(), "Max" | "Min")
+                && n.input.len() == 2
+                && n.input.iter().any(|i| scalars.contains(i.as_str())));
         if (QUANTIZED_OUTPUTS.contains(&n.op_type.as_str()) || by_constant)
             && !out.is_empty()
             && !constant.contains(out.as_str())

@@ -533,3 +533,124 @@ fn qdq_softmax_longer_than_the_int8_kernel_stays_float() {
         assert!((got - want).abs() <= 1, "element {i}: {got} vs {want}");
     }
 }
+
+/// A QDQ model `y = Q(op(DQ(Q(x)), c))` with the constant `c` as op's second input (first when
+/// `constant_first`), x's parameters `(0.05, 3)` and y's `ys`.
+fn qdq_with_constant(op: &str, c: f32, constant_first: bool, ys: (f32, i32)) -> Vec<u8> {
+    let inputs: [&str; 2] = if constant_first {
+        ["c", "a"]
+    } else {
+        ["a", "c"]
+    };
+    model(
+        13,
+        [
+            &qdq("a", ["x", "a8", "a"], ["sa", "za"])[..],
+            &[
+                node1(op, "op", &inputs, "r"),
+                node1("QuantizeLinear", "qy", &["r", "sy", "zy"], "y"),
+            ],
+        ]
+        .concat(),
+        vec![fixed("x", &[1, 24])],
+        vec![of_type(unshaped("y"), data_type::INT8)],
+        [
+            &qparams(("sa", 0.05), ("za", 3), data_type::INT8)[..],
+            &qparams(("sy", ys.0), ("zy", ys.1), data_type::INT8),
+            &[floats("c", &[], &[c])],
+        ]
+        .concat(),
+    )
+}
+
+/// Add, Sub, Mul and Div with a constant, and Max and Min with one, run on int8 data (QuantAdd,
+/// QuantMul, QuantLut; no float op left), within 1 LSB of ONNX's definition computed here (the
+/// constant is quantized per tensor for the arithmetic ones; the bounds are exact).
+#[test]
+fn qdq_ops_with_a_constant_operand_run_in_int8() {
+    let q = |v: f32, s: f32, z: i32| ((v / s).round_ties_even() as i32 + z).clamp(-128, 127);
+    let x: Vec<f32> = pseudo_random(24, 11).iter().map(|v| v * 6.0).collect();
+    // (op, constant, constant first, int8 kind, the real function, LSB allowed)
+    type Case = (
+        &'static str,
+        f32,
+        bool,
+        &'static str,
+        fn(f32, f32) -> f32,
+        i32,
+    );
+    let cases: [Case; 8] = [
+        ("Add", 3.0, false, "QuantAdd", |a, c| a + c, 1),
+        ("Add", 3.0, true, "QuantAdd", |a, c| a + c, 1),
+        ("Sub", 0.75, false, "QuantAdd", |a, c| a - c, 1),
+        ("Mul", 0.2, true, "QuantMul", |a, c| a * c, 1),
+        ("Div", 6.0, false, "QuantMul", |a, c| a / c, 1),
+        ("Max", 0.0, false, "QuantLut", |a: f32, c| a.max(c), 0),
+        ("Min", 1.5, true, "QuantLut", |a: f32, c| a.min(c), 0),
+        ("Max", -0.5, true, "QuantLut", |a: f32, c| a.max(c), 0),
+    ];
+    for (op, c, first, kind, f, lsb) in cases {
+        let ys = (0.04, -2);
+        let (conv, ops) = convert_ops(&qdq_with_constant(op, c, first, ys));
+        assert!(ops.contains(&kind.to_string()), "{op}: {ops:?}");
+        assert!(!ops.contains(&"Binary".to_string()), "{op}: {ops:?}");
+        let y = &run(&conv, &x)[0];
+        for (i, &v) in x.iter().enumerate() {
+            let a = (q(v, 0.05, 3) - 3) as f32 * 0.05;
+            let want = q(f(a, c), ys.0, ys.1);
+            let got = i32::from(y.1[i] as i8);
+            assert!(
+                (got - want).abs() <= lsb,
+                "{op} {c}: element {i}: {got} vs {want}"
+            );
+        }
+    }
+}
+
+/// HardSwish written out, `x * relu6(x + 3) / 6` with a Q/DQ pair on x and on the sum only: the
+/// product and the division become one QuantMul (the division in its output scale), within 1 LSB of
+/// the definition.
+#[test]
+fn a_product_divided_by_a_constant_is_one_quant_mul() {
+    let (sx, ss, sy) = (0.05f32, 0.03f32, 0.04f32);
+    let onnx = model(
+        13,
+        [
+            &qdq("x", ["x", "x8", "a"], ["sx", "zx"])[..],
+            &[node1("Add", "add", &["a", "three"], "sum")],
+            &qdq("s", ["sum", "s8", "b"], ["ss", "zs"]),
+            &[
+                node1("Mul", "mul", &["a", "b"], "prod"),
+                node1("Div", "div", &["prod", "six"], "r"),
+                node1("QuantizeLinear", "qy", &["r", "sy", "zy"], "y"),
+            ],
+        ]
+        .concat(),
+        vec![fixed("x", &[1, 24])],
+        vec![of_type(unshaped("y"), data_type::INT8)],
+        [
+            &qparams(("sx", sx), ("zx", 0), data_type::INT8)[..],
+            &qparams(("ss", ss), ("zs", -128), data_type::INT8),
+            &qparams(("sy", sy), ("zy", 0), data_type::INT8),
+            &[floats("three", &[], &[3.0]), floats("six", &[], &[6.0])],
+        ]
+        .concat(),
+    );
+    let (c, ops) = convert_ops(&onnx);
+    assert_eq!(
+        ops.iter().filter(|o| *o == "QuantMul").count(),
+        1,
+        "{ops:?}"
+    );
+    assert!(!ops.contains(&"Binary".to_string()), "{ops:?}");
+    let q = |v: f32, s: f32, z: i32| ((v / s).round_ties_even() as i32 + z).clamp(-128, 127);
+    let x: Vec<f32> = pseudo_random(24, 5).iter().map(|v| v * 5.0).collect();
+    let y = &run(&c, &x)[0];
+    for (i, &v) in x.iter().enumerate() {
+        let a = q(v, sx, 0) as f32 * sx;
+        let b = (q(a + 3.0, ss, -128) + 128) as f32 * ss;
+        let want = q(a * b / 6.0, sy, 0);
+        let got = i32::from(y.1[i] as i8);
+        assert!((got - want).abs() <= 1, "element {i}: {got} vs {want}");
+    }
+}
