@@ -70,6 +70,11 @@ pub struct ConvertOptions {
     /// the entries past the actual count hold -1. Converting a model with such an op and no maximum
     /// for it is an error naming the option.
     pub max_counts: Vec<(String, usize)>,
+    /// The most iterations of a `Loop` whose trip count (or condition) is computed at run time
+    /// (`--max-trip NAME=N`), by the name of its node or of one of its outputs. Its body is planned
+    /// once and its stacked outputs for `N` iterations; a run whose trip count is above it is an error
+    /// (`Error::LoopBound`), never a truncation.
+    pub max_trips: Vec<(String, usize)>,
     /// Shape variants (`--dim NAME=V1,V2,...`): named dims with their values. Each `--shape` that
     /// uses a name ([`ConvertOptions::dim_shapes`]) takes its values in turn, and the blob holds one
     /// variant per combination ([`variants`]). Empty: one shape.
@@ -90,6 +95,7 @@ impl Default for ConvertOptions {
             rounding: RequantRounding::Single,
             observe: Vec::new(),
             max_counts: Vec::new(),
+            max_trips: Vec::new(),
             dims: Vec::new(),
             dim_shapes: Vec::new(),
             pads: Vec::new(),
@@ -134,14 +140,13 @@ impl ConvertOptions {
     /// Parses a `--max-count` argument, `NAME=N` (e.g. `selected=100`): the name of an output of a
     /// NonZero or NonMaxSuppression node (or the node's name), and the most values it may hold.
     pub fn parse_max_count(arg: &str) -> Result<(String, usize), String> {
-        arg.rsplit_once('=')
-            .filter(|(name, _)| !name.is_empty())
-            .and_then(|(name, n)| Some((name.to_string(), n.trim().parse::<usize>().ok()?)))
-            .ok_or_else(|| {
-                format!(
-                    "--max-count {arg:?}: expected NAME=N, for example --max-count selected=100"
-                )
-            })
+        parse_name_count(arg, "--max-count", "selected=100")
+    }
+
+    /// Parses a `--max-trip` argument, `NAME=N` (e.g. `decoder_loop=64`): the name of a `Loop` node
+    /// (or of one of its outputs), and the most iterations it may run.
+    pub fn parse_max_trip(arg: &str) -> Result<(String, usize), String> {
+        parse_name_count(arg, "--max-trip", "decoder_loop=64")
     }
 }
 
@@ -197,6 +202,14 @@ pub enum WeightStorage {
     /// Weight-only int8 (`--quantize int8-weights`): int8 per output channel with f32 scales,
     /// f32 activations; see [`quantize::weight_only`].
     Int8,
+}
+
+/// Parses `NAME=N` for `option` (`example` shows one).
+fn parse_name_count(arg: &str, option: &str, example: &str) -> Result<(String, usize), String> {
+    arg.rsplit_once('=')
+        .filter(|(name, _)| !name.is_empty())
+        .and_then(|(name, n)| Some((name.to_string(), n.trim().parse::<usize>().ok()?)))
+        .ok_or_else(|| format!("{option} {arg:?}: expected NAME=N, for example {option} {example}"))
 }
 
 /// Converts an ONNX model (the bytes of an `.onnx` file) or a TFLite model (a `.tflite` file,

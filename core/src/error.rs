@@ -121,6 +121,15 @@ pub enum Error {
         /// The graph input.
         input: usize,
     },
+    /// A loop's trip count does not fit the bound it was converted for.
+    LoopBound {
+        /// The loop's op (its head or its end).
+        op: u32,
+        /// The most iterations the loop was planned for (`ember convert --max-trip`).
+        bound: u32,
+        /// What happened.
+        reason: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -189,6 +198,10 @@ impl fmt::Display for Error {
                 f,
                 "graph input {input} is smaller than its shape variant's, and the model declares no \
                  pad value for it: give the variant's exact shape, or convert with --pad NAME=VALUE"
+            ),
+            Error::LoopBound { op, bound, reason } => write!(
+                f,
+                "loop at op {op} (converted for at most {bound} iterations): {reason}"
             ),
         }
     }

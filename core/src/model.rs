@@ -13,6 +13,7 @@ use crate::format::{
 use crate::kernels::{entry::VARIANTS, family, has, LEFT_OUT};
 use crate::ops::entry::OutDims;
 use crate::ops::entry::{NotAWeight, Operands};
+use crate::schema::control::ControlOp;
 use crate::schema::{DType, OpKind, MAX_RANK};
 use crate::Error;
 
@@ -362,6 +363,11 @@ impl<'b, const E: u64> Model<'b, E> {
             weights: self.weights,
         };
         crate::kernels::validate_in::<E>(&t.op.kind, &operands).map_err(bad)?;
+        if let OpKind::Control(p) = &t.op.kind {
+            if has::<E>(crate::kernels::entry::CONTROL) {
+                self.check_flow(i, p).map_err(bad)?;
+            }
+        }
         if t.aliased {
             // A Reshape planned on its input's bytes runs no kernel.
             return Ok(());
@@ -373,6 +379,34 @@ impl<'b, const E: u64> Model<'b, E> {
                 *entries |= entry;
                 Ok(())
             }
+        }
+    }
+
+    /// Where control op `i` moves the run: a loop's head and end name each other (its body between
+    /// them), and a branch only skips forward, so that a run never goes back but to a loop's head,
+    /// at most its bound of times.
+    #[inline(never)]
+    fn check_flow(&self, i: usize, p: &ControlOp) -> Result<(), &'static str> {
+        let partner = |j: u32| self.op(j as usize).map(|o| o.kind);
+        match *p {
+            ControlOp::Loop { end, bound } => match partner(end) {
+                Some(OpKind::Control(ControlOp::EndLoop {
+                    start, bound: b, ..
+                })) if end as usize > i && start as usize == i && b == bound => Ok(()),
+                _ => Err("loop head whose end is not a later EndLoop naming it"),
+            },
+            ControlOp::EndLoop { start, bound, .. } => match partner(start) {
+                Some(OpKind::Control(ControlOp::Loop { end, bound: b }))
+                    if (start as usize) < i && end as usize == i && b == bound =>
+                {
+                    Ok(())
+                }
+                _ => Err("loop end whose head is not an earlier Loop naming it"),
+            },
+            ControlOp::Branch { to, .. } if to as usize <= i || to as usize > self.ops.count => {
+                Err("branch that does not skip forward within the ops")
+            }
+            _ => Ok(()),
         }
     }
 

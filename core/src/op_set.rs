@@ -265,6 +265,11 @@ macro_rules! for_each_op {
                 Dft(serde math::dft::DftParams) 1..=2 {
                     dft DFT = 56: math::dft::Dft [F32]
                 }
+                /// Control flow (`Loop`, `Scan`, `If`), by [`ControlOp`](crate::schema::control::ControlOp):
+                /// a loop's head and end, a selection, a scan's slice, a branch; inputs by the step.
+                Control(serde control::ControlOp) 0..=3 {
+                    control CONTROL = 57: control::Control [F32, TYPED, INT8]
+                }
             }
             movement {
                 movement8 MOVEMENT8 = 0: array::any::Movement8 [TYPED, INT8] moves 1 byte;

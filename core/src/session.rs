@@ -12,8 +12,11 @@
 use core::ops::Range;
 
 use crate::format::{Storage, TensorRecord, ALIGN, MAX_VARIANTS};
-use crate::kernels::{entry::VARIANTS, entry::WORKSPACE, family, has, Kernels, REFERENCE};
+use crate::kernels::{
+    entry::CONTROL, entry::VARIANTS, entry::WORKSPACE, family, has, Kernels, REFERENCE,
+};
 use crate::model::{arena_range, round_up, OpTensors, Operand};
+use crate::ops::control::Flow;
 use crate::ops::element::{AnyIn, AnyOut};
 use crate::ops::entry::OpArgs;
 use crate::schema::{DType, OpKind, MAX_OP_INPUTS};
@@ -133,6 +136,12 @@ impl OpParts for OpTensors {
         self.all_f32
     }
 }
+
+/// What [`Session::run_prepared`] calls on each op: the session, the op's index and tensors, and the
+/// run's place in its loops; returns the op that runs next.
+#[cfg(feature = "alloc")]
+type PreparedStep<'f, S> =
+    dyn FnMut(&mut S, usize, &OpView<'_>, &mut Flow) -> Result<usize, Error> + 'f;
 
 /// An op of [`Prepared`], with its inputs.
 #[cfg(feature = "alloc")]
@@ -415,12 +424,19 @@ impl<'a, const E: u64> Session<'a, E> {
         self.count_run();
         #[cfg(feature = "alloc")]
         if !self.prepared.is_empty() {
-            return self.run_prepared(&mut |s, i, t| s.run_op(i, t));
+            return self.run_prepared(&mut |s, i, t, flow| s.run_op(i, t, flow));
         }
         let view = self.take_view();
         let model = view.as_ref().unwrap_or(self.model);
-        let result = (0..model.op_count())
-            .try_for_each(|i| model.with_op_tensors(i, &mut |t| self.run_op(i, t)));
+        let mut flow = Flow::default();
+        let result = steps(model.op_count(), |i| {
+            let mut next = i + 1;
+            model.with_op_tensors(i, &mut |t| {
+                next = self.run_op(i, t, &mut flow)?;
+                Ok(())
+            })?;
+            Ok(next)
+        });
         self.put_view(view);
         result
     }
@@ -437,11 +453,13 @@ impl<'a, const E: u64> Session<'a, E> {
         self.count_run();
         let view = self.view();
         let model = view.as_ref().unwrap_or(self.model);
-        for i in 0..model.op_count() {
-            let mut output = 0;
+        let mut flow = Flow::default();
+        steps(model.op_count(), |i| {
+            let (mut output, mut next) = (0, i + 1);
             model.with_op_tensors(i, &mut |t| {
                 output = t.op.output;
-                self.run_op(i, t)
+                next = self.run_op(i, t, &mut flow)?;
+                Ok(())
             })?;
             let (record, range) = self.arena_tensor(output)?;
             let bytes = self.activations.get(range).ok_or(Error::BadOp {
@@ -449,20 +467,19 @@ impl<'a, const E: u64> Session<'a, E> {
                 reason: "output out of bounds",
             })?;
             observe(i, output, TensorRef { record, bytes });
-        }
-        Ok(())
+            Ok(next)
+        })
     }
 
-    /// Calls `f` with every op in order, from the ops looked up when the session opened.
+    /// Calls `f` with every op in order (but where a control op moves on elsewhere: `f` returns the
+    /// next op), from the ops looked up when the session opened.
     #[cfg(feature = "alloc")]
-    fn run_prepared(
-        &mut self,
-        f: &mut dyn FnMut(&mut Self, usize, &OpView<'_>) -> Result<(), Error>,
-    ) -> Result<(), Error> {
+    fn run_prepared(&mut self, f: &mut PreparedStep<'_, Self>) -> Result<(), Error> {
         let all = core::mem::take(&mut self.prepared);
+        let mut flow = Flow::default();
         let result = match all.get(self.variant()) {
-            Some(prepared) => (0..prepared.ops.len()).try_for_each(|i| match prepared.view(i) {
-                Some(t) => f(self, i, &t),
+            Some(prepared) => steps(prepared.ops.len(), |i| match prepared.view(i) {
+                Some(t) => f(self, i, &t, &mut flow),
                 None => Err(Error::BadOp {
                     op: i as u32,
                     reason: "op out of range",
@@ -485,9 +502,9 @@ impl<'a, const E: u64> Session<'a, E> {
         self.count_run();
         #[cfg(feature = "alloc")]
         if !self.prepared.is_empty() {
-            return self.run_prepared(&mut |s, i, t| {
+            return self.run_prepared(&mut |s, i, t, flow| {
                 let start = clock.now();
-                s.run_op(i, t)?;
+                let next = s.run_op(i, t, flow)?;
                 let ticks = clock.now().wrapping_sub(start);
                 on_op(&OpEvent {
                     index: i,
@@ -495,17 +512,19 @@ impl<'a, const E: u64> Session<'a, E> {
                     kernels: s.kernels.name,
                     ticks,
                 });
-                Ok(())
+                Ok(next)
             });
         }
         let view = self.take_view();
         let model = view.as_ref().unwrap_or(self.model);
-        let result = (0..model.op_count()).try_for_each(|i| {
+        let mut flow = Flow::default();
+        let result = steps(model.op_count(), |i| {
             let start = clock.now();
-            let mut op = "";
+            let (mut op, mut next) = ("", i + 1);
             model.with_op_tensors(i, &mut |t| {
                 op = t.op.kind.name();
-                self.run_op(i, t)
+                next = self.run_op(i, t, &mut flow)?;
+                Ok(())
             })?;
             let ticks = clock.now().wrapping_sub(start);
             on_op(&OpEvent {
@@ -514,14 +533,15 @@ impl<'a, const E: u64> Session<'a, E> {
                 kernels: self.kernels.name,
                 ticks,
             });
-            Ok(())
+            Ok(next)
         });
         self.put_view(view);
         result
     }
 
-    /// Runs op `i` on its looked-up tensors `t`.
-    fn run_op(&mut self, i: usize, t: &impl OpParts) -> Result<(), Error> {
+    /// Runs op `i` on its looked-up tensors `t`; returns the op that runs next (`i + 1` but after a
+    /// control op).
+    fn run_op(&mut self, i: usize, t: &impl OpParts, flow: &mut Flow) -> Result<usize, Error> {
         let bad = |reason| Error::BadOp {
             op: i as u32,
             reason,
@@ -571,7 +591,7 @@ impl<'a, const E: u64> Session<'a, E> {
         let n = t.input_count();
         let y_any = AnyOut {
             dtype: t.output().dtype,
-            bytes: out_bytes,
+            bytes: &mut *out_bytes,
             dims: t.output().dims.as_slice(),
         };
         let all_f32 = t.all_f32();
@@ -594,8 +614,27 @@ impl<'a, const E: u64> Session<'a, E> {
         };
         // The dispatch holds the kinds of `E` alone (a constant), so a build for some op kinds links
         // the dispatch of those only; `Model::parse_only` refused every other kind already.
-        self.kernels.run::<E>(t.kind(), all_f32, t.aliased(), args)
+        self.kernels
+            .run::<E>(t.kind(), all_f32, t.aliased(), args)?;
+        match t.kind() {
+            // (A build without control flow leaves this arm out.)
+            OpKind::Control(p) if has::<E>(CONTROL) => {
+                flow.next(p, i, ins.get(..n).unwrap_or(&[]), out_bytes)
+            }
+            _ => Ok(i + 1),
+        }
     }
+}
+
+/// Runs `step` from op 0 while the op it returns is below `n`: every op in order, but where a control
+/// op moves on elsewhere.
+#[inline(always)]
+fn steps(n: usize, mut step: impl FnMut(usize) -> Result<usize, Error>) -> Result<(), Error> {
+    let mut i = 0;
+    while i < n {
+        i = step(i)?;
+    }
+    Ok(())
 }
 
 /// The largest scratch request of `options.kernels` over the model's ops, for `options`' workers.

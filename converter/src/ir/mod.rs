@@ -7,6 +7,7 @@
 //! like every op of the blob. [`Graph::check`] verifies the invariants after each pass.
 
 mod check;
+pub mod control;
 pub mod emit;
 pub mod eval;
 pub mod op;

@@ -168,6 +168,19 @@ pub enum Op {
     /// no layout, no quantization): such an op needs no variant, inference or lowering of its own here
     /// (LayerNorm and RMSNorm are such ops).
     Core(ember_core::OpKind),
+    /// A loop or a branch with its sub-graphs ([`super::control`]): inputs as
+    /// [`Control`](super::control::Control) says; output its token (a loop's counter, I64, or an
+    /// `If`'s taken branch, Bool, both scalars), which the node's values ([`Op::ControlOutput`]) read.
+    Control(std::sync::Arc<super::control::Control>),
+    /// Value `index` of the control node whose token is the input (its dims and dtype).
+    ControlOutput {
+        /// Which value of the ONNX node.
+        index: usize,
+        /// Its dims.
+        shape: Vec<usize>,
+        /// Its dtype.
+        dtype: DType,
+    },
 }
 
 impl Op {
@@ -206,6 +219,11 @@ impl Op {
             Op::FullyConnectedW8 { .. } => "FullyConnectedW8",
             Op::Embedding => "Embedding",
             Op::Core(kind) => kind.name(),
+            Op::Control(c) => match **c {
+                super::control::Control::Loop(_) => "Loop",
+                super::control::Control::If(_) => "If",
+            },
+            Op::ControlOutput { .. } => "ControlOutput",
         }
     }
 
@@ -219,6 +237,8 @@ impl Op {
             Op::Where => math::infer_where_dtype(x),
             Op::Cast { to } => Ok(*to),
             Op::Core(kind) => core_op::infer_dtype(kind, x),
+            Op::Control(c) => Ok(c.token_dtype()),
+            Op::ControlOutput { dtype, .. } => Ok(*dtype),
             Op::Concat { .. }
             | Op::Transpose { .. }
             | Op::Pad { .. }
@@ -282,6 +302,8 @@ impl Op {
             Op::Reduce { axes, keepdims, .. } => nn::infer_reduce(one()?, axes, *keepdims),
             Op::ArgReduce { axis, keepdims, .. } => nn::infer_arg_reduce(one()?, *axis, *keepdims),
             Op::Core(kind) => core_op::infer(kind, x),
+            Op::Control(_) => Ok(Vec::new()),
+            Op::ControlOutput { shape, .. } => Ok(shape.clone()),
             Op::BatchNorm { .. } => {
                 arity(5, 5)?;
                 nn::infer_batch_norm(x)

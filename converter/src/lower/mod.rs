@@ -3,6 +3,7 @@
 //! activation arena ([`memory`]), fills every record, and checks the result (the `check` module).
 
 mod check;
+pub mod control;
 pub mod memory;
 mod narrow;
 pub(crate) mod ops;
@@ -45,6 +46,8 @@ pub struct Lowered {
 
 /// Lowers the graph. Every int8 op that requantizes rounds in `rounding` mode.
 pub fn lower(g: &Graph, rounding: RequantRounding) -> Result<Lowered, ConvertError> {
+    let expanded = control::expand(g)?;
+    let g: &Graph = &expanded;
     for &o in &g.outputs {
         if g.is_const(o) {
             return Err(ConvertError::Output {
@@ -105,14 +108,26 @@ pub fn lower(g: &Graph, rounding: RequantRounding) -> Result<Lowered, ConvertErr
     let n_ops = g.nodes.len();
     let mut first = vec![0usize; order.len()];
     let mut last = vec![0usize; order.len()];
+    let mut min_use = vec![usize::MAX; order.len()];
+    let mut written = vec![false; order.len()];
     for (step, op) in op_records.iter().enumerate() {
-        first[op.output as usize] = step;
-        last[op.output as usize] = last[op.output as usize].max(step);
+        // A loop's counter is written by its head and again by its end: it lives from the head.
+        let y = op.output as usize;
+        if !written[y] {
+            first[y] = step;
+            written[y] = true;
+        }
+        last[y] = last[y].max(step);
         for &i in &op.inputs {
-            last[i as usize] = step;
+            last[i as usize] = last[i as usize].max(step);
+            min_use[i as usize] = min_use[i as usize].min(step);
         }
     }
     let is_output = |t: TensorId| g.outputs.contains(&t);
+    for &t in &g.outputs {
+        last[ids[&t] as usize] = n_ops;
+    }
+    control::lifetimes(&op_records, &written, &mut first, &mut last, &min_use);
 
     // Weights and arena tensors.
     let mut weights: Vec<u8> = Vec::new();

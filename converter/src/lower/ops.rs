@@ -100,6 +100,12 @@ pub fn lower_op(n: &Node) -> Result<OpKind, ConvertError> {
             })
         }
         Op::Core(kind) => *kind,
+        Op::Control(_) | Op::ControlOutput { .. } => {
+            return Err(ConvertError::internal(format!(
+            "node \"{}\": control flow reached lowering unexpanded (lower::control lays it out)",
+            n.name
+        )))
+        }
         Op::BatchNorm { .. } => {
             return Err(ConvertError::internal(format!(
                 "node \"{}\": BatchNorm reached lowering (the fold_batch_norm pass rewrites it)",

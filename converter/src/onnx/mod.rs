@@ -114,6 +114,8 @@ pub fn import_summarized(
         unavailable: HashMap::new(),
         notices: Vec::new(),
         max_counts: opts.max_counts.iter().cloned().collect(),
+        max_trips: opts.max_trips.iter().cloned().collect(),
+        opsets: opsets.clone(),
     };
     for init in &graph.initializer {
         if init.name.is_empty() {

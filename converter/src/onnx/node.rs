@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
 
 use crate::ir::{ConstData, Graph, Op, TensorId};
-use crate::onnx::proto::{attribute_type, AttributeProto, NodeProto};
+use crate::onnx::proto::{attribute_type, AttributeProto, GraphProto, NodeProto};
 use crate::onnx::tensor::read_tensor_typed;
 use crate::ConvertError;
 
@@ -24,6 +24,10 @@ pub struct Importer {
     pub notices: Vec<String>,
     /// The `--max-count` of ops with a data-dependent count, by output or node name.
     pub max_counts: HashMap<String, usize>,
+    /// The `--max-trip` of loops whose trip count is computed at run time, by output or node name.
+    pub max_trips: HashMap<String, usize>,
+    /// The model's opsets by domain (for the sub-graphs of control-flow ops).
+    pub opsets: HashMap<String, i64>,
 }
 
 /// One ONNX node being imported.
@@ -50,6 +54,45 @@ impl<'a> NodeCtx<'a> {
             opset,
             asked: RefCell::new(BTreeSet::new()),
         }
+    }
+}
+
+impl<'a> NodeCtx<'a> {
+    /// A GRAPH attribute (a control-flow op's body or branch), which the op requires.
+    pub fn attr_graph(&self, name: &str) -> Result<&'a GraphProto, ConvertError> {
+        self.asked.borrow_mut().insert(name.to_string());
+        let node: &'a NodeProto = self.node;
+        let a = node
+            .attribute
+            .iter()
+            .find(|a| a.name == name)
+            .ok_or_else(|| self.err(format!("attribute {name} (a graph) is missing")))?;
+        if a.r#type != attribute_type::GRAPH && a.r#type != attribute_type::UNDEFINED {
+            return Err(self.err(format!(
+                "attribute {name} must be of type GRAPH (found type {})",
+                a.r#type
+            )));
+        }
+        a.g.as_deref()
+            .ok_or_else(|| self.err(format!("attribute {name} holds no graph")))
+    }
+
+    /// The most iterations the node's loop may run, when its trip count is computed at run time
+    /// ([`ConvertOptions::max_trips`](crate::ConvertOptions::max_trips), by the node's name or an output's).
+    pub fn max_trip(&self) -> Result<u32, ConvertError> {
+        let n = std::iter::once(self.name.as_str())
+            .chain(self.node.output.iter().map(String::as_str))
+            .find_map(|k| self.imp.max_trips.get(k))
+            .ok_or_else(|| {
+                self.err(format!(
+                    "the loop's trip count is only known at run time, and Ember plans a loop's \
+                     buffers for a bound: give its most iterations with --max-trip {}=N \
+                     (ConvertOptions::max_trips)",
+                    self.name
+                ))
+            })?;
+        u32::try_from(*n)
+            .map_err(|_| self.err(format!("--max-trip {}={n} is too large", self.name)))
     }
 }
 

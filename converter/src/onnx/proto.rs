@@ -5,7 +5,7 @@
 //! `protoc` and build scripts, lets the importer decide every error message itself (a corrupt or
 //! hostile file is an error naming the node or tensor, never a panic), and lets it choose its own graph
 //! layout. Field tags and types follow `onnx/onnx.proto` exactly; fields the importer has no use for
-//! (training info, functions, sparse tensors, sub-graphs of control-flow ops) are left out, and `prost`
+//! (training info, functions, sparse tensors) are left out, and `prost`
 //! skips them while decoding. Tests build small models with these same structs.
 //!
 //! `onnx.proto` is proto2: the repeated scalars that it does not mark `[packed = true]` are declared
@@ -191,7 +191,7 @@ pub struct NodeProto {
     pub domain: String,
 }
 
-/// A named attribute of a node. Sub-graph fields (`g`, `graphs`) are not declared and are skipped.
+/// A named attribute of a node. The list of sub-graphs (`graphs`) is not declared and is skipped.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct AttributeProto {
     /// Attribute name.
@@ -212,6 +212,9 @@ pub struct AttributeProto {
     /// Tensor value.
     #[prost(message, optional, tag = "5")]
     pub t: Option<TensorProto>,
+    /// Graph value: the body of a `Loop` or `Scan`, a branch of an `If`.
+    #[prost(message, optional, boxed, tag = "6")]
+    pub g: Option<Box<GraphProto>>,
     /// Float list.
     #[prost(float, repeated, packed = "false", tag = "7")]
     pub floats: Vec<f32>,

@@ -10,6 +10,7 @@ mod bind;
 mod builder;
 mod calibrate;
 mod checkpoint_readers;
+mod control_flow;
 mod conv_transpose;
 mod decomposed_ops;
 mod digits;

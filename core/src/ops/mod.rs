@@ -5,6 +5,7 @@
 //! never allocates.
 
 pub mod array;
+pub mod control;
 pub mod element;
 pub mod entry;
 pub mod math;

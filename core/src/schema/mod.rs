@@ -10,6 +10,7 @@
 //! are only ever appended (a new op kind is a minor format version, see `docs/format.md`).
 
 pub mod array;
+pub mod control;
 pub mod math;
 pub mod nn;
 mod op;

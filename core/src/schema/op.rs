@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 // Every kind's parameters, by family (the declaration names them).
 use super::array;
 use super::array::*;
+use super::control;
 use super::math;
 use super::math::*;
 use super::nn;
@@ -84,6 +85,7 @@ impl OpKind {
             OpKind::Reduce(p) => p.op.name(),
             OpKind::Compare(p) => p.op.name(),
             OpKind::Logical(p) => p.op.name(),
+            OpKind::Control(p) => p.name(),
             OpKind::ArgReduce(p) if p.max => "ArgMax",
             OpKind::ArgReduce(_) => "ArgMin",
             _ => KIND_NAMES[self.position()],

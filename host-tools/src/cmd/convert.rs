@@ -41,6 +41,11 @@ pub struct Args {
     /// holds -1 past the count.
     #[arg(long = "max-count", value_name = "NAME=N")]
     pub max_counts: Vec<String>,
+    /// The most iterations of a Loop whose trip count is computed at run time, as NAME=N, NAME the
+    /// Loop node's (or an output's) name (repeatable): its body is planned once, its stacked outputs
+    /// for N iterations, and a run past N is an error.
+    #[arg(long = "max-trip", value_name = "NAME=N")]
+    pub max_trips: Vec<String>,
     /// Leave tensor and node names out of the blob (smaller; `inspect` then shows indices only).
     #[arg(long)]
     pub strip_names: bool,
@@ -158,8 +163,14 @@ pub fn run(args: &Args) -> Result<ExitCode> {
         .iter()
         .map(|s| ConvertOptions::parse_max_count(s).map_err(anyhow::Error::msg))
         .collect::<Result<Vec<_>>>()?;
+    let max_trips = args
+        .max_trips
+        .iter()
+        .map(|s| ConvertOptions::parse_max_trip(s).map_err(anyhow::Error::msg))
+        .collect::<Result<Vec<_>>>()?;
     let opts = ConvertOptions {
         max_counts,
+        max_trips,
         keep_names: !args.strip_names,
         rounding: args
             .rounding

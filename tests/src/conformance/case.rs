@@ -356,6 +356,20 @@ fn attempt(
             }
         }
     }
+    // A Loop whose trip count is computed at run time needs its most iterations (`--max-trip`): the
+    // case gives the count its stacked output holds (a Loop's outputs after its carried values).
+    let mut max_trips = Vec::new();
+    for node in graph.node.iter().filter(|n| n.op_type == "Loop") {
+        let carried = node.input.len().saturating_sub(2);
+        for name in node.output.iter().skip(carried) {
+            if let Some(j) = output_names.iter().position(|n| n == name) {
+                let dims = dims_of(&data.outputs[j]).map_err(Outcome::Error)?;
+                if let Some(&n) = dims.first() {
+                    max_trips.push((name.clone(), n));
+                }
+            }
+        }
+    }
     let edited = model.encode_to_vec();
 
     let opts = ConvertOptions {
@@ -365,6 +379,7 @@ fn attempt(
             .collect(),
         keep_names: true,
         max_counts,
+        max_trips,
         ..Default::default()
     };
     *stage = Stage::Convert;

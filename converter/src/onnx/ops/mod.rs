@@ -10,6 +10,7 @@
 //! it as safe to ignore.
 
 pub mod array;
+pub mod control;
 pub mod math;
 pub mod nn;
 pub mod pool;
@@ -184,6 +185,7 @@ const OPS: &[OpSpec] = op_table! {
     HardSwish              [14..]     [1]       [1]       math::unary::import;
     Hardmax                [7..]      [1]       [1]       nn::softmax::import;
     Identity               [7..]      [1]       [1]       array::identity::import;
+    If                     [7..]      [1]       [1..]     control::branch::import;
     InstanceNormalization  [7..]      [3]       [1]       nn::instance_norm::import;
     IsInf                  [10..]     [1]       [1]       math::is_nan::import_is_inf;
     IsNaN                  [9..]      [1]       [1]       math::is_nan::import_is_nan;
@@ -194,6 +196,7 @@ const OPS: &[OpSpec] = op_table! {
     LessOrEqual            [12..]     [2]       [1]       math::compare::import;
     Log                    [7..]      [1]       [1]       math::unary::import;
     LogSoftmax             [7..]      [1]       [1]       nn::softmax::import;
+    Loop                   [11..]     [0..]     [1..]     control::loops::import_loop;
     LpNormalization        [7..]      [1]       [1]       nn::lp_norm::import;
     MatMul                 [7..]      [2]       [1]       nn::matmul::import;
     MatMulInteger          [10..]     [2..=4]   [1]       quant::matmul_integer::import;
@@ -236,6 +239,7 @@ const OPS: &[OpSpec] = op_table! {
     Resize                 [10..]     [1..=4]   [1]       array::resize::import;
     Round                  [11..]     [1]       [1]       math::unary::import;
     STFT                   [17..]     [2..=4]   [1]       math::signal::import_stft;
+    Scan                   [9..]      [1..]     [1..]     control::loops::import_scan;
     ScatterElements        [11..]     [3]       [1]       array::gather_scatter::import_scatter_elements;
     ScatterND              [11..]     [3]       [1]       array::gather_scatter::import_scatter_nd;
     Selu                   [7..]      [1]       [1]       math::unary::import;
@@ -405,6 +409,7 @@ const BLOB_OPS: &[(&str, &[&str])] = &[
     ("NonMaxSuppression", &["NonMaxSuppression"]),
     ("QuantLut", &["math/unary", "Clip"]),
     ("Dft", &["DFT", "STFT"]),
+    ("Control", &["Loop", "Scan", "If"]),
 ];
 
 /// The blob's op kinds with the ONNX ops that lead to each ([`BLOB_OPS`], importer files expanded to

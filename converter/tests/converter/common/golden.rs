@@ -20,9 +20,14 @@ pub fn read_npy(file: &str) -> (Vec<usize>, Vec<f32>) {
 
 /// Converts `<case>.onnx` with default options.
 pub fn convert_case(case: &str) -> Converted {
+    convert_case_with(case, &ConvertOptions::default())
+}
+
+/// Converts `<case>.onnx` with `opts`.
+pub fn convert_case_with(case: &str, opts: &ConvertOptions) -> Converted {
     let bytes =
         std::fs::read(case_path(&format!("{case}.onnx"))).expect("model is in the repository");
-    convert(&bytes, &ConvertOptions::default()).unwrap_or_else(|e| panic!("{case}: {e}"))
+    convert(&bytes, opts).unwrap_or_else(|e| panic!("{case}: {e}"))
 }
 
 /// Runs a converted model on one input and returns its first output.
@@ -47,7 +52,15 @@ pub fn assert_op_count(c: &Converted, op: &str, n: usize) {
 /// states and explains (float32 results of two correct implementations differ by rounding, in
 /// proportion to the values involved, not by a fixed amount).
 pub fn check_case_within(case: &str, rtol: f32) -> Converted {
-    let converted = convert_case(case);
+    check_converted(case, convert_case(case), rtol)
+}
+
+/// [`check_case_within`] on a case converted with `opts`.
+pub fn check_case_with(case: &str, opts: &ConvertOptions, rtol: f32) -> Converted {
+    check_converted(case, convert_case_with(case, opts), rtol)
+}
+
+fn check_converted(case: &str, converted: Converted, rtol: f32) -> Converted {
     let (xs, x) = read_npy(&format!("{case}.x.npy"));
     let (ys, y) = read_npy(&format!("{case}.y.npy"));
     assert_eq!(converted.report.inputs[0].1, xs, "{case}: input shape");

@@ -11,6 +11,7 @@
 //! of such a type is written there and a graph output read from there.
 
 use ember_core::format::DType;
+use ember_core::ops::control::Flow;
 use ember_core::ops::element::{AnyIn, AnyOut};
 use ember_core::{AlignedBuf, OpKind};
 
@@ -62,8 +63,16 @@ pub(crate) fn to_device(dtype: DType, bytes: &[u8]) -> Vec<u8> {
     }
 }
 
-/// Runs `op` on `inputs` (each its tensor's bytes, in order), returning the output's bytes.
-pub(crate) fn run(op: &HostOp, inputs: &[AlignedBuf]) -> Result<AlignedBuf, ember_core::Error> {
+/// Runs `op` (op `index` of the model) on `inputs` (each its tensor's bytes, in order), over the
+/// output's `initial` bytes (or zeros), returning the output's bytes and the op that runs next (after
+/// a control op, as `flow` says).
+pub(crate) fn run(
+    op: &HostOp,
+    inputs: &[AlignedBuf],
+    initial: Option<AlignedBuf>,
+    index: usize,
+    flow: &mut Flow,
+) -> Result<(AlignedBuf, usize), ember_core::Error> {
     let ins: Vec<AnyIn<'_>> = op
         .inputs
         .iter()
@@ -75,7 +84,9 @@ pub(crate) fn run(op: &HostOp, inputs: &[AlignedBuf]) -> Result<AlignedBuf, embe
         })
         .collect();
     let len = op.out_dims.iter().product::<usize>() * op.out_dtype.size();
-    let mut out = AlignedBuf::zeroed(len);
+    let mut out = initial
+        .filter(|b| b.as_bytes().len() == len)
+        .unwrap_or_else(|| AlignedBuf::zeroed(len));
     ember_core::eval_op(
         &op.kind,
         &ins,
@@ -85,7 +96,11 @@ pub(crate) fn run(op: &HostOp, inputs: &[AlignedBuf]) -> Result<AlignedBuf, embe
             dims: &op.out_dims,
         },
     )?;
-    Ok(out)
+    let next = match &op.kind {
+        OpKind::Control(p) => flow.next(p, index, &ins, out.as_mut_bytes())?,
+        _ => index + 1,
+    };
+    Ok((out, next))
 }
 
 /// A tensor's bytes as f32 values (a graph output the host holds, read back as the device's are).

@@ -20,10 +20,12 @@ use cubecl::bytes::Bytes;
 use cubecl::client::Client;
 use cubecl::MemoryScope;
 use ember_core::format::DType;
-use ember_core::{AlignedBuf, Model};
+use ember_core::ops::control::{ControlOp, Flow};
+use ember_core::{AlignedBuf, Model, OpKind};
 
 use crate::profile::{OpTiming, Profile, TimingSource};
 use crate::Error;
+use host::HostIn;
 use lower::Work;
 pub use program::GpuMemoryReport;
 use program::{
@@ -318,35 +320,33 @@ impl GpuSession {
     pub(crate) fn run(&mut self) -> Result<(), Error> {
         let device = self.device.clone();
         guarded(&device, || {
-            for k in 0..self.steps.len() {
-                self.run_step(k)?;
+            let mut flow = Flow::default();
+            let mut k = 0;
+            while k < self.steps.len() {
+                k = self.run_step(k, &mut flow)?;
             }
             self.sync()
         })
     }
 
-    fn run_step(&mut self, k: usize) -> Result<(), Error> {
+    /// Runs step `k`; returns the step that runs next (`k + 1` but after a control op).
+    fn run_step(&mut self, k: usize, flow: &mut Flow) -> Result<usize, Error> {
         match &self.steps[k].work {
-            Work::Host(_) => self.run_host(k),
-            _ => self.launch_step(&self.steps[k]),
+            Work::Host(_) => self.run_host(k, flow),
+            _ => self.launch_step(&self.steps[k]).map(|()| k + 1),
         }
     }
 
-    /// Runs host op `k`: reads its inputs (weights from the blob, the host's tensors, device tensors
-    /// read back), runs it with the reference kernels, and writes its output where it lives.
-    fn run_host(&mut self, k: usize) -> Result<(), Error> {
-        let step = &self.steps[k];
-        let Work::Host(op) = &step.work else {
-            return Ok(());
-        };
-        let mut inputs = Vec::with_capacity(op.inputs.len());
-        for x in &op.inputs {
-            let bytes = match (&x.weight, self.host.get(x.id).and_then(Option::as_ref)) {
+    /// The bytes tensor `id` holds now (a weight's from the blob, the host's, a device tensor's read
+    /// back).
+    fn tensor_bytes(&self, x: &HostIn, at: usize) -> Result<AlignedBuf, Error> {
+        Ok(
+            match (&x.weight, self.host.get(x.id).and_then(Option::as_ref)) {
                 (Some(w), _) => w.clone(),
                 (None, Some(held)) => AlignedBuf::from_bytes(held),
                 (None, None) => {
                     let buffer = self.tensors[x.id].clone().ok_or_else(|| {
-                        self.backend(format!("op {}: tensor {} has no buffer", step.index, x.id))
+                        self.backend(format!("op {at}: tensor {} has no buffer", x.id))
                     })?;
                     let raw = self
                         .client
@@ -355,14 +355,43 @@ impl GpuSession {
                     let len = x.dims.iter().product();
                     AlignedBuf::from_bytes(&host::from_device(x.dtype, &raw, len))
                 }
-            };
-            inputs.push(bytes);
-        }
-        let out = host::run(op, &inputs).map_err(|e| Error::UnsupportedOp {
-            index: step.index,
-            op: step.name,
-            device: self.device.clone(),
-            reason: format!("on the host: {e}"),
+            },
+        )
+    }
+
+    /// Runs host op `k`: reads its inputs (weights from the blob, the host's tensors, device tensors
+    /// read back), runs it with the reference kernels, and writes its output where it lives. A control
+    /// op then says which step runs next (a loop's head, end, a branch), through `flow`.
+    fn run_host(&mut self, k: usize, flow: &mut Flow) -> Result<usize, Error> {
+        let step = &self.steps[k];
+        let Work::Host(op) = &step.work else {
+            return Ok(k + 1);
+        };
+        let inputs = op
+            .inputs
+            .iter()
+            .map(|x| self.tensor_bytes(x, step.index))
+            .collect::<Result<Vec<_>, _>>()?;
+        // A stacked output keeps the slices earlier iterations wrote.
+        let initial = match op.kind {
+            OpKind::Control(ControlOp::ScanWrite { .. }) => {
+                let y = HostIn {
+                    id: step.output,
+                    dtype: op.out_dtype,
+                    dims: op.out_dims.clone(),
+                    weight: None,
+                };
+                Some(self.tensor_bytes(&y, step.index)?)
+            }
+            _ => None,
+        };
+        let (out, next) = host::run(op, &inputs, initial, step.index, flow).map_err(|e| {
+            Error::UnsupportedOp {
+                index: step.index,
+                op: step.name,
+                device: self.device.clone(),
+                reason: format!("on the host: {e}"),
+            }
         })?;
         let (output, out_dtype, out_len) = (step.output, op.out_dtype, step.out_len);
         if let Some(held) = self.host.get_mut(output).and_then(Option::as_mut) {
@@ -375,7 +404,8 @@ impl GpuSession {
             self.client
                 .write(&buffer.handle, Bytes::from_bytes_vec(bytes));
         }
-        Ok(())
+        // Steps are the ops, in order.
+        Ok(next)
     }
 
     /// Runs every op, timing each: with GPU timestamps where CubeCL's runtime offers them on this
@@ -387,12 +417,16 @@ impl GpuSession {
             let mut ops = Vec::with_capacity(self.steps.len());
             let mut device_timed = true;
             let start = Instant::now();
-            for k in 0..self.steps.len() {
+            let mut flow = Flow::default();
+            let mut next = 0;
+            while next < self.steps.len() {
+                let k = next;
+                next = k + 1;
                 if matches!(self.steps[k].work, Work::Host(_)) {
                     // On the host: timed there, after the device finished what it reads.
                     self.sync()?;
                     let t = Instant::now();
-                    self.run_host(k)?;
+                    next = self.run_host(k, &mut flow)?;
                     self.sync()?;
                     ops.push(OpTiming {
                         index: self.steps[k].index,

@@ -128,12 +128,15 @@ const OFFSET_ALIGN: u64 = 256;
 /// whole lifetime, as TFLM's greedy planner does for the CPU arena. A tensor lives from the step that
 /// writes it to the last step that reads it or any reshape of it; graph outputs live to the end, so
 /// they can be read after the run; an op's scratch tensors (`(id, step)`) live during their step only.
+/// A lifetime the converter extended over a loop's iterations (`spans`, the blob's records' first and
+/// last use by tensor) is kept whole: a loop runs its steps again.
 fn plan_activations(
     steps: &[Step],
     reads: &[Vec<usize>],
     lens: &[usize],
     graph_outputs: &[usize],
     scratch: &[(usize, usize)],
+    spans: &[(usize, usize)],
 ) -> ActivationPlan {
     // Reshapes alias their input: a tensor's storage root is the first non-alias ancestor.
     let mut root: Vec<usize> = (0..lens.len()).collect();
@@ -161,6 +164,11 @@ fn plan_activations(
     for &id in graph_outputs {
         if let Some(l) = life.get_mut(&root[id]) {
             l.1 = usize::MAX;
+        }
+    }
+    for (id, &(first, last)) in spans.iter().enumerate() {
+        if let Some(l) = life.get_mut(&root[id]) {
+            *l = (l.0.min(first), l.1.max(last));
         }
     }
     // Sizes rounded up to `OFFSET_ALIGN` (a multiple of the planner's alignment), so every offset is a
@@ -429,7 +437,14 @@ pub(super) fn lower_program(
     lens.extend(scratch.iter().map(|s| s.2));
     let graph_outputs: Vec<usize> = outputs.iter().map(|o| o.id).collect();
     let scratch_life: Vec<(usize, usize)> = scratch.iter().map(|s| (s.0, s.1)).collect();
-    let plan = plan_activations(&steps, &reads, &lens, &graph_outputs, &scratch_life);
+    let spans: Vec<(usize, usize)> = records
+        .iter()
+        .map(|r| match r.last_use {
+            u32::MAX => (r.first_use as usize, usize::MAX),
+            last => (r.first_use as usize, last as usize),
+        })
+        .collect();
+    let plan = plan_activations(&steps, &reads, &lens, &graph_outputs, &scratch_life, &spans);
     Ok(Lowering {
         program: Program {
             tensors,
