@@ -1,5 +1,6 @@
 //! Zero heap allocations while running: every bundled model (the float ones, the digits CNN quantized to
-//! int8 as `ember convert --quantize int8` does it, and `digits_qdq`), and a chain of element-wise ops
+//! int8 as `ember convert --quantize int8` does it, and `digits_qdq`), a Loop whose body holds a
+//! convolution, and a chain of element-wise ops
 //! large enough that the session splits them over its workers, opened with `ember_cpu::Cpu` at every
 //! instruction-set level this CPU runs, on one thread and on a pool of three workers, runs without a single
 //! allocation on any thread, from the first run after the session opens on; and its outputs on three
@@ -105,6 +106,17 @@ fn cases() -> Vec<Case> {
         name: "digits_qdq".into(),
         blob: convert(&onnx),
         input: digit,
+    });
+    // A Loop of three iterations whose body holds a convolution (`loop_conv` of the converter's
+    // control-flow cases).
+    let ops =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../converter/tests/models/ops");
+    let onnx = std::fs::read(ops.join("loop_conv.onnx")).expect("the control-flow case");
+    let (_, input) = read_npy_f32(&ops.join("loop_conv.x.npy"));
+    cases.push(Case {
+        name: "loop_conv (a Loop whose body holds a conv)".into(),
+        blob: convert(&onnx),
+        input,
     });
     cases.push(Case {
         name: "element-wise 1x16x64x64".into(),

@@ -155,6 +155,8 @@ def zoo_models():
          f"{ASR_MODELS}/whisper80.onnx", ASR_INPUTS, None, None),
         ("asr-gigaam-v3", "speech front end (GigaAM v3: STFT 320, 64 mels)", ASR,
          f"{ASR_MODELS}/gigaam_v3.onnx", ASR_INPUTS, None, None),
+        ("asr-wespeaker", "speaker-embedding front end (framing by Scan, DFT 512, 80 mels)", ASR,
+         f"{ASR_MODELS}/wespeaker.onnx", ASR_INPUTS, None, None),
         ("squeezenet-light", "classification, architecture only", ONNX_LIGHT, "light_squeezenet.onnx",
          None, None, None),
         ("shufflenet-light", "classification, architecture only", ONNX_LIGHT, "light_shufflenet.onnx",

@@ -59,20 +59,28 @@ pub fn expand(g: &Graph) -> Result<Cow<'_, Graph>, ConvertError> {
     Ok(Cow::Owned(out))
 }
 
-/// A sub-graph's tensors brought into `out`: its inputs as `inputs` says, every other tensor copied
-/// under a name prefixed with the control node's.
+/// A sub-graph's tensors brought into `out`: its inputs as `inputs` says, those `preset` names into
+/// the outer tensors it gives, every other tensor copied under a name prefixed with the control
+/// node's.
 struct Imported {
     map: HashMap<TensorId, TensorId>,
 }
 
 impl Imported {
-    fn new(out: &mut Graph, sub: &Graph, prefix: &str, inputs: &[TensorId]) -> Self {
+    fn new(
+        out: &mut Graph,
+        sub: &Graph,
+        prefix: &str,
+        inputs: &[TensorId],
+        preset: &[(TensorId, TensorId)],
+    ) -> Self {
         let mut map: HashMap<TensorId, TensorId> = sub
             .inputs
             .iter()
             .copied()
             .zip(inputs.iter().copied())
             .collect();
+        map.extend(preset.iter().copied());
         for (k, t) in sub.tensors.iter().enumerate() {
             let id = TensorId(k);
             if map.contains_key(&id) {
@@ -191,14 +199,32 @@ fn expand_loop(
             DType::Bool,
         ),
     };
+    // A selector for the copies (a Select of one value twice).
+    let one = out.add_constant_of(
+        &format!("{name}.copy"),
+        Vec::new(),
+        ConstData::I64(vec![1]),
+        DType::I64,
+    );
+    let copy = |out: &mut Graph, node: String, from: TensorId, to: TensorId| {
+        push(
+            out,
+            node,
+            src,
+            control(ControlOp::Select),
+            vec![one, from, from],
+            to,
+        );
+    };
     // The carried values: the condition when the body computes it, then the loop's states, each as
-    // (initial value, body input, body output).
-    let mut carries: Vec<(TensorId, TensorId, TensorId)> = Vec::with_capacity(1 + l.states);
+    // (initial value, body input, body output, the node's value when the graph reads it).
+    let mut carries: Vec<(TensorId, TensorId, TensorId, Option<TensorId>)> = Vec::new();
     if l.cond_out {
-        carries.push((cond_init, b_in[1], b_out[0]));
+        carries.push((cond_init, b_in[1], b_out[0], None));
     }
     for k in 0..l.states {
-        carries.push((inits[k], b_in[2 + k], b_out[cond_out + k]));
+        let value = given.iter().find(|(i, _)| *i == k).map(|&(_, y)| y);
+        carries.push((inits[k], b_in[2 + k], b_out[cond_out + k], value));
     }
     let producers = body.producers();
     // The value a tensor is a Reshape (an alias in the plan) of, or itself.
@@ -212,28 +238,62 @@ fn expand_loop(
         t
     };
     // A value the body passes on unchanged is its initial value throughout: the body reads that.
-    let fixed: Vec<bool> = carries.iter().map(|&(_, i, o)| root(o) == i).collect();
+    let fixed: Vec<bool> = carries.iter().map(|&(_, i, o, _)| root(o) == i).collect();
+
+    // Each other carried value lives in one buffer over the whole loop: the initial value is copied
+    // into it before the loop, the body's op writes its next value into it (or, where the body's
+    // output is an input, a constant, an alias or another carried value's output, a copy at the end
+    // of the body does), the head copies it for the body to read, and after the loop it is the node's
+    // value. So the initial value is read once, before the loop, and the last one needs no copy.
+    let mut buffer: Vec<Option<TensorId>> = Vec::with_capacity(carries.len());
+    let mut written_by_body: Vec<(TensorId, TensorId)> = Vec::new();
+    let mut copies_at_end: Vec<(TensorId, TensorId)> = Vec::new();
+    let mut seen: Vec<TensorId> = Vec::new();
+    for (j, &(init, _, o, value)) in carries.iter().enumerate() {
+        if fixed[j] {
+            buffer.push(None);
+            continue;
+        }
+        let b = match value {
+            Some(y) => y,
+            None => like(out, init, &format!("{name}.{}", body.tensor(o).name)),
+        };
+        let aliased = producers
+            .get(&o)
+            .is_some_and(|&p| matches!(body.nodes[p].op, Op::Reshape { .. }));
+        if body.is_input(o) || body.is_const(o) || aliased || seen.contains(&o) {
+            copies_at_end.push((o, b));
+        } else {
+            written_by_body.push((o, b));
+        }
+        seen.push(o);
+        buffer.push(Some(b));
+    }
+
     let mut inputs = vec![counter];
-    inputs.push(
-        match carries
-            .iter()
-            .zip(&fixed)
-            .find(|((_, i, _), _)| *i == b_in[1])
-        {
-            Some((_, false)) => like(out, cond_init, &format!("{name}.cond_in")),
-            _ => cond_init,
-        },
-    );
+    let mut heads: Vec<(TensorId, TensorId)> = Vec::new();
+    let cond_in = match (l.cond_out, buffer.first()) {
+        (true, Some(&Some(b))) => {
+            let t = like(out, cond_init, &format!("{name}.cond_in"));
+            heads.push((b, t));
+            t
+        }
+        _ => cond_init,
+    };
+    inputs.push(cond_in);
     for k in 0..l.states {
         let j = cond_out + k;
-        inputs.push(if fixed[j] {
-            inits[k]
-        } else {
-            like(
-                out,
-                inits[k],
-                &format!("{name}.{}", body.tensor(b_in[2 + k]).name),
-            )
+        inputs.push(match buffer[j] {
+            Some(b) => {
+                let t = like(
+                    out,
+                    inits[k],
+                    &format!("{name}.{}", body.tensor(b_in[2 + k]).name),
+                );
+                heads.push((b, t));
+                t
+            }
+            None => inits[k],
         });
     }
     let mut slices = Vec::with_capacity(scanned.len());
@@ -245,33 +305,13 @@ fn expand_loop(
         inputs.push(s);
     }
     inputs.extend(&captured);
-    let imported = Imported::new(out, body, name, &inputs);
-    // Where each carried body input lives (the head's Select writes it).
-    let carried_in: Vec<TensorId> = carries.iter().map(|&(_, i, _)| imported.get(i)).collect();
+    let imported = Imported::new(out, body, name, &inputs, &written_by_body);
 
-    // A body output that is an input, a constant, an alias (a Reshape) or another carried value's
-    // output gets a copy of its own at the end of the body, so that the head's Select never writes
-    // what it reads.
-    let mut seen: Vec<TensorId> = Vec::new();
-    let mut next: Vec<TensorId> = Vec::with_capacity(carries.len());
-    let mut copies: Vec<(TensorId, TensorId)> = Vec::new();
-    for (j, &(_, _, o)) in carries.iter().enumerate() {
-        let aliased = producers
-            .get(&o)
-            .is_some_and(|&p| matches!(body.nodes[p].op, Op::Reshape { .. }));
-        let copy =
-            !fixed[j] && (body.is_input(o) || body.is_const(o) || aliased || seen.contains(&o));
-        seen.push(o);
-        let mapped = imported.get(o);
-        next.push(if copy {
-            let t = like(out, mapped, &format!("{name}.{}.next", body.tensor(o).name));
-            copies.push((mapped, t));
-            t
-        } else {
-            mapped
-        });
+    for (j, &(init, _, _, _)) in carries.iter().enumerate() {
+        if let Some(b) = buffer[j] {
+            copy(out, format!("{name}.init{j}"), init, b);
+        }
     }
-
     let head = node_index(out)?;
     let bound = l.bound;
     push(
@@ -282,17 +322,8 @@ fn expand_loop(
         trip.into_iter().chain(cond).collect(),
         counter,
     );
-    for (j, &(init, _, _)) in carries.iter().enumerate() {
-        if !fixed[j] {
-            push(
-                out,
-                format!("{name}.carry{j}"),
-                src,
-                control(ControlOp::Select),
-                vec![counter, next[j], init],
-                carried_in[j],
-            );
-        }
+    for (j, &(b, t)) in heads.iter().enumerate() {
+        copy(out, format!("{name}.carry{j}"), b, t);
     }
     for (k, &(x, s)) in slices.iter().enumerate() {
         let a = l.scan_in[k];
@@ -309,15 +340,8 @@ fn expand_loop(
         );
     }
     imported.push_nodes(out, body, name)?;
-    for (k, &(o, t)) in copies.iter().enumerate() {
-        push(
-            out,
-            format!("{name}.next{k}"),
-            src,
-            control(ControlOp::Select),
-            vec![counter, o, o],
-            t,
-        );
+    for (k, &(o, b)) in copies_at_end.iter().enumerate() {
+        copy(out, format!("{name}.next{k}"), imported.get(o), b);
     }
     for (k, a) in l.scan_out.iter().enumerate() {
         let Some(&(_, y)) = given.iter().find(|(i, _)| *i == l.states + k) else {
@@ -339,8 +363,8 @@ fn expand_loop(
     let end = node_index(out)?;
     let mut end_inputs: Vec<TensorId> = trip.into_iter().collect();
     if bound.cond {
-        end_inputs.push(match (l.cond_out, fixed.first()) {
-            (true, Some(false)) => next[0],
+        end_inputs.push(match (l.cond_out, buffer.first()) {
+            (true, Some(&Some(b))) => b,
             _ => cond_init,
         });
     }
@@ -357,20 +381,11 @@ fn expand_loop(
         counter,
     );
     out.nodes[head as usize].op = control(ControlOp::Loop { end, bound });
+    // A value the body passes on unchanged is its initial one.
     for &(index, y) in given {
-        if index >= l.states {
-            continue;
+        if index < l.states && fixed[cond_out + index] {
+            copy(out, format!("{name}.out{index}"), inits[index], y);
         }
-        let j = cond_out + index;
-        let last = if fixed[j] { inits[index] } else { next[j] };
-        push(
-            out,
-            format!("{name}.out{index}"),
-            src,
-            control(ControlOp::Select),
-            vec![counter, last, inits[index]],
-            y,
-        );
     }
     Ok(())
 }
@@ -401,8 +416,8 @@ fn expand_if(
         )));
     }
     let (then_in, else_in) = rest.split_at(then.inputs.len());
-    let then_map = Imported::new(out, &then, &format!("{name}/then"), then_in);
-    let else_map = Imported::new(out, &els, &format!("{name}/else"), else_in);
+    let then_map = Imported::new(out, &then, &format!("{name}/then"), then_in, &[]);
+    let else_map = Imported::new(out, &els, &format!("{name}/else"), else_in, &[]);
     let head = out.nodes.len();
     push(
         out,
@@ -454,15 +469,14 @@ fn expand_if(
 
 /// Extends the lifetimes `first`/`last` (in op steps, by tensor record; `written` says which an op
 /// writes, the others being graph inputs and weights) of the buffers that cross a loop's iterations to
-/// the whole loop: a value from before the loop that the body reads, a value the body computes and
-/// the graph reads after the loop (a stacked output keeps its earlier slices), and a value the head
-/// reads back from the previous iteration (`min_use` before its definition).
+/// the whole loop: a value from before the loop that the body reads (a carried value's buffer among
+/// them, which the body also writes), and a value the body computes and the graph reads after the
+/// loop (a stacked output keeps its earlier slices).
 pub fn lifetimes(
     ops: &[ember_core::format::OpRecord],
     written: &[bool],
     first: &mut [usize],
     last: &mut [usize],
-    min_use: &[usize],
 ) {
     let mut loops: Vec<(usize, usize)> = ops
         .iter()
@@ -478,11 +492,6 @@ pub fn lifetimes(
         let inside = |s: usize| h <= s && s <= e;
         for r in 0..first.len() {
             let defined_inside = written[r] && inside(first[r]);
-            if defined_inside && min_use[r] < first[r] && inside(min_use[r]) {
-                // Read back by the head before the body writes it again.
-                first[r] = h;
-                last[r] = last[r].max(e);
-            }
             if defined_inside && last[r] > e {
                 first[r] = h;
             }

@@ -108,7 +108,6 @@ pub fn lower(g: &Graph, rounding: RequantRounding) -> Result<Lowered, ConvertErr
     let n_ops = g.nodes.len();
     let mut first = vec![0usize; order.len()];
     let mut last = vec![0usize; order.len()];
-    let mut min_use = vec![usize::MAX; order.len()];
     let mut written = vec![false; order.len()];
     for (step, op) in op_records.iter().enumerate() {
         // A loop's counter is written by its head and again by its end: it lives from the head.
@@ -120,14 +119,13 @@ pub fn lower(g: &Graph, rounding: RequantRounding) -> Result<Lowered, ConvertErr
         last[y] = last[y].max(step);
         for &i in &op.inputs {
             last[i as usize] = last[i as usize].max(step);
-            min_use[i as usize] = min_use[i as usize].min(step);
         }
     }
     let is_output = |t: TensorId| g.outputs.contains(&t);
     for &t in &g.outputs {
         last[ids[&t] as usize] = n_ops;
     }
-    control::lifetimes(&op_records, &written, &mut first, &mut last, &min_use);
+    control::lifetimes(&op_records, &written, &mut first, &mut last);
 
     // Weights and arena tensors.
     let mut weights: Vec<u8> = Vec::new();

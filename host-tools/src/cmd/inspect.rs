@@ -8,6 +8,7 @@ use ember_core::format::Storage;
 
 use super::common::{parse, read_blob, shape_str};
 
+mod control;
 mod passes;
 mod plot;
 pub use passes::run_passes;
@@ -145,8 +146,11 @@ fn show(path: &Path, blob: &ember_core::AlignedBuf) -> Result<ExitCode> {
         "  {:>3}  {:<18} {:<16} {:<22} inputs -> output",
         "#", "node", "op", "kernel"
     );
+    let nesting = control::nesting(&model);
     for i in 0..model.op_count() {
         let Some(op) = model.op(i) else { continue };
+        let node = model.op_name(i).unwrap_or("-");
+        let node = format!("{}{node}", "  ".repeat(nesting.depth[i]));
         let ins: Vec<String> = op
             .inputs
             .iter()
@@ -155,7 +159,7 @@ fn show(path: &Path, blob: &ember_core::AlignedBuf) -> Result<ExitCode> {
         println!(
             "  {:>3}  {:<18} {:<16} {:<22} {} -> {}{}",
             i,
-            model.op_name(i).unwrap_or("-"),
+            node,
             op.kind.name(),
             ember_cpu::variant(isa, &op.kind),
             ins.join(", "),
@@ -163,6 +167,7 @@ fn show(path: &Path, blob: &ember_core::AlignedBuf) -> Result<ExitCode> {
             dims(op.output as usize)
         );
     }
+    control::print_plans(&model, &nesting);
     println!();
     println!(
         "  {:>3}  {:<20} {:<16} {:<7} {:<22} {:<10} quantization",

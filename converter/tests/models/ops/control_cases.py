@@ -90,6 +90,35 @@ def loop_conv():
              numpy_helper.from_array(np.array(True), "yes"),
              numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
     save("loop_conv", model_of("loop_conv", nodes, x.shape, inits), x)
+    # Its two halves as models of their own, for the arena test: the body (one iteration), and the
+    # graph around the loop with the loop's values made without one.
+    weights = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
+    half = helper.make_graph(
+        [node for node in body.node if node.op_type != "Identity"], "loop_conv_body",
+        [helper.make_tensor_value_info("h_in", F, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info("h_out", F, [1, 4, 8, 8]),
+         helper.make_tensor_value_info("m", F, [1, 4])], initializer=weights)
+    save_model("loop_conv_body", half)
+    around = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["h"]),
+            helper.make_node("ReduceMean", ["x"], ["m"], axes=[2, 3], keepdims=0),
+            helper.make_node("Expand", ["m", "stack"], ["means"]),
+            helper.make_node("ReduceSum", ["means"], ["s"], keepdims=0),
+            helper.make_node("Mul", ["h", "s"], ["y"]),
+        ],
+        "loop_conv_outer", [helper.make_tensor_value_info("x", F, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info("y", F, [1, 4, 8, 8])],
+        initializer=[numpy_helper.from_array(np.array([3, 1, 4], np.int64), "stack")])
+    save_model("loop_conv_outer", around)
+
+
+def save_model(case, graph):
+    model = helper.make_model(graph, producer_name="ember-convert tests",
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model, full_check=True)
+    (OUT / f"{case}.onnx").write_bytes(model.SerializeToString())
 
 
 def loop_dynamic():

@@ -26,6 +26,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import array_cases  # noqa: E402  (array and shape ops; next to this file)
 import signal_cases  # noqa: E402  (STFT and negative Pad)
+import control_cases  # noqa: E402  (Loop, Scan, If)
 
 OUT = Path(__file__).resolve().parent
 RNG = np.random.default_rng(7)
@@ -713,6 +714,7 @@ CASES = {
     "pool_dilations": pool_dilations,
     **array_cases.CASES,
     **signal_cases.CASES,
+    **control_cases.CASES,
 }
 
 
@@ -734,6 +736,7 @@ def main():
     norms()
     array_cases.main()
     signal_cases.main()
+    control_cases.main()
     conv1d()
     fold_affine()
     scaled_hard_swish()

@@ -36,6 +36,17 @@ fn check_carried(
     Ok(())
 }
 
+/// The value `id` is an Identity (a Reshape to its own dims) of, followed back, or `id` itself.
+fn copy_of(g: &Graph, mut id: TensorId) -> TensorId {
+    while let Some(n) = g.nodes.iter().find(|n| n.output == id) {
+        match (&n.op, n.inputs.first()) {
+            (crate::ir::Op::Reshape { shape }, Some(&x)) if g.tensor(x).shape == *shape => id = x,
+            _ => break,
+        }
+    }
+    id
+}
+
 /// Whether `id` is the constant `value` (a scalar condition).
 fn is_const_bool(g: &Graph, id: TensorId, value: bool) -> bool {
     match &g.tensor(id).data {
@@ -94,7 +105,7 @@ pub fn import_loop(ctx: &mut NodeCtx<'_>) -> Result<(), ConvertError> {
     // A condition the body always computes as true ends nothing: the trip count alone bounds the loop.
     let body_cond = sub.graph.outputs[0];
     // A condition passed on unchanged from a constant true (or no) initial one is true throughout.
-    let passed_on = body_cond == sub.graph.inputs[1] && cond_in.is_none();
+    let passed_on = copy_of(&sub.graph, body_cond) == sub.graph.inputs[1] && cond_in.is_none();
     let cond_out = !is_const_bool(&sub.graph, body_cond, true) && !passed_on;
     if !cond_out {
         sub.graph.outputs.remove(0);

@@ -23,6 +23,18 @@ fn emit_control(
     values: &[(Vec<usize>, crate::ir::DType)],
 ) -> Result<(), ConvertError> {
     let token = ctx.emit_tmp("token", Op::Control(Arc::new(control)), inputs)?;
+    // The control node carries the ONNX node's name (its ops are named after it).
+    let name = ctx.name.clone();
+    if let Some(n) = ctx
+        .imp
+        .graph
+        .nodes
+        .iter_mut()
+        .rev()
+        .find(|n| n.output == token)
+    {
+        n.name = name;
+    }
     for (index, (shape, dtype)) in values.iter().enumerate() {
         if ctx.used_output(index).is_none() {
             continue;
