@@ -199,10 +199,8 @@ impl fmt::Display for Error {
                 "graph input {input} is smaller than its shape variant's, and the model declares no \
                  pad value for it: give the variant's exact shape, or convert with --pad NAME=VALUE"
             ),
-            Error::LoopBound { op, bound, reason } => write!(
-                f,
-                "loop at op {op} (converted for at most {bound} iterations): {reason}"
-            ),
+            // (The bound is the loop's in `ember inspect`; left out here, it costs a firmware less.)
+            Error::LoopBound { op, reason, .. } => write!(f, "loop at op {op}: {reason}"),
         }
     }
 }

@@ -137,12 +137,6 @@ impl OpParts for OpTensors {
     }
 }
 
-/// What [`Session::run_prepared`] calls on each op: the session, the op's index and tensors, and the
-/// run's place in its loops; returns the op that runs next.
-#[cfg(feature = "alloc")]
-type PreparedStep<'f, S> =
-    dyn FnMut(&mut S, usize, &OpView<'_>, &mut Flow) -> Result<usize, Error> + 'f;
-
 /// An op of [`Prepared`], with its inputs.
 #[cfg(feature = "alloc")]
 struct OpView<'t> {
@@ -424,19 +418,11 @@ impl<'a, const E: u64> Session<'a, E> {
         self.count_run();
         #[cfg(feature = "alloc")]
         if !self.prepared.is_empty() {
-            return self.run_prepared(&mut |s, i, t, flow| s.run_op(i, t, flow));
+            return self.run_prepared(&mut |s, i, t| s.run_op(i, t));
         }
         let view = self.take_view();
         let model = view.as_ref().unwrap_or(self.model);
-        let mut flow = Flow::default();
-        let result = steps(model.op_count(), |i| {
-            let mut next = i + 1;
-            model.with_op_tensors(i, &mut |t| {
-                next = self.run_op(i, t, &mut flow)?;
-                Ok(())
-            })?;
-            Ok(next)
-        });
+        let result = self.each_op(model, |s, i, t| s.run_op(i, t));
         self.put_view(view);
         result
     }
@@ -445,7 +431,8 @@ impl<'a, const E: u64> Session<'a, E> {
     /// the op has written it: the op's index, the output's tensor id in the model (its name is
     /// [`Model::tensor_name`](crate::Model::tensor_name)) and the tensor. Every intermediate value of a
     /// run, for calibration and per-layer comparisons, without making them graph outputs; the tensor
-    /// lives only for the call (a later op may reuse its bytes).
+    /// lives only for the call (a later op may reuse its bytes). A loop's body reports its ops once per
+    /// iteration.
     pub fn run_observed(
         &mut self,
         observe: &mut dyn FnMut(usize, u32, TensorRef<'_>),
@@ -453,38 +440,78 @@ impl<'a, const E: u64> Session<'a, E> {
         self.count_run();
         let view = self.view();
         let model = view.as_ref().unwrap_or(self.model);
-        let mut flow = Flow::default();
-        steps(model.op_count(), |i| {
-            let (mut output, mut next) = (0, i + 1);
-            model.with_op_tensors(i, &mut |t| {
-                output = t.op.output;
-                next = self.run_op(i, t, &mut flow)?;
-                Ok(())
-            })?;
-            let (record, range) = self.arena_tensor(output)?;
-            let bytes = self.activations.get(range).ok_or(Error::BadOp {
+        self.each_op(model, |s, i, t| {
+            s.run_op(i, t)?;
+            let output = t.op.output;
+            let (record, range) = s.arena_tensor(output)?;
+            let bytes = s.activations.get(range).ok_or(Error::BadOp {
                 op: i as u32,
                 reason: "output out of bounds",
             })?;
             observe(i, output, TensorRef { record, bytes });
-            Ok(next)
+            Ok(())
         })
     }
 
-    /// Calls `f` with every op in order (but where a control op moves on elsewhere: `f` returns the
-    /// next op), from the ops looked up when the session opened.
-    #[cfg(feature = "alloc")]
-    fn run_prepared(&mut self, f: &mut PreparedStep<'_, Self>) -> Result<(), Error> {
-        let all = core::mem::take(&mut self.prepared);
+    /// Calls `each` on every op of `model`, looked up, in order: each op once, or, with control flow,
+    /// where the control ops move the run (a build without control flow makes no [`Flow`] at all).
+    #[inline(always)]
+    fn each_op(
+        &mut self,
+        model: &Model<'_, E>,
+        mut each: impl FnMut(&mut Self, usize, &OpTensors) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let n = model.op_count();
+        if !has::<E>(CONTROL) {
+            return (0..n).try_for_each(|i| model.with_op_tensors(i, &mut |t| each(self, i, t)));
+        }
         let mut flow = Flow::default();
+        let mut i = 0;
+        while i < n {
+            let mut next = i + 1;
+            model.with_op_tensors(i, &mut |t| {
+                each(self, i, t)?;
+                next = self.after(i, t, &mut flow)?;
+                Ok(())
+            })?;
+            i = next;
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with every op in order (where control ops move the run, with control flow), from the
+    /// ops looked up when the session opened.
+    #[cfg(feature = "alloc")]
+    fn run_prepared(
+        &mut self,
+        f: &mut dyn FnMut(&mut Self, usize, &OpView<'_>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let all = core::mem::take(&mut self.prepared);
         let result = match all.get(self.variant()) {
-            Some(prepared) => steps(prepared.ops.len(), |i| match prepared.view(i) {
-                Some(t) => f(self, i, &t, &mut flow),
-                None => Err(Error::BadOp {
-                    op: i as u32,
-                    reason: "op out of range",
-                }),
-            }),
+            Some(prepared) => {
+                let view = |i: usize| {
+                    prepared.view(i).ok_or(Error::BadOp {
+                        op: i as u32,
+                        reason: "op out of range",
+                    })
+                };
+                let n = prepared.ops.len();
+                if has::<E>(CONTROL) {
+                    let mut flow = Flow::default();
+                    let mut i = 0;
+                    let mut result = Ok(());
+                    while i < n && result.is_ok() {
+                        result = view(i).and_then(|t| {
+                            f(self, i, &t)?;
+                            i = self.after(i, &t, &mut flow)?;
+                            Ok(())
+                        });
+                    }
+                    result
+                } else {
+                    (0..n).try_for_each(|i| f(self, i, &view(i)?))
+                }
+            }
             None => Err(Error::NoVariant {
                 variants: all.len(),
             }),
@@ -502,9 +529,9 @@ impl<'a, const E: u64> Session<'a, E> {
         self.count_run();
         #[cfg(feature = "alloc")]
         if !self.prepared.is_empty() {
-            return self.run_prepared(&mut |s, i, t, flow| {
+            return self.run_prepared(&mut |s, i, t| {
                 let start = clock.now();
-                let next = s.run_op(i, t, flow)?;
+                s.run_op(i, t)?;
                 let ticks = clock.now().wrapping_sub(start);
                 on_op(&OpEvent {
                     index: i,
@@ -512,36 +539,70 @@ impl<'a, const E: u64> Session<'a, E> {
                     kernels: s.kernels.name,
                     ticks,
                 });
-                Ok(next)
+                Ok(())
             });
         }
         let view = self.take_view();
         let model = view.as_ref().unwrap_or(self.model);
-        let mut flow = Flow::default();
-        let result = steps(model.op_count(), |i| {
+        let result = self.each_op(model, |s, i, t| {
             let start = clock.now();
-            let (mut op, mut next) = ("", i + 1);
-            model.with_op_tensors(i, &mut |t| {
-                op = t.op.kind.name();
-                next = self.run_op(i, t, &mut flow)?;
-                Ok(())
-            })?;
+            s.run_op(i, t)?;
             let ticks = clock.now().wrapping_sub(start);
             on_op(&OpEvent {
                 index: i,
-                op,
-                kernels: self.kernels.name,
+                op: t.op.kind.name(),
+                kernels: s.kernels.name,
                 ticks,
             });
-            Ok(next)
+            Ok(())
         });
         self.put_view(view);
         result
     }
 
-    /// Runs op `i` on its looked-up tensors `t`; returns the op that runs next (`i + 1` but after a
-    /// control op).
-    fn run_op(&mut self, i: usize, t: &impl OpParts, flow: &mut Flow) -> Result<usize, Error> {
+    /// After op `i` ran: the op that runs next, as `flow` says after a control op (which reads its
+    /// scalar inputs, a trip count or a condition, and writes a loop's counter).
+    #[inline(never)]
+    fn after(&mut self, i: usize, t: &impl OpParts, flow: &mut Flow) -> Result<usize, Error> {
+        let OpKind::Control(p) = t.kind() else {
+            return Ok(i + 1);
+        };
+        let bad = |reason| Error::BadOp {
+            op: i as u32,
+            reason,
+        };
+        // The scalars' bytes, copied out of the arena or the weights (at most three inputs).
+        let mut held = [[0u8; 8]; 3];
+        let mut dtypes = [DType::F32; 3];
+        let weights = self.model.weights();
+        for ((slot, dtype), x) in held.iter_mut().zip(dtypes.iter_mut()).zip(t.inputs()) {
+            let (s, e) = x.range;
+            let e = e.min(s.saturating_add(8));
+            let from = if x.in_arena {
+                self.activations.get(s..e)
+            } else {
+                weights.get(s..e)
+            };
+            let from = from.ok_or(bad("input out of bounds"))?;
+            slot[..from.len()].copy_from_slice(from);
+            *dtype = x.dtype;
+        }
+        let n = t.input_count().min(3);
+        let ins: [AnyIn<'_>; 3] = core::array::from_fn(|k| AnyIn {
+            dtype: dtypes[k],
+            bytes: &held[k],
+            dims: &[],
+        });
+        let (y0, y1) = t.output().range;
+        let y = self
+            .activations
+            .get_mut(y0..y1)
+            .ok_or(bad("output out of bounds"))?;
+        flow.next(p, i, ins.get(..n).unwrap_or(&[]), y)
+    }
+
+    /// Runs op `i` on its looked-up tensors `t`.
+    fn run_op(&mut self, i: usize, t: &impl OpParts) -> Result<(), Error> {
         let bad = |reason| Error::BadOp {
             op: i as u32,
             reason,
@@ -591,7 +652,7 @@ impl<'a, const E: u64> Session<'a, E> {
         let n = t.input_count();
         let y_any = AnyOut {
             dtype: t.output().dtype,
-            bytes: &mut *out_bytes,
+            bytes: out_bytes,
             dims: t.output().dims.as_slice(),
         };
         let all_f32 = t.all_f32();
@@ -614,27 +675,8 @@ impl<'a, const E: u64> Session<'a, E> {
         };
         // The dispatch holds the kinds of `E` alone (a constant), so a build for some op kinds links
         // the dispatch of those only; `Model::parse_only` refused every other kind already.
-        self.kernels
-            .run::<E>(t.kind(), all_f32, t.aliased(), args)?;
-        match t.kind() {
-            // (A build without control flow leaves this arm out.)
-            OpKind::Control(p) if has::<E>(CONTROL) => {
-                flow.next(p, i, ins.get(..n).unwrap_or(&[]), out_bytes)
-            }
-            _ => Ok(i + 1),
-        }
+        self.kernels.run::<E>(t.kind(), all_f32, t.aliased(), args)
     }
-}
-
-/// Runs `step` from op 0 while the op it returns is below `n`: every op in order, but where a control
-/// op moves on elsewhere.
-#[inline(always)]
-fn steps(n: usize, mut step: impl FnMut(usize) -> Result<usize, Error>) -> Result<(), Error> {
-    let mut i = 0;
-    while i < n {
-        i = step(i)?;
-    }
-    Ok(())
 }
 
 /// The largest scratch request of `options.kernels` over the model's ops, for `options`' workers.

@@ -63,21 +63,7 @@ impl<'b, const E: u64> Model<'b, E> {
         if op.inputs.len() < min || op.inputs.len() > max {
             return Err(bad("wrong number of inputs for this op"));
         }
-        let operand = |id: u32, missing| -> Result<Operand, Error> {
-            let t = self.tensor(id as usize).ok_or(bad(missing))?;
-            let (offset, in_arena) = match t.storage {
-                Storage::Weights { offset } => (offset as usize, false),
-                Storage::Arena { offset } => (offset as usize, true),
-            };
-            let size = byte_size(t.dtype, &t.dims).ok_or(bad("tensor byte size overflows"))?;
-            Ok(Operand {
-                dtype: t.dtype,
-                dims: UDims::of(&t.dims),
-                range: (offset, offset.saturating_add(size as usize)),
-                in_arena,
-            })
-        };
-        let y = operand(op.output, "output tensor id is out of range")?;
+        let y = self.operand(i, op.output, "output tensor id is out of range")?;
         if !y.in_arena {
             return Err(bad("output is a weight tensor"));
         }
@@ -85,7 +71,7 @@ impl<'b, const E: u64> Model<'b, E> {
         let mut aliased = false;
         let mut all_f32 = y.dtype == DType::F32;
         for (slot, &id) in x.iter_mut().zip(op.inputs.iter()) {
-            let t = operand(id, "input tensor id is out of range")?;
+            let t = self.operand(i, id, "input tensor id is out of range")?;
             if t.in_arena {
                 let r = t.range;
                 let alias = matches!(op.kind, OpKind::Reshape) && r == y.range;
@@ -104,6 +90,29 @@ impl<'b, const E: u64> Model<'b, E> {
             x,
             aliased,
             all_f32,
+        })
+    }
+
+    /// Tensor `id` of op `i` as an [`Operand`] (`missing` says why when the id is out of range). Out of
+    /// line: inlined twice into [`Model::with_op_tensors`] (its output and its inputs), it cost a
+    /// firmware some 140 bytes of flash.
+    #[inline(never)]
+    fn operand(&self, i: usize, id: u32, missing: &'static str) -> Result<Operand, Error> {
+        let bad = |reason| Error::BadOp {
+            op: i as u32,
+            reason,
+        };
+        let t = self.tensor(id as usize).ok_or(bad(missing))?;
+        let (offset, in_arena) = match t.storage {
+            Storage::Weights { offset } => (offset as usize, false),
+            Storage::Arena { offset } => (offset as usize, true),
+        };
+        let size = byte_size(t.dtype, &t.dims).ok_or(bad("tensor byte size overflows"))?;
+        Ok(Operand {
+            dtype: t.dtype,
+            dims: UDims::of(&t.dims),
+            range: (offset, offset.saturating_add(size as usize)),
+            in_arena,
         })
     }
 

@@ -63,11 +63,12 @@ macro_rules! op_kind {
                 }
             }
 
-            /// Allowed number of inputs, as `(min, max)`.
+            /// Allowed number of inputs, as `(min, max)`: a table by position (two bytes a kind in
+            /// `.rodata`), which a match compiled into two tables of words or into code.
             pub fn arity(&self) -> (usize, usize) {
-                match self {
-                    $(OpKind::$kind { .. } => ($min, $max),)*
-                }
+                const ARITIES: [(u8, u8); KINDS] = [$(($min as u8, $max as u8)),*];
+                let (min, max) = ARITIES[self.position()];
+                (usize::from(min), usize::from(max))
             }
         }
     };
