@@ -199,8 +199,9 @@ impl fmt::Display for Error {
                 "graph input {input} is smaller than its shape variant's, and the model declares no \
                  pad value for it: give the variant's exact shape, or convert with --pad NAME=VALUE"
             ),
-            // (The bound is the loop's in `ember inspect`; left out here, it costs a firmware less.)
-            Error::LoopBound { op, reason, .. } => write!(f, "loop at op {op}: {reason}"),
+            // The reason says it all (the op and bound are fields): no argument to format, which every
+            // firmware would link, loops or not.
+            Error::LoopBound { reason, .. } => f.write_str(reason),
         }
     }
 }

@@ -256,7 +256,8 @@ impl Flow {
                 if trip > bound.max_trip {
                     return Err(bound_error(
                         bound.max_trip,
-                        "the trip count is above the bound the loop was converted for (--max-trip)",
+                        "a loop's trip count is above the bound it was converted for: convert it with a larger \
+                         --max-trip",
                     ));
                 }
                 write(y, 0);
@@ -294,15 +295,15 @@ impl Flow {
                 if cond && bound.trip == Trip::Unbounded && done >= bound.max_trip {
                     return Err(bound_error(
                         bound.max_trip,
-                        "the loop's condition still holds after the most iterations it was \
-                         converted for (raise --max-trip)",
+                        "a loop's condition still holds after the most iterations it was \
+                         converted for: convert it with a larger --max-trip",
                     ));
                 }
                 if exact && done < bound.max_trip {
                     return Err(bound_error(
                         bound.max_trip,
-                        "the loop ended before the iterations its stacked outputs were planned \
-                         for; their shapes are static",
+                        "a loop ended before the iterations its stacked outputs were planned \
+                         for (--max-trip): their shapes are static",
                     ));
                 }
                 Ok(i + 1)
