@@ -13,6 +13,8 @@
 
 pub use crate::schema::control::{ControlOp, LoopBound, Trip};
 
+use core::ops::Range;
+
 use crate::ops::element::{AnyIn, AnyOut};
 use crate::ops::entry::{shape_reason, DTypes, KernelEntry, OpArgs, OpEntry, Operands};
 use crate::ops::shape::{check_dims, ensure, Checked};
@@ -118,11 +120,24 @@ fn scalar(x: &AnyIn<'_>) -> i64 {
     }
 }
 
-/// The row-major extent of a scanned axis: `(outer, len, inner bytes)` of `whole`.
-fn split_axis(whole: &[usize], axis: usize, size: usize) -> (usize, usize, usize) {
-    let outer: usize = whole[..axis].iter().product();
-    let inner: usize = whole[axis + 1..].iter().product();
-    (outer, whole[axis], inner * size)
+/// The rows of a scan's slice: for the slice the counter selects along `axis` of a tensor of `dims`
+/// (elements of `size` bytes), each row's byte range in the whole tensor and in the slice.
+fn slice_rows(
+    dims: &[usize],
+    axis: u8,
+    reverse: bool,
+    counter: i64,
+    size: usize,
+) -> Result<impl Iterator<Item = (Range<usize>, Range<usize>)>, Error> {
+    let axis = usize::from(axis);
+    let outer: usize = dims[..axis].iter().product();
+    let row = dims[axis + 1..].iter().product::<usize>() * size;
+    let len = dims[axis];
+    let at = slot(counter, len, reverse)?;
+    Ok((0..outer).map(move |o| {
+        let w = (o * len + at) * row;
+        (w..w + row, o * row..(o + 1) * row)
+    }))
 }
 
 /// The slice a counter selects along an axis of length `len`.
@@ -151,23 +166,17 @@ pub fn control(p: &ControlOp, x: &[AnyIn<'_>], y: AnyOut<'_>) -> Result<(), Erro
         }
         ControlOp::ScanRead { axis, reverse } => {
             let [c, whole] = x else { return Ok(()) };
-            let (outer, len, row) = split_axis(whole.dims, usize::from(axis), size);
-            let at = slot(scalar(c), len, reverse)?;
-            for (o, dst) in y.bytes.chunks_exact_mut(row.max(1)).take(outer).enumerate() {
-                let start = (o * len + at) * row;
-                if let Some(src) = whole.bytes.get(start..start + row) {
-                    dst.copy_from_slice(src);
+            for (w, s) in slice_rows(whole.dims, axis, reverse, scalar(c), size)? {
+                if let (Some(d), Some(from)) = (y.bytes.get_mut(s), whole.bytes.get(w)) {
+                    d.copy_from_slice(from);
                 }
             }
         }
         ControlOp::ScanWrite { axis, reverse } => {
             let [c, part] = x else { return Ok(()) };
-            let (outer, len, row) = split_axis(y.dims, usize::from(axis), size);
-            let at = slot(scalar(c), len, reverse)?;
-            for (o, src) in part.bytes.chunks_exact(row.max(1)).take(outer).enumerate() {
-                let start = (o * len + at) * row;
-                if let Some(dst) = y.bytes.get_mut(start..start + row) {
-                    dst.copy_from_slice(src);
+            for (w, s) in slice_rows(y.dims, axis, reverse, scalar(c), size)? {
+                if let (Some(d), Some(from)) = (y.bytes.get_mut(w), part.bytes.get(s)) {
+                    d.copy_from_slice(from);
                 }
             }
         }
